@@ -1,0 +1,31 @@
+// The specsim command line, callable in-process (tests run it without spawning a process).
+// One file per subcommand: an options struct, setup_x(CLI::App&, Io&) and run_x(options, io).
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace specsim::cli {
+
+struct Io {
+  std::ostream& out;
+  std::ostream& err;
+};
+
+// Exit codes: 0 success, 1 bad input or a failed computation (the message names file, line and
+// key, or the option), 2 a malformed command line.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitInput = 1;
+inline constexpr int kExitUsage = 2;
+
+int run(const std::vector<std::string>& args, Io io);
+
+void setup_predict(CLI::App& app, Io& io);
+void setup_check(CLI::App& app, Io& io);
+
+}  // namespace specsim::cli

@@ -1,0 +1,108 @@
+// The speculative cycle against the plain decoding step (DESIGN.md "The model", specdec.md 1.3):
+//
+//   T_base  = T_fwd(target, B) + T_host_decode
+//   T_cycle = sum_i T_fwd(draft, B * t_i)        draft decode steps
+//           + T_fwd(target, B * n)               verify (n = k + 1 for a chain)
+//           + T_fwd(draft, B * tau)              draft extend over the accepted tokens
+//           + T_host_decode + T_host_spec_extra
+//   tok/s_base = B / T_base,  tok/s_spec = B * tau / T_cycle,  break-even tau* = T_cycle / T_base
+//
+//   T_fwd(model, q, mode) = local(q, mode) + N_allreduce * T_allreduce(q * H * act_bytes, mode)
+//
+// With SGLang's sequencing the extend also yields the first draft token, so a cycle holds
+// num_steps - 1 draft decode steps plus the extend (models.md 2.3).
+//
+// Free parameters left open in the scenario are calibrated here from its measurements only:
+// the eager per-collective overhead from the verify's all-reduce time, the bandwidth efficiency
+// from the verify's compute time, and the decode host time from the plain tokens/s. The measured
+// speculative tokens/s is never used.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "specsim/comm_model.hpp"
+#include "specsim/compute_model.hpp"
+#include "specsim/scenario.hpp"
+
+namespace specsim {
+
+struct CalibratedValue {
+  double value = 0.0;
+  std::string origin;  // "calibrated: ..." or "scenario" or "prior: ..."
+};
+
+struct Calibration {
+  CalibratedValue bandwidth_efficiency;
+  CalibratedValue routing_skew;
+  CalibratedValue eager_overhead_per_op_s;
+  CalibratedValue host_decode_s;
+  bool comm_calibrated = false;  // the all-reduce cost comes from a measured table
+  std::vector<std::string> warnings;
+};
+
+// One forward pass of one model in one phase, on one TP rank.
+struct ForwardBreakdown {
+  std::string phase;
+  double tokens = 0.0;  // tokens in the forward, all requests together
+  LaunchMode mode = LaunchMode::kGraph;
+  double compute_s = 0.0;  // GPU work and launches
+  double comm_s = 0.0;     // all collectives
+  int allreduce_count = 0;
+  double message_bytes = 0.0;   // per all-reduce
+  double allreduce_each_s = 0.0;
+  [[nodiscard]] double total_s() const { return compute_s + comm_s; }
+};
+
+struct Prediction {
+  // Plain decoding.
+  ForwardBreakdown decode;
+  double baseline_host_s = 0.0;
+  double baseline_step_s = 0.0;
+  double baseline_tokens_per_s = 0.0;
+  // Speculative decoding, one cycle.
+  ForwardBreakdown verify;
+  std::vector<ForwardBreakdown> drafts;  // draft decode steps, then the draft extend
+  double draft_s = 0.0;                  // all draft forwards, extend included
+  double spec_host_s = 0.0;
+  double cycle_s = 0.0;
+  double tokens_per_cycle = 0.0;
+  std::vector<double> conditional_rates;  // per draft position, when known
+  double spec_tokens_per_s = 0.0;
+  double speedup = 0.0;
+  double breakeven_tokens_per_cycle = 0.0;
+  std::string dominant;  // the largest part of the cycle
+  double dominant_share = 0.0;
+};
+
+class CycleModel {
+ public:
+  explicit CycleModel(Scenario scenario);  // validates and calibrates; throws specsim::Error
+
+  [[nodiscard]] Prediction predict() const;
+  [[nodiscard]] Prediction predict(const AcceptanceSettings& acceptance) const;
+  // tau for the scenario's speculation settings under `acceptance`; rates per position out.
+  [[nodiscard]] double tokens_per_cycle(const AcceptanceSettings& acceptance,
+                                        std::vector<double>* conditional = nullptr) const;
+  [[nodiscard]] double baseline_step_s() const;
+  [[nodiscard]] double cycle_s(double tokens_per_cycle) const;
+
+  [[nodiscard]] const Scenario& scenario() const { return scenario_; }
+  [[nodiscard]] const Calibration& calibration() const { return calibration_; }
+
+ private:
+  [[nodiscard]] ForwardBreakdown forward(const ComputeModel& compute, const TransformerSpec& model,
+                                         int allreduces, double tokens, LaunchMode mode,
+                                         std::string phase) const;
+  [[nodiscard]] int target_allreduces() const;
+  [[nodiscard]] int draft_allreduces() const;
+  void calibrate();
+
+  Scenario scenario_;
+  Calibration calibration_;
+  CommModel comm_;
+  ComputeModel target_;
+  ComputeModel draft_;
+};
+
+}  // namespace specsim

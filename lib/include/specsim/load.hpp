@@ -1,0 +1,50 @@
+// The only entry points that read files. Names resolve inside a data directory (models/...,
+// calibration/profiles); anything with a '/' or a .yaml/.json suffix is taken as a path.
+// Every failure is a specsim::Error naming file, line, column and key.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "specsim/hardware.hpp"
+#include "specsim/model_spec.hpp"
+#include "specsim/scenario.hpp"
+
+namespace specsim {
+
+inline constexpr const char* kDefaultScenario = "kimi-k2.5-eagle3-8x-rtx-pro-6000";
+
+enum class DataKind { kModel, kGpu, kTopology, kScenario, kCommProfile };
+
+// The data directory: $SPECSIM_DATA_DIR, else <exe>/../share/specsim, else the source tree.
+[[nodiscard]] std::string default_data_dir();
+
+class DataDir {
+ public:
+  explicit DataDir(std::string root = default_data_dir());
+  [[nodiscard]] const std::string& root() const { return root_; }
+  // A name or a path to an existing file; unknown names list the valid ones.
+  [[nodiscard]] std::string resolve(DataKind kind, const std::string& name_or_path) const;
+  [[nodiscard]] std::vector<std::string> names(DataKind kind) const;
+
+ private:
+  std::string root_;
+};
+
+// models/llm/*.yaml, or a Hugging Face config.json (Llama, Qwen3, DeepSeek/Kimi families).
+[[nodiscard]] TransformerSpec load_model(const std::string& path);
+[[nodiscard]] GpuSpec load_gpu(const std::string& path);
+[[nodiscard]] Topology load_topology(const std::string& path);
+[[nodiscard]] CommProfile load_comm_profile(const std::string& path);
+
+// Loads a scenario by name or path, applies `key=value` patches (dotted paths, units as in the
+// file), resolves the model, draft, GPU, topology and profile it names, and validates it all.
+[[nodiscard]] Scenario load_scenario(const std::string& name_or_path,
+                                     const std::vector<std::string>& patches = {},
+                                     const DataDir& data = DataDir());
+
+// Validates any data file (the kind is read from the file) and returns it normalised: every key,
+// units spelled out, defaults filled in. Throws on the first problem.
+[[nodiscard]] std::string check_data_file(const std::string& path, const DataDir& data = DataDir());
+
+}  // namespace specsim

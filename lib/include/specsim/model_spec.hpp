@@ -1,0 +1,97 @@
+// The architecture of a transformer as the cost model needs it: layer counts, widths, attention
+// kind (GQA or MLA), MoE experts, storage dtypes and the tensor-parallel collectives per forward.
+// An EAGLE-3 draft head is the same struct with `eagle3` set. Shapes come from models/llm/*.yaml
+// or a Hugging Face config.json (see load.hpp); models.md in the project's references gives the
+// formulas used for parameter counts (they reproduce published totals within ~2%).
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace specsim {
+
+enum class Dtype { kFp32, kBf16, kFp16, kFp8, kInt4G32, kInt4G128, kNvfp4, kMxfp4 };
+
+// Bytes per stored parameter, scales included: int4 with one bf16 scale per 32 weights is
+// 0.5 + 2/32 = 0.5625 B (models.md 1.3, an estimate: the scale dtype was not read); fp8 with a
+// 128x128 block scale is ~1 B; NVFP4 0.5 + 1/16 (fp8 scale per 16); MXFP4 0.5 + 1/32 (e8m0 per 32).
+[[nodiscard]] double bytes_per_param(Dtype d);
+[[nodiscard]] const char* to_string(Dtype d);
+[[nodiscard]] std::optional<Dtype> parse_dtype(const std::string& text);
+
+enum class AttentionKind { kGqa, kMla };
+
+struct AttentionSpec {
+  AttentionKind kind = AttentionKind::kGqa;
+  int heads = 0;
+  int kv_heads = 0;        // GQA key/value heads; equal to heads for MLA
+  int head_dim = 0;        // GQA head dimension
+  int q_lora_rank = 0;     // MLA only; 0 = no query LoRA
+  int kv_lora_rank = 0;    // MLA latent width
+  int qk_nope_head_dim = 0;
+  int qk_rope_head_dim = 0;
+  int v_head_dim = 0;
+};
+
+struct MoeSpec {
+  int experts = 0;            // routed experts per MoE layer
+  int experts_per_token = 0;  // top-k
+  int shared_experts = 0;
+  int expert_intermediate_size = 0;
+};
+
+struct WeightDtypes {
+  Dtype attention = Dtype::kBf16;
+  Dtype dense_mlp = Dtype::kBf16;
+  Dtype experts = Dtype::kBf16;
+  Dtype shared_experts = Dtype::kBf16;
+  Dtype lm_head = Dtype::kBf16;
+};
+
+struct CollectiveCounts {
+  int allreduce_per_layer = 2;     // attention o_proj + MLP/MoE output (models.md 3.1)
+  bool embedding_allreduce = true; // vocab-parallel embedding lookup (models.md 3.1)
+  bool lm_head_gather = true;      // logits gather; counted, not yet priced (see docs/model.md)
+};
+
+struct KernelCounts {
+  int per_dense_layer = 11;  // pegainfer's Qwen3-4B decode, ~11 kernels per layer (measured-compute.md 4)
+  int per_moe_layer = 16;    // estimate: router, top-k, align, two grouped GEMMs, activation, shared expert
+  int per_forward = 6;       // embedding, final norm, LM head, sampling (estimate)
+};
+
+struct Eagle3Spec {
+  std::string target;         // the target model's name
+  int aux_hidden_states = 3;  // fc input is aux_hidden_states x target hidden (models.md 2.1)
+  int draft_vocab_size = 32000;
+};
+
+struct TransformerSpec {
+  std::string name;
+  std::string description;
+  int layers = 0;
+  int dense_layers = 0;  // layers with a dense FFN; the rest are MoE
+  int hidden_size = 0;
+  int vocab_size = 0;
+  int intermediate_size = 0;  // dense FFN width
+  AttentionSpec attention;
+  std::optional<MoeSpec> moe;
+  WeightDtypes weights;
+  Dtype activation_dtype = Dtype::kBf16;
+  CollectiveCounts collectives;
+  KernelCounts kernels;
+  std::optional<Eagle3Spec> eagle3;
+
+  [[nodiscard]] int moe_layers() const { return layers - dense_layers; }
+  // Parameters of one layer's attention block (models.md 1.4 formulas; EAGLE-3 qkv reads 2H).
+  [[nodiscard]] double attention_params() const;
+  [[nodiscard]] double dense_mlp_params() const;  // 3 H I (SwiGLU)
+  [[nodiscard]] double expert_params() const;     // 3 H I_expert
+  [[nodiscard]] double lm_head_params() const;    // vocab (draft vocab for EAGLE-3) x H
+  [[nodiscard]] double total_params() const;      // embedding excluded for EAGLE-3 heads
+  [[nodiscard]] double active_params() const;     // per token
+  // KV-cache bytes one token adds to one layer, on one TP rank of `tp`.
+  [[nodiscard]] double kv_bytes_per_token_layer(int tp) const;
+};
+
+}  // namespace specsim

@@ -1,0 +1,75 @@
+// NCCL's own analytic cost model for all-reduce on one node (src/graph/tuning.cc, tag v2.30.7-1;
+// shared/reference/nccl.md section 1), used where nothing was measured - every estimate it gives is
+// uncalibrated - and as a ratio on a calibrated curve for NCCL_ALGO / NCCL_PROTO / channel what-ifs:
+//
+//   time = lat[algo][proto] + bytes / algBw[algo][proto]                          (tuning.cc#L630-L655)
+//   lat  = base[algo][proto] + 2(r-1) * hw[link][algo][proto]                      (one node, 1.2)
+//   busBw = graph channels * per-channel bw, then per algo/proto caps (LL: x0.5, min llMaxBw; ...)
+//   algBw = busBw * r / (2(r-1)) for Ring, busBw / 2 for Tree; Tree x treeCorrectionFactor(bytes)
+//
+// NCCL picks the (algo, proto) with the least time among the enabled ones; so does nccl_prior_pick.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+namespace specsim {
+
+enum class NcclAlgo { kTree, kRing };
+enum class NcclProto { kLL, kLL128, kSimple };
+// Which hwLatencies column applies inside the node: NVLink when the graph runs over NVLink, PCI
+// for every PCIe box, SHM (no P2P) included (tuning.cc#L283-L286).
+enum class NcclLink { kNvlink, kPci };
+// Bandwidth-cap bucket of the oldest GPU; Ada (sm89) is in the Ampere bucket (tuning.cc#L177-L211).
+enum class NcclArch { kVolta, kAmpere, kHopper, kBlackwell };
+
+[[nodiscard]] std::string_view to_string(NcclAlgo a);
+[[nodiscard]] std::string_view to_string(NcclProto p);
+// Case-insensitive "ring" / "tree", "ll" / "ll128" / "simple"; throws specsim::Error listing the
+// valid names otherwise.
+[[nodiscard]] NcclAlgo parse_nccl_algo(std::string_view text);
+[[nodiscard]] NcclProto parse_nccl_proto(std::string_view text);
+
+struct NcclPriorConfig {
+  int ranks = 8;
+  NcclLink link = NcclLink::kPci;
+  NcclArch arch = NcclArch::kAmpere;
+  // The topology search graph (nChannels, bwIntra), before connect-time channel doubling; NCCL's
+  // model uses these. Default 2 channels x 12 GB/s = PCI_BW, the PCIe example of nccl.md 1.7; a
+  // no-P2P SYS box typically logs 1 channel x 5 GB/s (nccl-tests issue 307).
+  int graph_channels = 2;
+  double channel_bandwidth_bytes_per_s = 12e9;
+  // NCCL_ALGO / NCCL_PROTO as lists; empty = NCCL's default: Ring and Tree; LL and Simple, plus
+  // LL128 on NVLink only (tuning.cc#L514-L536: LL128 is off on PCIe unless named explicitly).
+  std::vector<NcclAlgo> algos;
+  std::vector<NcclProto> protos;
+  // NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS; 0 = unset. They change the channels a call runs on
+  // (runtime = 2 x graph channels, clamped; connect.cc#L460-L506) but not NCCL's choice of
+  // algo/proto (nccl.md 1.4); specsim scales the bandwidth term by the channels the call really
+  // uses (enqueue.cc per-call shrink, nccl.md 1.5) relative to the unset case.
+  int min_channels = 0;
+  int max_channels = 0;
+};
+
+struct NcclPriorEstimate {
+  NcclAlgo algo = NcclAlgo::kRing;
+  NcclProto proto = NcclProto::kLL;
+  double latency_s = 0.0;                 // base + hops
+  double bandwidth_bytes_per_s = 0.0;     // algorithm bandwidth, Tree correction and channels in
+  int channels = 1;                       // channels this call runs on after the per-call shrink
+  double time_s = 0.0;
+  bool calibrated = false;                // always false: NCCL's prior, not a measurement
+};
+
+// The model for one (algo, proto) pair, whether or not it is enabled. Throws specsim::Error on an
+// invalid config (ranks < 2, channels < 1, bandwidth <= 0, min > max) or bytes < 0.
+[[nodiscard]] NcclPriorEstimate nccl_prior(const NcclPriorConfig& config, NcclAlgo algo,
+                                           NcclProto proto, double bytes);
+// NCCL's choice: the least time over the enabled pairs.
+[[nodiscard]] NcclPriorEstimate nccl_prior_pick(const NcclPriorConfig& config, double bytes);
+// prior(what_if) / prior(measured) at `bytes`: multiply a calibrated time measured under
+// `measured` by this to estimate it under `what_if`.
+[[nodiscard]] double nccl_prior_ratio(const NcclPriorConfig& measured, const NcclPriorConfig& what_if,
+                                      double bytes);
+
+}  // namespace specsim

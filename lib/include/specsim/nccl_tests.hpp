@@ -1,0 +1,86 @@
+// Reader for the stdout of nccl-tests' *_perf programs (https://github.com/NVIDIA/nccl-tests), the
+// all-reduce measurement users already have. It reads every column layout nccl-tests has printed
+// (shared/reference/nccl.md section 3.2): the 2017-2019 `bytes N type op time ... res` layout with
+// time in ms, the 2019-2022 `size count type redop time ... error` layout, and the 2022+ layout with
+// `root` and `#wrong` (one- or two-space wide), with either bus-id style in the device lines.
+// Several tables per file are allowed; lines that are neither table rows nor nccl-tests comments
+// (NCCL_DEBUG output, mpirun warnings) are ignored, and `[1,0]<stdout>:` / ` 0: ` prefixes that MPI
+// and srun put in front of rows are stripped.
+//
+// Everything comes out in SI units: bytes, seconds, bytes/s (nccl-tests prints us and GB/s = 1e9).
+#pragma once
+
+#include <iosfwd>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace specsim {
+
+// One half of a row: the out-of-place or the in-place measurement.
+struct NcclTestsTiming {
+  double time_s = 0.0;                  // average time per collective (nccl-tests `time`)
+  double algbw_bytes_per_s = 0.0;       // size / time, as printed (2 decimals of GB/s)
+  double busbw_bytes_per_s = 0.0;       // algbw * 2(n-1)/n for all-reduce, as printed
+  std::string check;                    // `#wrong` count, `error` / `res` value, or "N/A" (-c 0)
+};
+
+struct NcclTestsRow {
+  double size_bytes = 0.0;
+  long long count = 0;                  // elements
+  std::string type;                     // "float", "half", ...
+  std::string redop;                    // "sum", ...; empty when the layout has no op column
+  int root = -1;                        // -1 when absent or printed as -1 (all-reduce)
+  NcclTestsTiming out_of_place;
+  NcclTestsTiming in_place;
+  int line = 0;                         // 1-based line in the file
+};
+
+struct NcclTestsTable {
+  // From `# Collective test starting: all_reduce_perf` (nccl-tests 2025+); older output does not
+  // name the collective, so it is ParseOptions::collective_if_unnamed.
+  std::string collective;
+  bool collective_from_log = false;
+  // Total ranks: the `#  Rank` device lines (right for MPI runs, which print `nGpus 1`), else
+  // nThread x nGpus from the header line, unless ParseOptions::ranks overrides both.
+  int ranks = 0;
+  // From the `# nThread ...` header line; -1 when the line or the field is missing.
+  int iters = -1;
+  int warmup_iters = -1;
+  int agg_iters = -1;
+  int graph_launches = -1;              // -G: 0 = eager launches, > 0 = CUDA graph replays
+  std::string time_unit;                // "us" or "ms" as the table printed it
+  int first_line = 0;                   // line of the column header
+  std::vector<NcclTestsRow> rows;
+};
+
+struct NcclTestsLog {
+  std::string file;
+  std::string tests_version;            // "2.18.2" from `# nccl-tests version`; empty if absent
+  std::string nccl_version;             // "2.29.7" from nccl-library=22907 or `NCCL version 2.x.y`
+  // NCCL_* variables NCCL reports as "set by environment to" in NCCL_DEBUG=INFO output.
+  std::map<std::string, std::string> env;
+  std::vector<NcclTestsTable> tables;
+  int skipped_rows = 0;                 // malformed rows dropped in lenient mode
+  std::vector<std::string> skipped;     // one "file:line:col: what" message per dropped row
+};
+
+struct ParseOptions {
+  // Drop malformed rows (counting them) instead of throwing on the first one.
+  bool lenient = false;
+  // Rank count for every table, overriding the header (e.g. a log whose header was cut off).
+  std::optional<int> ranks;
+  // Collective assumed for tables that do not name theirs (all nccl-tests output before 2025).
+  std::string collective_if_unnamed = "all_reduce";
+};
+
+// Throws specsim::Error naming file, line and column for: a malformed row (wrong number of fields,
+// a non-numeric or negative number), a row before any column header, a table whose rank count
+// cannot be told, an unreadable stream, and a file with no table at all.
+[[nodiscard]] NcclTestsLog parse_nccl_tests(std::istream& in, const std::string& file_name,
+                                            const ParseOptions& options = {});
+[[nodiscard]] NcclTestsLog parse_nccl_tests_file(const std::string& path,
+                                                 const ParseOptions& options = {});
+
+}  // namespace specsim

@@ -1,0 +1,108 @@
+// A Scenario is one deployment: target and draft models, the box, the engine's settings, the
+// acceptance of the drafter, and the measurements that calibrate the free parameters. It is
+// loaded (load.hpp) from models/scenarios/*.yaml with `--set key=value` patches applied to the
+// text first, then validated as a whole; every value inside is SI.
+//
+// Free parameters are std::optional: empty means "calibrate from `measurements`" (calibrate.hpp).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "specsim/hardware.hpp"
+#include "specsim/model_spec.hpp"
+
+namespace specsim {
+
+struct EngineSettings {
+  std::string name = "sglang";
+  LaunchMode decode_mode = LaunchMode::kGraph;  // plain decoding step
+  LaunchMode verify_mode = LaunchMode::kGraph;  // target forward over the draft tokens
+  LaunchMode draft_mode = LaunchMode::kGraph;   // draft decode steps and draft extend
+  // SGLang's draft extend over the accepted tokens also yields the first draft token, so one cycle
+  // runs num_steps draft forwards in all, not num_steps + 1 (models.md 2.3, eagle_worker.py).
+  bool extend_yields_first_draft = true;
+  std::optional<bool> embedding_allreduce;  // overrides the model file when set
+};
+
+struct SpeculationSettings {
+  std::string method = "eagle3";
+  int num_steps = 3;         // draft depth k
+  int eagle_topk = 1;        // branching per step; 1 = chain
+  int num_draft_tokens = 4;  // tokens verified per request; k + 1 for a chain
+};
+
+// What the user knows about acceptance; exactly one of the forms is active.
+struct AcceptanceSettings {
+  enum class Kind { kConstant, kConditional, kUnconditional, kTokensPerCycle };
+  Kind kind = Kind::kConstant;
+  double accept = 0.7;  // kConstant: conditional acceptance of the first draft position
+  // kConstant: conditional rate at depth i is accept * depth_profile[i-1] (1 beyond the list);
+  // an empty profile is Leviathan's constant chain.
+  std::vector<double> depth_profile;
+  std::vector<double> per_position;  // kConditional or kUnconditional rates, by position
+  double tokens_per_cycle = 0.0;     // kTokensPerCycle: measured tau
+};
+
+struct ComputeSettings {
+  // Fraction of datasheet memory bandwidth reached. Default: 84%, BF16 GEMV at M <= 64 on every GPU
+  // in NVIDIA AIConfigurator's kernel data (measured-compute.md 1.2). Empty = calibrate.
+  std::optional<double> bandwidth_efficiency = 0.84;
+  double flop_efficiency = 0.5;                // fraction of dense tensor FLOP/s reached
+  double kernel_floor_s = 3e-6;                // GPU-side fixed cost per kernel
+  double eager_launch_per_kernel_s = 5e-6;     // host launch cost per kernel in eager mode
+  double graph_launch_s = 5e-6;                // one CUDA-graph replay launch per forward
+  // 1 = uniform routing; < 1 = the tokens of one forward share experts more than uniform routing
+  // says (E_touched uses 1 + (q - 1) * skew tokens). Empty = calibrate.
+  std::optional<double> routing_skew = 1.0;
+};
+
+struct CommSettings {
+  std::string profile;                          // calibration/profiles name
+  std::optional<double> eager_overhead_per_op_s;  // host launch + rank skew seen in an eager collective
+};
+
+struct HostSettings {
+  std::optional<double> decode_per_step_s;  // scheduler + sampling per plain step
+  double spec_extra_per_cycle_s = 0.0;      // extra host work per speculative cycle
+};
+
+// Measurements of the deployment. Those marked `held_out` are never inputs: tests compare
+// predictions with them.
+struct Measurements {
+  std::optional<double> baseline_tokens_per_s;
+  struct Verify {
+    double step_s = 0.0;
+    int allreduce_count = 0;
+    double allreduce_total_s = 0.0;
+    double compute_s = 0.0;
+    int tokens_per_request = 0;
+    LaunchMode mode = LaunchMode::kEager;
+  };
+  std::optional<Verify> verify;
+  std::optional<double> speculative_tokens_per_s;  // held out
+};
+
+struct Scenario {
+  std::string name;
+  std::string description;
+  std::string file;  // where it was loaded from
+  TransformerSpec model;
+  TransformerSpec draft;
+  GpuSpec gpu;
+  Topology topology;
+  std::optional<CommProfile> comm_profile;
+  int tp = 1;
+  int batch = 1;           // requests decoded together
+  double context_tokens = 2048;  // tokens already in each request's KV cache
+  EngineSettings engine;
+  SpeculationSettings speculation;
+  AcceptanceSettings acceptance;
+  ComputeSettings compute;
+  CommSettings comm;
+  HostSettings host;
+  Measurements measurements;
+};
+
+}  // namespace specsim

@@ -1,0 +1,122 @@
+// `specsim check`: each data file validated by its own loader, then printed back with every
+// default filled in and every unit spelled out, so a person sees what specsim understood.
+#include <yaml-cpp/yaml.h>
+
+#include <sstream>
+
+#include "specsim/load.hpp"
+#include "specsim/units.hpp"
+#include "yaml_reader.hpp"
+
+namespace specsim {
+
+namespace {
+
+using units::format_bandwidth;
+using units::format_bytes;
+using units::format_duration;
+using units::format_flop_rate;
+
+void emit_model(YAML::Emitter& e, const TransformerSpec& m) {
+  e << YAML::Key << "name" << YAML::Value << m.name;
+  e << YAML::Key << "layers" << YAML::Value << m.layers;
+  e << YAML::Key << "dense_layers" << YAML::Value << m.dense_layers;
+  e << YAML::Key << "hidden_size" << YAML::Value << m.hidden_size;
+  e << YAML::Key << "vocab_size" << YAML::Value << m.vocab_size;
+  e << YAML::Key << "attention" << YAML::Value << YAML::BeginMap;
+  e << YAML::Key << "kind" << YAML::Value << (m.attention.kind == AttentionKind::kMla ? "mla" : "gqa");
+  e << YAML::Key << "heads" << YAML::Value << m.attention.heads;
+  e << YAML::Key << "kv_heads" << YAML::Value << m.attention.kv_heads;
+  e << YAML::Key << "params_per_layer" << YAML::Value << m.attention_params();
+  e << YAML::EndMap;
+  if (m.moe) {
+    e << YAML::Key << "moe" << YAML::Value << YAML::BeginMap;
+    e << YAML::Key << "experts" << YAML::Value << m.moe->experts;
+    e << YAML::Key << "experts_per_token" << YAML::Value << m.moe->experts_per_token;
+    e << YAML::Key << "shared_experts" << YAML::Value << m.moe->shared_experts;
+    e << YAML::Key << "expert_intermediate_size" << YAML::Value << m.moe->expert_intermediate_size;
+    e << YAML::EndMap;
+  }
+  e << YAML::Key << "weights" << YAML::Value << YAML::Flow << YAML::BeginMap;
+  e << YAML::Key << "attention" << YAML::Value << to_string(m.weights.attention);
+  e << YAML::Key << "dense_mlp" << YAML::Value << to_string(m.weights.dense_mlp);
+  e << YAML::Key << "experts" << YAML::Value << to_string(m.weights.experts);
+  e << YAML::Key << "lm_head" << YAML::Value << to_string(m.weights.lm_head);
+  e << YAML::EndMap;
+  e << YAML::Key << "total_params" << YAML::Value << m.total_params();
+  e << YAML::Key << "active_params" << YAML::Value << m.active_params();
+  e << YAML::Key << "allreduce_per_layer" << YAML::Value << m.collectives.allreduce_per_layer;
+  if (m.eagle3) e << YAML::Key << "eagle3_target" << YAML::Value << m.eagle3->target;
+}
+
+}  // namespace
+
+std::string check_data_file(const std::string& path, const DataDir& data) {
+  std::string kind;
+  {
+    detail::YamlReader r = detail::YamlReader::load_file(path);
+    if (r.node()["kind"] && r.node()["kind"].IsScalar()) kind = r.node()["kind"].Scalar();
+    else if (r.node()["model_type"] || r.node()["text_config"]) kind = "hf_config";
+    else throw Error(r.location(), "kind", "required key is missing (llm, gpu, topology, comm_profile, scenario)");
+  }
+  YAML::Emitter e;
+  e << YAML::BeginMap << YAML::Key << "kind" << YAML::Value << kind;
+  if (kind == "llm" || kind == "hf_config") {
+    emit_model(e, load_model(path));
+  } else if (kind == "gpu") {
+    const GpuSpec g = load_gpu(path);
+    e << YAML::Key << "name" << YAML::Value << g.name;
+    e << YAML::Key << "memory" << YAML::Value << format_bytes(g.memory_bytes);
+    e << YAML::Key << "memory_bandwidth" << YAML::Value << format_bandwidth(g.memory_bandwidth_bytes_per_s);
+    e << YAML::Key << "bf16_dense" << YAML::Value << format_flop_rate(g.bf16_flop_per_s);
+    if (g.fp8_flop_per_s) e << YAML::Key << "fp8_dense" << YAML::Value << format_flop_rate(*g.fp8_flop_per_s);
+    e << YAML::Key << "pcie_generation" << YAML::Value << g.pcie_generation;
+    if (g.nvlink_bandwidth_bytes_per_s) {
+      e << YAML::Key << "nvlink_bandwidth" << YAML::Value << format_bandwidth(*g.nvlink_bandwidth_bytes_per_s);
+    }
+    e << YAML::Key << "p2p_supported" << YAML::Value << g.p2p_supported;
+  } else if (kind == "topology") {
+    const Topology t = load_topology(path);
+    e << YAML::Key << "name" << YAML::Value << t.name << YAML::Key << "gpu" << YAML::Value << t.gpu;
+    e << YAML::Key << "gpus" << YAML::Value << t.gpus << YAML::Key << "p2p" << YAML::Value << t.p2p;
+    e << YAML::Key << "pcie_generation" << YAML::Value << t.pcie_generation;
+    e << YAML::Key << "link" << YAML::Value
+      << (t.link == LinkClass::kNvlink ? "NV" + std::to_string(t.nvlinks) : std::string(to_string(t.link)));
+    e << YAML::Key << "comm_profile" << YAML::Value << t.comm_profile;
+  } else if (kind == "comm_profile") {
+    const CommProfile p = load_comm_profile(path);
+    e << YAML::Key << "name" << YAML::Value << p.name << YAML::Key << "implementation" << YAML::Value
+      << p.implementation << YAML::Key << "ranks" << YAML::Value << p.ranks << YAML::Key << "mode"
+      << YAML::Value << to_string(p.mode);
+    e << YAML::Key << "points" << YAML::Value << YAML::BeginSeq;
+    for (const auto& pt : p.points) {
+      e << YAML::Flow << YAML::BeginMap << YAML::Key << "size" << YAML::Value << format_bytes(pt.message_bytes)
+        << YAML::Key << "time" << YAML::Value << format_duration(pt.time_s) << YAML::EndMap;
+    }
+    e << YAML::EndSeq;
+  } else if (kind == "scenario") {
+    const Scenario s = load_scenario(path, {}, data);
+    e << YAML::Key << "name" << YAML::Value << s.name;
+    e << YAML::Key << "model" << YAML::Value << s.model.name << YAML::Key << "draft" << YAML::Value << s.draft.name;
+    e << YAML::Key << "topology" << YAML::Value << s.topology.name << YAML::Key << "gpu" << YAML::Value << s.gpu.name;
+    e << YAML::Key << "tp" << YAML::Value << s.tp << YAML::Key << "batch" << YAML::Value << s.batch;
+    e << YAML::Key << "context_tokens" << YAML::Value << s.context_tokens;
+    e << YAML::Key << "modes" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "decode"
+      << YAML::Value << to_string(s.engine.decode_mode) << YAML::Key << "verify" << YAML::Value
+      << to_string(s.engine.verify_mode) << YAML::Key << "draft" << YAML::Value << to_string(s.engine.draft_mode)
+      << YAML::EndMap;
+    e << YAML::Key << "speculation" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "num_steps"
+      << YAML::Value << s.speculation.num_steps << YAML::Key << "eagle_topk" << YAML::Value
+      << s.speculation.eagle_topk << YAML::Key << "num_draft_tokens" << YAML::Value
+      << s.speculation.num_draft_tokens << YAML::EndMap;
+    e << YAML::Key << "comm_profile" << YAML::Value << (s.comm_profile ? s.comm_profile->name : "none");
+    e << YAML::Key << "kernel_floor" << YAML::Value << format_duration(s.compute.kernel_floor_s);
+    e << YAML::Key << "spec_extra_host_per_cycle" << YAML::Value << format_duration(s.host.spec_extra_per_cycle_s);
+  } else {
+    throw Error({path, 0, 0}, "kind", "'" + kind + "' is not a data file kind (llm, gpu, topology, comm_profile, scenario)");
+  }
+  e << YAML::EndMap;
+  return std::string(e.c_str()) + "\n";
+}
+
+}  // namespace specsim

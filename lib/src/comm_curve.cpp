@@ -1,0 +1,299 @@
+#include "specsim/comm_curve.hpp"
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "specsim/error.hpp"
+#include "specsim/nccl_tests.hpp"
+
+namespace specsim {
+namespace {
+
+// Weighted least squares of relative residuals: minimise sum_i ((alpha + beta*n_i) / t_i - 1)^2,
+// i.e. solve [1/t_i, n_i/t_i] [alpha, beta]^T = 1 (Eigen, column-pivoting QR). Relative weights
+// keep 8 B rows (tens of us) from being drowned by 128 MiB rows (ms). alpha, beta >= 0: when the
+// free solution has a negative parameter, that parameter is 0 and the other is refitted.
+AlphaBeta fit_alpha_beta(const std::vector<CurvePoint>& p, std::size_t first, std::size_t last) {
+  const auto m = static_cast<Eigen::Index>(last - first + 1);
+  const double n_scale = p[last].bytes;  // columns of similar size for the QR
+  Eigen::MatrixXd a(m, 2);
+  Eigen::VectorXd ones = Eigen::VectorXd::Ones(m);
+  for (Eigen::Index i = 0; i < m; ++i) {
+    const CurvePoint& q = p[first + static_cast<std::size_t>(i)];
+    a(i, 0) = 1.0 / q.time_s;
+    a(i, 1) = q.bytes / n_scale / q.time_s;
+  }
+  auto one_column = [&](Eigen::Index c) {
+    return a.col(c).dot(ones) / a.col(c).squaredNorm();
+  };
+  if (m >= 2) {
+    const Eigen::Vector2d x = a.colPivHouseholderQr().solve(ones);
+    if (x(0) >= 0.0 && x(1) >= 0.0) return {x(0), x(1) / n_scale};
+    if (x(1) < 0.0) return {one_column(0), 0.0};
+    return {0.0, one_column(1) / n_scale};
+  }
+  return {p[first].time_s, 0.0};
+}
+
+double secant_s_per_byte(const std::vector<CurvePoint>& p, std::size_t i) {
+  return (p[i + 1].time_s - p[i].time_s) / (p[i + 1].bytes - p[i].bytes);
+}
+
+// Cubic Hermite on [x0, x1] with the Fritsch-Carlson (1980) limiter: slopes against the secant's
+// sign become 0 and (m0/d)^2 + (m1/d)^2 is capped at 9, which keeps the piece monotone.
+double monotone_hermite(double x0, double y0, double m0, double x1, double y1, double m1, double x) {
+  const double h = x1 - x0;
+  const double d = (y1 - y0) / h;
+  if (d == 0.0) {
+    m0 = m1 = 0.0;
+  } else {
+    if (m0 * d < 0.0) m0 = 0.0;
+    if (m1 * d < 0.0) m1 = 0.0;
+    const double a = m0 / d, b = m1 / d;
+    const double s = a * a + b * b;
+    if (s > 9.0) {
+      const double tau = 3.0 / std::sqrt(s);
+      m0 *= tau;
+      m1 *= tau;
+    }
+  }
+  const double t = (x - x0) / h, t2 = t * t, t3 = t2 * t;
+  return (2 * t3 - 3 * t2 + 1) * y0 + (t3 - 2 * t2 + t) * h * m0 + (-2 * t3 + 3 * t2) * y1 +
+         (t3 - t2) * h * m1;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
+  std::sort(v.begin(), v.end());
+  const std::size_t k = v.size() / 2;
+  return v.size() % 2 == 1 ? v[k] : 0.5 * (v[k - 1] + v[k]);
+}
+
+}  // namespace
+
+double AlphaBeta::bandwidth_bytes_per_s() const {
+  return seconds_per_byte > 0.0 ? 1.0 / seconds_per_byte : std::numeric_limits<double>::infinity();
+}
+
+MeasuredCurve MeasuredCurve::fit(std::vector<CurvePoint> points, const CurveOptions& options) {
+  if (points.empty()) throw Error(SourceLocation{}, "points", "a curve needs at least one point");
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const auto& q = points[i];
+    if (!(std::isfinite(q.bytes) && q.bytes > 0.0 && std::isfinite(q.time_s) && q.time_s > 0.0)) {
+      throw Error(SourceLocation{}, "points[" + std::to_string(i) + "]",
+                  "bytes = " + std::to_string(q.bytes) + ", time_s = " + std::to_string(q.time_s) +
+                      ": both must be finite and > 0");
+    }
+  }
+  if (options.ranks < 0) {
+    throw Error(SourceLocation{}, "ranks", std::to_string(options.ranks) + ": must be >= 0");
+  }
+  std::stable_sort(points.begin(), points.end(),
+                   [](const CurvePoint& a, const CurvePoint& b) { return a.bytes < b.bytes; });
+  MeasuredCurve c;
+  c.options_ = options;
+  for (std::size_t i = 0; i < points.size();) {
+    std::size_t j = i;
+    double sum = 0.0;
+    while (j < points.size() && points[j].bytes == points[i].bytes) sum += points[j++].time_s;
+    c.points_.push_back({points[i].bytes, sum / static_cast<double>(j - i)});
+    i = j;
+  }
+  const auto& p = c.points_;
+  const std::size_t n = p.size();
+
+  // Steps. Inside one alpha-beta regime the rise over a gap is at most its slope times the gap; a
+  // rise far above what both neighbouring segments' slopes allow is a switch of protocol or
+  // channel count, and so is a drop (NCCL picked something faster).
+  std::vector<bool> step_after(n, false);
+  for (std::size_t i = 0; i + 1 < n; ++i) {
+    const double rise = p[i + 1].time_s - p[i].time_s;
+    double neighbour_slope = 0.0;
+    if (i > 0) neighbour_slope = std::max(neighbour_slope, secant_s_per_byte(p, i - 1));
+    if (i + 2 < n) neighbour_slope = std::max(neighbour_slope, secant_s_per_byte(p, i + 1));
+    const double trend = neighbour_slope * (p[i + 1].bytes - p[i].bytes);
+    const double threshold = options.step_min_rise * p[i].time_s;
+    step_after[i] = (rise > threshold && rise > options.step_min_excess_over_trend * trend) ||
+                    rise < -threshold;
+  }
+  for (std::size_t first = 0; first < n;) {
+    std::size_t last = first;
+    while (last + 1 < n && !step_after[last]) ++last;
+    Regime r;
+    r.first_point = first;
+    r.last_point = last;
+    r.first_bytes = p[first].bytes;
+    r.last_bytes = p[last].bytes;
+    r.fit = fit_alpha_beta(p, first, last);
+    c.regimes_.push_back(r);
+    first = last + 1;
+  }
+  // A one-point regime has no slope of its own: it borrows the nearest regime's beta that has
+  // one, and alpha keeps the fit through its point (beta = t/n when that alpha would be < 0).
+  for (std::size_t k = 0; k < c.regimes_.size(); ++k) {
+    Regime& r = c.regimes_[k];
+    if (r.first_point != r.last_point) continue;
+    for (std::size_t d = 1; d < c.regimes_.size(); ++d) {
+      const Regime* other = nullptr;
+      if (k >= d && c.regimes_[k - d].last_point > c.regimes_[k - d].first_point) other = &c.regimes_[k - d];
+      if (k + d < c.regimes_.size() && c.regimes_[k + d].last_point > c.regimes_[k + d].first_point) {
+        other = &c.regimes_[k + d];
+      }
+      if (other == nullptr) continue;
+      const double beta = other->fit.seconds_per_byte;
+      const CurvePoint& q = p[r.first_point];
+      r.fit = q.time_s - beta * q.bytes >= 0.0 ? AlphaBeta{q.time_s - beta * q.bytes, beta}
+                                               : AlphaBeta{0.0, q.time_s / q.bytes};
+      break;
+    }
+  }
+  for (Regime& r : c.regimes_) {
+    double sum_sq = 0.0;
+    for (std::size_t i = r.first_point; i <= r.last_point; ++i) {
+      const double e = r.fit.time_s(p[i].bytes) / p[i].time_s - 1.0;
+      sum_sq += e * e;
+      r.max_relative_residual = std::max(r.max_relative_residual, std::abs(e));
+    }
+    r.rms_relative_residual = std::sqrt(sum_sq / static_cast<double>(r.last_point - r.first_point + 1));
+  }
+  // Where each step sits inside its gap: at a per-rank chunk threshold when one falls in the gap
+  // (the threshold's size belongs to the upper regime), else at the geometric middle.
+  for (std::size_t k = 0; k + 1 < c.regimes_.size(); ++k) {
+    const double lo = p[c.regimes_[k].last_point].bytes;
+    const double hi = p[c.regimes_[k + 1].first_point].bytes;
+    double at = std::sqrt(lo * hi);
+    if (options.ranks > 0) {
+      for (double chunk : options.step_chunk_bytes_per_rank) {
+        const double bytes = chunk * options.ranks;
+        if (lo < bytes && bytes <= hi) {
+          at = bytes;
+          break;
+        }
+      }
+    }
+    c.steps_bytes_.push_back(at);
+  }
+  // Hermite node slopes in log-log space from the local alpha-beta line: the weighted harmonic
+  // mean of the two neighbouring linear secants (s/B) inside the regime, as PCHIP does for its
+  // derivative (Fritsch & Butland 1984), then d ln t / d ln n = beta_local * n / t. For points on
+  // one alpha + n*beta line this is the exact derivative.
+  c.log_slopes_.assign(n, 0.0);
+  for (const Regime& r : c.regimes_) {
+    for (std::size_t i = r.first_point; i <= r.last_point; ++i) {
+      const bool has_left = i > r.first_point, has_right = i < r.last_point;
+      double beta = 0.0;
+      if (has_left && has_right) {
+        const double s0 = secant_s_per_byte(p, i - 1), s1 = secant_s_per_byte(p, i);
+        if (s0 * s1 > 0.0) {
+          const double h0 = p[i].bytes - p[i - 1].bytes, h1 = p[i + 1].bytes - p[i].bytes;
+          const double w0 = 2 * h1 + h0, w1 = h1 + 2 * h0;
+          beta = (w0 + w1) / (w0 / s0 + w1 / s1);
+        }
+      } else if (has_left) {
+        beta = secant_s_per_byte(p, i - 1);
+      } else if (has_right) {
+        beta = secant_s_per_byte(p, i);
+      }
+      c.log_slopes_[i] = beta * p[i].bytes / p[i].time_s;
+    }
+  }
+  return c;
+}
+
+double MeasuredCurve::time_s(double bytes) const {
+  if (!(std::isfinite(bytes) && bytes >= 0.0)) {
+    throw Error(SourceLocation{}, "bytes", std::to_string(bytes) + ": must be finite and >= 0");
+  }
+  const auto& p = points_;
+  if (bytes <= p.front().bytes) {
+    const CurvePoint& q = p.front();
+    const double beta = regimes_.front().fit.seconds_per_byte;
+    return std::max(q.time_s - beta * (q.bytes - bytes), q.time_s * bytes / q.bytes);
+  }
+  if (bytes >= p.back().bytes) {
+    const CurvePoint& q = p.back();
+    return q.time_s + regimes_.back().fit.seconds_per_byte * (bytes - q.bytes);
+  }
+  const auto upper = std::upper_bound(p.begin(), p.end(), bytes,
+                                      [](double b, const CurvePoint& q) { return b < q.bytes; });
+  const auto j = static_cast<std::size_t>(upper - p.begin()) - 1;  // p[j].bytes <= bytes < p[j+1]
+  if (p[j].bytes == bytes) return p[j].time_s;
+  std::size_t r = 0;
+  while (regimes_[r].last_point < j) ++r;
+  if (regimes_[r].last_point > j) {
+    const double y = monotone_hermite(std::log(p[j].bytes), std::log(p[j].time_s), log_slopes_[j],
+                                      std::log(p[j + 1].bytes), std::log(p[j + 1].time_s),
+                                      log_slopes_[j + 1], std::log(bytes));
+    return std::exp(y);
+  }
+  // In the gap of a step between regime r and r + 1.
+  if (bytes < steps_bytes_[r]) {
+    return p[j].time_s + regimes_[r].fit.seconds_per_byte * (bytes - p[j].bytes);
+  }
+  const CurvePoint& q = p[j + 1];
+  const double beta = regimes_[r + 1].fit.seconds_per_byte;
+  return std::max(q.time_s - beta * (q.bytes - bytes), q.time_s * bytes / q.bytes);
+}
+
+bool MeasuredCurve::in_measured_range(double bytes) const {
+  return bytes >= points_.front().bytes && bytes <= points_.back().bytes;
+}
+
+std::vector<double> MeasuredCurve::step_bytes() const { return steps_bytes_; }
+
+std::vector<CurvePoint> curve_points(const NcclTestsTable& table, NcclTestsColumn column) {
+  std::vector<CurvePoint> out;
+  for (const auto& row : table.rows) {
+    if (row.size_bytes <= 0.0) continue;
+    const auto& half = column == NcclTestsColumn::kOutOfPlace ? row.out_of_place : row.in_place;
+    out.push_back({row.size_bytes, half.time_s});
+  }
+  return out;
+}
+
+MeasuredCurve curve_from_table(const NcclTestsTable& table, NcclTestsColumn column,
+                               CurveOptions options) {
+  options.ranks = table.ranks;
+  return MeasuredCurve::fit(curve_points(table, column), options);
+}
+
+HoldoutReport holdout(std::vector<CurvePoint> points, int every_k, double max_bytes,
+                      const CurveOptions& options, std::optional<std::size_t> first_held_out) {
+  if (every_k < 2) {
+    throw Error(SourceLocation{}, "every_k", std::to_string(every_k) + ": must be >= 2");
+  }
+  const auto k = static_cast<std::size_t>(every_k);
+  const std::size_t first = first_held_out.value_or(k - 1);
+  if (first >= k) {
+    throw Error(SourceLocation{}, "first_held_out",
+                std::to_string(first) + ": must be < every_k = " + std::to_string(every_k));
+  }
+  std::stable_sort(points.begin(), points.end(),
+                   [](const CurvePoint& a, const CurvePoint& b) { return a.bytes < b.bytes; });
+  std::vector<CurvePoint> train, held;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    (i % k == first ? held : train).push_back(points[i]);
+  }
+  if (train.empty()) throw Error(SourceLocation{}, "points", "nothing left to fit after holding out");
+  const MeasuredCurve curve = MeasuredCurve::fit(train, options);
+  HoldoutReport report;
+  report.every_k = every_k;
+  report.first_held_out = first;
+  report.max_bytes = max_bytes;
+  std::vector<double> errors;
+  for (const CurvePoint& q : held) {
+    if (q.bytes > max_bytes) continue;
+    const double predicted = curve.time_s(q.bytes);
+    const double e = std::abs(predicted / q.time_s - 1.0);
+    report.rows.push_back({q.bytes, q.time_s, predicted, e});
+    errors.push_back(e);
+  }
+  report.median_relative_error = median(errors);
+  report.worst_relative_error =
+      errors.empty() ? std::numeric_limits<double>::quiet_NaN() : *std::max_element(errors.begin(), errors.end());
+  return report;
+}
+
+}  // namespace specsim

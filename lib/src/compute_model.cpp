@@ -1,0 +1,108 @@
+#include "specsim/compute_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace specsim {
+
+double expected_distinct_experts(int experts, int per_token, double tokens, double skew) {
+  if (experts <= 0 || tokens <= 0) return 0.0;
+  const double q = 1.0 + (tokens - 1.0) * skew;
+  const double miss = 1.0 - double(per_token) / experts;
+  return experts * (1.0 - std::pow(miss, q));
+}
+
+ComputeModel::ComputeModel(const TransformerSpec& model, const GpuSpec& gpu, int tp, int batch,
+                           double context_tokens, const ComputeSettings& settings,
+                           double bandwidth_efficiency, double routing_skew)
+    : model_(&model),
+      bw_(bandwidth_efficiency * gpu.memory_bandwidth_bytes_per_s),
+      tp_(std::max(1, tp)),
+      batch_(std::max(1, batch)),
+      context_(context_tokens),
+      settings_(settings),
+      skew_(routing_skew) {
+  // FP8 tensor cores only help when the dense weights are FP8; everything else runs BF16 math.
+  const bool fp8_math = model.weights.dense_mlp == Dtype::kFp8 && gpu.fp8_flop_per_s;
+  flops_ = settings.flop_efficiency * (fp8_math ? *gpu.fp8_flop_per_s : gpu.bf16_flop_per_s);
+  const double r = tp_;
+  const WeightDtypes& w = model.weights;
+  const double attn_bytes = model.attention_params() * bytes_per_param(w.attention) / r;
+  const double attn_flops = 2.0 * model.attention_params() / r;
+  dense_layer_.bytes_fixed = attn_bytes + model.dense_mlp_params() * bytes_per_param(w.dense_mlp) / r;
+  dense_layer_.flops_per_token = attn_flops + 2.0 * model.dense_mlp_params() / r;
+  if (model.moe) {
+    const MoeSpec& e = *model.moe;
+    const double expert = model.expert_params();
+    const double router = double(model.hidden_size) * e.experts * 2.0;  // bf16 gate, replicated
+    moe_layer_.bytes_fixed = attn_bytes + e.shared_experts * expert * bytes_per_param(w.shared_experts) / r + router;
+    moe_layer_.bytes_per_expert = expert * bytes_per_param(w.experts) / r;
+    moe_layer_.flops_per_token = attn_flops + 2.0 * (e.experts_per_token + e.shared_experts) * expert / r +
+                                 2.0 * double(model.hidden_size) * e.experts;
+  }
+  head_.bytes_fixed = model.lm_head_params() * bytes_per_param(w.lm_head) / r;
+  head_.flops_per_token = 2.0 * model.lm_head_params() / r;
+  if (model.eagle3) {
+    const double fc = double(model.eagle3->aux_hidden_states) * model.hidden_size * model.hidden_size;
+    head_.bytes_fixed += fc * 2.0 / r;
+    head_.flops_per_token += 2.0 * fc / r;
+  }
+  kv_bytes_per_layer_ = context_ * model.kv_bytes_per_token_layer(tp_);
+  // QK^T and PV over the context: 2 * 2 * heads_per_rank * head_dim flops per context token.
+  const AttentionSpec& a = model.attention;
+  const double heads_per_rank = std::max(1.0, double(a.heads) / r);
+  const double dim = a.kind == AttentionKind::kMla ? (a.kv_lora_rank + a.qk_rope_head_dim) : a.head_dim;
+  attention_flops_per_token_ = 4.0 * heads_per_rank * dim * context_;
+}
+
+double ComputeModel::bytes_read(double tokens) const {
+  const TransformerSpec& m = *model_;
+  const double kv = batch_ * kv_bytes_per_layer_;
+  double bytes = m.dense_layers * (dense_layer_.bytes_fixed + kv) + head_.bytes_fixed;
+  if (m.moe) {
+    const double touched = expected_distinct_experts(m.moe->experts, m.moe->experts_per_token, tokens,
+                                                     skew_);
+    bytes += m.moe_layers() * (moe_layer_.bytes_fixed + touched * moe_layer_.bytes_per_expert + kv);
+  }
+  return bytes;
+}
+
+double ComputeModel::gpu_time_s(double tokens) const {
+  const TransformerSpec& m = *model_;
+  const double kv = batch_ * kv_bytes_per_layer_;
+  const double attn_flops = tokens * attention_flops_per_token_;
+  auto layer = [&](const Part& p, double extra_bytes, int kernels) {
+    const double bytes = p.bytes_fixed + extra_bytes + kv;
+    const double flops = tokens * p.flops_per_token + attn_flops;
+    return std::max(bytes / bw_, flops / flops_) + kernels * settings_.kernel_floor_s;
+  };
+  double t = m.dense_layers * layer(dense_layer_, 0.0, m.kernels.per_dense_layer);
+  if (m.moe) {
+    const double touched = expected_distinct_experts(m.moe->experts, m.moe->experts_per_token, tokens,
+                                                     skew_);
+    t += m.moe_layers() * layer(moe_layer_, touched * moe_layer_.bytes_per_expert, m.kernels.per_moe_layer);
+  }
+  t += std::max(head_.bytes_fixed / bw_, tokens * head_.flops_per_token / flops_) +
+       m.kernels.per_forward * settings_.kernel_floor_s;
+  return t;
+}
+
+int ComputeModel::kernels() const {
+  const TransformerSpec& m = *model_;
+  return m.dense_layers * m.kernels.per_dense_layer + m.moe_layers() * m.kernels.per_moe_layer +
+         m.kernels.per_forward;
+}
+
+double ComputeModel::launch_s(LaunchMode mode) const {
+  return mode == LaunchMode::kGraph ? settings_.graph_launch_s
+                                    : kernels() * settings_.eager_launch_per_kernel_s;
+}
+
+double ComputeModel::local_time_s(double tokens, LaunchMode mode) const {
+  const double gpu = gpu_time_s(tokens);
+  // A graph replay is launched once, then the GPU runs; eager launches race the GPU and the
+  // slower of the two sets the pace.
+  return mode == LaunchMode::kGraph ? gpu + launch_s(mode) : std::max(gpu, launch_s(mode));
+}
+
+}  // namespace specsim

@@ -1,0 +1,267 @@
+#include "specsim/cycle.hpp"
+
+#include <boost/math/tools/roots.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "specsim/acceptance.hpp"
+#include "specsim/error.hpp"
+#include "specsim/units.hpp"
+
+namespace specsim {
+
+namespace {
+
+// measured-compute.md 1.2: BF16 GEMV/GEMM at M <= 64 streams weights at ~84% of peak.
+constexpr double kPriorBandwidthEfficiency = 0.84;
+constexpr double kMinEfficiency = 0.02;
+
+double message_bytes(const TransformerSpec& m, double tokens) {
+  return tokens * m.hidden_size * bytes_per_param(m.activation_dtype);
+}
+
+}  // namespace
+
+CycleModel::CycleModel(Scenario scenario)
+    : scenario_(std::move(scenario)),
+      target_(scenario_.model, scenario_.gpu, scenario_.tp, scenario_.batch, scenario_.context_tokens,
+              scenario_.compute, kPriorBandwidthEfficiency, 1.0),
+      draft_(scenario_.draft, scenario_.gpu, scenario_.tp, scenario_.batch, scenario_.context_tokens,
+             scenario_.compute, kPriorBandwidthEfficiency, 1.0) {
+  calibrate();
+}
+
+int CycleModel::target_allreduces() const {
+  if (scenario_.tp <= 1) return 0;
+  const auto& c = scenario_.model.collectives;
+  const bool embedding = scenario_.engine.embedding_allreduce.value_or(c.embedding_allreduce);
+  return c.allreduce_per_layer * scenario_.model.layers + (embedding ? 1 : 0);
+}
+
+int CycleModel::draft_allreduces() const {
+  if (scenario_.tp <= 1) return 0;
+  const auto& c = scenario_.draft.collectives;
+  const bool embedding = scenario_.engine.embedding_allreduce.value_or(c.embedding_allreduce);
+  return c.allreduce_per_layer * scenario_.draft.layers + (embedding ? 1 : 0);
+}
+
+void CycleModel::calibrate() {
+  const Scenario& s = scenario_;
+  Calibration& cal = calibration_;
+  const auto& verify = s.measurements.verify;
+  const double act_width = s.model.hidden_size * bytes_per_param(s.model.activation_dtype);
+
+  // 1. Eager per-collective overhead: measured all-reduce time per op minus the graph-mode table.
+  CommModel graph_only = s.tp > 1 && s.comm_profile ? CommModel(*s.comm_profile, 0.0) : CommModel();
+  if (s.comm.eager_overhead_per_op_s) {
+    cal.eager_overhead_per_op_s = {*s.comm.eager_overhead_per_op_s, "scenario"};
+  } else if (verify && verify->mode == LaunchMode::kEager && verify->allreduce_count > 0 && s.tp > 1) {
+    const double per_op = verify->allreduce_total_s / verify->allreduce_count;
+    const double bytes = s.batch * verify->tokens_per_request * act_width;
+    const double table = graph_only.allreduce_s(bytes, LaunchMode::kGraph);
+    double overhead = per_op - table;
+    if (overhead < 0) {
+      cal.warnings.push_back("the measured eager all-reduce (" + units::format_duration(per_op) +
+                             ") is faster than the graph-mode table (" + units::format_duration(table) +
+                             "); eager overhead set to 0");
+      overhead = 0;
+    }
+    cal.eager_overhead_per_op_s = {overhead, "calibrated: measured " + units::format_duration(per_op) +
+                                                 " per verify all-reduce minus the table's " +
+                                                 units::format_duration(table) + " at " +
+                                                 units::format_bytes(bytes)};
+  } else {
+    cal.eager_overhead_per_op_s = {0.0, "prior: none (no eager all-reduce measurement)"};
+  }
+  if (s.tp > 1 && s.comm_profile) {
+    comm_ = CommModel(*s.comm_profile, cal.eager_overhead_per_op_s.value);
+    cal.comm_calibrated = true;
+  }
+
+  // 2. Compute: whichever of bandwidth efficiency and routing skew the scenario leaves open is
+  //    solved (TOMS 748) so that the modelled GPU time of the verify equals its measured compute.
+  auto make = [&](const TransformerSpec& m, double eta, double skew) {
+    return ComputeModel(m, s.gpu, s.tp, s.batch, s.context_tokens, s.compute, eta, skew);
+  };
+  cal.bandwidth_efficiency = {s.compute.bandwidth_efficiency.value_or(kPriorBandwidthEfficiency),
+                              s.compute.bandwidth_efficiency ? "scenario" : "prior: 84% (measured-compute.md 1.2)"};
+  cal.routing_skew = {s.compute.routing_skew.value_or(1.0), s.compute.routing_skew ? "scenario" : "prior: uniform"};
+  const bool solve_eta = !s.compute.bandwidth_efficiency;
+  const bool solve_skew = !s.compute.routing_skew;
+  if ((solve_eta || solve_skew) && verify && verify->compute_s > 0) {
+    const double tokens = double(s.batch) * verify->tokens_per_request;
+    CalibratedValue& target = solve_eta ? cal.bandwidth_efficiency : cal.routing_skew;
+    auto time_at = [&](double x) {
+      return solve_eta ? make(s.model, x, cal.routing_skew.value).gpu_time_s(tokens)
+                       : make(s.model, cal.bandwidth_efficiency.value, x).gpu_time_s(tokens);
+    };
+    auto residual = [&](double x) { return time_at(x) - verify->compute_s; };
+    const double lo = solve_eta ? kMinEfficiency : 0.0;
+    const double hi = 1.0;
+    double x = hi;
+    // Time falls as efficiency rises and rises with skew: find the end where the model is fastest.
+    const double fastest = solve_eta ? hi : lo;
+    const double slowest = solve_eta ? lo : hi;
+    if (residual(fastest) > 0) {
+      x = fastest;
+      cal.warnings.push_back("the measured verify compute (" + units::format_duration(verify->compute_s) +
+                             ") is below the model's fastest (" + units::format_duration(time_at(fastest)) +
+                             "); " + (solve_eta ? "bandwidth efficiency" : "routing skew") + " pinned at its bound");
+    } else if (residual(slowest) < 0) {
+      x = slowest;
+      cal.warnings.push_back("the measured verify compute (" + units::format_duration(verify->compute_s) +
+                             ") is above the model's slowest (" + units::format_duration(time_at(slowest)) +
+                             "); " + (solve_eta ? "bandwidth efficiency" : "routing skew") + " pinned at its bound");
+    } else {
+      boost::uintmax_t iterations = 60;
+      const auto [a, b] = boost::math::tools::toms748_solve(residual, lo, hi,
+                                                            boost::math::tools::eps_tolerance<double>(40), iterations);
+      x = 0.5 * (a + b);
+    }
+    target = {x, "calibrated: the verify's measured compute " + units::format_duration(verify->compute_s) + " at " +
+                     std::to_string(verify->tokens_per_request) + " tokens per request"};
+  } else if (solve_eta || solve_skew) {
+    cal.warnings.push_back("compute left to calibrate but the scenario has no verify measurement; priors used");
+  }
+  target_ = make(s.model, cal.bandwidth_efficiency.value, cal.routing_skew.value);
+  draft_ = make(s.draft, cal.bandwidth_efficiency.value, cal.routing_skew.value);
+
+  // 3. Host time per plain step: what the measured step leaves after the modelled forward.
+  if (s.host.decode_per_step_s) {
+    cal.host_decode_s = {*s.host.decode_per_step_s, "scenario"};
+  } else if (s.measurements.baseline_tokens_per_s && *s.measurements.baseline_tokens_per_s > 0) {
+    const double step = s.batch / *s.measurements.baseline_tokens_per_s;
+    const ForwardBreakdown f = forward(target_, s.model, target_allreduces(), s.batch, s.engine.decode_mode, "decode");
+    double host = step - f.total_s();
+    if (host < 0) {
+      cal.warnings.push_back("the modelled decode forward (" + units::format_duration(f.total_s()) +
+                             ") exceeds the measured step (" + units::format_duration(step) +
+                             "); host time per step set to 0");
+      host = 0;
+    }
+    cal.host_decode_s = {host, "calibrated: measured step " + units::format_duration(step) +
+                                   " minus the modelled forward " + units::format_duration(f.total_s())};
+  } else {
+    cal.host_decode_s = {0.0, "prior: 0 (no baseline measurement)"};
+  }
+}
+
+ForwardBreakdown CycleModel::forward(const ComputeModel& compute, const TransformerSpec& model,
+                                     int allreduces, double tokens, LaunchMode mode,
+                                     std::string phase) const {
+  ForwardBreakdown f;
+  f.phase = std::move(phase);
+  f.tokens = tokens;
+  f.mode = mode;
+  f.compute_s = compute.local_time_s(tokens, mode);
+  f.allreduce_count = allreduces;
+  f.message_bytes = message_bytes(model, tokens);
+  f.allreduce_each_s = allreduces > 0 ? comm_.allreduce_s(f.message_bytes, mode) : 0.0;
+  f.comm_s = allreduces * f.allreduce_each_s;
+  return f;
+}
+
+double CycleModel::tokens_per_cycle(const AcceptanceSettings& a, std::vector<double>* conditional) const {
+  const int k = scenario_.speculation.num_steps;
+  std::vector<double> rates;
+  switch (a.kind) {
+    case AcceptanceSettings::Kind::kConstant:
+      for (int i = 0; i < k; ++i) {
+        const double scale = i < int(a.depth_profile.size()) ? a.depth_profile[i] : (a.depth_profile.empty() ? 1.0 : a.depth_profile.back());
+        rates.push_back(std::clamp(a.accept * scale, 0.0, 1.0));
+      }
+      break;
+    case AcceptanceSettings::Kind::kConditional:
+    case AcceptanceSettings::Kind::kUnconditional: {
+      std::vector<double> given = a.kind == AcceptanceSettings::Kind::kConditional
+                                      ? a.per_position
+                                      : conditional_from_unconditional(a.per_position);
+      // Positions past the list repeat its last rate; a longer list is cut at the draft depth.
+      for (int i = 0; i < k; ++i) rates.push_back(given[std::min<std::size_t>(i, given.size() - 1)]);
+      break;
+    }
+    case AcceptanceSettings::Kind::kTokensPerCycle: {
+      const double max_tau = k + 1.0;
+      if (a.tokens_per_cycle > max_tau) {
+        throw Error("tokens per cycle " + std::to_string(a.tokens_per_cycle) + " exceeds num_steps + 1 = " +
+                    std::to_string(k + 1));
+      }
+      if (conditional) conditional->clear();
+      return a.tokens_per_cycle;
+    }
+  }
+  if (conditional) *conditional = rates;
+  return chain_tokens_per_cycle(rates);
+}
+
+double CycleModel::baseline_step_s() const {
+  const Scenario& s = scenario_;
+  return forward(target_, s.model, target_allreduces(), s.batch, s.engine.decode_mode, "decode").total_s() +
+         calibration_.host_decode_s.value;
+}
+
+Prediction CycleModel::predict() const { return predict(scenario_.acceptance); }
+
+Prediction CycleModel::predict(const AcceptanceSettings& acceptance) const {
+  const Scenario& s = scenario_;
+  const SpeculationSettings& sp = s.speculation;
+  const double b = s.batch;
+  Prediction p;
+  p.decode = forward(target_, s.model, target_allreduces(), b, s.engine.decode_mode, "decode");
+  p.baseline_host_s = calibration_.host_decode_s.value;
+  p.baseline_step_s = p.decode.total_s() + p.baseline_host_s;
+  p.baseline_tokens_per_s = b / p.baseline_step_s;
+
+  p.tokens_per_cycle = tokens_per_cycle(acceptance, &p.conditional_rates);
+  p.verify = forward(target_, s.model, target_allreduces(), b * sp.num_draft_tokens, s.engine.verify_mode, "verify");
+  const int draft_steps = s.engine.extend_yields_first_draft ? sp.num_steps - 1 : sp.num_steps;
+  for (int i = 0; i < draft_steps; ++i) {
+    // The first draft step expands one token per request; later ones expand eagle_topk.
+    const bool first = i == 0 && !s.engine.extend_yields_first_draft;
+    const double tokens = b * (first ? 1 : sp.eagle_topk);
+    p.drafts.push_back(forward(draft_, s.draft, draft_allreduces(), tokens, s.engine.draft_mode,
+                               "draft step " + std::to_string(i + 1 + (s.engine.extend_yields_first_draft ? 1 : 0))));
+  }
+  p.drafts.push_back(forward(draft_, s.draft, draft_allreduces(), b * p.tokens_per_cycle, s.engine.draft_mode, "draft extend"));
+  p.draft_s = 0;
+  for (const auto& d : p.drafts) p.draft_s += d.total_s();
+  p.spec_host_s = calibration_.host_decode_s.value + s.host.spec_extra_per_cycle_s;
+  p.cycle_s = p.verify.total_s() + p.draft_s + p.spec_host_s;
+  p.spec_tokens_per_s = b * p.tokens_per_cycle / p.cycle_s;
+  p.speedup = p.spec_tokens_per_s / p.baseline_tokens_per_s;
+  // Break-even: tau* = T_cycle(tau*) / T_base. The extend grows with tau, so iterate to the fixed
+  // point (a contraction: the extend's slope in tau is far below T_base).
+  double tau = p.tokens_per_cycle;
+  for (int i = 0; i < 8; ++i) tau = cycle_s(tau) / p.baseline_step_s;
+  p.breakeven_tokens_per_cycle = tau;
+
+  const std::pair<const char*, double> parts[] = {
+      {"verify all-reduce", p.verify.comm_s},
+      {"verify compute", p.verify.compute_s},
+      {"draft", p.draft_s},
+      {"host", p.spec_host_s},
+  };
+  const auto* top = std::max_element(std::begin(parts), std::end(parts),
+                                     [](const auto& x, const auto& y) { return x.second < y.second; });
+  p.dominant = top->first;
+  p.dominant_share = top->second / p.cycle_s;
+  return p;
+}
+
+double CycleModel::cycle_s(double tau) const {
+  const Scenario& s = scenario_;
+  const SpeculationSettings& sp = s.speculation;
+  const double b = s.batch;
+  double t = forward(target_, s.model, target_allreduces(), b * sp.num_draft_tokens, s.engine.verify_mode, "").total_s();
+  const int draft_steps = s.engine.extend_yields_first_draft ? sp.num_steps - 1 : sp.num_steps;
+  for (int i = 0; i < draft_steps; ++i) {
+    const bool first = i == 0 && !s.engine.extend_yields_first_draft;
+    t += forward(draft_, s.draft, draft_allreduces(), b * (first ? 1 : sp.eagle_topk), s.engine.draft_mode, "").total_s();
+  }
+  t += forward(draft_, s.draft, draft_allreduces(), b * tau, s.engine.draft_mode, "").total_s();
+  return t + calibration_.host_decode_s.value + s.host.spec_extra_per_cycle_s;
+}
+
+}  // namespace specsim

@@ -1,0 +1,657 @@
+#include "specsim/engine_log.hpp"
+
+#include <algorithm>
+#include <boost/math/distributions/beta.hpp>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "specsim/acceptance.hpp"
+
+namespace specsim {
+
+namespace {
+
+// Printed precision of the engines' format strings (%.2f, %.3f, %.1f%%, %0.5f) plus slack: a
+// cross-check between two printed numbers fails only beyond what rounding can explain.
+constexpr double kTwoDecimals = 0.005 + 1e-9;
+constexpr double kThreeDecimals = 0.0005 + 1e-9;
+constexpr double kPercentOneDecimal = 0.0005 + 1e-9;
+constexpr double kFiveDecimals = 0.000005 + 1e-9;
+
+constexpr std::string_view kSglangMarker = "Decode batch.";
+constexpr std::string_view kSglangSpecKey = "accept len";
+constexpr std::string_view kVllmV1Marker = "SpecDecoding metrics:";
+constexpr std::string_view kVllmV0Marker = "Speculative metrics:";
+constexpr std::string_view kLlamaMarker = "draft acceptance =";
+
+std::string fmt(double x) {
+  std::ostringstream out;
+  out << x;
+  return out.str();
+}
+
+std::string_view trim(std::string_view s, std::size_t* shift = nullptr) {
+  std::size_t b = 0;
+  while (b < s.size() && (s[b] == ' ' || s[b] == '\t' || s[b] == '\r')) ++b;
+  std::size_t e = s.size();
+  while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t' || s[e - 1] == '\r')) --e;
+  if (shift) *shift = b;
+  return s.substr(b, e - b);
+}
+
+// A piece of the line with its 1-based column, for errors that point at it.
+struct Piece {
+  std::string_view text;
+  int column = 0;
+};
+
+struct Field {
+  std::string key;
+  Piece value;
+  std::vector<Piece> more;  // further comma-separated values (vLLM's per-position list)
+  bool used = false;
+};
+
+class LineParser {
+ public:
+  LineParser(std::string_view line, const SourceLocation& where, std::string_view format_name)
+      : line_(line), where_(where), format_name_(format_name) {}
+
+  [[noreturn]] void fail(int column, const std::string& key, const std::string& what) const {
+    SourceLocation at = where_;
+    at.column = column;
+    // The field goes into the message, after the format, so the sentence reads in order.
+    throw Error(at, "", std::string(format_name_) + " line: " + (key.empty() ? "" : key + ": ") + what);
+  }
+
+  // "key: value, key: value, v, v, ..." starting at byte offset `from`.
+  std::vector<Field> split_fields(std::size_t from, std::string_view list_key) const {
+    std::vector<Field> fields;
+    std::size_t pos = from;
+    while (pos <= line_.size()) {
+      std::size_t comma = line_.find(',', pos);
+      if (comma == std::string_view::npos) comma = line_.size();
+      std::size_t shift = 0;
+      const std::string_view token = trim(line_.substr(pos, comma - pos), &shift);
+      const int column = static_cast<int>(pos + shift) + 1;
+      if (!token.empty()) {
+        const std::size_t colon = token.find(':');
+        if (colon != std::string_view::npos) {
+          Field f;
+          f.key = std::string(trim(token.substr(0, colon)));
+          std::size_t vshift = 0;
+          f.value.text = trim(token.substr(colon + 1), &vshift);
+          f.value.column = column + static_cast<int>(colon + 1 + vshift);
+          fields.push_back(std::move(f));
+        } else if (!fields.empty() && fields.back().key == list_key) {
+          fields.back().more.push_back({token, column});
+        } else {
+          fail(column, "", "expected 'key: value', got '" + std::string(token) + "'");
+        }
+      }
+      pos = comma + 1;
+    }
+    return fields;
+  }
+
+  Field* find(std::vector<Field>& fields, std::string_view key) const {
+    for (auto& f : fields) {
+      if (f.key == key) {
+        f.used = true;
+        return &f;
+      }
+    }
+    return nullptr;
+  }
+
+  Field& require(std::vector<Field>& fields, std::string_view key, std::string_view shape) const {
+    if (Field* f = find(fields, key)) return *f;
+    fail(0, "", "missing field '" + std::string(key) + ": " + std::string(shape) + "'");
+  }
+
+  // A number, optionally followed by exactly `unit` ("tokens/s", "tokens", "%").
+  double number(const Field& f, const Piece& piece, std::string_view unit = {}) const {
+    std::string_view text = piece.text;
+    const std::string expected =
+        unit.empty() ? "a number" : "a number followed by '" + std::string(unit) + "'";
+    if (!unit.empty()) {
+      if (text.size() < unit.size() || text.substr(text.size() - unit.size()) != unit) {
+        fail(piece.column, f.key, "expected " + expected + ", got '" + std::string(piece.text) + "'");
+      }
+      text = trim(text.substr(0, text.size() - unit.size()));
+    }
+    double value = 0.0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (ec != std::errc() || end != text.data() + text.size() || text.empty() ||
+        !std::isfinite(value) || value < 0.0) {
+      fail(piece.column, f.key,
+           "expected " + expected + " (non-negative), got '" + std::string(piece.text) + "'");
+    }
+    return value;
+  }
+
+  std::int64_t count(const Field& f, const Piece& piece, std::string_view unit = {}) const {
+    const double v = number(f, piece, unit);
+    if (v != std::floor(v) || v > 9.0e15) {
+      fail(piece.column, f.key, "expected a whole count, got '" + std::string(piece.text) + "'");
+    }
+    return static_cast<std::int64_t>(v);
+  }
+
+  double rate(const Field& f, const Piece& piece) const {
+    const double v = number(f, piece);
+    if (v > 1.0) fail(piece.column, f.key, "expected a rate in [0, 1], got '" + std::string(piece.text) + "'");
+    return v;
+  }
+
+  std::string_view line() const { return line_; }
+
+ private:
+  std::string_view line_;
+  SourceLocation where_;
+  std::string_view format_name_;
+};
+
+LogRecord parse_sglang(std::string_view line, const SourceLocation& where) {
+  LineParser p(line, where, "SGLang decode");
+  const std::size_t start = line.find(kSglangMarker) + kSglangMarker.size();
+  auto fields = p.split_fields(start, {});
+  LogRecord r;
+  r.format = LogFormat::kSglang;
+  r.where = where;
+  Field& running = p.require(fields, "#running-req", "<count>");
+  r.running_requests = static_cast<int>(p.count(running, running.value));
+  Field& len = p.require(fields, "accept len", "<tokens per cycle>");
+  r.tokens_per_cycle = p.number(len, len.value);
+  if (r.tokens_per_cycle < 1.0) {
+    p.fail(len.value.column, len.key,
+           "expected a value >= 1 (accept len counts the bonus token), got '" +
+               std::string(len.value.text) + "'");
+  }
+  if (Field* rate = p.find(fields, "accept rate")) r.logged_accept_rate = p.rate(*rate, rate->value);
+  Field& tput = p.require(fields, "gen throughput (token/s)", "<number>");
+  r.throughput_tokens_per_s = p.number(tput, tput.value);
+  r.cycles = *r.running_requests;
+  r.cycles_are_counts = false;
+  return r;
+}
+
+LogRecord parse_vllm_v1(std::string_view line, const SourceLocation& where) {
+  constexpr std::string_view kPerPosition = "Per-position acceptance rate";
+  LineParser p(line, where, "vLLM SpecDecoding metrics");
+  const std::size_t start = line.find(kVllmV1Marker) + kVllmV1Marker.size();
+  auto fields = p.split_fields(start, kPerPosition);
+  LogRecord r;
+  r.format = LogFormat::kVllmV1;
+  r.where = where;
+  Field& mean = p.require(fields, "Mean acceptance length", "<number>");
+  r.tokens_per_cycle = p.number(mean, mean.value);
+  Field& acc = p.require(fields, "Accepted", "<count> tokens");
+  r.accepted_tokens = p.count(acc, acc.value, "tokens");
+  Field& dra = p.require(fields, "Drafted", "<count> tokens");
+  r.drafted_tokens = p.count(dra, dra.value, "tokens");
+  Field* rate = p.find(fields, "Avg Draft acceptance rate");
+  if (!rate) rate = p.find(fields, "Draft acceptance rate");  // older V1 builds
+  if (rate) r.logged_accept_rate = p.number(*rate, rate->value, "%") / 100.0;
+  Field* pp = p.find(fields, kPerPosition);
+  if (pp) {
+    r.unconditional_rates.push_back(p.rate(*pp, pp->value));
+    for (const auto& piece : pp->more) r.unconditional_rates.push_back(p.rate(*pp, piece));
+    r.num_draft_positions = static_cast<int>(r.unconditional_rates.size());
+  }
+  const std::int64_t accepted = *r.accepted_tokens, drafted = *r.drafted_tokens;
+  if (accepted > drafted) {
+    p.fail(acc.value.column, acc.key, "Accepted (" + std::to_string(accepted) +
+                                          ") exceeds Drafted (" + std::to_string(drafted) + ")");
+  }
+  double drafts = 0.0;
+  if (r.num_draft_positions) {
+    const int k = *r.num_draft_positions;
+    if (drafted % k != 0) {
+      p.fail(dra.value.column, dra.key,
+             "expected a multiple of the " + std::to_string(k) + " per-position rates (drafts * K), got " +
+                 std::to_string(drafted));
+    }
+    drafts = double(drafted / k);
+  } else if (r.tokens_per_cycle > 1.0) {
+    drafts = std::round(double(accepted) / (r.tokens_per_cycle - 1.0));  // no K on the line
+  }
+  if (r.logged_accept_rate && drafted > 0 &&
+      std::abs(*r.logged_accept_rate - double(accepted) / drafted) > kPercentOneDecimal) {
+    p.fail(rate->value.column, rate->key,
+           "expected Accepted/Drafted = " + fmt(100.0 * accepted / drafted) + "%, got '" +
+               std::string(rate->value.text) + "'");
+  }
+  r.cycles = drafts;
+  r.cycles_are_counts = drafts > 0.0 || drafted == 0;
+  if (drafts > 0.0) {
+    // vLLM metrics.py: mean acceptance length = 1 + accepted / num_drafts.
+    const double tau = 1.0 + accepted / drafts;
+    if (std::abs(tau - r.tokens_per_cycle) > kTwoDecimals) {
+      p.fail(mean.value.column, mean.key,
+             "expected 1 + Accepted/drafts = 1 + " + std::to_string(accepted) + "/" + fmt(drafts) +
+                 " = " + fmt(tau) + ", got '" + std::string(mean.value.text) + "'");
+    }
+    if (!r.unconditional_rates.empty()) {
+      double sum = 0.0;
+      for (double a : r.unconditional_rates) sum += a;
+      if (std::abs(sum - accepted / drafts) > kThreeDecimals * r.unconditional_rates.size()) {
+        p.fail(pp->value.column, pp->key,
+               "per-position rates sum to " + fmt(sum) + ", expected Accepted/drafts = " +
+                   fmt(accepted / drafts));
+      }
+    }
+  }
+  Field* dtput = p.find(fields, "Drafted throughput");
+  if (dtput) {
+    const double drafted_per_s = p.number(*dtput, dtput->value, "tokens/s");
+    // Generated tokens = accepted + one bonus/corrected token per draft, over the interval
+    // Drafted / drafted throughput.
+    if (drafted_per_s > 0.0 && drafted > 0 && drafts > 0.0) {
+      r.throughput_tokens_per_s = (accepted + drafts) * drafted_per_s / double(drafted);
+    }
+  }
+  if (Field* atput = p.find(fields, "Accepted throughput")) {
+    (void)p.number(*atput, atput->value, "tokens/s");
+  }
+  return r;
+}
+
+LogRecord parse_vllm_v0(std::string_view line, const SourceLocation& where) {
+  LineParser p(line, where, "vLLM Speculative metrics");
+  const std::size_t start = line.find(kVllmV0Marker) + kVllmV0Marker.size();
+  auto fields = p.split_fields(start, {});
+  if (!fields.empty() && !fields.back().value.text.empty() && fields.back().value.text.back() == '.') {
+    fields.back().value.text.remove_suffix(1);  // the line ends with a full stop
+  }
+  LogRecord r;
+  r.format = LogFormat::kVllmV0;
+  r.where = where;
+  r.cumulative = true;
+  Field& rate = p.require(fields, "Draft acceptance rate", "<rate>");
+  r.logged_accept_rate = p.rate(rate, rate.value);
+  Field& eff = p.require(fields, "System efficiency", "<rate>");
+  const double efficiency = p.rate(eff, eff.value);
+  Field& kf = p.require(fields, "Number of speculative tokens", "<count>");
+  const std::int64_t k = p.count(kf, kf.value);
+  if (k < 1) p.fail(kf.value.column, kf.key, "expected at least 1 speculative token, got 0");
+  Field& acc = p.require(fields, "Number of accepted tokens", "<count>");
+  const std::int64_t accepted_any = p.count(acc, acc.value);
+  Field& dra = p.require(fields, "Number of draft tokens", "<count>");
+  const std::int64_t drafted = p.count(dra, dra.value);
+  Field& emi = p.require(fields, "Number of emitted tokens", "<count>");
+  const std::int64_t emitted = p.count(emi, emi.value);
+  if (drafted % k != 0) {
+    p.fail(dra.value.column, dra.key,
+           "expected a multiple of Number of speculative tokens = " + std::to_string(k) +
+               " (steps * K), got " + std::to_string(drafted));
+  }
+  const std::int64_t steps = drafted / k;
+  if (emitted < steps || emitted > steps * (k + 1)) {
+    p.fail(emi.value.column, emi.key,
+           "expected between steps = " + std::to_string(steps) + " and steps * (K + 1) = " +
+               std::to_string(steps * (k + 1)) + " emitted tokens, got " + std::to_string(emitted));
+  }
+  if (accepted_any > drafted) {
+    p.fail(acc.value.column, acc.key, "exceeds Number of draft tokens = " + std::to_string(drafted));
+  }
+  // vLLM V0 metrics.py: system efficiency = emitted / (steps * (K + 1)); tau = emitted / steps.
+  if (steps > 0) {
+    const double expected = double(emitted) / double(steps * (k + 1));
+    if (std::abs(expected - efficiency) > kThreeDecimals) {
+      p.fail(eff.value.column, eff.key,
+             "expected emitted/(steps*(K+1)) = " + std::to_string(emitted) + "/" +
+                 std::to_string(steps * (k + 1)) + " = " + fmt(expected) + ", got '" +
+                 std::string(eff.value.text) + "'");
+    }
+    r.tokens_per_cycle = double(emitted) / double(steps);
+  } else {
+    r.tokens_per_cycle = efficiency * double(k + 1);
+  }
+  r.num_draft_positions = static_cast<int>(k);
+  // Chain-accepted drafts (those before the first rejection); "Number of accepted tokens" also
+  // counts drafts after a rejection (vLLM issue 9565), so it is kept only as the logged rate.
+  r.accepted_tokens = emitted - steps;
+  r.drafted_tokens = drafted;
+  r.cycles = double(steps);
+  r.cycles_are_counts = true;
+  return r;
+}
+
+// llama.cpp has its own punctuation, so a cursor reads it piece by piece.
+class Cursor {
+ public:
+  Cursor(const LineParser& p, std::size_t pos) : p_(p), pos_(pos) {}
+
+  void skip_spaces() {
+    while (pos_ < p_.line().size() && (p_.line()[pos_] == ' ' || p_.line()[pos_] == '\t')) ++pos_;
+  }
+  bool at_end() {
+    skip_spaces();
+    return pos_ >= p_.line().size() || p_.line()[pos_] == '\r';
+  }
+  bool try_literal(std::string_view lit) {
+    skip_spaces();
+    if (p_.line().substr(pos_, lit.size()) == lit) {
+      pos_ += lit.size();
+      return true;
+    }
+    return false;
+  }
+  void literal(std::string_view lit) {
+    if (!try_literal(lit)) {
+      p_.fail(col(), "", "expected '" + std::string(lit) + "', got " + rest());
+    }
+  }
+  double number(const std::string& key) {
+    skip_spaces();
+    std::size_t end = pos_;
+    while (end < p_.line().size() && (std::isdigit(static_cast<unsigned char>(p_.line()[end])) ||
+                                      p_.line()[end] == '.' || p_.line()[end] == 'e' ||
+                                      p_.line()[end] == '-' || p_.line()[end] == '+')) {
+      ++end;
+    }
+    Field f;
+    f.key = key;
+    const Piece piece{p_.line().substr(pos_, end - pos_), col()};
+    if (piece.text.empty()) p_.fail(col(), key, "expected a number, got " + rest());
+    pos_ = end;
+    return p_.number(f, piece);
+  }
+  int col() const { return static_cast<int>(pos_) + 1; }
+  int next_col() {  // column of the next non-blank character
+    skip_spaces();
+    return col();
+  }
+  std::string rest() const {
+    const auto text = trim(p_.line().substr(std::min(pos_, p_.line().size())));
+    return text.empty() ? "the end of the line" : "'" + std::string(text) + "'";
+  }
+
+ private:
+  const LineParser& p_;
+  std::size_t pos_;
+};
+
+LogRecord parse_llama_cpp(std::string_view line, const SourceLocation& where) {
+  LineParser p(line, where, "llama.cpp draft acceptance");
+  Cursor c(p, line.find(kLlamaMarker) + kLlamaMarker.size());
+  LogRecord r;
+  r.format = LogFormat::kLlamaCpp;
+  r.where = where;
+  const int rate_col = c.next_col();
+  const double rate = c.number("draft acceptance");
+  if (rate > 1.0) p.fail(rate_col, "draft acceptance", "expected a rate in [0, 1], got " + fmt(rate));
+  r.logged_accept_rate = rate;
+  c.literal("(");
+  const int acc_col = c.next_col();
+  const double accepted = c.number("accepted");
+  c.literal("accepted");
+  c.literal("/");
+  const double drafted = c.number("generated");
+  c.literal("generated");
+  c.literal(")");
+  if (accepted != std::floor(accepted) || drafted != std::floor(drafted) || accepted > drafted) {
+    p.fail(acc_col, "accepted", "expected whole counts with accepted <= generated, got " +
+                                    fmt(accepted) + " / " + fmt(drafted));
+  }
+  if (drafted > 0 && std::abs(rate - accepted / drafted) > kFiveDecimals) {
+    p.fail(rate_col, "draft acceptance",
+           "expected accepted/generated = " + fmt(accepted / drafted) + ", got " + fmt(rate));
+  }
+  r.accepted_tokens = static_cast<std::int64_t>(accepted);
+  r.drafted_tokens = static_cast<std::int64_t>(drafted);
+  c.literal(",");
+  c.literal("mean acceptance length");
+  c.literal("=");
+  const int mean_col = c.next_col();
+  r.tokens_per_cycle = c.number("mean acceptance length");
+  if (r.tokens_per_cycle < 1.0) {
+    p.fail(mean_col, "mean acceptance length",
+           "expected a value >= 1 (it counts the bonus token), got " + fmt(r.tokens_per_cycle));
+  }
+  if (c.try_literal(",")) {
+    c.literal("acceptance rate per position");
+    c.literal("=");
+    c.literal("(");
+    do {
+      const int col = c.next_col();
+      const double a = c.number("acceptance rate per position");
+      if (a > 1.0) p.fail(col, "acceptance rate per position", "expected a rate in [0, 1], got " + fmt(a));
+      r.unconditional_rates.push_back(a);
+    } while (c.try_literal(","));
+    c.literal(")");
+    r.num_draft_positions = static_cast<int>(r.unconditional_rates.size());
+  }
+  if (!c.at_end()) p.fail(c.col(), "", "expected the end of the line, got " + c.rest());
+
+  double sum = 0.0;
+  for (double a : r.unconditional_rates) sum += a;
+  if (!r.unconditional_rates.empty() &&
+      std::abs(1.0 + sum - r.tokens_per_cycle) >
+          kTwoDecimals + kThreeDecimals * r.unconditional_rates.size()) {
+    p.fail(mean_col, "mean acceptance length",
+           "expected 1 + sum of per-position rates = " + fmt(1.0 + sum) + ", got " +
+               fmt(r.tokens_per_cycle));
+  }
+  // The line has no draft count: accepted / (tau - 1), with the finer 3-decimal rates when present.
+  const double per_draft = r.unconditional_rates.empty() ? r.tokens_per_cycle - 1.0 : sum;
+  r.cycles = per_draft > 0.0 ? std::round(accepted / per_draft) : 0.0;
+  r.cycles_are_counts = per_draft > 0.0 || drafted == 0;
+  return r;
+}
+
+}  // namespace
+
+std::string_view to_string(LogFormat format) {
+  switch (format) {
+    case LogFormat::kSglang: return "sglang";
+    case LogFormat::kVllmV1: return "vllm-v1";
+    case LogFormat::kVllmV0: return "vllm-v0";
+    case LogFormat::kLlamaCpp: return "llama.cpp";
+  }
+  return "?";
+}
+
+std::optional<LogRecord> parse_engine_log_line(std::string_view line, const SourceLocation& where) {
+  if (line.find(kVllmV1Marker) != std::string_view::npos) return parse_vllm_v1(line, where);
+  if (line.find(kVllmV0Marker) != std::string_view::npos) return parse_vllm_v0(line, where);
+  if (line.find(kLlamaMarker) != std::string_view::npos) return parse_llama_cpp(line, where);
+  // Decode lines without "accept len" come from servers running without speculation.
+  const auto sg = line.find(kSglangMarker);
+  if (sg != std::string_view::npos && line.find(kSglangSpecKey, sg) != std::string_view::npos) {
+    return parse_sglang(line, where);
+  }
+  return std::nullopt;
+}
+
+std::vector<LogRecord> parse_engine_log(std::istream& in, const std::string& file_name) {
+  std::vector<LogRecord> out;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (auto r = parse_engine_log_line(line, SourceLocation{file_name, number, 0})) {
+      out.push_back(std::move(*r));
+    }
+  }
+  return out;
+}
+
+std::vector<LogRecord> parse_engine_log_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(SourceLocation{path, 0, 0}, "", "cannot open engine log for reading");
+  auto records = parse_engine_log(in, path);
+  if (records.empty()) {
+    throw Error(SourceLocation{path, 0, 0}, "",
+                "no speculative-decoding metrics line found; expected SGLang 'Decode batch. ... "
+                "accept len: X', vLLM 'SpecDecoding metrics: ...' or 'Speculative metrics: ...', or "
+                "llama.cpp 'draft acceptance = ...'");
+  }
+  return records;
+}
+
+ConfidenceInterval clopper_pearson(std::int64_t successes, std::int64_t trials, double confidence) {
+  if (!(confidence > 0.0 && confidence < 1.0)) {
+    throw Error("confidence = " + fmt(confidence) + ": must lie in (0, 1)");
+  }
+  if (trials < 0 || successes < 0 || successes > trials) {
+    throw Error("binomial interval: " + std::to_string(successes) + " successes of " +
+                std::to_string(trials) + " trials: need 0 <= successes <= trials");
+  }
+  ConfidenceInterval ci{0.0, 1.0, confidence};
+  if (trials == 0) return ci;
+  // Clopper & Pearson 1934: the bounds are Beta quantiles,
+  // low = B^-1(alpha/2; s, n-s+1), high = B^-1(1-alpha/2; s+1, n-s).
+  const double tail = (1.0 - confidence) / 2.0;
+  const auto s = static_cast<double>(successes), n = static_cast<double>(trials);
+  if (successes > 0) ci.low = boost::math::quantile(boost::math::beta_distribution<>(s, n - s + 1), tail);
+  if (successes < trials) {
+    ci.high = boost::math::quantile(boost::math::beta_distribution<>(s + 1, n - s), 1.0 - tail);
+  }
+  return ci;
+}
+
+AcceptanceSummary summarize(std::span<const LogRecord> records, double confidence) {
+  if (records.empty()) throw Error("acceptance summary: no metrics lines to pool");
+  if (!(confidence > 0.0 && confidence < 1.0)) {
+    throw Error("confidence = " + fmt(confidence) + ": must lie in (0, 1)");
+  }
+  // V0 counters accumulate: within a run of non-decreasing counters only the last line counts;
+  // a drop (server restart) starts a new run.
+  std::vector<const LogRecord*> pool;
+  std::map<std::string, const LogRecord*> open_run;  // per file
+  bool saw_v0 = false;
+  for (const auto& r : records) {
+    if (r.format != LogFormat::kVllmV0) {
+      pool.push_back(&r);
+      continue;
+    }
+    saw_v0 = true;
+    const LogRecord*& last = open_run[r.where.file];
+    if (last && (r.drafted_tokens < last->drafted_tokens || r.accepted_tokens < last->accepted_tokens)) {
+      pool.push_back(last);
+    }
+    last = &r;
+  }
+  for (const auto& [file, last] : open_run) {
+    if (last) pool.push_back(last);
+  }
+
+  AcceptanceSummary s;
+  s.num_records = static_cast<int>(pool.size());
+  s.cycles_are_counts = true;
+  double weighted_tau = 0.0;
+  for (const LogRecord* r : pool) {
+    if (std::find(s.formats.begin(), s.formats.end(), r->format) == s.formats.end()) {
+      s.formats.push_back(r->format);
+    }
+    s.cycles += r->cycles;
+    weighted_tau += r->cycles * r->tokens_per_cycle;
+    s.cycles_are_counts = s.cycles_are_counts && r->cycles_are_counts;
+  }
+  if (!(s.cycles > 0.0)) {
+    throw Error("acceptance summary: the " + std::to_string(pool.size()) +
+                " metrics lines cover no verify cycles (no drafts or no running requests)");
+  }
+  s.tokens_per_cycle = weighted_tau / s.cycles;
+
+  // Per-position rates over lines that carry them, for the positions they all have.
+  std::size_t positions = 0;
+  double rate_cycles = 0.0;
+  for (const LogRecord* r : pool) {
+    if (r->unconditional_rates.empty() || r->cycles <= 0.0) continue;
+    positions = rate_cycles == 0.0 ? r->unconditional_rates.size()
+                                   : std::min(positions, r->unconditional_rates.size());
+    rate_cycles += r->cycles;
+  }
+  if (positions > 0) {
+    s.unconditional_rates.assign(positions, 0.0);
+    for (const LogRecord* r : pool) {
+      if (r->unconditional_rates.empty() || r->cycles <= 0.0) continue;
+      for (std::size_t j = 0; j < positions; ++j) {
+        s.unconditional_rates[j] += r->cycles * r->unconditional_rates[j] / rate_cycles;
+      }
+    }
+    // Pooled a_j can exceed a_{j-1} only by float rounding; clamp before converting.
+    for (std::size_t j = 1; j < positions; ++j) {
+      s.unconditional_rates[j] = std::min(s.unconditional_rates[j], s.unconditional_rates[j - 1]);
+    }
+    s.conditional_rates = conditional_from_unconditional(s.unconditional_rates);
+  }
+
+  // Throughput: total generated tokens over total time, never a mean of per-line rates.
+  double tokens = 0.0, time = 0.0;
+  for (const LogRecord* r : pool) {
+    if (!r->throughput_tokens_per_s || *r->throughput_tokens_per_s <= 0.0) continue;
+    const double t = r->cycles * r->tokens_per_cycle;
+    tokens += t;
+    time += t / *r->throughput_tokens_per_s;
+  }
+  if (time > 0.0) s.throughput_tokens_per_s = tokens / time;
+
+  // Intervals from counts, only when every pooled line has counts.
+  const bool all_counted = std::all_of(pool.begin(), pool.end(), [](const LogRecord* r) {
+    return r->accepted_tokens && r->drafted_tokens && r->cycles_are_counts;
+  });
+  if (all_counted) {
+    std::int64_t accepted = 0, drafted = 0;
+    for (const LogRecord* r : pool) {
+      accepted += *r->accepted_tokens;
+      drafted += *r->drafted_tokens;
+    }
+    s.accepted_tokens = accepted;
+    s.drafted_tokens = drafted;
+    if (drafted > 0) {
+      s.draft_accept_rate = double(accepted) / double(drafted);
+      s.draft_accept_rate_interval = clopper_pearson(accepted, drafted, confidence);
+      // tau = 1 + accepted / drafts = 1 + (drafted / drafts) * (accepted / drafted); drafted/drafts
+      // is K for vLLM, a little less for llama.cpp (drafts cut short).
+      const double per_draft = double(drafted) / s.cycles;
+      s.tokens_per_cycle_interval =
+          ConfidenceInterval{1.0 + per_draft * s.draft_accept_rate_interval->low,
+                             1.0 + per_draft * s.draft_accept_rate_interval->high, confidence};
+      s.notes.push_back(
+          "intervals treat drafted tokens as independent trials; positions within one draft are "
+          "correlated, so the true uncertainty is wider");
+    }
+    if (positions > 0) {
+      double drafts = 0.0;
+      std::vector<double> hits(positions, 0.0);
+      for (const LogRecord* r : pool) {
+        if (r->unconditional_rates.empty() || r->cycles <= 0.0) continue;
+        drafts += r->cycles;
+        for (std::size_t j = 0; j < positions; ++j) {
+          hits[j] += std::round(r->unconditional_rates[j] * r->cycles);
+        }
+      }
+      for (std::size_t j = 0; j < positions; ++j) {
+        s.unconditional_rate_intervals.push_back(clopper_pearson(
+            static_cast<std::int64_t>(hits[j]), static_cast<std::int64_t>(drafts), confidence));
+      }
+    }
+  }
+
+  const auto has = [&](LogFormat f) {
+    return std::find(s.formats.begin(), s.formats.end(), f) != s.formats.end();
+  };
+  if (has(LogFormat::kSglang)) {
+    s.notes.push_back(
+        "SGLang lines are weighted by #running-req (each line covers decode_log_interval batches); "
+        "they carry no counts, so no interval");
+  }
+  if (saw_v0) {
+    s.notes.push_back("vLLM V0 counters are cumulative: the last line of each run is used");
+  }
+  if (has(LogFormat::kLlamaCpp)) {
+    s.notes.push_back("llama.cpp drafts estimated as accepted / sum of per-position rates");
+  }
+  if (s.formats.size() > 1) {
+    s.notes.push_back("lines from different engines pooled together");
+  }
+  return s;
+}
+
+}  // namespace specsim

@@ -1,0 +1,578 @@
+#include "specsim/load.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+
+#include "yaml_reader.hpp"
+
+namespace specsim {
+
+using detail::YamlReader;
+using units::Quantity;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kMaxCount = 10'000'000;
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + items[i];
+  return out;
+}
+
+const char* subdir(DataKind kind) {
+  switch (kind) {
+    case DataKind::kModel: return "models/llm";
+    case DataKind::kGpu: return "models/gpu";
+    case DataKind::kTopology: return "models/topology";
+    case DataKind::kScenario: return "models/scenarios";
+    case DataKind::kCommProfile: return "calibration/profiles";
+  }
+  return "";
+}
+
+const char* kind_word(DataKind kind) {
+  switch (kind) {
+    case DataKind::kModel: return "model";
+    case DataKind::kGpu: return "GPU";
+    case DataKind::kTopology: return "topology";
+    case DataKind::kScenario: return "scenario";
+    case DataKind::kCommProfile: return "comm profile";
+  }
+  return "";
+}
+
+Dtype read_dtype(YamlReader& r, const std::string& key, Dtype fallback) {
+  if (!r.has(key)) {
+    r.ignore(key);
+    return fallback;
+  }
+  const std::string s = r.string(key);
+  if (auto d = parse_dtype(s)) return *d;
+  r.fail(key, "'" + s + "' is not one of: fp32, bf16, fp16, fp8, int4-g32, int4-g128, nvfp4, mxfp4");
+}
+
+LaunchMode read_mode(YamlReader& r, const std::string& key, LaunchMode fallback) {
+  const std::string s = r.optional_choice(key, {"graph", "eager"}, fallback == LaunchMode::kGraph ? "graph" : "eager");
+  return s == "graph" ? LaunchMode::kGraph : LaunchMode::kEager;
+}
+
+int count(YamlReader& r, const std::string& key, int min = 1) {
+  return static_cast<int>(r.integer(key, min, kMaxCount));
+}
+
+// ---- models/llm/*.yaml ------------------------------------------------------------------------
+
+TransformerSpec read_model_yaml(YamlReader& r) {
+  r.expect_header("llm");
+  TransformerSpec m;
+  m.name = r.string("name");
+  m.description = r.optional_string("description", "");
+  r.ignore("source");
+  m.layers = count(r, "layers");
+  m.dense_layers = count(r, "dense_layers", 0);
+  if (m.dense_layers > m.layers) r.fail("dense_layers", "must not exceed layers (" + std::to_string(m.layers) + ")");
+  m.hidden_size = count(r, "hidden_size");
+  m.vocab_size = count(r, "vocab_size");
+  {
+    YamlReader a = r.child("attention");
+    const std::string kind = a.choice("kind", {"gqa", "mla"});
+    m.attention.kind = kind == "mla" ? AttentionKind::kMla : AttentionKind::kGqa;
+    m.attention.heads = count(a, "heads");
+    m.attention.kv_heads = count(a, "kv_heads");
+    if (m.attention.kind == AttentionKind::kGqa) {
+      m.attention.head_dim = count(a, "head_dim");
+      if (m.attention.heads % m.attention.kv_heads != 0) {
+        a.fail("kv_heads", "must divide heads (" + std::to_string(m.attention.heads) + ")");
+      }
+    } else {
+      m.attention.head_dim = static_cast<int>(a.optional_integer("head_dim", 0, 0, kMaxCount));
+      m.attention.q_lora_rank = count(a, "q_lora_rank", 0);
+      m.attention.kv_lora_rank = count(a, "kv_lora_rank");
+      m.attention.qk_nope_head_dim = count(a, "qk_nope_head_dim");
+      m.attention.qk_rope_head_dim = count(a, "qk_rope_head_dim");
+      m.attention.v_head_dim = count(a, "v_head_dim");
+    }
+    a.finish();
+  }
+  if (auto mlp = r.optional_child("mlp")) {
+    m.intermediate_size = count(*mlp, "intermediate_size");
+    mlp->finish();
+  } else if (m.dense_layers > 0) {
+    r.fail("mlp", "required when dense_layers > 0");
+  }
+  if (auto moe = r.optional_child("moe")) {
+    MoeSpec e;
+    e.experts = count(*moe, "experts");
+    e.experts_per_token = count(*moe, "experts_per_token");
+    if (e.experts_per_token > e.experts) moe->fail("experts_per_token", "must not exceed experts");
+    e.shared_experts = count(*moe, "shared_experts", 0);
+    e.expert_intermediate_size = count(*moe, "expert_intermediate_size");
+    moe->finish();
+    m.moe = e;
+  } else if (m.dense_layers < m.layers) {
+    r.fail("moe", "required when dense_layers < layers");
+  }
+  if (auto w = r.optional_child("weights")) {
+    m.weights.attention = read_dtype(*w, "attention", Dtype::kBf16);
+    m.weights.dense_mlp = read_dtype(*w, "dense_mlp", Dtype::kBf16);
+    m.weights.experts = read_dtype(*w, "experts", m.weights.dense_mlp);
+    m.weights.shared_experts = read_dtype(*w, "shared_experts", m.weights.experts);
+    m.weights.lm_head = read_dtype(*w, "lm_head", Dtype::kBf16);
+    w->finish();
+  }
+  m.activation_dtype = read_dtype(r, "activation_dtype", Dtype::kBf16);
+  if (auto c = r.optional_child("collectives")) {
+    m.collectives.allreduce_per_layer = static_cast<int>(c->optional_integer("allreduce_per_layer", 2, 0, 16));
+    m.collectives.embedding_allreduce = c->optional_boolean("embedding_allreduce", true);
+    m.collectives.lm_head_gather = c->optional_boolean("lm_head_gather", true);
+    c->finish();
+  }
+  if (auto k = r.optional_child("kernels")) {
+    m.kernels.per_dense_layer = static_cast<int>(k->optional_integer("per_dense_layer", 11, 1, 1000));
+    m.kernels.per_moe_layer = static_cast<int>(k->optional_integer("per_moe_layer", 16, 1, 1000));
+    m.kernels.per_forward = static_cast<int>(k->optional_integer("per_forward", 6, 0, 1000));
+    k->finish();
+  }
+  if (auto e = r.optional_child("eagle3")) {
+    Eagle3Spec s;
+    s.target = e->string("target");
+    s.aux_hidden_states = static_cast<int>(e->optional_integer("aux_hidden_states", 3, 1, 16));
+    s.draft_vocab_size = count(*e, "draft_vocab_size");
+    e->finish();
+    m.eagle3 = s;
+  }
+  r.finish();
+  return m;
+}
+
+// ---- Hugging Face config.json -----------------------------------------------------------------
+// Key names per family from models.md 1.2. Kimi-K2.5 nests the language model under text_config.
+
+TransformerSpec read_hf_config(YamlReader& root) {
+  YamlReader r = root;
+  root.ignore("architectures");
+  if (root.has("text_config")) r = root.child("text_config");
+  const std::string type = r.string("model_type");
+  TransformerSpec m;
+  m.name = root.file().substr(root.file().find_last_of('/') + 1);
+  m.description = "Hugging Face config.json (model_type " + type + ")";
+  m.layers = count(r, "num_hidden_layers");
+  m.hidden_size = count(r, "hidden_size");
+  m.vocab_size = count(r, "vocab_size");
+  m.attention.heads = count(r, "num_attention_heads");
+  m.attention.kv_heads = static_cast<int>(r.optional_integer("num_key_value_heads", m.attention.heads, 1, kMaxCount));
+  const bool deepseek = type == "deepseek_v3" || type == "deepseek_v2" || type == "kimi_k2";
+  if (deepseek) {
+    m.attention.kind = AttentionKind::kMla;
+    m.attention.kv_heads = m.attention.heads;
+    m.attention.q_lora_rank = static_cast<int>(r.optional_integer("q_lora_rank", 0, 0, kMaxCount));
+    m.attention.kv_lora_rank = count(r, "kv_lora_rank");
+    m.attention.qk_nope_head_dim = count(r, "qk_nope_head_dim");
+    m.attention.qk_rope_head_dim = count(r, "qk_rope_head_dim");
+    m.attention.v_head_dim = count(r, "v_head_dim");
+    m.intermediate_size = count(r, "intermediate_size");
+    MoeSpec e;
+    e.experts = count(r, "n_routed_experts");
+    e.experts_per_token = count(r, "num_experts_per_tok");
+    e.shared_experts = static_cast<int>(r.optional_integer("n_shared_experts", 0, 0, kMaxCount));
+    e.expert_intermediate_size = count(r, "moe_intermediate_size");
+    m.moe = e;
+    m.dense_layers = static_cast<int>(r.optional_integer("first_k_dense_replace", 0, 0, m.layers));
+  } else if (type == "qwen3_moe") {
+    m.attention.head_dim = static_cast<int>(r.optional_integer("head_dim", m.hidden_size / m.attention.heads, 1, kMaxCount));
+    m.intermediate_size = count(r, "intermediate_size");
+    MoeSpec e;
+    e.experts = count(r, "num_experts");
+    e.experts_per_token = count(r, "num_experts_per_tok");
+    e.expert_intermediate_size = count(r, "moe_intermediate_size");
+    m.moe = e;
+    int dense = 0;
+    if (r.has("mlp_only_layers")) dense = static_cast<int>(r.numbers("mlp_only_layers", 0, m.layers).size());
+    if (r.node()["mlp_only_layers"].IsSequence() && r.node()["mlp_only_layers"].size() == 0) dense = 0;
+    m.dense_layers = dense;
+  } else if (type == "llama" || type == "qwen3" || type == "qwen2" || type == "mistral") {
+    m.attention.head_dim = static_cast<int>(r.optional_integer("head_dim", m.hidden_size / m.attention.heads, 1, kMaxCount));
+    m.intermediate_size = count(r, "intermediate_size");
+    m.dense_layers = m.layers;
+  } else {
+    r.fail("model_type", "'" + type + "' is not supported (known: llama, qwen3, qwen3_moe, deepseek_v3, kimi_k2)");
+  }
+  // Quantisation: DeepSeek/Kimi-K2 ship fp8 blocks; Kimi-K2.5 int4 routed experts (models.md 1.3).
+  if (r.has("quantization_config")) {
+    const YAML::Node q = r.node()["quantization_config"];
+    const std::string method = q["quant_method"] ? q["quant_method"].Scalar() : "";
+    if (method == "fp8") {
+      m.weights = {Dtype::kFp8, Dtype::kFp8, Dtype::kFp8, Dtype::kFp8, Dtype::kBf16};
+    } else if (method == "compressed-tensors") {
+      m.weights.experts = Dtype::kInt4G32;
+    } else if (method == "mxfp4") {
+      m.weights.experts = Dtype::kMxfp4;
+    }
+  }
+  return m;  // unknown keys are expected in config.json: it carries far more than the cost model uses
+}
+
+// ---- GPU, topology, comm profile ----------------------------------------------------------------
+
+GpuSpec read_gpu(YamlReader& r) {
+  r.expect_header("gpu");
+  GpuSpec g;
+  g.name = r.string("name");
+  g.description = r.optional_string("description", "");
+  r.ignore("source");
+  g.memory_bytes = r.quantity("memory", Quantity::kBytes);
+  g.memory_bandwidth_bytes_per_s = r.quantity("memory_bandwidth", Quantity::kBandwidth);
+  g.bf16_flop_per_s = r.quantity("bf16_dense", Quantity::kFlopRate);
+  g.fp8_flop_per_s = r.optional_quantity("fp8_dense", Quantity::kFlopRate);
+  r.optional_quantity("fp4_dense", Quantity::kFlopRate);
+  g.pcie_generation = static_cast<int>(r.integer("pcie_generation", 3, 7));
+  g.nvlink_bandwidth_bytes_per_s = r.optional_quantity("nvlink_bandwidth", Quantity::kBandwidth);
+  g.p2p_supported = r.optional_boolean("p2p_supported", true);
+  if (g.memory_bandwidth_bytes_per_s <= 0) r.fail("memory_bandwidth", "must be > 0");
+  if (g.bf16_flop_per_s <= 0) r.fail("bf16_dense", "must be > 0");
+  r.finish();
+  return g;
+}
+
+Topology read_topology(YamlReader& r) {
+  r.expect_header("topology");
+  Topology t;
+  t.name = r.string("name");
+  t.description = r.optional_string("description", "");
+  r.ignore("source");
+  t.gpu = r.string("gpu");
+  t.gpus = count(r, "gpus");
+  t.p2p = r.optional_boolean("p2p", true);
+  t.pcie_generation = static_cast<int>(r.optional_integer("pcie_generation", 5, 3, 7));
+  const std::string link = r.string("link");
+  auto cls = parse_link_class(link);
+  if (!cls) r.fail("link", "'" + link + "' is not a link class (NV#, PIX, PXB, PHB, NODE, SYS)");
+  t.link = *cls;
+  if (t.link == LinkClass::kNvlink) t.nvlinks = link.size() > 2 ? std::stoi(link.substr(2)) : 1;
+  t.comm_profile = r.optional_string("comm_profile", "");
+  r.finish();
+  return t;
+}
+
+CommProfile read_comm_profile(YamlReader& r) {
+  r.expect_header("comm_profile");
+  CommProfile p;
+  p.name = r.string("name");
+  p.description = r.optional_string("description", "");
+  p.source = r.optional_string("source", "");
+  r.choice("collective", {"all_reduce"});
+  p.implementation = r.choice("implementation", {"nccl", "custom_oneshot", "fp8"});
+  p.ranks = static_cast<int>(r.integer("ranks", 1, 4096));
+  p.mode = read_mode(r, "mode", LaunchMode::kGraph);
+  for (YamlReader pt : r.sequence("points")) {
+    CommProfile::Point point;
+    point.message_bytes = pt.quantity("size", Quantity::kBytes);
+    point.time_s = pt.quantity("time", Quantity::kDuration);
+    if (point.time_s <= 0) pt.fail("time", "must be > 0");
+    if (!p.points.empty() && point.message_bytes <= p.points.back().message_bytes) {
+      pt.fail("size", "sizes must rise strictly from one point to the next");
+    }
+    pt.finish();
+    p.points.push_back(point);
+  }
+  if (p.points.empty()) r.fail("points", "needs at least one point");
+  r.finish();
+  return p;
+}
+
+bool looks_like_hf_config(const YamlReader& r) {
+  return !r.has("schema_version") && (r.has("model_type") || r.has("text_config"));
+}
+
+}  // namespace
+
+// ---- data directory -------------------------------------------------------------------------------
+
+std::string default_data_dir() {
+  if (const char* env = std::getenv("SPECSIM_DATA_DIR"); env && *env) return env;
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const fs::path installed = exe.parent_path().parent_path() / "share" / "specsim";
+    if (fs::exists(installed / "models" / "scenarios", ec)) return installed.string();
+  }
+  return SPECSIM_SOURCE_DATA_DIR;
+}
+
+DataDir::DataDir(std::string root) : root_(std::move(root)) {}
+
+std::vector<std::string> DataDir::names(DataKind kind) const {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(fs::path(root_) / subdir(kind), ec)) {
+    if (entry.path().extension() == ".yaml") out.push_back(entry.path().stem().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::string DataDir::resolve(DataKind kind, const std::string& name) const {
+  const bool path_like = name.find('/') != std::string::npos ||
+                         name.ends_with(".yaml") || name.ends_with(".json") || name.ends_with(".yml");
+  if (path_like) {
+    if (!fs::exists(name)) throw Error({name, 0, 0}, "", std::string("no such ") + kind_word(kind) + " file");
+    return name;
+  }
+  const fs::path p = fs::path(root_) / subdir(kind) / (name + ".yaml");
+  if (fs::exists(p)) return p.string();
+  throw Error(std::string("unknown ") + kind_word(kind) + " '" + name + "' (known in " + root_ + "/" +
+              subdir(kind) + ": " + join(names(kind)) + ")");
+}
+
+// ---- public loaders -----------------------------------------------------------------------------
+
+TransformerSpec load_model(const std::string& path) {
+  YamlReader r = YamlReader::load_file(path);
+  if (looks_like_hf_config(r)) return read_hf_config(r);
+  return read_model_yaml(r);
+}
+
+GpuSpec load_gpu(const std::string& path) {
+  YamlReader r = YamlReader::load_file(path);
+  return read_gpu(r);
+}
+
+Topology load_topology(const std::string& path) {
+  YamlReader r = YamlReader::load_file(path);
+  return read_topology(r);
+}
+
+CommProfile load_comm_profile(const std::string& path) {
+  YamlReader r = YamlReader::load_file(path);
+  return read_comm_profile(r);
+}
+
+namespace {
+
+// Reads a name field and resolves it, so an unknown name reports the scenario's file and line.
+template <typename Loader>
+auto load_named(YamlReader& r, const std::string& key, DataKind kind, const DataDir& data, Loader loader) {
+  const std::string name = r.string(key);
+  std::string path;
+  try {
+    path = data.resolve(kind, name);
+  } catch (const Error& e) {
+    r.fail(key, e.message());
+  }
+  return loader(path);
+}
+
+AcceptanceSettings read_acceptance(YamlReader& a) {
+  AcceptanceSettings s;
+  const bool has_accept = a.has("accept");
+  const int forms = (has_accept ? 1 : 0) + (a.has("per_position") ? 1 : 0) +
+                    (a.has("unconditional") ? 1 : 0) + (a.has("tokens_per_cycle") ? 1 : 0);
+  if (forms != 1) {
+    a.fail_here("give exactly one of accept, per_position, unconditional, tokens_per_cycle (found " +
+                std::to_string(forms) + ")");
+  }
+  if (has_accept) {
+    s.kind = AcceptanceSettings::Kind::kConstant;
+    s.accept = a.number("accept", 0.0, 1.0);
+    if (a.has("depth_profile")) s.depth_profile = a.numbers("depth_profile", 0.0, 1.0);
+  } else if (a.has("per_position")) {
+    s.kind = AcceptanceSettings::Kind::kConditional;
+    s.per_position = a.numbers("per_position", 0.0, 1.0);
+  } else if (a.has("unconditional")) {
+    s.kind = AcceptanceSettings::Kind::kUnconditional;
+    s.per_position = a.numbers("unconditional", 0.0, 1.0);
+  } else {
+    s.kind = AcceptanceSettings::Kind::kTokensPerCycle;
+    s.tokens_per_cycle = a.number("tokens_per_cycle", 1.0, 1e6);
+  }
+  a.ignore("depth_profile");
+  a.ignore("source");
+  a.finish();
+  return s;
+}
+
+Scenario read_scenario(YamlReader& r, const DataDir& data) {
+  r.expect_header("scenario");
+  Scenario s;
+  s.file = r.file();
+  s.name = r.string("name");
+  s.description = r.optional_string("description", "");
+  r.ignore("source");
+  s.model = load_named(r, "model", DataKind::kModel, data, load_model);
+  s.draft = load_named(r, "draft", DataKind::kModel, data, load_model);
+  s.topology = load_named(r, "topology", DataKind::kTopology, data, load_topology);
+  // The GPU: the scenario's own `gpu` overrides the topology's (what-if: same box, other card).
+  {
+    std::string gpu_name = s.topology.gpu;
+    if (r.has("gpu")) gpu_name = r.string("gpu");
+    r.ignore("gpu");
+    std::string path;
+    try {
+      path = data.resolve(DataKind::kGpu, gpu_name);
+    } catch (const Error& e) {
+      r.fail("gpu", e.message());
+    }
+    s.gpu = load_gpu(path);
+  }
+  {
+    YamlReader p = r.child("parallel");
+    s.tp = static_cast<int>(p.integer("tp", 1, 1024));
+    p.finish();
+    if (s.tp > s.topology.gpus) {
+      p.fail("tp", "= " + std::to_string(s.tp) + ": the topology '" + s.topology.name + "' has only " +
+                       std::to_string(s.topology.gpus) + " GPUs");
+    }
+  }
+  {
+    YamlReader w = r.child("workload");
+    s.batch = static_cast<int>(w.integer("batch", 1, 1'000'000));
+    s.context_tokens = static_cast<double>(w.integer("context", 0, 100'000'000));
+    w.finish();
+  }
+  {
+    YamlReader e = r.child("engine");
+    s.engine.name = e.optional_string("name", "sglang");
+    s.engine.decode_mode = read_mode(e, "decode_mode", LaunchMode::kGraph);
+    s.engine.verify_mode = read_mode(e, "verify_mode", LaunchMode::kGraph);
+    s.engine.draft_mode = read_mode(e, "draft_mode", LaunchMode::kGraph);
+    s.engine.extend_yields_first_draft = e.optional_boolean("extend_yields_first_draft", true);
+    if (e.has("embedding_allreduce")) s.engine.embedding_allreduce = e.boolean("embedding_allreduce");
+    e.ignore("embedding_allreduce");
+    e.finish();
+  }
+  {
+    YamlReader sp = r.child("speculation");
+    s.speculation.method = sp.optional_choice("method", {"eagle3"}, "eagle3");
+    s.speculation.num_steps = static_cast<int>(sp.integer("num_steps", 1, 64));
+    s.speculation.eagle_topk = static_cast<int>(sp.optional_integer("eagle_topk", 1, 1, 64));
+    const int chain_tokens = s.speculation.num_steps + 1;
+    s.speculation.num_draft_tokens =
+        static_cast<int>(sp.optional_integer("num_draft_tokens", chain_tokens, 2, 4096));
+    // SGLang forces num_draft_tokens = num_steps + 1 when topk == 1 (specdec.md 5.1); so does specsim,
+    // which keeps `--set speculation.num_steps=N` meaningful on a chain.
+    if (s.speculation.eagle_topk == 1) s.speculation.num_draft_tokens = chain_tokens;
+    const long long max_tree = 1 + static_cast<long long>(s.speculation.num_steps) * s.speculation.eagle_topk * s.speculation.eagle_topk;
+    if (s.speculation.eagle_topk > 1 && s.speculation.num_draft_tokens > max_tree) {
+      sp.fail("num_draft_tokens", "= " + std::to_string(s.speculation.num_draft_tokens) +
+                                      ": more than the " + std::to_string(max_tree) +
+                                      " nodes num_steps and eagle_topk can draft");
+    }
+    sp.finish();
+  }
+  {
+    YamlReader a = r.child("acceptance");
+    s.acceptance = read_acceptance(a);
+  }
+  if (auto c = r.optional_child("compute")) {
+    if (c->has("bandwidth_efficiency")) {
+      s.compute.bandwidth_efficiency = c->number_or_calibrate("bandwidth_efficiency", 0.01, 1.0);
+    }
+    c->ignore("bandwidth_efficiency");
+    s.compute.flop_efficiency = c->optional_number("flop_efficiency", 0.5, 0.01, 1.0);
+    if (auto v = c->optional_quantity("kernel_floor", Quantity::kDuration)) s.compute.kernel_floor_s = *v;
+    if (auto v = c->optional_quantity("eager_launch_per_kernel", Quantity::kDuration)) s.compute.eager_launch_per_kernel_s = *v;
+    if (auto v = c->optional_quantity("graph_launch", Quantity::kDuration)) s.compute.graph_launch_s = *v;
+    if (c->has("routing_skew")) s.compute.routing_skew = c->number_or_calibrate("routing_skew", 0.01, 1.0);
+    c->ignore("routing_skew");
+    if (!s.compute.bandwidth_efficiency && !s.compute.routing_skew) {
+      c->fail("routing_skew", "only one of bandwidth_efficiency and routing_skew can be 'calibrate' "
+                              "(one measured verify compute time fixes one parameter)");
+    }
+    c->finish();
+  }
+  if (auto c = r.optional_child("comm")) {
+    s.comm.profile = c->optional_string("profile", s.topology.comm_profile);
+    if (c->has("eager_overhead_per_op")) {
+      s.comm.eager_overhead_per_op_s = c->quantity_or_calibrate("eager_overhead_per_op", Quantity::kDuration);
+    }
+    c->ignore("eager_overhead_per_op");
+    c->finish();
+  } else {
+    s.comm.profile = s.topology.comm_profile;
+  }
+  if (!s.comm.profile.empty()) {
+    std::string path;
+    try {
+      path = data.resolve(DataKind::kCommProfile, s.comm.profile);
+    } catch (const Error& e) {
+      throw Error(r.location_of("comm"), "comm.profile", e.message());
+    }
+    s.comm_profile = load_comm_profile(path);
+  }
+  if (auto h = r.optional_child("host")) {
+    if (h->has("decode_per_step")) s.host.decode_per_step_s = h->quantity_or_calibrate("decode_per_step", Quantity::kDuration);
+    h->ignore("decode_per_step");
+    if (auto v = h->optional_quantity("spec_extra_per_cycle", Quantity::kDuration)) s.host.spec_extra_per_cycle_s = *v;
+    h->finish();
+  }
+  if (auto m = r.optional_child("measurements")) {
+    if (auto b = m->optional_child("baseline")) {
+      s.measurements.baseline_tokens_per_s = b->quantity("tokens_per_s", Quantity::kRate);
+      b->ignore("source");
+      b->finish();
+    }
+    if (auto v = m->optional_child("verify")) {
+      Measurements::Verify mv;
+      mv.step_s = v->quantity("step", Quantity::kDuration);
+      mv.allreduce_count = static_cast<int>(v->integer("allreduce_count", 0, kMaxCount));
+      mv.allreduce_total_s = v->quantity("allreduce_total", Quantity::kDuration);
+      mv.compute_s = v->quantity("compute", Quantity::kDuration);
+      mv.tokens_per_request = static_cast<int>(v->integer("tokens_per_request", 1, 4096));
+      mv.mode = read_mode(*v, "mode", LaunchMode::kEager);
+      v->ignore("source");
+      v->finish();
+      s.measurements.verify = mv;
+    }
+    if (auto sp = m->optional_child("speculative")) {
+      s.measurements.speculative_tokens_per_s = sp->quantity("tokens_per_s", Quantity::kRate);
+      sp->ignore("source");
+      sp->ignore("held_out");
+      sp->finish();
+    }
+    m->finish();
+  }
+  r.finish();
+  // Cross-file checks, all named.
+  if (!s.draft.eagle3) r.fail("draft", "'" + s.draft.name + "' is not an EAGLE-3 draft head (no eagle3 block)");
+  if (s.comm_profile && s.tp > 1 && s.comm_profile->ranks != s.tp) {
+    throw Error(r.location_of("comm"), "comm.profile",
+                "profile '" + s.comm_profile->name + "' was measured at " + std::to_string(s.comm_profile->ranks) +
+                    " ranks, the scenario runs tp = " + std::to_string(s.tp));
+  }
+  if (s.tp > 1 && !s.comm_profile) {
+    throw Error(r.location(), "comm.profile", "tp > 1 needs an all-reduce profile (comm.profile or the topology's comm_profile)");
+  }
+  if (!s.comm.profile.empty() && !s.comm.eager_overhead_per_op_s && !s.measurements.verify) {
+    const bool eager_used = s.engine.verify_mode == LaunchMode::kEager || s.engine.draft_mode == LaunchMode::kEager ||
+                            s.engine.decode_mode == LaunchMode::kEager;
+    if (eager_used && s.comm_profile && s.comm_profile->mode == LaunchMode::kGraph && s.tp > 1) {
+      // Without a measurement there is nothing to calibrate from: use no overhead, said in the report.
+      s.comm.eager_overhead_per_op_s = 0.0;
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+Scenario load_scenario(const std::string& name_or_path, const std::vector<std::string>& patches,
+                       const DataDir& data) {
+  const std::string path = data.resolve(DataKind::kScenario, name_or_path);
+  YamlReader r = YamlReader::load_file(path);
+  if (!patches.empty()) {
+    auto origin = std::make_shared<detail::YamlOrigin>();
+    origin->file = path;
+    YAML::Node root = YAML::Clone(r.node());
+    for (const auto& p : patches) detail::apply_patch(root, p, *origin);
+    YamlReader patched(root, origin);
+    return read_scenario(patched, data);
+  }
+  return read_scenario(r, data);
+}
+
+}  // namespace specsim

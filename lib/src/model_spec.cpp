@@ -1,0 +1,106 @@
+#include "specsim/model_spec.hpp"
+
+#include <array>
+#include <utility>
+
+namespace specsim {
+
+namespace {
+struct DtypeInfo {
+  Dtype dtype;
+  const char* name;
+  double bytes;
+};
+// Scale overheads: int4 group 32 with a bf16 scale = 0.5 + 2/32; group 128 = 0.5 + 2/128;
+// NVFP4 = 0.5 + 1/16 (fp8 scale per 16); MXFP4 = 0.5 + 1/32 (e8m0 per 32); fp8 with 128x128 fp32
+// block scales = 1 + 4/16384.
+constexpr std::array kDtypes{
+    DtypeInfo{Dtype::kFp32, "fp32", 4.0},          DtypeInfo{Dtype::kBf16, "bf16", 2.0},
+    DtypeInfo{Dtype::kFp16, "fp16", 2.0},          DtypeInfo{Dtype::kFp8, "fp8", 1.0 + 4.0 / 16384.0},
+    DtypeInfo{Dtype::kInt4G32, "int4-g32", 0.5625}, DtypeInfo{Dtype::kInt4G128, "int4-g128", 0.515625},
+    DtypeInfo{Dtype::kNvfp4, "nvfp4", 0.5625},      DtypeInfo{Dtype::kMxfp4, "mxfp4", 0.53125}};
+}  // namespace
+
+double bytes_per_param(Dtype d) {
+  for (const auto& i : kDtypes) {
+    if (i.dtype == d) return i.bytes;
+  }
+  return 2.0;
+}
+
+const char* to_string(Dtype d) {
+  for (const auto& i : kDtypes) {
+    if (i.dtype == d) return i.name;
+  }
+  return "?";
+}
+
+std::optional<Dtype> parse_dtype(const std::string& text) {
+  for (const auto& i : kDtypes) {
+    if (text == i.name) return i.dtype;
+  }
+  return std::nullopt;
+}
+
+double TransformerSpec::attention_params() const {
+  const double h = hidden_size;
+  const AttentionSpec& a = attention;
+  if (a.kind == AttentionKind::kMla) {
+    // MLA (models.md 1.4): H*q_lora + q_lora*heads*(nope+rope) + H*(kv_lora+rope)
+    //                      + kv_lora*heads*(nope+v) + heads*v*H; without q LoRA, H*heads*(nope+rope).
+    const double qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
+    const double q = a.q_lora_rank > 0 ? h * a.q_lora_rank + double(a.q_lora_rank) * a.heads * qk
+                                       : h * a.heads * qk;
+    return q + h * (a.kv_lora_rank + a.qk_rope_head_dim) +
+           double(a.kv_lora_rank) * a.heads * (a.qk_nope_head_dim + a.v_head_dim) +
+           double(a.heads) * a.v_head_dim * h;
+  }
+  // GQA: H*(heads + 2 kv)*d + heads*d*H. EAGLE-3's qkv projection reads [embedding; hidden], 2H.
+  const double qkv_in = eagle3 ? 2.0 * h : h;
+  return qkv_in * (a.heads + 2.0 * a.kv_heads) * a.head_dim + double(a.heads) * a.head_dim * h;
+}
+
+double TransformerSpec::dense_mlp_params() const { return 3.0 * hidden_size * double(intermediate_size); }
+
+double TransformerSpec::expert_params() const {
+  return moe ? 3.0 * hidden_size * double(moe->expert_intermediate_size) : 0.0;
+}
+
+double TransformerSpec::lm_head_params() const {
+  const double vocab = eagle3 ? eagle3->draft_vocab_size : vocab_size;
+  return vocab * hidden_size;
+}
+
+double TransformerSpec::total_params() const {
+  double p = layers * attention_params() + dense_layers * dense_mlp_params() + lm_head_params();
+  if (moe) p += moe_layers() * (moe->experts + moe->shared_experts) * expert_params();
+  if (eagle3) {
+    p += double(eagle3->aux_hidden_states) * hidden_size * hidden_size;  // fc
+  } else {
+    p += double(vocab_size) * hidden_size;  // embedding (EAGLE-3 heads share the target's)
+  }
+  return p;
+}
+
+double TransformerSpec::active_params() const {
+  double p = layers * attention_params() + dense_layers * dense_mlp_params() + lm_head_params();
+  if (moe) p += moe_layers() * (moe->experts_per_token + moe->shared_experts) * expert_params();
+  if (eagle3) {
+    p += double(eagle3->aux_hidden_states) * hidden_size * hidden_size;
+  } else {
+    p += double(vocab_size) * hidden_size;  // the embedding row is counted, as published totals do
+  }
+  return p;
+}
+
+double TransformerSpec::kv_bytes_per_token_layer(int tp) const {
+  const double act = bytes_per_param(activation_dtype);
+  if (attention.kind == AttentionKind::kMla) {
+    // The MLA latent (kv_lora + rope) is shared by all heads, so every TP rank holds all of it.
+    return (attention.kv_lora_rank + attention.qk_rope_head_dim) * act;
+  }
+  const int kv_per_rank = std::max(1, attention.kv_heads / std::max(1, tp));
+  return 2.0 * kv_per_rank * attention.head_dim * act;
+}
+
+}  // namespace specsim

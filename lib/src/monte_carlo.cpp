@@ -1,0 +1,239 @@
+#include "specsim/monte_carlo.hpp"
+
+#include <algorithm>
+#include <boost/math/distributions/beta.hpp>
+#include <boost/math/distributions/normal.hpp>
+#include <cmath>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "specsim/error.hpp"
+
+namespace specsim {
+
+namespace {
+
+constexpr double kTwoToMinus53 = 0x1.0p-53;
+
+std::string fmt(double x) {
+  std::ostringstream out;
+  out << x;
+  return out.str();
+}
+
+// Uniform in [0, 1) from the generator's top 53 bits: fixed by the standard's mt19937_64 sequence.
+double uniform01(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * kTwoToMinus53; }
+
+// Nearest-rank percentile of sorted values: the smallest value with at least q of the sample at or
+// below it.
+double nearest_rank(const std::vector<double>& sorted, double q) {
+  const auto n = sorted.size();
+  const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(n)));
+  return sorted[std::min(n - 1, rank == 0 ? 0 : rank - 1)];
+}
+
+Percentiles percentiles(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  return {nearest_rank(values, 0.10), nearest_rank(values, 0.50), nearest_rank(values, 0.90)};
+}
+
+// p scaled by `scale`; a row whose sum would pass 1 is renormalised to 1 (siblings stay exclusive).
+PositionalAcceptance scaled(const PositionalAcceptance& p, double scale) {
+  PositionalAcceptance out = p;
+  for (auto& row : out.rows) {
+    double sum = 0.0;
+    for (double& v : row) sum += (v *= scale);
+    if (sum > 1.0) {
+      for (double& v : row) v /= sum;
+    }
+  }
+  return out;
+}
+
+// The Beta of per-request first-position acceptance, by mean and standard deviation:
+// nu = mu(1 - mu)/sigma^2 - 1, alpha = mu nu, beta = (1 - mu) nu.
+boost::math::beta_distribution<> request_beta(double mean, double stddev) {
+  const double nu = mean * (1.0 - mean) / (stddev * stddev) - 1.0;
+  return boost::math::beta_distribution<>(mean * nu, (1.0 - mean) * nu);
+}
+
+void check_spread(const PositionalAcceptance& p, double stddev) {
+  if (!(stddev >= 0.0)) {
+    throw Error("request_accept_stddev = " + fmt(stddev) + ": must be >= 0");
+  }
+  if (stddev == 0.0) return;
+  const double mean = p.at(1, 1);
+  const double limit = std::sqrt(mean * (1.0 - mean));
+  if (!(stddev < limit)) {
+    throw Error("request_accept_stddev = " + fmt(stddev) + ": must be < sqrt(mean * (1 - mean)) = " +
+                fmt(limit) + " for the mean first-position acceptance " + fmt(mean) +
+                " (a Beta distribution cannot spread further)");
+  }
+}
+
+// Per node: children and the cumulative exclusive probabilities that select them.
+struct Walker {
+  std::vector<std::vector<int>> children;
+  std::vector<std::vector<double>> cumulative;
+
+  Walker(const DraftTree& tree, const PositionalAcceptance& p)
+      : children(tree.size()), cumulative(tree.size()) {
+    for (int v = 0; v < tree.size(); ++v) {
+      double cum = 0.0;
+      for (int c : tree.children(v)) {
+        cum += p.at(tree.depth(c), tree.rank(c));
+        children[v].push_back(c);
+        cumulative[v].push_back(cum);
+      }
+    }
+  }
+
+  int cycle(std::mt19937_64& rng) const {
+    int node = 0, tokens = 1;
+    for (;;) {
+      const auto& cum = cumulative[node];
+      if (cum.empty()) return tokens;
+      const double u = uniform01(rng);
+      std::size_t k = 0;
+      while (k < cum.size() && u >= cum[k]) ++k;
+      if (k == cum.size()) return tokens;  // every drafted child rejected
+      node = children[node][k];
+      ++tokens;
+    }
+  }
+};
+
+}  // namespace
+
+double expected_tokens_with_request_spread(const DraftTree& tree, const PositionalAcceptance& p,
+                                           double request_accept_stddev, int quadrature_points) {
+  p.validate();
+  check_spread(p, request_accept_stddev);
+  if (request_accept_stddev == 0.0) return expected_tokens(tree, p);
+  if (quadrature_points < 1) {
+    throw Error("quadrature points = " + std::to_string(quadrature_points) + ": must be >= 1");
+  }
+  const double mean = p.at(1, 1);
+  const auto beta = request_beta(mean, request_accept_stddev);
+  double sum = 0.0;
+  for (int i = 0; i < quadrature_points; ++i) {
+    const double u = (i + 0.5) / quadrature_points;
+    sum += expected_tokens(tree, scaled(p, boost::math::quantile(beta, u) / mean));
+  }
+  return sum / quadrature_points;
+}
+
+MonteCarloResult simulate_cycles(const DraftTree& tree, const PositionalAcceptance& p,
+                                 const MonteCarloOptions& options,
+                                 const CycleTimeFunction& cycle_time_s) {
+  p.validate();
+  std::vector<std::string> problems;
+  if (options.num_requests < 2) {
+    problems.push_back("num_requests = " + std::to_string(options.num_requests) +
+                       ": must be >= 2 (the interval needs a spread)");
+  }
+  if (options.cycles_per_request < 1) {
+    problems.push_back("cycles_per_request = " + std::to_string(options.cycles_per_request) +
+                       ": must be >= 1");
+  }
+  if (!(options.confidence > 0.0 && options.confidence < 1.0)) {
+    problems.push_back("confidence = " + fmt(options.confidence) + ": must lie in (0, 1)");
+  }
+  if (!problems.empty()) {
+    std::string message = "Monte Carlo options: ";
+    for (std::size_t i = 0; i < problems.size(); ++i) message += (i ? "; " : "") + problems[i];
+    throw Error(message);
+  }
+  check_spread(p, options.request_accept_stddev);
+
+  std::mt19937_64 rng(options.seed);
+  const bool spread = options.request_accept_stddev > 0.0;
+  const double mean_first = p.at(1, 1);
+  const auto beta = spread ? request_beta(mean_first, options.request_accept_stddev)
+                           : boost::math::beta_distribution<>(1.0, 1.0);
+  const Walker shared(tree, p);
+
+  // Cycle time per emitted count, computed once: the function is a pure input.
+  const int max_tokens = tree.max_depth() + 1;
+  std::vector<double> time_for(max_tokens + 1, 0.0);
+  if (cycle_time_s) {
+    for (int t = 1; t <= max_tokens; ++t) {
+      time_for[t] = cycle_time_s(t);
+      if (!(time_for[t] > 0.0) || !std::isfinite(time_for[t])) {
+        throw Error("cycle time for " + std::to_string(t) + " emitted tokens = " + fmt(time_for[t]) +
+                    " s: must be a positive finite number of seconds");
+      }
+    }
+  }
+
+  std::vector<std::int64_t> histogram(max_tokens + 1, 0);
+  std::vector<double> request_mean(options.num_requests), request_rate(options.num_requests);
+  double total_tokens = 0.0, total_time_s = 0.0, sum_sq = 0.0;
+  for (int r = 0; r < options.num_requests; ++r) {
+    std::optional<Walker> own;  // this request's own p when requests differ
+    if (spread) own.emplace(tree, scaled(p, boost::math::quantile(beta, uniform01(rng)) / mean_first));
+    const Walker& walker = own ? *own : shared;
+    std::int64_t tokens = 0;
+    double time_s = 0.0;
+    for (int c = 0; c < options.cycles_per_request; ++c) {
+      const int t = walker.cycle(rng);
+      ++histogram[t];
+      tokens += t;
+      sum_sq += double(t) * t;
+      time_s += time_for[t];
+    }
+    request_mean[r] = double(tokens) / options.cycles_per_request;
+    request_rate[r] = time_s > 0.0 ? double(tokens) / time_s : 0.0;
+    total_tokens += double(tokens);
+    total_time_s += time_s;
+  }
+
+  MonteCarloResult out;
+  out.num_cycles = std::int64_t(options.num_requests) * options.cycles_per_request;
+  const double n = double(out.num_cycles);
+  out.mean_tokens_per_cycle = total_tokens / n;
+  out.stddev_tokens_per_cycle =
+      std::sqrt(std::max(0.0, (sum_sq - n * out.mean_tokens_per_cycle * out.mean_tokens_per_cycle) /
+                                  (n - 1.0)));
+  // Requests are independent (cycles within one share its Beta draw), so the interval of the mean
+  // comes from the spread of request means: mean +- z * s_r / sqrt(R).
+  double var_r = 0.0;
+  for (double m : request_mean) var_r += (m - out.mean_tokens_per_cycle) * (m - out.mean_tokens_per_cycle);
+  var_r /= (options.num_requests - 1);
+  const double z = boost::math::quantile(boost::math::normal_distribution<>(0.0, 1.0),
+                                         0.5 + options.confidence / 2.0);
+  const double half = z * std::sqrt(var_r / options.num_requests);
+  out.mean_tokens_per_cycle_interval = {out.mean_tokens_per_cycle - half,
+                                        out.mean_tokens_per_cycle + half, options.confidence};
+
+  // Per-cycle percentiles straight from the histogram (nearest rank).
+  const auto from_histogram = [&](double q) {
+    const auto need = static_cast<std::int64_t>(std::ceil(q * n));
+    std::int64_t seen = 0;
+    for (int t = 1; t <= max_tokens; ++t) {
+      seen += histogram[t];
+      if (seen >= std::max<std::int64_t>(need, 1)) return double(t);
+    }
+    return double(max_tokens);
+  };
+  out.tokens_per_cycle = {from_histogram(0.10), from_histogram(0.50), from_histogram(0.90)};
+  out.request_tokens_per_cycle = percentiles(request_mean);
+  out.closed_form_tokens_per_cycle =
+      expected_tokens_with_request_spread(tree, p, options.request_accept_stddev);
+  if (cycle_time_s) {
+    out.tokens_per_s = total_tokens / total_time_s;
+    out.request_tokens_per_s = percentiles(request_rate);
+  }
+  return out;
+}
+
+MonteCarloResult simulate_cycles(const AcceptanceModel& model, const MonteCarloOptions& options,
+                                 const CycleTimeFunction& cycle_time_s) {
+  const auto setup = draft_setup(model);
+  return simulate_cycles(setup.tree, setup.acceptance, options, cycle_time_s);
+}
+
+}  // namespace specsim

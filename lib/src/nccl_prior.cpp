@@ -1,0 +1,178 @@
+#include "specsim/nccl_prior.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "specsim/error.hpp"
+
+namespace specsim {
+namespace {
+
+constexpr double kUs = 1e-6;
+constexpr double kGBs = 1e9;
+
+// Indexed [algo][proto] with algo Tree, Ring and proto LL, LL128, Simple. Values of NCCL >= 2.23.4
+// (tuning.cc#L148-L176; nccl.md 1.1), in us.
+constexpr double kBaseLatencyUs[2][3] = {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}};
+constexpr double kNvlinkHopUs[2][3] = {{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}};
+constexpr double kPciHopUs[2][3] = {{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}};
+
+// Bandwidth caps for one node, GB/s, by NcclArch (tuning.cc#L177-L211; nccl.md 1.3).
+constexpr std::array kLlMaxBw{39.0, 87.7, 141.0, 282.0};
+constexpr std::array kPerChMaxRingLL128Bw{20.0, 20.0, 36.7, 40.0};
+constexpr std::array kPerChMaxTreeLL128Bw{20.0, 20.0, 36.7, 55.6};
+constexpr std::array kPerChMaxTreeBw{26.5, 24.0, 38.7, 70.0};
+
+// treeCorrectionFactor[proto][floor(log2(bytes / 64))], applied to Tree all-reduce for indices
+// 0..22 (tuning.cc#L623-L646; nccl.md 1.3).
+constexpr double kTreeCorrection[3][23] = {
+    {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
+    {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},
+    {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
+
+// Per-call shrink (enqueue.cc#L2070-L2116; nccl.md 1.5): bytes per thread below which a channel is
+// dropped (comm.h#L49-L51; Ring LL x ranks, tuning.cc#L587-L596) and threads per channel.
+constexpr double kThreadThresholdBytes[3] = {8.0, 8.0, 64.0};
+constexpr double kMaxThreads[3] = {512.0, 640.0, 512.0};
+constexpr double kRingSimpleThreadsOnPcie = 256.0;  // when ring bwIntra * nChannels <= PCI_BW
+constexpr double kPciBwGBs = 12.0;                  // topo.h PCI_BW
+
+int idx(NcclAlgo a) { return a == NcclAlgo::kTree ? 0 : 1; }
+int idx(NcclProto p) { return static_cast<int>(p); }
+std::size_t arch(NcclArch a) { return static_cast<std::size_t>(a); }
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+void validate(const NcclPriorConfig& c, double bytes) {
+  std::string problems;
+  auto add = [&](const std::string& p) { problems += (problems.empty() ? "" : "; ") + p; };
+  if (c.ranks < 2) add("ranks = " + std::to_string(c.ranks) + ": must be >= 2");
+  if (c.graph_channels < 1) add("graph_channels = " + std::to_string(c.graph_channels) + ": must be >= 1");
+  if (!(c.channel_bandwidth_bytes_per_s > 0.0 && std::isfinite(c.channel_bandwidth_bytes_per_s))) {
+    add("channel_bandwidth_bytes_per_s = " + std::to_string(c.channel_bandwidth_bytes_per_s) + ": must be > 0");
+  }
+  if (c.min_channels < 0) add("min_channels = " + std::to_string(c.min_channels) + ": must be >= 0");
+  if (c.max_channels < 0) add("max_channels = " + std::to_string(c.max_channels) + ": must be >= 0");
+  if (c.min_channels > 0 && c.max_channels > 0 && c.min_channels > c.max_channels) {
+    add("min_channels = " + std::to_string(c.min_channels) + " > max_channels = " + std::to_string(c.max_channels));
+  }
+  if (!(bytes >= 0.0 && std::isfinite(bytes))) add("bytes = " + std::to_string(bytes) + ": must be >= 0");
+  if (!problems.empty()) throw Error(SourceLocation{}, "nccl_prior", problems);
+}
+
+// Channels one call of `bytes` runs on: runtime channels (connect.cc doubles the graph's, then
+// NCCL_MAX/MIN_NCHANNELS clamp), shrunk while bytes < nc * nt * threshold.
+int call_channels(const NcclPriorConfig& c, NcclAlgo algo, NcclProto proto, double bytes, bool clamp) {
+  int nc = 2 * c.graph_channels;
+  if (clamp && c.max_channels > 0) nc = std::min(nc, c.max_channels);
+  if (clamp && c.min_channels > 0) nc = std::max(nc, c.min_channels);
+  double nt = kMaxThreads[idx(proto)];
+  const double ring_bw_gbs = c.graph_channels * c.channel_bandwidth_bytes_per_s / kGBs;
+  if (algo == NcclAlgo::kRing && proto == NcclProto::kSimple && ring_bw_gbs <= kPciBwGBs) {
+    nt = kRingSimpleThreadsOnPcie;
+  }
+  double threshold = kThreadThresholdBytes[idx(proto)];
+  if (algo == NcclAlgo::kRing && proto == NcclProto::kLL) threshold *= c.ranks;
+  while (bytes < nc * nt * threshold && nc >= 2) --nc;
+  return nc;
+}
+
+}  // namespace
+
+std::string_view to_string(NcclAlgo a) { return a == NcclAlgo::kTree ? "Tree" : "Ring"; }
+
+std::string_view to_string(NcclProto p) {
+  switch (p) {
+    case NcclProto::kLL: return "LL";
+    case NcclProto::kLL128: return "LL128";
+    case NcclProto::kSimple: return "Simple";
+  }
+  return "?";
+}
+
+NcclAlgo parse_nccl_algo(std::string_view text) {
+  const std::string t = lower(text);
+  if (t == "ring") return NcclAlgo::kRing;
+  if (t == "tree") return NcclAlgo::kTree;
+  throw Error(SourceLocation{}, "NCCL_ALGO", "unknown algorithm '" + std::string(text) + "'; valid: Ring, Tree");
+}
+
+NcclProto parse_nccl_proto(std::string_view text) {
+  const std::string t = lower(text);
+  if (t == "ll") return NcclProto::kLL;
+  if (t == "ll128") return NcclProto::kLL128;
+  if (t == "simple") return NcclProto::kSimple;
+  throw Error(SourceLocation{}, "NCCL_PROTO",
+              "unknown protocol '" + std::string(text) + "'; valid: LL, LL128, Simple");
+}
+
+NcclPriorEstimate nccl_prior(const NcclPriorConfig& c, NcclAlgo algo, NcclProto proto, double bytes) {
+  validate(c, bytes);
+  const int a = idx(algo), p = idx(proto);
+  const std::size_t g = arch(c.arch);
+  const double hop_us = c.link == NcclLink::kNvlink ? kNvlinkHopUs[a][p] : kPciHopUs[a][p];
+  // One node: nsteps = 2(r-1) intra-node hops for Ring and for the intra-node Tree chain
+  // (tuning.cc#L289-L291, #L393-L417).
+  const double latency_us = kBaseLatencyUs[a][p] + 2.0 * (c.ranks - 1) * hop_us;
+
+  const double nch = c.graph_channels;
+  double bus_gbs = nch * c.channel_bandwidth_bytes_per_s / kGBs;  // tuning.cc#L306, #L324
+  if (algo == NcclAlgo::kRing) {
+    if (proto == NcclProto::kLL) bus_gbs = std::min(kLlMaxBw[g], bus_gbs * 0.5);
+    if (proto == NcclProto::kLL128) bus_gbs = std::min(bus_gbs * 0.92, nch * kPerChMaxRingLL128Bw[g]);
+  } else {
+    bus_gbs = std::min(bus_gbs * 0.92, nch * kPerChMaxTreeBw[g]);
+    if (proto == NcclProto::kLL) bus_gbs = std::min(bus_gbs / 3.8, kLlMaxBw[g]);
+    if (proto == NcclProto::kLL128) bus_gbs = std::min(bus_gbs * 7.0 / 9.0, nch * kPerChMaxTreeLL128Bw[g]);
+  }
+  // Bus to algorithm bandwidth (tuning.cc#L376-L382): Ring r / (2(r-1)), Tree 1/2.
+  double alg_gbs = algo == NcclAlgo::kRing ? bus_gbs * c.ranks / (2.0 * (c.ranks - 1)) : bus_gbs * 0.5;
+  if (algo == NcclAlgo::kTree && bytes >= 64.0) {
+    const int log_size = static_cast<int>(std::floor(std::log2(std::floor(bytes / 64.0))));
+    if (log_size >= 0 && log_size < 23) alg_gbs *= kTreeCorrection[p][log_size];
+  }
+  NcclPriorEstimate e;
+  e.algo = algo;
+  e.proto = proto;
+  e.channels = call_channels(c, algo, proto, bytes, true);
+  // specsim extension (not in tuning.cc): channel limits scale bandwidth by the channels the call
+  // runs on relative to the unclamped case; 1 when NCCL_MIN/MAX_NCHANNELS are unset.
+  alg_gbs *= static_cast<double>(e.channels) / call_channels(c, algo, proto, bytes, false);
+  e.latency_s = latency_us * kUs;
+  e.bandwidth_bytes_per_s = alg_gbs * kGBs;
+  e.time_s = e.latency_s + bytes / e.bandwidth_bytes_per_s;
+  return e;
+}
+
+NcclPriorEstimate nccl_prior_pick(const NcclPriorConfig& c, double bytes) {
+  std::vector<NcclAlgo> algos = c.algos;
+  if (algos.empty()) algos = {NcclAlgo::kRing, NcclAlgo::kTree};
+  std::vector<NcclProto> protos = c.protos;
+  if (protos.empty()) {
+    protos = {NcclProto::kLL, NcclProto::kSimple};
+    if (c.link == NcclLink::kNvlink) protos.push_back(NcclProto::kLL128);
+  }
+  NcclPriorEstimate best;
+  best.time_s = std::numeric_limits<double>::infinity();
+  for (NcclAlgo a : algos) {
+    for (NcclProto p : protos) {
+      const NcclPriorEstimate e = nccl_prior(c, a, p, bytes);
+      if (e.time_s < best.time_s) best = e;
+    }
+  }
+  return best;
+}
+
+double nccl_prior_ratio(const NcclPriorConfig& measured, const NcclPriorConfig& what_if, double bytes) {
+  return nccl_prior_pick(what_if, bytes).time_s / nccl_prior_pick(measured, bytes).time_s;
+}
+
+}  // namespace specsim

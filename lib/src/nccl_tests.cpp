@@ -1,0 +1,380 @@
+#include "specsim/nccl_tests.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <fstream>
+#include <istream>
+#include <regex>
+#include <set>
+#include <string_view>
+
+#include "specsim/error.hpp"
+
+namespace specsim {
+namespace {
+
+// nccl-tests prints time in us since the 2019-03 NCCL 2.4 resync (cbe7f65) and in ms before it;
+// bandwidths are GB/s = 1e9 B/s in every version (nccl.md 3.2, 3.3).
+constexpr double kSecondsPerUs = 1e-6;
+constexpr double kSecondsPerMs = 1e-3;
+constexpr double kBytesPerSPerGBs = 1e9;
+
+struct Token {
+  std::string_view text;
+  int column = 0;  // 1-based, in the original line
+};
+
+std::vector<Token> split(std::string_view line, int column_offset) {
+  std::vector<Token> out;
+  std::size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+    const std::size_t start = i;
+    while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
+    if (i > start) {
+      out.push_back({line.substr(start, i - start), column_offset + static_cast<int>(start) + 1});
+    }
+  }
+  return out;
+}
+
+bool is_integer(std::string_view s) {
+  if (!s.empty() && s.front() == '-') s.remove_prefix(1);
+  if (s.empty()) return false;
+  for (char c : s) {
+    if (c < '0' || c > '9') return false;
+  }
+  return true;
+}
+
+// Where each quantity sits in a row, read from the column header line; -1 = absent.
+struct Layout {
+  std::vector<std::string> names;
+  int size = -1, count = -1, type = -1, redop = -1, root = -1;
+  int time[2] = {-1, -1}, algbw[2] = {-1, -1}, busbw[2] = {-1, -1}, check[2] = {-1, -1};
+  double seconds_per_time_unit = kSecondsPerUs;
+  std::string time_unit = "us";
+
+  [[nodiscard]] std::string describe() const {
+    std::string out;
+    for (const auto& n : names) out += (out.empty() ? "" : " ") + n;
+    return out;
+  }
+};
+
+// Recognises `size count type redop root time algbw busbw #wrong time ...` and its ancestors
+// (nccl.md 3.2 a-d). Returns nothing for other comment lines.
+std::optional<Layout> read_layout(const std::vector<Token>& tokens) {
+  Layout layout;
+  for (const auto& t : tokens) layout.names.emplace_back(t.text);
+  int half = -1;
+  for (int i = 0; i < static_cast<int>(layout.names.size()); ++i) {
+    const std::string& n = layout.names[static_cast<std::size_t>(i)];
+    if (n == "size" || n == "bytes") {
+      layout.size = i;
+    } else if (n == "count" || n == "N") {
+      layout.count = i;
+    } else if (n == "type") {
+      layout.type = i;
+    } else if (n == "redop" || n == "op") {
+      layout.redop = i;
+    } else if (n == "root") {
+      layout.root = i;
+    } else if (n == "time") {
+      if (++half > 1) return std::nullopt;
+      layout.time[half] = i;
+    } else if (half >= 0 && n == "algbw" && layout.algbw[half] < 0) {
+      layout.algbw[half] = i;
+    } else if (half >= 0 && n == "busbw" && layout.busbw[half] < 0) {
+      layout.busbw[half] = i;
+    } else if (half >= 0 && (n == "#wrong" || n == "wrong" || n == "error" || n == "res") &&
+               layout.check[half] < 0) {
+      layout.check[half] = i;
+    }
+  }
+  if (layout.size < 0 || layout.time[0] < 0) return std::nullopt;
+  // The 2017-2019 layout (header word `bytes`) printed time in ms; a units line, when present,
+  // overrides this guess.
+  if (layout.names[static_cast<std::size_t>(layout.size)] == "bytes") {
+    layout.seconds_per_time_unit = kSecondsPerMs;
+    layout.time_unit = "ms";
+  }
+  return layout;
+}
+
+// Strips `[1,0]<stdout>:` (Open MPI --tag-output) and ` 0: ` (srun --label); returns the number
+// of characters removed.
+std::size_t launcher_prefix_length(std::string_view line) {
+  static const std::regex kPrefix(R"(^(\[\d+,\d+\]<std(out|err)>:|\s*\d+: ))");
+  std::match_results<std::string_view::const_iterator> m;
+  if (std::regex_search(line.begin(), line.end(), m, kPrefix)) {
+    return static_cast<std::size_t>(m.length(0));
+  }
+  return 0;
+}
+
+std::string version_from_code(long code) {
+  // NCCL_VERSION_CODE is MMmmpp from 2.9 on and Mmpp before (nccl.h; nccl.md 3.1).
+  const long major = code >= 10000 ? code / 10000 : code / 1000;
+  const long minor = code >= 10000 ? (code / 100) % 100 : (code / 100) % 10;
+  const long patch = code % 100;
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+}
+
+class Parser {
+ public:
+  Parser(std::string file, const ParseOptions& options) : options_(options) {
+    log_.file = std::move(file);
+  }
+
+  void line(int number, std::string_view raw) {
+    if (!raw.empty() && raw.back() == '\r') raw.remove_suffix(1);
+    const std::size_t prefix = launcher_prefix_length(raw);
+    const std::string_view text = raw.substr(prefix);
+    const auto tokens = split(text, static_cast<int>(prefix));
+    if (tokens.empty()) return;
+    if (tokens.front().text.front() == '#') {
+      comment(number, text, tokens);
+    } else if (is_integer(tokens.front().text)) {
+      row(number, tokens);
+    } else {
+      foreign(text);
+    }
+  }
+
+  NcclTestsLog finish() {
+    close_table();
+    if (log_.tables.empty()) {
+      throw Error(SourceLocation{log_.file, 0, 0}, "",
+                  "no nccl-tests table found: expected a '#  size  count  type ... time  algbw  "
+                  "busbw' column header followed by rows (is this the stdout of *_perf?)");
+    }
+    return std::move(log_);
+  }
+
+ private:
+  void comment(int number, std::string_view text, const std::vector<Token>& tokens) {
+    static const std::regex kVersion(R"(nccl-tests version (\S+)(?:.*nccl-library=(\d+))?)");
+    static const std::regex kStarting(R"(Collective test starting:\s*(\S+))");
+    static const std::regex kRank(R"(^#\s+Rank\s+(\d+)\s)");
+    std::match_results<std::string_view::const_iterator> m;
+    const std::string_view first = tokens.front().text;
+    // "#" alone, "#wrong" as first token never happens; strip the '#' to read the words.
+    std::vector<Token> words(tokens.begin() + 1, tokens.end());
+    if (first.size() > 1) words.insert(words.begin(), {first.substr(1), tokens.front().column + 1});
+
+    if (std::regex_search(text.begin(), text.end(), m, kVersion)) {
+      log_.tests_version = m[1].str();
+      if (m[2].matched) log_.nccl_version = version_from_code(std::stol(m[2].str()));
+    } else if (std::regex_search(text.begin(), text.end(), m, kStarting)) {
+      close_table();
+      std::string name = m[1].str();
+      if (name.size() > 5 && name.ends_with("_perf")) name.resize(name.size() - 5);
+      pending_collective_ = name;
+      new_run();
+    } else if (!words.empty() && words.front().text == "nThread") {
+      // A new run: device lines and settings that follow belong to it.
+      close_table();
+      new_run();
+      read_settings(words);
+    } else if (std::regex_search(text.begin(), text.end(), m, kRank)) {
+      device_ranks_.insert(std::stoi(m[1].str()));
+    } else if (auto layout = read_layout(words)) {
+      start_table(number, *layout);
+    } else if (current_ && current_->rows.empty() && !words.empty() &&
+               words.front().text.starts_with("(")) {
+      for (const auto& w : words) {
+        if (w.text == "(us)") set_time_unit(kSecondsPerUs, "us");
+        if (w.text == "(ms)") set_time_unit(kSecondsPerMs, "ms");
+      }
+    }
+  }
+
+  void new_run() {
+    device_ranks_.clear();
+    settings_ = Settings{};
+  }
+
+  void read_settings(const std::vector<Token>& words) {
+    auto int_after = [&](std::size_t i) {
+      if (i + 1 >= words.size()) return -1;
+      int v = -1;
+      const auto t = words[i + 1].text;
+      std::from_chars(t.data(), t.data() + t.size(), v);
+      return v;
+    };
+    for (std::size_t i = 0; i < words.size(); ++i) {
+      const auto w = words[i].text;
+      const auto prev = i > 0 ? words[i - 1].text : std::string_view{};
+      if (w == "nThread") settings_.threads = int_after(i);
+      if (w == "nGpus") settings_.gpus = int_after(i);
+      if (w == "graph:") settings_.graph = int_after(i);
+      if (w == "iters:") {
+        if (prev == "warmup") {
+          settings_.warmup = int_after(i);
+        } else if (prev == "agg") {
+          settings_.agg = int_after(i);
+        } else {
+          settings_.iters = int_after(i);
+        }
+      }
+    }
+  }
+
+  void set_time_unit(double seconds, const char* name) {
+    layout_.seconds_per_time_unit = seconds;
+    layout_.time_unit = name;
+    current_->time_unit = name;
+  }
+
+  void start_table(int number, const Layout& layout) {
+    close_table();
+    layout_ = layout;
+    NcclTestsTable t;
+    t.first_line = number;
+    t.collective = pending_collective_.empty() ? options_.collective_if_unnamed : pending_collective_;
+    t.collective_from_log = !pending_collective_.empty();
+    t.iters = settings_.iters;
+    t.warmup_iters = settings_.warmup;
+    t.agg_iters = settings_.agg;
+    t.graph_launches = settings_.graph;
+    t.time_unit = layout.time_unit;
+    if (options_.ranks) {
+      t.ranks = *options_.ranks;
+    } else if (!device_ranks_.empty()) {
+      t.ranks = static_cast<int>(device_ranks_.size());
+    } else if (settings_.threads > 0 && settings_.gpus > 0) {
+      t.ranks = settings_.threads * settings_.gpus;  // one process: no device lines to count
+    } else {
+      throw Error(SourceLocation{log_.file, number, 1}, "ranks",
+                  "cannot tell the rank count of this table: no '#  Rank N ...' device lines and "
+                  "no '# nThread N nGpus M' header above it; pass the rank count explicitly");
+    }
+    if (t.ranks < 1) {
+      throw Error(SourceLocation{log_.file, number, 1}, "ranks",
+                  "rank count " + std::to_string(t.ranks) + ": must be >= 1");
+    }
+    current_ = std::move(t);
+  }
+
+  void close_table() {
+    if (current_ && !current_->rows.empty()) log_.tables.push_back(std::move(*current_));
+    current_.reset();
+  }
+
+  // A row problem: an error, or in lenient mode a skipped row.
+  void reject(int number, int column, const std::string& key, const std::string& message) {
+    Error e(SourceLocation{log_.file, number, column}, key, message);
+    if (!options_.lenient) throw e;
+    ++log_.skipped_rows;
+    log_.skipped.emplace_back(e.what());
+  }
+
+  void row(int number, const std::vector<Token>& tokens) {
+    if (!current_) {
+      reject(number, tokens.front().column, "header",
+             "table row before any column header: expected a line such as '#  size  count  type  "
+             "redop  root  time  algbw  busbw #wrong ...' above the rows (header missing?)");
+      return;
+    }
+    const std::size_t expected = layout_.names.size();
+    if (tokens.size() != expected) {
+      reject(number, tokens.front().column, "row",
+             "row has " + std::to_string(tokens.size()) + " fields, expected " +
+                 std::to_string(expected) + " (" + layout_.describe() + ") as in the header on line " +
+                 std::to_string(current_->first_line) +
+                 (tokens.size() < expected ? "; truncated row?" : ""));
+      return;
+    }
+    NcclTestsRow r;
+    r.line = number;
+    bool ok = true;
+    auto number_at = [&](int index, const char* what, bool integer) -> double {
+      if (index < 0 || !ok) return 0.0;
+      const Token& t = tokens[static_cast<std::size_t>(index)];
+      double v = 0.0;
+      const char* b = t.text.data();
+      const char* e = b + t.text.size();
+      const auto res = std::from_chars(b, e, v);
+      if (res.ec != std::errc() || res.ptr != e || !std::isfinite(v) || (integer && !is_integer(t.text))) {
+        reject(number, t.column, what,
+               std::string("expected ") + (integer ? "an integer" : "a number") + ", got '" +
+                   std::string(t.text) + "'");
+        ok = false;
+        return 0.0;
+      }
+      if (v < 0.0 && std::string_view(what) != "root") {
+        reject(number, t.column, what, "must not be negative, got '" + std::string(t.text) + "'");
+        ok = false;
+      }
+      return v;
+    };
+    auto text_at = [&](int index) {
+      return index < 0 ? std::string{} : std::string(tokens[static_cast<std::size_t>(index)].text);
+    };
+    static const char* kHalf[2][3] = {{"out-of-place time", "out-of-place algbw", "out-of-place busbw"},
+                                      {"in-place time", "in-place algbw", "in-place busbw"}};
+    r.size_bytes = number_at(layout_.size, "size", true);
+    r.count = static_cast<long long>(number_at(layout_.count, "count", true));
+    r.type = text_at(layout_.type);
+    r.redop = text_at(layout_.redop);
+    if (layout_.root >= 0) r.root = static_cast<int>(number_at(layout_.root, "root", true));
+    NcclTestsTiming* halves[2] = {&r.out_of_place, &r.in_place};
+    for (int h = 0; h < 2; ++h) {
+      if (layout_.time[h] < 0) continue;
+      halves[h]->time_s = number_at(layout_.time[h], kHalf[h][0], false) * layout_.seconds_per_time_unit;
+      halves[h]->algbw_bytes_per_s = number_at(layout_.algbw[h], kHalf[h][1], false) * kBytesPerSPerGBs;
+      halves[h]->busbw_bytes_per_s = number_at(layout_.busbw[h], kHalf[h][2], false) * kBytesPerSPerGBs;
+      halves[h]->check = text_at(layout_.check[h]);
+    }
+    if (ok) current_->rows.push_back(std::move(r));
+  }
+
+  // NCCL_DEBUG=INFO lines carry the NCCL version and the variables taken from the environment.
+  void foreign(std::string_view text) {
+    static const std::regex kNcclVersion(R"(NCCL INFO NCCL version (\d+\.\d+\.\d+))");
+    static const std::regex kEnv(R"(NCCL INFO (NCCL_[A-Z0-9_]+) set by environment to (\S+))");
+    std::match_results<std::string_view::const_iterator> m;
+    if (std::regex_search(text.begin(), text.end(), m, kNcclVersion)) {
+      if (log_.nccl_version.empty()) log_.nccl_version = m[1].str();
+    } else if (std::regex_search(text.begin(), text.end(), m, kEnv)) {
+      log_.env[m[1].str()] = m[2].str();
+    }
+  }
+
+  struct Settings {
+    int threads = -1, gpus = -1, iters = -1, warmup = -1, agg = -1, graph = -1;
+  };
+
+  ParseOptions options_;
+  NcclTestsLog log_;
+  std::optional<NcclTestsTable> current_;
+  Layout layout_;
+  Settings settings_;
+  std::set<int> device_ranks_;
+  std::string pending_collective_;
+};
+
+}  // namespace
+
+NcclTestsLog parse_nccl_tests(std::istream& in, const std::string& file_name,
+                              const ParseOptions& options) {
+  if (options.ranks && *options.ranks < 1) {
+    throw Error(SourceLocation{file_name, 0, 0}, "ranks",
+                std::to_string(*options.ranks) + ": must be >= 1");
+  }
+  Parser parser(file_name, options);
+  std::string text;
+  int number = 0;
+  while (std::getline(in, text)) parser.line(++number, text);
+  if (in.bad()) throw Error(SourceLocation{file_name, number, 0}, "", "read error");
+  return parser.finish();
+}
+
+NcclTestsLog parse_nccl_tests_file(const std::string& path, const ParseOptions& options) {
+  std::ifstream in(path);
+  if (!in) throw Error(SourceLocation{path, 0, 0}, "", "cannot open file");
+  return parse_nccl_tests(in, path, options);
+}
+
+}  // namespace specsim

@@ -1,0 +1,370 @@
+#include "yaml_reader.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+namespace specsim::detail {
+
+namespace {
+SourceLocation from_mark(const std::string& file, const YAML::Mark& mark) {
+  if (mark.is_null() || mark.line < 0) return {file, 0, 0};
+  return {file, mark.line + 1, mark.column + 1};
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + items[i];
+  return out;
+}
+}  // namespace
+
+YamlReader::YamlReader(YAML::Node node, std::shared_ptr<const YamlOrigin> origin, std::string path)
+    : node_(std::move(node)), origin_(std::move(origin)), path_(std::move(path)) {}
+
+YamlReader YamlReader::load_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error({path, 0, 0}, "", "cannot open file");
+  std::stringstream text;
+  text << in.rdbuf();
+  return load_string(text.str(), path);
+}
+
+YamlReader YamlReader::load_string(const std::string& text, const std::string& name) {
+  auto origin = std::make_shared<YamlOrigin>();
+  origin->file = name;
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw Error(from_mark(name, e.mark), "", "invalid YAML/JSON: " + e.msg);
+  }
+  if (!root.IsMap()) throw Error({name, 1, 1}, "", "expected a mapping at the top of the document");
+  return YamlReader(root, origin);
+}
+
+std::string YamlReader::key_path(const std::string& key) const {
+  return path_.empty() ? key : path_ + "." + key;
+}
+
+SourceLocation YamlReader::location() const {
+  if (auto it = origin_->patches.find(path_); it != origin_->patches.end()) return {it->second, 0, 0};
+  return from_mark(origin_->file, node_.Mark());
+}
+
+SourceLocation YamlReader::location_of(const std::string& key) const {
+  const std::string full = key_path(key);
+  if (auto it = origin_->patches.find(full); it != origin_->patches.end()) return {it->second, 0, 0};
+  if (node_.IsMap()) {
+    for (const auto& kv : node_) {
+      if (kv.first.Scalar() == key) {
+        const YAML::Mark m = kv.second.Mark();
+        if (!m.is_null() && m.line >= 0) return from_mark(origin_->file, m);
+        return from_mark(origin_->file, kv.first.Mark());
+      }
+    }
+  }
+  return location();
+}
+
+void YamlReader::fail(const std::string& key, const std::string& message) const {
+  throw Error(location_of(key), key_path(key), message);
+}
+
+void YamlReader::fail_here(const std::string& message) const {
+  throw Error(location(), path_, message);
+}
+
+bool YamlReader::has(const std::string& key) const {
+  return node_.IsMap() && node_[key].IsDefined() && !node_[key].IsNull();
+}
+
+namespace {
+// Levenshtein distance, to point at a likely typo when a required key is missing.
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diag = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+}  // namespace
+
+YAML::Node YamlReader::get(const std::string& key) const {
+  if (!node_.IsMap()) fail_here("expected a mapping");
+  YAML::Node v = node_[key];
+  if (!v.IsDefined() || v.IsNull()) {
+    for (const auto& kv : node_) {
+      const std::string other = kv.first.Scalar();
+      if (other != key && edit_distance(other, key) <= 2) {
+        throw Error(from_mark(origin_->file, kv.first.Mark()), key_path(other),
+                    "unknown key; did you mean '" + key + "'? (required key '" + key_path(key) + "' is missing)");
+      }
+    }
+    throw Error(location(), key_path(key), "required key is missing");
+  }
+  return v;
+}
+
+std::string YamlReader::scalar(const std::string& key) const {
+  YAML::Node v = get(key);
+  if (!v.IsScalar()) fail(key, "expected a single value, not a list or mapping");
+  return v.Scalar();
+}
+
+YamlReader YamlReader::child(const std::string& key) {
+  seen_.insert(key);
+  YAML::Node v = get(key);
+  if (!v.IsMap()) fail(key, "expected a mapping");
+  return YamlReader(v, origin_, key_path(key));
+}
+
+std::optional<YamlReader> YamlReader::optional_child(const std::string& key) {
+  seen_.insert(key);
+  if (!has(key)) return std::nullopt;
+  return child(key);
+}
+
+std::vector<YamlReader> YamlReader::sequence(const std::string& key) {
+  seen_.insert(key);
+  YAML::Node v = get(key);
+  if (!v.IsSequence()) fail(key, "expected a list");
+  std::vector<YamlReader> out;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    out.emplace_back(v[i], origin_, key_path(key) + "[" + std::to_string(i) + "]");
+  }
+  return out;
+}
+
+std::string YamlReader::string(const std::string& key) {
+  seen_.insert(key);
+  return scalar(key);
+}
+
+std::string YamlReader::optional_string(const std::string& key, const std::string& fallback) {
+  seen_.insert(key);
+  return has(key) ? scalar(key) : fallback;
+}
+
+bool YamlReader::boolean(const std::string& key) {
+  seen_.insert(key);
+  const std::string s = scalar(key);
+  if (s == "true") return true;
+  if (s == "false") return false;
+  fail(key, "expected true or false, got '" + s + "'");
+}
+
+bool YamlReader::optional_boolean(const std::string& key, bool fallback) {
+  return has(key) ? boolean(key) : (seen_.insert(key), fallback);
+}
+
+long long YamlReader::integer(const std::string& key, long long min, long long max) {
+  seen_.insert(key);
+  const std::string s = scalar(key);
+  std::size_t used = 0;
+  long long v = 0;
+  try {
+    v = std::stoll(s, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != s.size()) fail(key, "expected an integer, got '" + s + "'");
+  if (v < min || v > max) {
+    fail(key, "= " + s + ": must be in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+  }
+  return v;
+}
+
+long long YamlReader::optional_integer(const std::string& key, long long fallback, long long min,
+                                       long long max) {
+  return has(key) ? integer(key, min, max) : (seen_.insert(key), fallback);
+}
+
+namespace {
+bool parse_plain_number(const std::string& s, double& out) {
+  std::size_t used = 0;
+  try {
+    out = std::stod(s, &used);
+  } catch (const std::exception&) {
+    return false;
+  }
+  return used == s.size() && std::isfinite(out);
+}
+
+std::string show(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+}  // namespace
+
+double YamlReader::number(const std::string& key, double min, double max) {
+  seen_.insert(key);
+  const std::string s = scalar(key);
+  double v = 0.0;
+  if (!parse_plain_number(s, v)) fail(key, "expected a finite number, got '" + s + "'");
+  if (v < min || v > max) fail(key, "= " + s + ": must be in [" + show(min) + ", " + show(max) + "]");
+  return v;
+}
+
+double YamlReader::optional_number(const std::string& key, double fallback, double min, double max) {
+  return has(key) ? number(key, min, max) : (seen_.insert(key), fallback);
+}
+
+double YamlReader::quantity(const std::string& key, units::Quantity q) {
+  seen_.insert(key);
+  const std::string s = scalar(key);
+  try {
+    return units::parse(s, q);
+  } catch (const Error& e) {
+    fail(key, e.message());
+  }
+}
+
+std::optional<double> YamlReader::optional_quantity(const std::string& key, units::Quantity q) {
+  seen_.insert(key);
+  if (!has(key)) return std::nullopt;
+  return quantity(key, q);
+}
+
+std::vector<double> YamlReader::numbers(const std::string& key, double min, double max) {
+  seen_.insert(key);
+  YAML::Node v = get(key);
+  std::vector<std::string> items;
+  if (v.IsSequence()) {
+    for (const auto& item : v) {
+      if (!item.IsScalar()) fail(key, "expected a list of numbers");
+      items.push_back(item.Scalar());
+    }
+  } else if (v.IsScalar()) {
+    std::stringstream ss(v.Scalar());
+    std::string part;
+    while (std::getline(ss, part, ',')) items.push_back(part);
+  } else {
+    fail(key, "expected a list of numbers");
+  }
+  if (items.empty()) fail(key, "expected at least one number");
+  std::vector<double> out;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    double d = 0.0;
+    std::string s = items[i];
+    while (!s.empty() && s.front() == ' ') s.erase(s.begin());
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+    if (!parse_plain_number(s, d)) {
+      fail(key, "item " + std::to_string(i + 1) + ": expected a finite number, got '" + s + "'");
+    }
+    if (d < min || d > max) {
+      fail(key, "item " + std::to_string(i + 1) + " = " + s + ": must be in [" + show(min) + ", " +
+                    show(max) + "]");
+    }
+    out.push_back(d);
+  }
+  return out;
+}
+
+std::string YamlReader::choice(const std::string& key, const std::vector<std::string>& allowed) {
+  const std::string s = string(key);
+  for (const auto& a : allowed) {
+    if (a == s) return s;
+  }
+  fail(key, "'" + s + "' is not one of: " + join(allowed));
+}
+
+std::string YamlReader::optional_choice(const std::string& key, const std::vector<std::string>& allowed,
+                                        const std::string& fallback) {
+  return has(key) ? choice(key, allowed) : (seen_.insert(key), fallback);
+}
+
+std::optional<double> YamlReader::quantity_or_calibrate(const std::string& key, units::Quantity q) {
+  seen_.insert(key);
+  if (scalar(key) == "calibrate") return std::nullopt;
+  return quantity(key, q);
+}
+
+std::optional<double> YamlReader::number_or_calibrate(const std::string& key, double min, double max) {
+  seen_.insert(key);
+  if (scalar(key) == "calibrate") return std::nullopt;
+  return number(key, min, max);
+}
+
+void YamlReader::ignore(const std::string& key) { seen_.insert(key); }
+
+void YamlReader::finish() const {
+  if (!node_.IsMap()) return;
+  for (const auto& kv : node_) {
+    const std::string k = kv.first.Scalar();
+    if (!seen_.count(k)) {
+      const std::string full = key_path(k);
+      SourceLocation where = from_mark(origin_->file, kv.first.Mark());
+      if (auto it = origin_->patches.find(full); it != origin_->patches.end()) where = {it->second, 0, 0};
+      std::vector<std::string> known(seen_.begin(), seen_.end());
+      throw Error(where, full, "unknown key (known keys here: " + join(known) + ")");
+    }
+  }
+}
+
+void YamlReader::expect_header(const std::string& kind) {
+  if (!has("schema_version")) {
+    throw Error(location(), "schema_version", "required key is missing (add 'schema_version: 1')");
+  }
+  const long long version = integer("schema_version", 1, 1000);
+  if (version != 1) fail("schema_version", "unsupported schema version " + std::to_string(version) + " (this specsim reads 1)");
+  const std::string k = string("kind");
+  if (k != kind) fail("kind", "expected '" + kind + "', got '" + k + "'");
+}
+
+void apply_patch(YAML::Node root, const std::string& assignment, YamlOrigin& origin) {
+  const auto eq = assignment.find('=');
+  const std::string where = "--set " + assignment;
+  if (eq == std::string::npos || eq == 0) {
+    throw Error({"--set", 0, 0}, assignment, "expected key=value (e.g. speculation.num_steps=2)");
+  }
+  const std::string path = assignment.substr(0, eq);
+  const std::string value = assignment.substr(eq + 1);
+  if (value.empty()) throw Error({where, 0, 0}, path, "the value is empty");
+  std::vector<std::string> parts;
+  std::stringstream ss(path);
+  std::string part;
+  while (std::getline(ss, part, '.')) {
+    if (part.empty()) throw Error({where, 0, 0}, path, "empty component in the key path");
+    parts.push_back(part);
+  }
+  YAML::Node parsed;
+  try {
+    parsed = YAML::Load(value);
+  } catch (const YAML::Exception&) {
+    parsed = YAML::Node(value);
+  }
+  if (!parsed.IsScalar() && !parsed.IsSequence()) parsed = YAML::Node(value);
+  // yaml-cpp's operator[] on a non-const node creates entries; walk with explicit checks instead.
+  std::vector<YAML::Node> chain{root};
+  std::vector<std::string> created;
+  std::string prefix;
+  for (std::size_t i = 0; i + 1 < parts.size(); ++i) {
+    prefix += (i ? "." : "") + parts[i];
+    YAML::Node cur = chain.back();
+    YAML::Node next = cur[parts[i]];
+    if (!next.IsDefined() || next.IsNull()) {
+      cur[parts[i]] = YAML::Node(YAML::NodeType::Map);
+      next = cur[parts[i]];
+      created.push_back(prefix);
+    } else if (!next.IsMap()) {
+      throw Error({where, 0, 0}, path, "'" + parts[i] + "' is not a mapping");
+    }
+    chain.push_back(next);
+  }
+  chain.back()[parts.back()] = parsed;
+  origin.patches[path] = where;
+  // Maps created on the way are reported as coming from this patch too.
+  for (const auto& p : created) origin.patches.emplace(p, where);
+}
+
+}  // namespace specsim::detail

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Sets up a fresh Debian 12 machine for specsim and builds it.
+#   scripts/setup.sh            install what is missing (apt), build the release preset
+#   scripts/setup.sh test       the same for the dev preset, then run the whole test suite
+# Only Debian's packages are used; nothing is downloaded from anywhere else.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(g++ cmake ninja-build pkg-config libyaml-cpp-dev libeigen3-dev libboost-math-dev
+          libcli11-dev catch2 nlohmann-json3-dev libfmt-dev libbenchmark-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}" >&2
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >&2
+fi
+
+preset=release
+[ "${1:-}" = "test" ] && preset=dev
+cmake --preset "$preset" -G Ninja >/dev/null
+cmake --build --preset "$preset" -j "$(nproc)" >&2
+if [ "${1:-}" = "test" ]; then
+  ctest --preset dev -j "$(nproc)"
+fi

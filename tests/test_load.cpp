@@ -1,0 +1,91 @@
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+
+#include "specsim/error.hpp"
+#include "specsim/load.hpp"
+
+using Catch::Matchers::Contains;
+using Catch::Matchers::WithinRel;
+namespace fs = std::filesystem;
+
+namespace {
+const std::string kData = SPECSIM_TEST_DATA_DIR;
+const specsim::DataDir kRoot(SPECSIM_SOURCE_DIR);
+
+std::string invalid(const std::string& name) { return kData + "/invalid/" + name; }
+}  // namespace
+
+TEST_CASE("load: every shipped data file validates", "[load]") {
+  for (const char* dir : {"models/llm", "models/gpu", "models/topology", "models/scenarios", "calibration/profiles"}) {
+    for (const auto& entry : fs::directory_iterator(fs::path(SPECSIM_SOURCE_DIR) / dir)) {
+      if (entry.path().extension() != ".yaml") continue;
+      INFO(entry.path().string());
+      CHECK_NOTHROW(specsim::check_data_file(entry.path().string(), kRoot));
+    }
+  }
+}
+
+TEST_CASE("load: model parameter counts reproduce published totals", "[load]") {
+  // models.md 1.1: Kimi-K2.5 ~1T total / 32B active; computed there 1026.4B / 32.9B.
+  const auto kimi = specsim::load_model(kRoot.resolve(specsim::DataKind::kModel, "kimi-k2.5"));
+  CHECK_THAT(kimi.total_params(), WithinRel(1026.4e9, 0.02));
+  CHECK_THAT(kimi.active_params(), WithinRel(32.9e9, 0.03));
+  // Llama-3.1-8B: 8.03B (models.md 1.1, computed).
+  const auto llama = specsim::load_model(kRoot.resolve(specsim::DataKind::kModel, "llama-3.1-8b"));
+  CHECK_THAT(llama.total_params(), WithinRel(8.03e9, 0.02));
+  // Kimi EAGLE-3 head 1.19B without the shared embedding (models.md 2.2: fc 154M, attn 411M,
+  // MLP 396M, lm_head 229M).
+  const auto head = specsim::load_model(kRoot.resolve(specsim::DataKind::kModel, "kimi-k2.5-eagle3"));
+  CHECK_THAT(head.total_params(), WithinRel(1.19e9, 0.02));
+}
+
+TEST_CASE("load: a Hugging Face config.json with nested text_config loads", "[load]") {
+  const auto m = specsim::load_model(kData + "/valid/hf/kimi-k2.5.config.json");
+  CHECK(m.layers == 61);
+  CHECK(m.hidden_size == 7168);
+  CHECK(m.dense_layers == 1);
+  REQUIRE(m.moe);
+  CHECK(m.moe->experts == 384);
+  CHECK(m.attention.kind == specsim::AttentionKind::kMla);
+  CHECK(m.weights.experts == specsim::Dtype::kInt4G32);
+}
+
+TEST_CASE("load: bad files name file, line, column and key", "[load][invalid]") {
+  CHECK_THROWS_WITH(specsim::load_gpu(invalid("gpu/missing-unit.yaml")),
+                    Contains("gpu/missing-unit.yaml:5:19: memory_bandwidth: expected a bandwidth with unit"));
+  CHECK_THROWS_WITH(specsim::load_gpu(invalid("gpu/unknown-key.yaml")),
+                    Contains("gpu/unknown-key.yaml:5:1: memory_bandwith: unknown key"));
+  CHECK_THROWS_WITH(specsim::load_gpu(invalid("gpu/no-schema-version.yaml")),
+                    Contains("schema_version: required key is missing"));
+  CHECK_THROWS_WITH(specsim::load_scenario(invalid("scenario/unknown-key.yaml"), {}, kRoot),
+                    Contains("unknown-key.yaml:44:3: speculation.num_stepz: unknown key"));
+  CHECK_THROWS_WITH(specsim::load_scenario(invalid("scenario/accept-out-of-range.yaml"), {}, kRoot),
+                    Contains("accept-out-of-range.yaml:49:11: acceptance.accept: = 1.2: must be in [0, 1]"));
+  CHECK_THROWS_WITH(specsim::load_scenario(invalid("scenario/unknown-topology.yaml"), {}, kRoot),
+                    Contains("unknown-topology.yaml:9:11: topology: unknown topology '8x-rtx-pro-9000' (known in"));
+  CHECK_THROWS_WITH(specsim::load_scenario(invalid("scenario/missing-unit.yaml"), {}, kRoot),
+                    Contains("missing-unit.yaml:68:17: compute.kernel_floor: expected a duration with unit"));
+}
+
+TEST_CASE("load: unknown scenario names list the known ones", "[load][invalid]") {
+  CHECK_THROWS_WITH(specsim::load_scenario("no-such-scenario", {}, kRoot),
+                    Contains("unknown scenario 'no-such-scenario'") && Contains(specsim::kDefaultScenario));
+}
+
+TEST_CASE("load: --set patches any field by dotted path, with units, and errors name the patch", "[load][set]") {
+  const auto s = specsim::load_scenario(specsim::kDefaultScenario,
+                                        {"speculation.num_steps=2", "compute.kernel_floor=2us", "workload.batch=4"}, kRoot);
+  CHECK(s.speculation.num_steps == 2);
+  CHECK(s.speculation.num_draft_tokens == 3);  // a chain verifies num_steps + 1
+  CHECK_THAT(s.compute.kernel_floor_s, WithinRel(2e-6, 1e-12));
+  CHECK(s.batch == 4);
+  CHECK_THROWS_WITH(specsim::load_scenario(specsim::kDefaultScenario, {"compute.kernel_floor=2"}, kRoot),
+                    Contains("--set compute.kernel_floor=2: compute.kernel_floor: expected a duration with unit"));
+  CHECK_THROWS_WITH(specsim::load_scenario(specsim::kDefaultScenario, {"speculation.num_stepz=2"}, kRoot),
+                    Contains("--set speculation.num_stepz=2: speculation.num_stepz: unknown key"));
+  CHECK_THROWS_WITH(specsim::load_scenario(specsim::kDefaultScenario, {"speculation.num_steps"}, kRoot),
+                    Contains("expected key=value"));
+  CHECK_THROWS_WITH(specsim::load_scenario(specsim::kDefaultScenario, {"topology=h9000"}, kRoot),
+                    Contains("--set topology=h9000: topology: unknown topology 'h9000'"));
+}
