@@ -15,6 +15,8 @@ int run(const std::vector<std::string>& args, Io io) {
   app.set_version_flag("--version", std::string("specsim ") + SPECSIM_CLI_VERSION);
   setup_predict(app, io);
   setup_check(app, io);
+  setup_calibrate(app, io);
+  setup_comm(app, io);
   // CLI11 parses argv-style input in reverse order.
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {

@@ -27,5 +27,7 @@ int run(const std::vector<std::string>& args, Io io);
 
 void setup_predict(CLI::App& app, Io& io);
 void setup_check(CLI::App& app, Io& io);
+void setup_calibrate(CLI::App& app, Io& io);
+void setup_comm(CLI::App& app, Io& io);
 
 }  // namespace specsim::cli

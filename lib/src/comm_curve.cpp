@@ -228,13 +228,21 @@ double MeasuredCurve::time_s(double bytes) const {
                                       log_slopes_[j + 1], std::log(bytes));
     return std::exp(y);
   }
-  // In the gap of a step between regime r and r + 1.
-  if (bytes < steps_bytes_[r]) {
-    return p[j].time_s + regimes_[r].fit.seconds_per_byte * (bytes - p[j].bytes);
-  }
-  const CurvePoint& q = p[j + 1];
+  // In the gap of a step between regime r and r + 1: each side's line from its edge point, kept
+  // between the two edge times; for a rise, the upper side never starts below where the lower
+  // side stopped, so the curve stays monotone through the step.
+  const CurvePoint& lo = p[j];
+  const CurvePoint& hi = p[j + 1];
+  auto lower_side = [&](double b) {
+    return lo.time_s + regimes_[r].fit.seconds_per_byte * (b - lo.bytes);
+  };
+  const double floor_s = std::min(lo.time_s, hi.time_s), ceil_s = std::max(lo.time_s, hi.time_s);
+  const double step = steps_bytes_[r];
+  if (bytes < step) return std::clamp(lower_side(bytes), floor_s, ceil_s);
   const double beta = regimes_[r + 1].fit.seconds_per_byte;
-  return std::max(q.time_s - beta * (q.bytes - bytes), q.time_s * bytes / q.bytes);
+  double t = std::max(hi.time_s - beta * (hi.bytes - bytes), hi.time_s * bytes / hi.bytes);
+  if (hi.time_s > lo.time_s) t = std::max(t, std::min(lower_side(step), ceil_s));
+  return std::clamp(t, floor_s, ceil_s);
 }
 
 bool MeasuredCurve::in_measured_range(double bytes) const {

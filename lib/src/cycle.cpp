@@ -150,9 +150,10 @@ void CycleModel::calibrate() {
 
 ForwardBreakdown CycleModel::forward(const ComputeModel& compute, const TransformerSpec& model,
                                      int allreduces, double tokens, LaunchMode mode,
-                                     std::string phase) const {
+                                     const char* phase, int step) const {
   ForwardBreakdown f;
-  f.phase = std::move(phase);
+  f.phase = phase;
+  f.step = step;
   f.tokens = tokens;
   f.mode = mode;
   f.compute_s = compute.local_time_s(tokens, mode);
@@ -221,8 +222,8 @@ Prediction CycleModel::predict(const AcceptanceSettings& acceptance) const {
     // The first draft step expands one token per request; later ones expand eagle_topk.
     const bool first = i == 0 && !s.engine.extend_yields_first_draft;
     const double tokens = b * (first ? 1 : sp.eagle_topk);
-    p.drafts.push_back(forward(draft_, s.draft, draft_allreduces(), tokens, s.engine.draft_mode,
-                               "draft step " + std::to_string(i + 1 + (s.engine.extend_yields_first_draft ? 1 : 0))));
+    p.drafts.push_back(forward(draft_, s.draft, draft_allreduces(), tokens, s.engine.draft_mode, "draft step",
+                               i + 1 + (s.engine.extend_yields_first_draft ? 1 : 0)));
   }
   p.drafts.push_back(forward(draft_, s.draft, draft_allreduces(), b * p.tokens_per_cycle, s.engine.draft_mode, "draft extend"));
   p.draft_s = 0;
@@ -231,10 +232,17 @@ Prediction CycleModel::predict(const AcceptanceSettings& acceptance) const {
   p.cycle_s = p.verify.total_s() + p.draft_s + p.spec_host_s;
   p.spec_tokens_per_s = b * p.tokens_per_cycle / p.cycle_s;
   p.speedup = p.spec_tokens_per_s / p.baseline_tokens_per_s;
-  // Break-even: tau* = T_cycle(tau*) / T_base. The extend grows with tau, so iterate to the fixed
-  // point (a contraction: the extend's slope in tau is far below T_base).
+  // Break-even: tau* = T_cycle(tau*) / T_base. Only the extend depends on tau, so iterate on it
+  // alone to the fixed point (a contraction: the extend's slope in tau is far below T_base).
+  const double fixed_part = p.cycle_s - p.drafts.back().total_s();
   double tau = p.tokens_per_cycle;
-  for (int i = 0; i < 8; ++i) tau = cycle_s(tau) / p.baseline_step_s;
+  for (int i = 0; i < 8; ++i) {
+    const double extend = forward(draft_, s.draft, draft_allreduces(), b * tau, s.engine.draft_mode, "").total_s();
+    const double next = (fixed_part + extend) / p.baseline_step_s;
+    const bool settled = std::fabs(next - tau) < 1e-9 * next;
+    tau = next;
+    if (settled) break;
+  }
   p.breakeven_tokens_per_cycle = tau;
 
   const std::pair<const char*, double> parts[] = {

@@ -281,6 +281,9 @@ CommProfile read_comm_profile(YamlReader& r) {
     p.points.push_back(point);
   }
   if (p.points.empty()) r.fail("points", "needs at least one point");
+  // Written by `specsim calibrate` (source files and hashes, fit residuals); a record for people,
+  // not an input to the model.
+  r.ignore("provenance");
   r.finish();
   return p;
 }

@@ -17,6 +17,7 @@ namespace specsim {
 namespace {
 
 constexpr double kTwoToMinus53 = 0x1.0p-53;
+constexpr int kBetaTableSize = 256;
 
 std::string fmt(double x) {
   std::ostringstream out;
@@ -116,14 +117,20 @@ double expected_tokens_with_request_spread(const DraftTree& tree, const Position
   if (quadrature_points < 1) {
     throw Error("quadrature points = " + std::to_string(quadrature_points) + ": must be >= 1");
   }
+  // Equal-width bins of the Beta's support, each weighted by its exact probability
+  // CDF(x_{i+1}) - CDF(x_i) and valued at its midpoint: robust to the endpoint singularities of a
+  // Beta with a shape parameter below 1, and ~100x cheaper than inverting the CDF per point.
   const double mean = p.at(1, 1);
   const auto beta = request_beta(mean, request_accept_stddev);
-  double sum = 0.0;
+  double sum = 0.0, previous_cdf = 0.0;
   for (int i = 0; i < quadrature_points; ++i) {
-    const double u = (i + 0.5) / quadrature_points;
-    sum += expected_tokens(tree, scaled(p, boost::math::quantile(beta, u) / mean));
+    const double x_high = double(i + 1) / quadrature_points;
+    const double cdf = i + 1 == quadrature_points ? 1.0 : boost::math::cdf(beta, x_high);
+    const double x_mid = (i + 0.5) / quadrature_points;
+    if (cdf > previous_cdf) sum += (cdf - previous_cdf) * expected_tokens(tree, scaled(p, x_mid / mean));
+    previous_cdf = cdf;
   }
-  return sum / quadrature_points;
+  return sum;
 }
 
 MonteCarloResult simulate_cycles(const DraftTree& tree, const PositionalAcceptance& p,
@@ -154,6 +161,22 @@ MonteCarloResult simulate_cycles(const DraftTree& tree, const PositionalAcceptan
   const double mean_first = p.at(1, 1);
   const auto beta = spread ? request_beta(mean_first, options.request_accept_stddev)
                            : boost::math::beta_distribution<>(1.0, 1.0);
+  // Inverse CDF by table: quantiles at kBetaTableSize + 1 equally spaced probabilities, linear in
+  // between. One Boost quantile costs ~25 us; a table keeps 1000 requests well inside the budget.
+  std::vector<double> quantile_table;
+  if (spread) {
+    quantile_table.resize(kBetaTableSize + 1);
+    quantile_table.front() = 0.0;
+    quantile_table.back() = 1.0;
+    for (int i = 1; i < kBetaTableSize; ++i) {
+      quantile_table[i] = boost::math::quantile(beta, double(i) / kBetaTableSize);
+    }
+  }
+  const auto draw_beta = [&](double u) {
+    const double x = u * kBetaTableSize;
+    const auto i = std::min(static_cast<int>(x), kBetaTableSize - 1);
+    return quantile_table[i] + (x - i) * (quantile_table[i + 1] - quantile_table[i]);
+  };
   const Walker shared(tree, p);
 
   // Cycle time per emitted count, computed once: the function is a pure input.
@@ -174,7 +197,7 @@ MonteCarloResult simulate_cycles(const DraftTree& tree, const PositionalAcceptan
   double total_tokens = 0.0, total_time_s = 0.0, sum_sq = 0.0;
   for (int r = 0; r < options.num_requests; ++r) {
     std::optional<Walker> own;  // this request's own p when requests differ
-    if (spread) own.emplace(tree, scaled(p, boost::math::quantile(beta, uniform01(rng)) / mean_first));
+    if (spread) own.emplace(tree, scaled(p, draw_beta(uniform01(rng)) / mean_first));
     const Walker& walker = own ? *own : shared;
     std::int64_t tokens = 0;
     double time_s = 0.0;

@@ -31,8 +31,12 @@ std::string forward_note(const ForwardBreakdown& f) {
   return os.str();
 }
 
+std::string phase_name(const ForwardBreakdown& f) {
+  return f.step > 0 ? std::string(f.phase) + " " + std::to_string(f.step) : std::string(f.phase);
+}
+
 nlohmann::json forward_json(const ForwardBreakdown& f) {
-  return {{"phase", f.phase},          {"tokens", f.tokens},
+  return {{"phase", phase_name(f)},          {"tokens", f.tokens},
           {"mode", to_string(f.mode)}, {"total_s", f.total_s()},
           {"compute_s", f.compute_s},  {"comm_s", f.comm_s},
           {"allreduce_count", f.allreduce_count},
@@ -68,7 +72,7 @@ std::string render_text(const CycleModel& model, const Prediction& p) {
             format_duration(p.decode.allreduce_each_s), format_duration(p.verify.allreduce_each_s));
   os << row("  draft forwards x" + std::to_string(p.drafts.size()), "-", format_duration(p.draft_s));
   for (const auto& d : p.drafts) {
-    os << row("    " + d.phase + " (" + forward_note(d) + ")", "-", format_duration(d.total_s()));
+    os << row("    " + phase_name(d) + " (" + forward_note(d) + ")", "-", format_duration(d.total_s()));
   }
   os << row("  host", format_duration(p.baseline_host_s), format_duration(p.spec_host_s));
   os << "\n";

@@ -127,8 +127,8 @@ struct HoldoutReport {
   std::size_t first_held_out = 0;
   double max_bytes = 0.0;
   std::vector<HoldoutRow> rows;   // held-out points with bytes <= max_bytes
-  double median_relative_error = 0.0;
-  double worst_relative_error = 0.0;
+  double median_relative_error = 0.0;  // NaN when rows is empty
+  double worst_relative_error = 0.0;   // NaN when rows is empty
 };
 
 // Sorts the points by size and holds out indices first_held_out, first_held_out + every_k, ...

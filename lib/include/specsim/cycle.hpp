@@ -43,7 +43,8 @@ struct Calibration {
 
 // One forward pass of one model in one phase, on one TP rank.
 struct ForwardBreakdown {
-  std::string phase;
+  const char* phase = "";  // "decode", "verify", "draft step", "draft extend"
+  int step = 0;            // draft step number (1-based) for "draft step"
   double tokens = 0.0;  // tokens in the forward, all requests together
   LaunchMode mode = LaunchMode::kGraph;
   double compute_s = 0.0;  // GPU work and launches
@@ -93,7 +94,7 @@ class CycleModel {
  private:
   [[nodiscard]] ForwardBreakdown forward(const ComputeModel& compute, const TransformerSpec& model,
                                          int allreduces, double tokens, LaunchMode mode,
-                                         std::string phase) const;
+                                         const char* phase, int step = 0) const;
   [[nodiscard]] int target_allreduces() const;
   [[nodiscard]] int draft_allreduces() const;
   void calibrate();

@@ -8,8 +8,9 @@
 // rate from a Beta distribution and scales every p of its own by (draw / mean).
 //
 // Determinism: std::mt19937_64 (its output sequence is fixed by the C++ standard), uniforms built
-// from its 53 high bits, Beta draws by inverse CDF (Boost.Math quantile), percentiles by nearest
-// rank. No std:: distribution is used, so results are the same with every standard library.
+// from its 53 high bits, Beta draws by inverse CDF (a 257-point table of Boost.Math quantiles,
+// linear in between), percentiles by nearest rank. No std:: distribution is used, so results are
+// the same with every standard library.
 #pragma once
 
 #include <cstdint>

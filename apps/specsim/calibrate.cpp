@@ -1,0 +1,254 @@
+// specsim calibrate nccl: nccl-tests all_reduce_perf logs -> a comm profile (calibration/profiles)
+// with provenance, the fit's per-regime residuals and, with --holdout-every, the error on sizes
+// the fit did not see.
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <optional>
+#include <ostream>
+
+#include "cli.hpp"
+#include "specsim/comm_curve.hpp"
+#include "specsim/error.hpp"
+#include "specsim/load.hpp"
+#include "specsim/nccl_tests.hpp"
+#include "specsim/profile_writer.hpp"
+#include "specsim/sha256.hpp"
+#include "specsim/units.hpp"
+
+namespace specsim::cli {
+
+namespace {
+
+struct CalibrateNcclOptions {
+  std::vector<std::string> logs;
+  std::string output;
+  std::optional<int> holdout_every;
+  std::optional<int> ranks;
+  bool lenient = false;
+  bool in_place = false;
+};
+
+// `## key: value` lines that the curated logs in calibration/nccl open with; kept in the profile
+// because they say where the numbers come from better than the file name does.
+const std::vector<std::string> kLogNoteKeys = {"source", "nccl_version", "env", "command"};
+
+std::vector<std::string> log_notes(const std::string& path) {
+  std::vector<std::string> notes;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.starts_with("## ")) continue;
+    for (const auto& key : kLogNoteKeys) {
+      if (line.compare(3, key.size() + 1, key + ":") == 0) notes.push_back(line.substr(3));
+    }
+  }
+  return notes;
+}
+
+std::string source_of(const std::vector<std::string>& notes) {
+  for (const auto& n : notes) {
+    if (n.starts_with("source:")) {
+      const auto start = n.find_first_not_of(' ', 7);
+      return start == std::string::npos ? "" : n.substr(start);
+    }
+  }
+  return "";
+}
+
+std::string percent(double fraction) {
+  if (!std::isfinite(fraction)) return "n/a";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f%%", 100.0 * fraction);
+  return buf;
+}
+
+std::string us(double seconds) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f us", seconds * 1e6);
+  return buf;
+}
+
+std::string pad(std::string s, std::size_t width) {
+  if (s.size() < width) s.append(width - s.size(), ' ');
+  return s;
+}
+
+// Rows of equal size (several tables, several logs) become one point at their mean time.
+std::vector<CurvePoint> merge_equal_sizes(std::vector<CurvePoint> points) {
+  std::stable_sort(points.begin(), points.end(), [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
+  std::vector<CurvePoint> out;
+  std::vector<int> counts;
+  for (const auto& p : points) {
+    if (!out.empty() && out.back().bytes == p.bytes) {
+      out.back().time_s += p.time_s;
+      ++counts.back();
+    } else {
+      out.push_back(p);
+      counts.push_back(1);
+    }
+  }
+  for (std::size_t i = 0; i < out.size(); ++i) out[i].time_s /= counts[i];
+  return out;
+}
+
+std::string command_line(const CalibrateNcclOptions& o) {
+  std::string cmd = "specsim calibrate nccl";
+  for (const auto& l : o.logs) cmd += " " + l;
+  cmd += " -o " + o.output;
+  if (o.holdout_every) cmd += " --holdout-every " + std::to_string(*o.holdout_every);
+  if (o.ranks) cmd += " --ranks " + std::to_string(*o.ranks);
+  if (o.lenient) cmd += " --lenient";
+  if (o.in_place) cmd += " --in-place";
+  return cmd;
+}
+
+void run_calibrate_nccl(const CalibrateNcclOptions& o, Io& io) {
+  ParseOptions parse;
+  parse.lenient = o.lenient;
+  parse.ranks = o.ranks;
+  const NcclTestsColumn column = o.in_place ? NcclTestsColumn::kInPlace : NcclTestsColumn::kOutOfPlace;
+
+  CommProfileProvenance prov;
+  prov.tool = std::string("specsim ") + SPECSIM_CLI_VERSION;
+  prov.command = command_line(o);
+  prov.date_utc = utc_now_iso8601();
+  prov.column = o.in_place ? "in_place" : "out_of_place";
+
+  std::vector<CurvePoint> rows;
+  std::optional<int> ranks;
+  std::optional<int> graph_launches;
+  std::string ranks_from, mode_from;
+  std::vector<std::string> sources;
+  std::string nccl_version;
+  for (const std::string& path : o.logs) {
+    const NcclTestsLog log = parse_nccl_tests_file(path, parse);
+    for (const auto& s : log.skipped) io.err << "specsim: warning: skipped " << s << "\n";
+    ProfileSourceFile file;
+    file.path = path;
+    file.sha256 = sha256_file_hex(path);
+    file.nccl_version = log.nccl_version;
+    file.nccl_tests_version = log.tests_version;
+    file.env = log.env;
+    file.notes = log_notes(path);
+    file.rows_skipped = log.skipped_rows;
+    if (nccl_version.empty()) nccl_version = log.nccl_version;
+    if (const std::string s = source_of(file.notes); !s.empty()) sources.push_back(s);
+    std::vector<std::string> other;
+    for (const NcclTestsTable& t : log.tables) {
+      const std::string where = path + ":" + std::to_string(t.first_line);
+      if (t.collective != "all_reduce") {
+        other.push_back(t.collective);
+        continue;
+      }
+      if (ranks && *ranks != t.ranks) {
+        throw Error({path, t.first_line, 0}, "ranks",
+                    "table has " + std::to_string(t.ranks) + " ranks but " + ranks_from + " has " +
+                        std::to_string(*ranks) + " (one profile is one rank count; pass --ranks to override)");
+      }
+      // -G: 0 (or no such field, before nccl-tests printed it) is eager launches.
+      const int graph = std::max(t.graph_launches, 0);
+      if (graph_launches && (*graph_launches > 0) != (graph > 0)) {
+        throw Error({path, t.first_line, 0}, "graph",
+                    std::string("table is ") + (graph > 0 ? "graph" : "eager") + " mode but " + mode_from + " is " +
+                        (*graph_launches > 0 ? "graph" : "eager") + " (one profile is one launch mode)");
+      }
+      ranks = t.ranks;
+      ranks_from = where;
+      graph_launches = graph;
+      mode_from = where;
+      const auto pts = curve_points(t, column);
+      file.rows_used += static_cast<int>(pts.size());
+      rows.insert(rows.end(), pts.begin(), pts.end());
+    }
+    if (file.rows_used == 0) {
+      std::string found;
+      for (const auto& c : other) found += (found.empty() ? "" : ", ") + c;
+      throw Error({path, 0, 0}, "", "no all_reduce rows with size > 0" +
+                                        (found.empty() ? std::string() : " (tables found: " + found + ")"));
+    }
+    prov.files.push_back(std::move(file));
+  }
+
+  CurveOptions curve_options;
+  curve_options.ranks = *ranks;
+  const std::vector<CurvePoint> points = merge_equal_sizes(rows);
+  const MeasuredCurve curve = MeasuredCurve::fit(points, curve_options);
+  prov.regimes = curve.regimes();
+  if (o.holdout_every) {
+    prov.holdout = holdout(points, *o.holdout_every, std::numeric_limits<double>::infinity(), curve_options);
+  }
+
+  CommProfile profile;
+  profile.name = std::filesystem::path(o.output).stem().string();
+  profile.implementation = "nccl";
+  profile.ranks = *ranks;
+  profile.mode = *graph_launches > 0 ? LaunchMode::kGraph : LaunchMode::kEager;
+  std::string files;
+  for (const auto& f : prov.files) files += (files.empty() ? "" : ", ") + std::filesystem::path(f.path).filename().string();
+  profile.description = (nccl_version.empty() ? std::string("NCCL (version not in log)") : "NCCL " + nccl_version) +
+                        " all_reduce, " + std::to_string(*ranks) + " ranks, " + to_string(profile.mode) +
+                        ", nccl-tests " + prov.column + " time from " + files;
+  for (const auto& s : sources) profile.source += (profile.source.empty() ? "" : "; ") + s;
+  if (profile.source.empty()) profile.source = "nccl-tests log(s): " + files;
+  for (const auto& p : points) profile.points.push_back({p.bytes, p.time_s});
+
+  // Read the temporary file back with the loader, so a profile that is written is one that loads.
+  write_file_atomically(o.output, render_comm_profile_yaml(profile, prov),
+                        [](const std::string& tmp) { (void)load_comm_profile(tmp); });
+
+  // Report: rendered whole before printing, so a failure never leaves half a report.
+  std::string report;
+  report += "wrote " + o.output + ": " + std::to_string(points.size()) + " sizes from " +
+            std::to_string(rows.size()) + " rows, " + std::to_string(*ranks) + " ranks, " +
+            to_string(profile.mode) + ", " + prov.column + "\n";
+  report += "fit residuals per regime (|fit/measured - 1| of the regime's alpha-beta line):\n";
+  report += "  " + pad("from", 11) + pad("to", 11) + pad("latency", 12) + pad("bandwidth", 13) + pad("rms", 9) + "max\n";
+  for (const Regime& r : curve.regimes()) {
+    report += "  " + pad(units::format_bytes(r.first_bytes), 11) + pad(units::format_bytes(r.last_bytes), 11) +
+              pad(us(r.fit.latency_s), 12) +
+              pad(r.fit.seconds_per_byte > 0 ? units::format_bandwidth(r.fit.bandwidth_bytes_per_s()) : "-", 13) +
+              pad(percent(r.rms_relative_residual), 9) + percent(r.max_relative_residual) + "\n";
+  }
+  if (prov.holdout) {
+    const HoldoutReport& h = *prov.holdout;
+    report += "held out every " + std::to_string(h.every_k) + "-th size (" + std::to_string(h.rows.size()) +
+              " rows), fitted on the rest:\n";
+    report += "  " + pad("size", 11) + pad("measured", 15) + pad("predicted", 15) + "error\n";
+    for (const HoldoutRow& row : h.rows) {
+      report += "  " + pad(units::format_bytes(row.bytes), 11) + pad(us(row.measured_s), 15) +
+                pad(us(row.predicted_s), 15) + percent(row.relative_error) + "\n";
+    }
+    report += "  held-out error: median " + percent(h.median_relative_error) + ", worst " +
+              percent(h.worst_relative_error) + "\n";
+  }
+  io.out << report;
+}
+
+}  // namespace
+
+void setup_calibrate(CLI::App& app, Io& io) {
+  CLI::App* calibrate = app.add_subcommand("calibrate", "Fit measurement files into calibration profiles");
+  calibrate->require_subcommand(1);
+  auto opts = std::make_shared<CalibrateNcclOptions>();
+  CLI::App* nccl = calibrate->add_subcommand("nccl", "nccl-tests all_reduce_perf logs -> comm profile YAML");
+  nccl->add_option("logs", opts->logs, "nccl-tests output files (all one rank count and launch mode)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  nccl->add_option("-o,--output", opts->output, "Profile to write (PROFILE.yaml; its stem is the profile name)")
+      ->required();
+  nccl->add_option("--holdout-every", opts->holdout_every,
+                   "Also fit without every K-th size and report the error on those sizes")
+      ->check(CLI::Range(2, 1000));
+  nccl->add_option("--ranks", opts->ranks, "Rank count, overriding the logs' headers")->check(CLI::Range(1, 4096));
+  nccl->add_flag("--lenient", opts->lenient, "Skip malformed rows (with a warning) instead of failing");
+  nccl->add_flag("--in-place", opts->in_place, "Use the in-place time column instead of out-of-place");
+  nccl->callback([opts, &io]() { run_calibrate_nccl(*opts, io); });
+}
+
+}  // namespace specsim::cli

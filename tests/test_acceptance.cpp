@@ -1,0 +1,178 @@
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "specsim/acceptance.hpp"
+#include "specsim/error.hpp"
+
+using Catch::Matchers::Contains;
+using Catch::Matchers::WithinRel;
+using specsim::AcceptanceKind;
+using specsim::AcceptanceModel;
+
+TEST_CASE("Leviathan chain: Eq. 1 and the chain sum agree", "[acceptance]") {
+  // specdec.md 2.2: alpha = 0.747, K = 3: 1 + 0.747 + 0.747^2 + 0.747^3
+  //   = 1 + 0.747 + 0.558009 + 0.416832723 = 2.721841723
+  CHECK_THAT(specsim::leviathan_tokens_per_cycle(0.747, 3), WithinRel(2.721841723, 1e-12));
+  const std::vector<double> b(3, 0.747);
+  CHECK_THAT(specsim::chain_tokens_per_cycle(b), WithinRel(2.721841723, 1e-12));
+  // alpha = 0.8, K = 4: (1 - 0.8^5) / 0.2 = 3.3616; alpha = 1 gives K + 1 = 5.
+  CHECK_THAT(specsim::leviathan_tokens_per_cycle(0.8, 4), WithinRel(3.3616, 1e-12));
+  CHECK_THAT(specsim::leviathan_tokens_per_cycle(1.0, 4), WithinRel(5.0, 1e-12));
+  // Inverse: the alpha whose K = 3 chain yields 2.721841723 is 0.747.
+  CHECK_THAT(specsim::constant_rate_for_tokens_per_cycle(2.721841723, 3), WithinRel(0.747, 1e-9));
+  CHECK_THROWS_WITH(specsim::constant_rate_for_tokens_per_cycle(4.5, 3),
+                    Contains("must lie in [1, k + 1] = [1, 4]"));
+}
+
+TEST_CASE("unconditional (vLLM) and conditional rates convert both ways", "[acceptance]") {
+  // vLLM dynamic-SD EAGLE-3 stats a = 0.76, 0.54: b_2 = 0.54 / 0.76 = 0.710526...
+  const std::vector<double> a{0.76, 0.54};
+  const auto b = specsim::conditional_from_unconditional(a);
+  CHECK_THAT(b[1], WithinRel(0.54 / 0.76, 1e-12));
+  const auto back = specsim::unconditional_from_conditional(b);
+  CHECK_THAT(back[1], WithinRel(0.54, 1e-12));
+}
+
+TEST_CASE("tokens per cycle for every acceptance kind", "[acceptance]") {
+  AcceptanceModel m;
+  SECTION("constant") {
+    m.kind = AcceptanceKind::kConstant;
+    m.accept_rate = 0.8;
+    m.num_draft_steps = 4;
+    CHECK_THAT(specsim::tokens_per_cycle(m), WithinRel(3.3616, 1e-12));  // Eq. 1 above
+    CHECK(specsim::verified_tokens_per_request(m) == 5);
+  }
+  SECTION("depth decay") {
+    m.kind = AcceptanceKind::kDepthDecay;
+    m.accept_rate = 0.8;
+    m.depth_decay = 0.9;
+    m.num_draft_steps = 3;
+    // b = 0.8, 0.72, 0.648: 1 + 0.8 + 0.8*0.72 + 0.8*0.72*0.648 = 1 + 0.8 + 0.576 + 0.373248
+    CHECK_THAT(specsim::tokens_per_cycle(m), WithinRel(2.749248, 1e-12));
+  }
+  SECTION("unconditional, as vLLM logs them") {
+    // vLLM PR 24127 line: a = 0.983, 0.949, 0.915, 0.881, 0.712; tau = 1 + sum a = 5.44, which is
+    // the Mean acceptance length the same line prints.
+    m.kind = AcceptanceKind::kUnconditional;
+    m.position_rates = {0.983, 0.949, 0.915, 0.881, 0.712};
+    m.num_draft_steps = 5;
+    CHECK_THAT(specsim::tokens_per_cycle(m), WithinRel(5.44, 1e-12));
+    // Read as conditional by mistake, the same numbers multiply up instead:
+    // 1 + 0.983 + 0.983*0.949 + 0.983*0.949*0.915 + ... = 5.0569, 0.38 tokens short.
+    m.kind = AcceptanceKind::kConditional;
+    const double c2 = 0.983 * 0.949, c3 = c2 * 0.915, c4 = c3 * 0.881, c5 = c4 * 0.712;
+    CHECK_THAT(specsim::tokens_per_cycle(m), WithinRel(1 + 0.983 + c2 + c3 + c4 + c5, 1e-12));
+  }
+  SECTION("conditional, fewer positions than given") {
+    m.kind = AcceptanceKind::kConditional;
+    m.position_rates = {0.8, 0.5, 0.1};
+    m.num_draft_steps = 2;
+    CHECK_THAT(specsim::tokens_per_cycle(m), WithinRel(2.2, 1e-12));  // 1 + 0.8 + 0.4
+  }
+  SECTION("measured") {
+    m.kind = AcceptanceKind::kMeasured;
+    m.measured_tokens_per_cycle = 2.39;  // vLLM V0 issue 9539: 0.598 * 4
+    CHECK_THAT(specsim::tokens_per_cycle(m), WithinRel(2.39, 1e-12));
+    // Its chain is the constant alpha with the same tau.
+    CHECK_THAT(specsim::chain_tokens_per_cycle(specsim::chain_conditional_rates(m)),
+               WithinRel(2.39, 1e-9));
+  }
+  SECTION("tree with topk 1 is the chain") {
+    m.kind = AcceptanceKind::kTree;
+    m.accept_rate = 0.7;
+    m.num_draft_steps = 3;
+    m.eagle_topk = 1;
+    CHECK_THAT(specsim::tokens_per_cycle(m), WithinRel(1 + 0.7 + 0.49 + 0.343, 1e-12));
+    CHECK(specsim::verified_tokens_per_request(m) == 4);
+  }
+  SECTION("tree from a measured positional vector") {
+    // Same as the hand tree of test_draft_tree.cpp: (2, 2, 4) over p = (0.6, 0.3) -> 2.26.
+    m.kind = AcceptanceKind::kTree;
+    m.position_rates = {0.6, 0.3};
+    m.num_draft_steps = 2;
+    m.eagle_topk = 2;
+    m.num_draft_tokens = 4;
+    CHECK_THAT(specsim::tokens_per_cycle(m), WithinRel(2.26, 1e-12));
+    CHECK(specsim::verified_tokens_per_request(m) == 4);
+    // Depth decay 0.5 halves the depth-2 row to (0.3, 0.15): c2 = 0.6 * 0.3 = 0.18 is still the
+    // third best after 0.6 and 0.3, so F = 1 + 0.6 + 0.3 + 0.18 = 2.08.
+    m.depth_decay = 0.5;
+    CHECK_THAT(specsim::tokens_per_cycle(m), WithinRel(2.08, 1e-12));
+  }
+}
+
+TEST_CASE("the default positional vector follows Sequoia's power-law rejection", "[acceptance]") {
+  // r_k = (1 - 0.7) k^-0.5; p_2 = r_1 - r_2 = 0.3 (1 - 1/sqrt 2) = 0.0878680,
+  // p_3 = 0.3 (1/sqrt 2 - 1/sqrt 3) = 0.0389270.
+  const auto p = specsim::positional_vector_from_accept(0.7, 3, 0.5);
+  CHECK_THAT(p[0], WithinRel(0.7, 1e-12));
+  CHECK_THAT(p[1], WithinRel(0.3 * (1 - 1 / std::sqrt(2.0)), 1e-12));
+  CHECK_THAT(p[2], WithinRel(0.3 * (1 / std::sqrt(2.0) - 1 / std::sqrt(3.0)), 1e-12));
+}
+
+TEST_CASE("--accept A maps onto each kind", "[acceptance]") {
+  AcceptanceModel m;
+  m.kind = AcceptanceKind::kConditional;
+  m.position_rates = {0.8, 0.6, 0.4};
+  // Scale by A / b_1 = 0.4 / 0.8 = 0.5: (0.4, 0.3, 0.2).
+  auto scaled = specsim::with_accept_rate(m, 0.4);
+  CHECK_THAT(scaled.position_rates[2], WithinRel(0.2, 1e-12));
+  // A = 1 scales by 1.25 and clamps nothing here: (1, 0.75, 0.5).
+  CHECK_THAT(specsim::with_accept_rate(m, 1.0).position_rates[1], WithinRel(0.75, 1e-12));
+
+  m.kind = AcceptanceKind::kUnconditional;
+  m.position_rates = {0.76, 0.54};
+  m.num_draft_steps = 2;
+  // b = (0.76, 0.7105), halved: a' = (0.38, 0.38 * 0.35526) = (0.38, 0.135) = a_2 / 4.
+  CHECK_THAT(specsim::with_accept_rate(m, 0.38).position_rates[1], WithinRel(0.135, 1e-12));
+
+  m.kind = AcceptanceKind::kTree;
+  m.position_rates = {0.6, 0.2, 0.1};
+  // p_1 = 0.8, the rest times (1 - 0.8) / (1 - 0.6) = 0.5: (0.8, 0.1, 0.05).
+  const auto tree = specsim::with_accept_rate(m, 0.8);
+  CHECK_THAT(tree.position_rates[0], WithinRel(0.8, 1e-12));
+  CHECK_THAT(tree.position_rates[2], WithinRel(0.05, 1e-12));
+
+  m.kind = AcceptanceKind::kMeasured;
+  m.measured_tokens_per_cycle = 2.5;
+  CHECK_FALSE(specsim::accept_rate_applies(m.kind));
+  CHECK(specsim::with_accept_rate(m, 0.1).measured_tokens_per_cycle == 2.5);
+
+  m.kind = AcceptanceKind::kDepthDecay;
+  CHECK(specsim::with_accept_rate(m, 0.55).accept_rate == 0.55);
+  CHECK_THROWS_WITH(specsim::with_accept_rate(m, 1.5), Contains("accept_rate = 1.5"));
+}
+
+TEST_CASE("acceptance models report every problem at once", "[acceptance]") {
+  AcceptanceModel m;
+  m.kind = AcceptanceKind::kDepthDecay;
+  m.accept_rate = 1.2;
+  m.depth_decay = 0.0;
+  m.num_draft_steps = 0;
+  const auto problems = specsim::acceptance_problems(m);
+  CHECK(problems.size() == 3);
+  CHECK_THROWS_WITH(specsim::validate(m),
+                    Contains("acceptance.accept_rate = 1.2: must lie in [0, 1]") &&
+                        Contains("acceptance.depth_decay = 0: must lie in (0, 1]") &&
+                        Contains("acceptance.num_draft_steps = 0: must be >= 1"));
+
+  AcceptanceModel u;
+  u.kind = AcceptanceKind::kUnconditional;
+  u.position_rates = {0.5, 0.7, 0.2};
+  CHECK_THROWS_WITH(specsim::validate(u), Contains("cannot rise with position") &&
+                                              Contains("were conditional rates meant?"));
+
+  AcceptanceModel t;
+  t.kind = AcceptanceKind::kTree;
+  t.eagle_topk = 2;
+  t.num_draft_steps = 2;
+  t.num_draft_tokens = 9;
+  CHECK_THROWS_WITH(specsim::validate(t), Contains("acceptance.num_draft_tokens = 9") &&
+                                              Contains("[2, 7]"));
+
+  CHECK(specsim::parse_acceptance_kind("depth_decay") == AcceptanceKind::kDepthDecay);
+  CHECK(specsim::to_string(AcceptanceKind::kUnconditional) == "unconditional");
+  CHECK_THROWS_WITH(specsim::parse_acceptance_kind("geometric"),
+                    Contains("'geometric' is unknown") &&
+                        Contains("constant, depth_decay, conditional, unconditional, measured, tree"));
+}

@@ -1,0 +1,153 @@
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "cli.hpp"
+#include "specsim/load.hpp"
+#include "specsim/nccl_tests.hpp"
+
+using Catch::Matchers::Contains;
+using Catch::Matchers::WithinRel;
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int code;
+  std::string out;
+  std::string err;
+};
+
+Result run(std::vector<std::string> args) {
+  std::ostringstream out, err;
+  const int code = specsim::cli::run(args, {out, err});
+  return {code, out.str(), err.str()};
+}
+
+std::string shipped_log(const std::string& name) {
+  return std::string(SPECSIM_SOURCE_DIR) + "/calibration/nccl/" + name;
+}
+
+// A fresh directory per test, removed on exit.
+struct TempDir {
+  fs::path path;
+  explicit TempDir(const std::string& name) : path(fs::temp_directory_path() / name) {
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+}  // namespace
+
+TEST_CASE("calibrate nccl: round trip from a shipped log to comm --json", "[calibrate]") {
+  TempDir dir("specsim_test_calibrate_roundtrip");
+  const std::string log = shipped_log("aikitoria-8x5090-p2p-turin.log");
+  const std::string profile_path = (dir.path / "nccl-8x5090.yaml").string();
+  const auto cal = run({"calibrate", "nccl", log, "-o", profile_path, "--holdout-every", "4"});
+  INFO(cal.err);
+  REQUIRE(cal.code == 0);
+  CHECK_THAT(cal.out, Contains("fit residuals per regime") && Contains("held-out error: median"));
+  CHECK_FALSE(fs::exists(profile_path + ".tmp"));
+
+  // The profile loads with the library's own reader (provenance mapping accepted).
+  const specsim::CommProfile profile = specsim::load_comm_profile(profile_path);
+  CHECK(profile.name == "nccl-8x5090");
+  CHECK(profile.ranks == 8);                               // `-g 8`, eight `#  Rank` lines
+  CHECK(profile.mode == specsim::LaunchMode::kEager);      // header `graph: 0`
+  const specsim::NcclTestsLog parsed = specsim::parse_nccl_tests_file(log);
+  const auto& rows = parsed.tables.at(0).rows;
+  REQUIRE(profile.points.size() == rows.size());           // 8 B .. 128 MiB by 2x: 25 rows
+
+  // comm at every measured size returns the measured out-of-place time: the curve passes through
+  // its points and the profile keeps six significant digits of nccl-tests' four or five.
+  std::string sizes;
+  for (const auto& r : rows) sizes += (sizes.empty() ? "" : ",") + std::to_string(static_cast<long long>(r.size_bytes));
+  const auto comm = run({"comm", "--profile", profile_path, "--ranks", "8", "--size", sizes, "--json"});
+  INFO(comm.err);
+  REQUIRE(comm.code == 0);
+  const auto j = nlohmann::json::parse(comm.out);
+  REQUIRE(j.size() == 1);
+  REQUIRE(j["points"].size() == rows.size());
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    INFO("size " << rows[i].size_bytes);
+    CHECK(j["points"][i].size() == 2);
+    CHECK(j["points"][i]["bytes"].get<double>() == rows[i].size_bytes);
+    CHECK_THAT(j["points"][i]["time_s"].get<double>(), WithinRel(rows[i].out_of_place.time_s, 0.01));
+  }
+  // Units work as well as byte counts: 14KiB = 14336 B.
+  const auto unit = run({"comm", "--profile", profile_path, "--ranks", "8", "--size", "14KiB", "--json"});
+  REQUIRE(unit.code == 0);
+  CHECK(nlohmann::json::parse(unit.out)["points"][0]["bytes"].get<double>() == 14336.0);
+}
+
+TEST_CASE("calibrate nccl: provenance names the file's sha256 and the NCCL version", "[calibrate]") {
+  TempDir dir("specsim_test_calibrate_provenance");
+  const std::string out = (dir.path / "p.yaml").string();
+  REQUIRE(run({"calibrate", "nccl", shipped_log("aikitoria-8x5090-p2p-turin.log"), "-o", out}).code == 0);
+  std::ifstream in(out);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK_THAT(text, Contains("provenance:") && Contains("sha256: ") && Contains("nccl_version: 2.29.7") &&
+                       Contains("date_utc: ") && Contains("tool: specsim ") && Contains("rows_used: 25"));
+}
+
+TEST_CASE("calibrate nccl: a bad log fails with file:line and writes nothing", "[calibrate][invalid]") {
+  TempDir dir("specsim_test_calibrate_bad");
+  const fs::path log = dir.path / "bad.log";
+  {
+    // Line 4 has a non-numeric time.
+    std::ofstream f(log);
+    f << "# nThread 1 nGpus 2 minBytes 8 maxBytes 16 step: 2(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n"
+      << "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+      << "           8             2     float     sum      -1    12.25    0.00    0.00      0    12.00    0.00    0.00      0\n"
+      << "          16             4     float     sum      -1    abc    0.00    0.00      0    11.69    0.00    0.00      0\n";
+  }
+  const std::string out = (dir.path / "p.yaml").string();
+  const auto r = run({"calibrate", "nccl", log.string(), "-o", out});
+  CHECK(r.code == specsim::cli::kExitInput);
+  CHECK_THAT(r.err, Contains(log.string() + ":4"));
+  CHECK_FALSE(fs::exists(out));
+  CHECK_FALSE(fs::exists(out + ".tmp"));
+
+  // --lenient drops the row, warns with its place, and still writes the profile from the rest.
+  const auto lenient = run({"calibrate", "nccl", log.string(), "-o", out, "--lenient"});
+  CHECK(lenient.code == 0);
+  CHECK_THAT(lenient.err, Contains(log.string() + ":4"));
+  CHECK(specsim::load_comm_profile(out).points.size() == 1);
+}
+
+TEST_CASE("comm: ranks and mode must match the profile", "[calibrate][invalid]") {
+  TempDir dir("specsim_test_comm_mismatch");
+  const std::string out = (dir.path / "p.yaml").string();
+  REQUIRE(run({"calibrate", "nccl", shipped_log("anthonyhoo-2x2080ti-nop2p-pix.log"), "-o", out}).code == 0);
+  const auto ranks = run({"comm", "--profile", out, "--ranks", "8", "--size", "8"});
+  CHECK(ranks.code == specsim::cli::kExitInput);
+  CHECK_THAT(ranks.err, Contains("--ranks") && Contains("8") && Contains("2 ranks"));
+  const auto mode = run({"comm", "--profile", out, "--ranks", "2", "--size", "8", "--mode", "graph"});
+  CHECK(mode.code == specsim::cli::kExitInput);
+  CHECK_THAT(mode.err, Contains("graph") && Contains("eager"));
+  const auto size = run({"comm", "--profile", out, "--ranks", "2", "--size", "14 parsecs"});
+  CHECK(size.code == specsim::cli::kExitInput);
+  CHECK_THAT(size.err, Contains("--size"));
+}
+
+TEST_CASE("calibrate nccl: shipped profiles load and match their logs", "[calibrate]") {
+  // calibration/profiles/nccl-<log>.yaml were written by `specsim calibrate nccl`.
+  for (const char* name : {"aikitoria-8x5090-p2p-turin", "anthonyhoo-2x2080ti-nop2p-pix", "chlc-8x4090-nop2p-sys",
+                           "ncclt290-8xH100-nvswitch-large"}) {
+    INFO(name);
+    const auto profile = specsim::load_comm_profile(std::string(SPECSIM_SOURCE_DIR) + "/calibration/profiles/nccl-" +
+                                                    name + ".yaml");
+    const auto log = specsim::parse_nccl_tests_file(shipped_log(std::string(name) + ".log"));
+    REQUIRE(profile.points.size() == log.tables.at(0).rows.size());
+    CHECK(profile.ranks == log.tables.at(0).ranks);
+    for (std::size_t i = 0; i < profile.points.size(); ++i) {
+      CHECK_THAT(profile.points[i].time_s, WithinRel(log.tables.at(0).rows[i].out_of_place.time_s, 1e-9));
+    }
+  }
+}
