@@ -55,7 +55,7 @@ TEST_CASE("load: bad files name file, line, column and key", "[load][invalid]") 
   CHECK_THROWS_WITH(specsim::load_gpu(invalid("gpu/missing-unit.yaml")),
                     Contains("gpu/missing-unit.yaml:5:19: memory_bandwidth: expected a bandwidth with unit"));
   CHECK_THROWS_WITH(specsim::load_gpu(invalid("gpu/unknown-key.yaml")),
-                    Contains("gpu/unknown-key.yaml:5:1: memory_bandwith: unknown key"));
+                    Contains("gpu/unknown-key.yaml:5:1: memory_bandwidth: required key is missing; is 'memory_bandwith' here a misspelling of it?"));
   CHECK_THROWS_WITH(specsim::load_gpu(invalid("gpu/no-schema-version.yaml")),
                     Contains("schema_version: required key is missing"));
   CHECK_THROWS_WITH(specsim::load_scenario(invalid("scenario/unknown-key.yaml"), {}, kRoot),

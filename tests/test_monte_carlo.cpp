@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 #include <chrono>
+#include <ctime>
 #include <iostream>
 
 #include "specsim/acceptance.hpp"
@@ -167,24 +168,33 @@ TEST_CASE("10^5 Monte Carlo cycles take under 50 ms", "[monte_carlo][timing]") {
   MonteCarloOptions options;  // 1000 x 100 = 10^5 cycles
   const auto cycle_time = [](int t) { return 0.030 + 0.0005 * t; };
 
-  const auto start = std::chrono::steady_clock::now();
-  const auto r = specsim::simulate_cycles(m, options, cycle_time);
-  const double plain_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  // CPU time (std::clock) is what the budget is about; wall time on a loaded machine includes
+  // other processes' turns. Both are printed.
+  struct Timed {
+    double wall_s, cpu_s;
+  };
+  const auto timed = [&](const MonteCarloOptions& o, specsim::MonteCarloResult& out) {
+    const auto wall = std::chrono::steady_clock::now();
+    const std::clock_t cpu = std::clock();
+    out = specsim::simulate_cycles(m, o, cycle_time);
+    return Timed{std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count(),
+                 double(std::clock() - cpu) / CLOCKS_PER_SEC};
+  };
+  specsim::MonteCarloResult r, rs;
+  const Timed plain = timed(options, r);
+  options.request_accept_stddev = 0.1;  // adds the Beta table and the quadrature
+  const Timed spread = timed(options, rs);
 
-  options.request_accept_stddev = 0.1;  // adds one Beta quantile per request
-  const auto start_spread = std::chrono::steady_clock::now();
-  const auto rs = specsim::simulate_cycles(m, options, cycle_time);
-  const double spread_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_spread).count();
-
-  std::cout << "monte carlo: " << r.num_cycles << " cycles of an SGLang (5,4,8) tree in "
-            << plain_s * 1e3 << " ms; with a Beta request spread " << spread_s * 1e3 << " ms\n";
+  std::cout << "monte carlo: " << r.num_cycles << " cycles of an SGLang (5,4,8) tree: "
+            << plain.cpu_s * 1e3 << " ms CPU (" << plain.wall_s * 1e3 << " ms wall); with a Beta "
+            << "request spread " << spread.cpu_s * 1e3 << " ms CPU (" << spread.wall_s * 1e3
+            << " ms wall)\n";
   CHECK(r.num_cycles == 100000);
   CHECK(rs.num_cycles == 100000);
-#ifdef NDEBUG
-  CHECK(plain_s < 0.050);
-  CHECK(spread_s < 0.050);
+#if defined(NDEBUG) || defined(__OPTIMIZE__)
+  CHECK(plain.cpu_s < 0.050);
+  CHECK(spread.cpu_s < 0.050);
 #else
-  WARN("unoptimised build: the 50 ms budget is asserted only with NDEBUG (release preset)");
+  WARN("unoptimised build: the 50 ms budget is asserted only in optimised builds");
 #endif
 }

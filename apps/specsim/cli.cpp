@@ -17,6 +17,7 @@ int run(const std::vector<std::string>& args, Io io) {
   setup_check(app, io);
   setup_calibrate(app, io);
   setup_comm(app, io);
+  setup_topology(app, io);
   // CLI11 parses argv-style input in reverse order.
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {

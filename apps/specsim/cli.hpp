@@ -29,5 +29,6 @@ void setup_predict(CLI::App& app, Io& io);
 void setup_check(CLI::App& app, Io& io);
 void setup_calibrate(CLI::App& app, Io& io);
 void setup_comm(CLI::App& app, Io& io);
+void setup_topology(CLI::App& app, Io& io);
 
 }  // namespace specsim::cli

@@ -1,35 +1,152 @@
 #include "specsim/comm_model.hpp"
 
 #include <algorithm>
-#include <cmath>
+#include <cctype>
+
+#include "specsim/comm_curve.hpp"
+#include "specsim/error.hpp"
+#include "specsim/nccl_prior.hpp"
 
 namespace specsim {
 
-CommModel::CommModel(CommProfile profile, double eager_overhead_per_op_s)
-    : profile_(std::move(profile)), eager_overhead_s_(eager_overhead_per_op_s) {}
+namespace {
 
-double CommModel::table_s(double bytes) const {
-  const auto& pts = profile_->points;
-  if (pts.size() == 1) return pts.front().time_s;
-  if (bytes <= pts.front().message_bytes) return pts.front().time_s;  // latency floor
-  if (bytes >= pts.back().message_bytes) {
-    // alpha-beta beyond the table: the last segment's incremental bandwidth.
-    const auto& a = pts[pts.size() - 2];
-    const auto& b = pts.back();
-    const double slope = std::max(0.0, (b.time_s - a.time_s) / (b.message_bytes - a.message_bytes));
-    return b.time_s + slope * (bytes - b.message_bytes);
-  }
-  const auto hi = std::upper_bound(pts.begin(), pts.end(), bytes,
-                                   [](double v, const CommProfile::Point& p) { return v < p.message_bytes; });
-  const auto lo = hi - 1;
-  const double f = std::log(bytes / lo->message_bytes) / std::log(hi->message_bytes / lo->message_bytes);
-  return std::exp(std::log(lo->time_s) + f * std::log(hi->time_s / lo->time_s));
+// One-shot custom all-reduce floor: 7.5 us for 256 B - 1 KB on 8x RTX PRO 6000 behind PCIe Gen5
+// switches (nccl.md 5.1, rtx6kpro "luke" measurements); used only when no table was measured.
+constexpr double kOneShotLatencyS = 7.5e-6;
+
+NcclArch arch_of(const std::string& gpu) {
+  auto has = [&](const char* s) { return gpu.find(s) != std::string::npos; };
+  if (has("h100") || has("h200") || has("h20")) return NcclArch::kHopper;
+  if (has("b200") || has("b300") || has("rtx-pro-6000") || has("5090")) return NcclArch::kBlackwell;
+  if (has("v100")) return NcclArch::kVolta;
+  return NcclArch::kAmpere;  // A100, L40S, RTX 4090 (Ada sits in the Ampere bucket, tuning.cc)
 }
 
-double CommModel::allreduce_s(double message_bytes, LaunchMode mode) const {
-  if (!profile_) return 0.0;
-  double t = table_s(message_bytes);
-  if (mode == LaunchMode::kEager && profile_->mode == LaunchMode::kGraph) t += eager_overhead_s_;
+// The search graph NCCL would build (nccl.md 1.4): PCIe P2P boxes 2 channels x PCI_BW 12 GB/s (the
+// worked example of nccl.md 1.7); without P2P, traffic is staged through the host: 1 channel x
+// 5 GB/s as an 8x 4090 host logged (nccl-tests issue 307); NVSwitch: per-link 20.6 GB/s (SM90) or
+// 40.1 (SM100) over 16 channels (estimate: NCCL's ring over NVSwitch uses most of the 18 links).
+NcclPriorConfig prior_config(const Scenario& s) {
+  NcclPriorConfig c;
+  c.ranks = std::max(2, s.tp);
+  c.arch = arch_of(s.gpu.name);
+  if (s.topology.link == LinkClass::kNvlink) {
+    c.link = NcclLink::kNvlink;
+    c.graph_channels = 16;
+    c.channel_bandwidth_bytes_per_s = c.arch == NcclArch::kBlackwell ? 40.1e9 : 20.6e9;
+  } else if (s.topology.p2p && s.gpu.p2p_supported) {
+    c.link = NcclLink::kPci;
+    c.graph_channels = 2;
+    c.channel_bandwidth_bytes_per_s = 12e9;
+  } else {
+    c.link = NcclLink::kPci;
+    c.graph_channels = 1;
+    c.channel_bandwidth_bytes_per_s = 5e9;
+  }
+  return c;
+}
+
+std::shared_ptr<const MeasuredCurve> curve_of(const CommProfile& p) {
+  std::vector<CurvePoint> pts;
+  for (const auto& pt : p.points) pts.push_back({pt.message_bytes, pt.time_s});
+  CurveOptions o;
+  o.ranks = p.ranks;
+  return std::make_shared<const MeasuredCurve>(MeasuredCurve::fit(std::move(pts), o));
+}
+
+// PCIe peer-to-peer bandwidth per direction: ~56 GB/s measured on Gen5 x16 (89% of 63 GB/s,
+// hardware.md 3.1); other generations scaled by the spec; NVLink per direction from the GPU file.
+double p2p_bandwidth(const Scenario& s) {
+  if (s.topology.link == LinkClass::kNvlink && s.gpu.nvlink_bandwidth_bytes_per_s) {
+    return *s.gpu.nvlink_bandwidth_bytes_per_s;
+  }
+  const double gen5 = 56e9;
+  return gen5 / double(1 << std::max(0, 5 - s.topology.pcie_generation));
+}
+
+}  // namespace
+
+struct CommModel::Prior {
+  NcclPriorConfig measured;  // NCCL as it ran when the table was measured (defaults)
+  NcclPriorConfig what_if;   // NCCL_ALGO / NCCL_PROTO / channels as the scenario sets them
+  bool what_if_differs = false;
+};
+
+CommModel CommModel::baseline(const Scenario& s) {
+  Scenario plain = s;
+  plain.comm = CommSettings{};
+  plain.comm.profile = s.comm.profile;
+  plain.custom_profile.reset();
+  return build(plain, 0.0, 0.0);
+}
+
+CommModel CommModel::build(const Scenario& s, double eager_overhead_per_op_s, double quantise_kernels_s) {
+  CommModel m;
+  if (s.tp <= 1) return m;
+  const CommSettings& c = s.comm;
+  m.ranks_ = s.tp;
+  m.eager_overhead_s_ = eager_overhead_per_op_s;
+  m.quantise_s_ = quantise_kernels_s;
+  m.scale_ = c.scale;
+  m.implementation_ = c.implementation;
+  m.p2p_bytes_per_s_ = p2p_bandwidth(s);
+  auto prior = std::make_shared<Prior>();
+  prior->measured = prior_config(s);
+  prior->what_if = prior->measured;
+  if (c.nccl_algo != "auto") prior->what_if.algos = {parse_nccl_algo(c.nccl_algo)};
+  if (c.nccl_proto != "auto") prior->what_if.protos = {parse_nccl_proto(c.nccl_proto)};
+  prior->what_if.min_channels = c.min_channels;
+  prior->what_if.max_channels = c.max_channels;
+  prior->what_if_differs = c.nccl_algo != "auto" || c.nccl_proto != "auto" || c.min_channels || c.max_channels;
+  m.prior_ = prior;
+  if (s.comm_profile) {
+    m.nccl_curve_ = curve_of(*s.comm_profile);
+    m.calibrated_ = true;
+    m.source_ = "measured: " + s.comm_profile->name;
+  } else {
+    m.source_ = "uncalibrated: NCCL's analytic model (tuning.cc) for this topology";
+  }
+  if (c.implementation == "custom_oneshot") {
+    if (!(s.topology.p2p && s.gpu.p2p_supported)) {
+      throw Error("comm.implementation = custom_oneshot: needs peer-to-peer access, and topology '" +
+                  s.topology.name + "' has p2p off");
+    }
+    if (s.custom_profile) {
+      m.custom_curve_ = curve_of(*s.custom_profile);
+      m.source_ = "measured: " + s.custom_profile->name;
+    } else {
+      m.calibrated_ = false;
+      m.source_ = "uncalibrated: one-shot prior 7.5 us + (r-1) S / B_p2p";
+    }
+  } else if (c.implementation == "fp8") {
+    m.source_ += " (FP8: half the bytes + quantise/dequantise kernels, prior)";
+  }
+  if (prior->what_if_differs) m.source_ += " x NCCL what-if ratio (prior)";
+  return m;
+}
+
+double CommModel::nccl_s(double bytes) const {
+  double t = nccl_curve_ ? nccl_curve_->time_s(bytes) : nccl_prior_pick(prior_->measured, bytes).time_s;
+  if (prior_->what_if_differs) t *= nccl_prior_ratio(prior_->measured, prior_->what_if, bytes);
+  return t;
+}
+
+double CommModel::allreduce_s(double bytes, LaunchMode mode) const {
+  if (!prior_) return 0.0;  // single rank
+  bytes = std::max(0.0, bytes);
+  double t = 0.0;
+  if (implementation_ == "custom_oneshot") {
+    t = custom_curve_ ? custom_curve_->time_s(bytes)
+                      : kOneShotLatencyS + (ranks_ - 1) * bytes / p2p_bytes_per_s_;
+  } else if (implementation_ == "fp8") {
+    t = nccl_s(0.5 * bytes) + quantise_s_;
+  } else {
+    t = nccl_s(bytes);
+  }
+  t *= scale_;
+  // Eager overhead applies on top of graph-mode tables and priors alike.
+  if (mode == LaunchMode::kEager) t += eager_overhead_s_;
   return t;
 }
 

@@ -17,6 +17,9 @@ ComputeModel::ComputeModel(const TransformerSpec& model, const GpuSpec& gpu, int
                            double bandwidth_efficiency, double routing_skew)
     : model_(&model),
       bw_(bandwidth_efficiency * gpu.memory_bandwidth_bytes_per_s),
+      bw_expert_(settings.expert_bandwidth_efficiency.value_or(bandwidth_efficiency) * gpu.memory_bandwidth_bytes_per_s),
+      bw_kv_decode_(settings.kv_efficiency_decode.value_or(bandwidth_efficiency) * gpu.memory_bandwidth_bytes_per_s),
+      bw_kv_verify_(settings.kv_efficiency_verify.value_or(bandwidth_efficiency) * gpu.memory_bandwidth_bytes_per_s),
       tp_(std::max(1, tp)),
       batch_(std::max(1, batch)),
       context_(context_tokens),
@@ -67,29 +70,59 @@ double ComputeModel::bytes_read(double tokens) const {
   return bytes;
 }
 
+ForwardTerms ComputeModel::terms(double tokens) const {
+  const TransformerSpec& m = *model_;
+  ForwardTerms t;
+  const double kv = batch_ * kv_bytes_per_layer_;
+  t.weight_bytes = m.dense_layers * dense_layer_.bytes_fixed + head_.bytes_fixed;
+  t.weight_flops = tokens * (m.dense_layers * dense_layer_.flops_per_token + head_.flops_per_token);
+  if (m.moe) {
+    const double touched = expected_distinct_experts(m.moe->experts, m.moe->experts_per_token, tokens, skew_);
+    t.weight_bytes += m.moe_layers() * moe_layer_.bytes_fixed;
+    t.expert_bytes = m.moe_layers() * touched * moe_layer_.bytes_per_expert;
+    t.weight_flops += tokens * m.moe_layers() * moe_layer_.flops_per_token;
+  }
+  t.kv_bytes = m.layers * kv;
+  t.attention_flops = m.layers * tokens * attention_flops_per_token_;
+  t.kernels = kernels();
+  t.layers = m.layers;
+  t.multi_token_request = tokens / batch_ > 1.0;
+  return t;
+}
+
 double ComputeModel::gpu_time_s(double tokens) const {
   const TransformerSpec& m = *model_;
   const double kv = batch_ * kv_bytes_per_layer_;
-  const double attn_flops = tokens * attention_flops_per_token_;
-  auto layer = [&](const Part& p, double extra_bytes, int kernels) {
-    const double bytes = p.bytes_fixed + extra_bytes + kv;
-    const double flops = tokens * p.flops_per_token + attn_flops;
-    return std::max(bytes / bw_, flops / flops_) + kernels * settings_.kernel_floor_s;
+  const double bw_kv = tokens / batch_ > 1.0 ? bw_kv_verify_ : bw_kv_decode_;
+  // Per layer: GEMM roofline + attention roofline + fixed costs (header comment).
+  const double attention = std::max(kv / bw_kv, tokens * attention_flops_per_token_ / flops_);
+  const double fixed = (tokens > 1.0 ? settings_.multi_token_step_s : 0.0) + tokens * settings_.per_token_layer_s;
+  auto layer = [&](const Part& p, double expert_bytes, int kernels) {
+    const double gemm = std::max(p.bytes_fixed / bw_ + expert_bytes / bw_expert_, tokens * p.flops_per_token / flops_);
+    return gemm + attention + fixed + kernels * settings_.kernel_floor_s;
   };
-  double t = m.dense_layers * layer(dense_layer_, 0.0, m.kernels.per_dense_layer);
+  double t = m.dense_layers * layer(dense_layer_, 0.0, kernels_per_dense_layer());
   if (m.moe) {
     const double touched = expected_distinct_experts(m.moe->experts, m.moe->experts_per_token, tokens,
                                                      skew_);
-    t += m.moe_layers() * layer(moe_layer_, touched * moe_layer_.bytes_per_expert, m.kernels.per_moe_layer);
+    t += m.moe_layers() * layer(moe_layer_, touched * moe_layer_.bytes_per_expert, kernels_per_moe_layer());
   }
   t += std::max(head_.bytes_fixed / bw_, tokens * head_.flops_per_token / flops_) +
        m.kernels.per_forward * settings_.kernel_floor_s;
   return t;
 }
 
+int ComputeModel::kernels_per_dense_layer() const {
+  return settings_.kernels_per_dense_layer.value_or(model_->kernels.per_dense_layer);
+}
+
+int ComputeModel::kernels_per_moe_layer() const {
+  return settings_.kernels_per_moe_layer.value_or(model_->kernels.per_moe_layer);
+}
+
 int ComputeModel::kernels() const {
   const TransformerSpec& m = *model_;
-  return m.dense_layers * m.kernels.per_dense_layer + m.moe_layers() * m.kernels.per_moe_layer +
+  return m.dense_layers * kernels_per_dense_layer() + m.moe_layers() * kernels_per_moe_layer() +
          m.kernels.per_forward;
 }
 

@@ -54,7 +54,7 @@ void CycleModel::calibrate() {
   const double act_width = s.model.hidden_size * bytes_per_param(s.model.activation_dtype);
 
   // 1. Eager per-collective overhead: measured all-reduce time per op minus the graph-mode table.
-  CommModel graph_only = s.tp > 1 && s.comm_profile ? CommModel(*s.comm_profile, 0.0) : CommModel();
+  const CommModel graph_only = CommModel::baseline(s);
   if (s.comm.eager_overhead_per_op_s) {
     cal.eager_overhead_per_op_s = {*s.comm.eager_overhead_per_op_s, "scenario"};
   } else if (verify && verify->mode == LaunchMode::kEager && verify->allreduce_count > 0 && s.tp > 1) {
@@ -75,10 +75,10 @@ void CycleModel::calibrate() {
   } else {
     cal.eager_overhead_per_op_s = {0.0, "prior: none (no eager all-reduce measurement)"};
   }
-  if (s.tp > 1 && s.comm_profile) {
-    comm_ = CommModel(*s.comm_profile, cal.eager_overhead_per_op_s.value);
-    cal.comm_calibrated = true;
-  }
+  // The FP8 path adds a quantise and a dequantise kernel around each all-reduce (nccl.md 6).
+  comm_ = CommModel::build(s, cal.eager_overhead_per_op_s.value, 2.0 * s.compute.kernel_floor_s);
+  cal.comm_calibrated = comm_.calibrated();
+  cal.comm_source = comm_.source();
 
   // 2. Compute: whichever of bandwidth efficiency and routing skew the scenario leaves open is
   //    solved (TOMS 748) so that the modelled GPU time of the verify equals its measured compute.
@@ -161,6 +161,19 @@ ForwardBreakdown CycleModel::forward(const ComputeModel& compute, const Transfor
   f.message_bytes = message_bytes(model, tokens);
   f.allreduce_each_s = allreduces > 0 ? comm_.allreduce_s(f.message_bytes, mode) : 0.0;
   f.comm_s = allreduces * f.allreduce_each_s;
+  const CommSettings& c = scenario_.comm;
+  if (c.fuse_residual_norm && allreduces > 0) {
+    // Each fused all-reduce absorbs the residual add and the RMSNorm that follow it: two kernels
+    // fewer per collective (SGLang ENABLE_ALLREDUCE_RMSNORM_FUSION, models.md 3.1).
+    const double per_kernel = mode == LaunchMode::kGraph ? scenario_.compute.kernel_floor_s
+                                                         : scenario_.compute.eager_launch_per_kernel_s;
+    f.compute_s = std::max(0.0, f.compute_s - 2.0 * allreduces * per_kernel);
+  }
+  if (c.overlap > 0) {
+    // Overlapping communication with compute hides up to `overlap` of the smaller of the two.
+    const double hidden = c.overlap * std::min(f.compute_s, f.comm_s);
+    f.comm_s -= hidden;
+  }
   return f;
 }
 

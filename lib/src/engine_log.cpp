@@ -654,4 +654,19 @@ AcceptanceSummary summarize(std::span<const LogRecord> records, double confidenc
   return s;
 }
 
+AcceptanceModel acceptance_from_summary(const AcceptanceSummary& summary, int num_draft_steps) {
+  AcceptanceModel m;
+  if (!summary.unconditional_rates.empty()) {
+    m.kind = AcceptanceKind::kUnconditional;
+    m.position_rates = summary.unconditional_rates;
+    m.num_draft_steps = static_cast<int>(summary.unconditional_rates.size());
+  } else {
+    m.kind = AcceptanceKind::kMeasured;
+    m.measured_tokens_per_cycle = summary.tokens_per_cycle;
+    m.num_draft_steps = num_draft_steps;
+  }
+  validate(m);
+  return m;
+}
+
 }  // namespace specsim

@@ -239,6 +239,83 @@ GpuSpec read_gpu(YamlReader& r) {
   return g;
 }
 
+constexpr const char* kLinkClasses = "NV#, PIX, PXB, PHB, NODE, SYS";
+
+// `links:` one string per GPU, its classes to every GPU separated by spaces, "X" for itself:
+//   links:
+//     - "X PIX SYS"
+//     - "PIX X SYS"
+//     - "SYS SYS X"
+// Square (gpus x gpus), X exactly on the diagonal, symmetric.
+void read_pair_links(YamlReader& r, Topology& t) {
+  std::vector<YamlReader> rows = r.sequence("links");
+  if (static_cast<int>(rows.size()) != t.gpus) {
+    r.fail("links", "has " + std::to_string(rows.size()) + " rows: needs one per GPU (gpus = " +
+                        std::to_string(t.gpus) + ")");
+  }
+  const auto n = static_cast<std::size_t>(t.gpus);
+  t.pair_links.assign(n, std::vector<LinkClass>(n, LinkClass::kNvlink));
+  t.pair_nvlinks.assign(n, std::vector<int>(n, 0));
+  for (std::size_t i = 0; i < n; ++i) {
+    YamlReader& row = rows[i];
+    if (!row.node().IsScalar()) row.fail_here("expected a string of link classes such as \"X PIX SYS\"");
+    std::vector<std::string> cells;
+    for (const char ch : row.node().Scalar()) {
+      if (ch == ' ' || ch == '\t') {
+        if (!cells.empty() && !cells.back().empty()) cells.emplace_back();
+      } else {
+        if (cells.empty()) cells.emplace_back();
+        cells.back() += ch;
+      }
+    }
+    if (!cells.empty() && cells.back().empty()) cells.pop_back();
+    if (cells.size() != n) {
+      row.fail_here("has " + std::to_string(cells.size()) + " classes: needs one per GPU (gpus = " +
+                    std::to_string(t.gpus) + ")");
+    }
+    for (std::size_t j = 0; j < n; ++j) {
+      const std::string where = "entry " + std::to_string(j) + " (GPU" + std::to_string(i) + " to GPU" +
+                                std::to_string(j) + ")";
+      if (i == j) {
+        if (cells[j] != "X") row.fail_here(where + " is '" + cells[j] + "': the diagonal must be X");
+        continue;
+      }
+      if (cells[j] == "X") row.fail_here(where + " is 'X': X marks a GPU with itself, only on the diagonal");
+      const auto cls = parse_link_class(cells[j]);
+      if (!cls) row.fail_here(where + ": '" + cells[j] + "' is not a link class (X, " + kLinkClasses + ")");
+      t.pair_links[i][j] = *cls;
+      t.pair_nvlinks[i][j] = parse_nvlink_count(cells[j]);
+      if (j < i && (t.pair_links[j][i] != *cls || t.pair_nvlinks[j][i] != t.pair_nvlinks[i][j])) {
+        row.fail_here(where + " is " + cells[j] + " but links[" + std::to_string(j) + "] entry " +
+                      std::to_string(i) + " is " + link_name(t.pair_links[j][i], t.pair_nvlinks[j][i]) +
+                      ": the matrix must be symmetric");
+      }
+    }
+  }
+}
+
+// `numa:` the NUMA node nearest each GPU, one integer per GPU.
+void read_numa_nodes(YamlReader& r, Topology& t) {
+  std::vector<YamlReader> items = r.sequence("numa");
+  if (static_cast<int>(items.size()) != t.gpus) {
+    r.fail("numa", "has " + std::to_string(items.size()) + " entries: needs one per GPU (gpus = " +
+                       std::to_string(t.gpus) + ")");
+  }
+  for (YamlReader& item : items) {
+    const std::string text = item.node().IsScalar() ? item.node().Scalar() : "";
+    int node = 0;
+    bool ok = !text.empty() && text.size() <= 4;
+    for (const char ch : text) {
+      ok = ok && ch >= '0' && ch <= '9';
+      node = node * 10 + (ch - '0');
+    }
+    if (!ok || node > 4095) {
+      item.fail_here("'" + text + "' is not a NUMA node number (an integer in [0, 4095])");
+    }
+    t.numa_nodes.push_back(node);
+  }
+}
+
 Topology read_topology(YamlReader& r) {
   r.expect_header("topology");
   Topology t;
@@ -249,11 +326,31 @@ Topology read_topology(YamlReader& r) {
   t.gpus = count(r, "gpus");
   t.p2p = r.optional_boolean("p2p", true);
   t.pcie_generation = static_cast<int>(r.optional_integer("pcie_generation", 5, 3, 7));
-  const std::string link = r.string("link");
-  auto cls = parse_link_class(link);
-  if (!cls) r.fail("link", "'" + link + "' is not a link class (NV#, PIX, PXB, PHB, NODE, SYS)");
-  t.link = *cls;
-  if (t.link == LinkClass::kNvlink) t.nvlinks = link.size() > 2 ? std::stoi(link.substr(2)) : 1;
+  if (r.has("links")) read_pair_links(r, t);
+  if (r.has("numa")) read_numa_nodes(r, t);
+  if (r.has("link") || t.pair_links.empty()) {
+    const std::string link = r.string("link");
+    auto cls = parse_link_class(link);
+    if (!cls) r.fail("link", "'" + link + "' is not a link class (" + kLinkClasses + ")");
+    t.link = *cls;
+    t.nvlinks = parse_nvlink_count(link);
+    // A ring may avoid the slowest pair (e.g. NVLink rings on a hybrid cube mesh), so `link` need not
+    // be the slowest class, but its slowest hop is some pair: the class must occur in the matrix.
+    bool occurs = t.gpus == 1;
+    for (std::size_t i = 0; i < t.pair_links.size(); ++i) {
+      for (std::size_t j = 0; j < t.pair_links.size(); ++j) {
+        if (i != j && t.pair_links[i][j] == t.link && t.pair_nvlinks[i][j] == t.nvlinks) occurs = true;
+      }
+    }
+    if (!t.pair_links.empty() && !occurs) {
+      r.fail("link", "'" + link + "' is not the class of any GPU pair in links (a ring's slowest hop is one of them)");
+    }
+  } else {
+    r.ignore("link");
+    const auto [slowest, nvlinks] = slowest_pair_link(t);
+    t.link = slowest;
+    t.nvlinks = nvlinks;
+  }
   t.comm_profile = r.optional_string("comm_profile", "");
   r.finish();
   return t;
@@ -494,19 +591,40 @@ Scenario read_scenario(YamlReader& r, const DataDir& data) {
       s.comm.eager_overhead_per_op_s = c->quantity_or_calibrate("eager_overhead_per_op", Quantity::kDuration);
     }
     c->ignore("eager_overhead_per_op");
+    s.comm.implementation = c->optional_choice("implementation", {"nccl", "custom_oneshot", "fp8"}, "nccl");
+    s.comm.custom_profile = c->optional_string("custom_profile", "");
+    s.comm.nccl_algo = c->optional_choice("nccl_algo", {"auto", "ring", "tree"}, "auto");
+    s.comm.nccl_proto = c->optional_choice("nccl_proto", {"auto", "ll", "ll128", "simple"}, "auto");
+    s.comm.min_channels = static_cast<int>(c->optional_integer("min_channels", 0, 0, 64));
+    s.comm.max_channels = static_cast<int>(c->optional_integer("max_channels", 0, 0, 64));
+    s.comm.scale = c->optional_number("scale", 1.0, 0.0, 1e6);
+    s.comm.overlap = c->optional_number("overlap", 0.0, 0.0, 1.0);
+    s.comm.fuse_residual_norm = c->optional_boolean("fuse_residual_norm", false);
+    if (s.comm.min_channels && s.comm.max_channels && s.comm.min_channels > s.comm.max_channels) {
+      c->fail("min_channels", "must not exceed max_channels");
+    }
     c->finish();
   } else {
     s.comm.profile = s.topology.comm_profile;
   }
-  if (!s.comm.profile.empty()) {
+  auto load_profile = [&](const std::string& name, const char* key) -> std::optional<CommProfile> {
+    if (name.empty()) return std::nullopt;
     std::string path;
     try {
-      path = data.resolve(DataKind::kCommProfile, s.comm.profile);
+      path = data.resolve(DataKind::kCommProfile, name);
     } catch (const Error& e) {
-      throw Error(r.location_of("comm"), "comm.profile", e.message());
+      throw Error(r.location_of("comm"), std::string("comm.") + key, e.message());
     }
-    s.comm_profile = load_comm_profile(path);
-  }
+    CommProfile p = load_comm_profile(path);
+    if (s.tp > 1 && p.ranks != s.tp) {
+      throw Error(r.location_of("comm"), std::string("comm.") + key,
+                  "profile '" + p.name + "' was measured at " + std::to_string(p.ranks) +
+                      " ranks, the scenario runs tp = " + std::to_string(s.tp));
+    }
+    return p;
+  };
+  s.comm_profile = load_profile(s.comm.profile, "profile");
+  s.custom_profile = load_profile(s.comm.custom_profile, "custom_profile");
   if (auto h = r.optional_child("host")) {
     if (h->has("decode_per_step")) s.host.decode_per_step_s = h->quantity_or_calibrate("decode_per_step", Quantity::kDuration);
     h->ignore("decode_per_step");
@@ -542,22 +660,6 @@ Scenario read_scenario(YamlReader& r, const DataDir& data) {
   r.finish();
   // Cross-file checks, all named.
   if (!s.draft.eagle3) r.fail("draft", "'" + s.draft.name + "' is not an EAGLE-3 draft head (no eagle3 block)");
-  if (s.comm_profile && s.tp > 1 && s.comm_profile->ranks != s.tp) {
-    throw Error(r.location_of("comm"), "comm.profile",
-                "profile '" + s.comm_profile->name + "' was measured at " + std::to_string(s.comm_profile->ranks) +
-                    " ranks, the scenario runs tp = " + std::to_string(s.tp));
-  }
-  if (s.tp > 1 && !s.comm_profile) {
-    throw Error(r.location(), "comm.profile", "tp > 1 needs an all-reduce profile (comm.profile or the topology's comm_profile)");
-  }
-  if (!s.comm.profile.empty() && !s.comm.eager_overhead_per_op_s && !s.measurements.verify) {
-    const bool eager_used = s.engine.verify_mode == LaunchMode::kEager || s.engine.draft_mode == LaunchMode::kEager ||
-                            s.engine.decode_mode == LaunchMode::kEager;
-    if (eager_used && s.comm_profile && s.comm_profile->mode == LaunchMode::kGraph && s.tp > 1) {
-      // Without a measurement there is nothing to calibrate from: use no overhead, said in the report.
-      s.comm.eager_overhead_per_op_s = 0.0;
-    }
-  }
   return s;
 }
 

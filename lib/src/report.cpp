@@ -93,8 +93,7 @@ std::string render_text(const CycleModel& model, const Prediction& p) {
   os << "    host per plain step " << format_duration(cal.host_decode_s.value) << "  (" << cal.host_decode_s.origin
      << ")\n";
   if (s.tp > 1) {
-    os << "    all-reduce table: " << (s.comm_profile ? s.comm_profile->name : std::string("none"))
-       << (cal.comm_calibrated ? " (measured)" : " (uncalibrated prior)") << "\n";
+    os << "    all-reduce: " << cal.comm_source << (cal.comm_calibrated ? "" : "  [UNCALIBRATED]") << "\n";
   }
   for (const auto& w : cal.warnings) os << "  warning: " << w << "\n";
   if (s.measurements.speculative_tokens_per_s) {
@@ -139,6 +138,7 @@ std::string render_json(const CycleModel& model, const Prediction& p) {
                       {"eager_overhead_per_op_s", value_json(cal.eager_overhead_per_op_s)},
                       {"host_decode_s", value_json(cal.host_decode_s)},
                       {"comm_calibrated", cal.comm_calibrated},
+                      {"comm_source", cal.comm_source},
                       {"warnings", cal.warnings}};
   return j.dump(2) + "\n";
 }

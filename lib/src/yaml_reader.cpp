@@ -101,12 +101,15 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
 YAML::Node YamlReader::get(const std::string& key) const {
   if (!node_.IsMap()) fail_here("expected a mapping");
   YAML::Node v = node_[key];
-  if (!v.IsDefined() || v.IsNull()) {
+  if (v.IsDefined() && v.IsNull()) fail(key, "required key has no value");
+  if (!v.IsDefined()) {
+    // A near miss is more likely a typo than an omission, but it may also be a valid key of its
+    // own (`gpus` next to a missing `gpu`), so the message asks rather than calls it unknown.
     for (const auto& kv : node_) {
       const std::string other = kv.first.Scalar();
       if (other != key && edit_distance(other, key) <= 2) {
-        throw Error(from_mark(origin_->file, kv.first.Mark()), key_path(other),
-                    "unknown key; did you mean '" + key + "'? (required key '" + key_path(key) + "' is missing)");
+        throw Error(from_mark(origin_->file, kv.first.Mark()), key_path(key),
+                    "required key is missing; is '" + other + "' here a misspelling of it?");
       }
     }
     throw Error(location(), key_path(key), "required key is missing");

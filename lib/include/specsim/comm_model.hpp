@@ -1,32 +1,56 @@
 // Time of one tensor-parallel all-reduce by message size and launch mode.
 //
-// Measured tables (calibration/profiles) are interpolated piecewise-linearly in log-log space
-// between points, so NCCL's regime steps between measured sizes stay where they were measured;
-// beyond the last point the cost grows with the last segment's bandwidth (alpha-beta). Eager mode
-// adds a per-op overhead on top of a graph-mode table: the host launch of the surrounding kernels
-// plus the rank skew a collective absorbs while it waits for the slowest rank.
+// Where a measured table exists (calibration/profiles), the time comes from a MeasuredCurve fitted
+// to it (monotone log-log interpolation that keeps NCCL's regime steps, alpha-beta per regime
+// outside the measured range; comm_curve.hpp). Where none exists, NCCL's own analytic model
+// (nccl_prior.hpp, tuning.cc) stands in and the result is flagged uncalibrated. What-ifs:
+//   NCCL_ALGO / NCCL_PROTO / channels   measured time x prior(what-if) / prior(default)
+//   custom one-shot P2P all-reduce      its measured table, else alpha + (r-1) * S / B_p2p (prior)
+//   FP8 all-reduce                      time(S / 2) + quantise and dequantise kernels (nccl.md 6)
+// Eager mode adds a per-op overhead on top of a graph-mode table: the host launch of the
+// surrounding kernels plus the rank skew a collective absorbs while it waits for the slowest rank.
 #pragma once
 
+#include <memory>
 #include <optional>
+#include <string>
 
 #include "specsim/hardware.hpp"
+#include "specsim/scenario.hpp"
 
 namespace specsim {
+
+class MeasuredCurve;
 
 class CommModel {
  public:
   CommModel() = default;  // a single rank: every all-reduce is free
-  CommModel(CommProfile profile, double eager_overhead_per_op_s);
+
+  // `settings` carries the what-ifs; `quantise_kernels_s` is the cost of the FP8 path's extra kernels.
+  static CommModel build(const Scenario& scenario, double eager_overhead_per_op_s, double quantise_kernels_s);
+  // The plain NCCL curve of a scenario with no what-ifs and no eager overhead (for calibration).
+  static CommModel baseline(const Scenario& scenario);
 
   [[nodiscard]] double allreduce_s(double message_bytes, LaunchMode mode) const;
   [[nodiscard]] double eager_overhead_per_op_s() const { return eager_overhead_s_; }
-  [[nodiscard]] const std::optional<CommProfile>& profile() const { return profile_; }
+  [[nodiscard]] bool calibrated() const { return calibrated_; }
+  [[nodiscard]] const std::string& source() const { return source_; }  // what the time comes from
 
  private:
-  [[nodiscard]] double table_s(double message_bytes) const;
+  [[nodiscard]] double nccl_s(double bytes) const;
 
-  std::optional<CommProfile> profile_;
+  int ranks_ = 1;
+  std::shared_ptr<const MeasuredCurve> nccl_curve_;
+  std::shared_ptr<const MeasuredCurve> custom_curve_;
+  struct Prior;
+  std::shared_ptr<const Prior> prior_;
+  std::string implementation_ = "nccl";
   double eager_overhead_s_ = 0.0;
+  double quantise_s_ = 0.0;
+  double scale_ = 1.0;
+  double p2p_bytes_per_s_ = 0.0;
+  bool calibrated_ = false;
+  std::string source_ = "single rank";
 };
 
 }  // namespace specsim

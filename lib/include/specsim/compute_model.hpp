@@ -2,7 +2,17 @@
 // datasheet: a roofline with calibrated efficiency per layer kind plus a fixed GPU-side cost per
 // kernel (DESIGN.md "The model"):
 //
-//   T_layer(q) = max(bytes(q) / (eta_bw * BW), flops(q) / (eta_f * F)) + kernels * t_kernel
+//   T_layer(q) = max(W / (eta_bw * BW) + E_touched(q) * W_expert / (eta_e * BW), q * f_w / (eta_f * F))
+//              + max(KV(C) / (eta_kv(q) * BW), q * f_attn(C) / (eta_f * F))
+//              + kernels * t_kernel + [q > 1] * t_step + q * t_token
+//
+// GEMMs and attention are separate kernels, so each gets its own roofline and their times add.
+// eta_kv differs for one query token (a split-KV decode kernel) and several (a prefill-style
+// kernel that does not split the KV length at batch 1: h200-forward.conditions.yaml), t_step is
+// the jump from GEMV to GEMM at q = 2, t_token the per-token cost of the elementwise kernels.
+// Calibrated values come from `specsim calibrate compute` (compute_fit.hpp,
+// docs/compute-calibration.md); the defaults (eta_e = eta_kv = eta_bw, t_step = t_token = 0) are
+// the plain roofline.
 //
 // bytes = weights read on this rank + KV cache read; for MoE the weights read grow with the
 // distinct experts the q tokens touch, E_touched(q) = E * (1 - (1 - k/E)^q) under uniform routing
@@ -21,6 +31,19 @@ namespace specsim {
 // shrinks the effective token count for routing that favours some experts.
 [[nodiscard]] double expected_distinct_experts(int experts, int per_token, double tokens, double skew = 1.0);
 
+// The parts of one forward the fit in compute_fit.cpp needs, each linear in one fitted parameter
+// while the forward is memory-bound (q <= 64 on the measured models).
+struct ForwardTerms {
+  double weight_bytes = 0;   // attention, dense MLP, shared experts, router, LM head, per rank
+  double expert_bytes = 0;   // routed experts touched, per rank
+  double kv_bytes = 0;       // KV cache read by attention
+  double weight_flops = 0;   // GEMM flops, experts included
+  double attention_flops = 0;
+  int kernels = 0;
+  int layers = 0;
+  bool multi_token_request = false;  // > 1 query token per request: the verify attention kernel
+};
+
 class ComputeModel {
  public:
   ComputeModel(const TransformerSpec& model, const GpuSpec& gpu, int tp, int batch,
@@ -32,6 +55,7 @@ class ComputeModel {
   // Weight and KV bytes read by one rank in that forward.
   [[nodiscard]] double bytes_read(double tokens) const;
   [[nodiscard]] int kernels() const;
+  [[nodiscard]] ForwardTerms terms(double tokens) const;
   // Host-side launch cost of the forward: one graph replay, or one launch per kernel when eager.
   [[nodiscard]] double launch_s(LaunchMode mode) const;
   // The forward's non-communication time: GPU work and host launches overlap in eager mode.
@@ -43,8 +67,14 @@ class ComputeModel {
     double bytes_per_expert = 0; // MoE: per distinct expert touched
     double flops_per_token = 0;
   };
+  [[nodiscard]] int kernels_per_dense_layer() const;
+  [[nodiscard]] int kernels_per_moe_layer() const;
+
   const TransformerSpec* model_;
   double bw_;     // eta_bw * BW
+  double bw_expert_;     // eta_e * BW
+  double bw_kv_decode_;  // eta_kv * BW, one query token per request
+  double bw_kv_verify_;  // eta_kv * BW, several
   double flops_;  // eta_f * F for the weight dtype in use
   int tp_;
   int batch_;

@@ -38,6 +38,7 @@ struct Calibration {
   CalibratedValue eager_overhead_per_op_s;
   CalibratedValue host_decode_s;
   bool comm_calibrated = false;  // the all-reduce cost comes from a measured table
+  std::string comm_source;       // which table or prior, and the what-ifs applied
   std::vector<std::string> warnings;
 };
 

@@ -101,4 +101,10 @@ struct AcceptanceSummary {
 [[nodiscard]] AcceptanceSummary summarize(std::span<const LogRecord> records,
                                           double confidence = 0.95);
 
+// The acceptance model a summary supports: kUnconditional with the pooled a_j when per-position
+// rates were logged (chain length = their count), otherwise kMeasured with the pooled tau and
+// the given chain length (SGLang lines do not say it: pass --speculative-num-steps).
+[[nodiscard]] AcceptanceModel acceptance_from_summary(const AcceptanceSummary& summary,
+                                                      int num_draft_steps);
+
 }  // namespace specsim

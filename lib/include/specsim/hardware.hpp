@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace specsim {
@@ -20,10 +21,21 @@ struct GpuSpec {
   bool p2p_supported = true;
 };
 
-// NCCL's link classes as `nvidia-smi topo -m` prints them (NCCL_P2P_LEVEL names).
+// NCCL's link classes as `nvidia-smi topo -m` prints them (NCCL_P2P_LEVEL names), fastest first:
+// NV# (a bonded set of # NVLinks), PIX (at most one PCIe bridge), PXB (several PCIe bridges, no host
+// bridge), PHB (through a PCIe host bridge, i.e. the CPU), NODE (between host bridges of one NUMA
+// node), SYS (across the SMP interconnect between NUMA nodes). hardware.md 2.3.
 enum class LinkClass { kNvlink, kPix, kPxb, kPhb, kNode, kSys };
 [[nodiscard]] const char* to_string(LinkClass c);
+// "NV18", "PIX", ...; NV# needs a count of 1..999 links.
 [[nodiscard]] std::optional<LinkClass> parse_link_class(const std::string& text);
+// The # of "NV#", 0 for any other text.
+[[nodiscard]] int parse_nvlink_count(const std::string& text);
+// The class as topo -m prints it: "NV18" for kNvlink with 18 links, else to_string(c).
+[[nodiscard]] std::string link_name(LinkClass c, int nvlinks);
+// True when (a, a_nvlinks) is slower than (b, b_nvlinks) in the order above; between two NVLink
+// classes the one with fewer links is slower.
+[[nodiscard]] bool slower_link(LinkClass a, int a_nvlinks, LinkClass b, int b_nvlinks);
 
 struct Topology {
   std::string name;
@@ -32,10 +44,22 @@ struct Topology {
   int gpus = 0;
   bool p2p = true;
   int pcie_generation = 5;
-  LinkClass link = LinkClass::kPxb;  // the class between GPU pairs (the slowest pair rules a ring)
+  LinkClass link = LinkClass::kPxb;  // the class that governs a ring over all GPUs (its slowest hop);
+                                     // with a pair matrix and no `link` key, the slowest pair
   int nvlinks = 0;                   // NV# count when link is NVLink
+  // The class between every GPU pair (`links:` in the file, or `nvidia-smi topo -m`), gpus x gpus
+  // and symmetric; empty when the file gives only `link`. The diagonal (a GPU with itself, 'X' in
+  // the file) holds kNvlink with 0 links and is never meaningful: skip it.
+  std::vector<std::vector<LinkClass>> pair_links;
+  std::vector<std::vector<int>> pair_nvlinks;  // NV# count per pair, 0 where the pair is not NVLink
+  std::vector<int> numa_nodes;       // NUMA node nearest each GPU (topo -m "NUMA Affinity"); empty
+                                     // when unknown
   std::string comm_profile;          // calibration/profiles name; empty when none
 };
+
+// The slowest class over the GPU pairs of t.pair_links (diagonal skipped), with its NVLink count;
+// t.link and t.nvlinks when the topology has no pair matrix or a single GPU.
+[[nodiscard]] std::pair<LinkClass, int> slowest_pair_link(const Topology& t);
 
 enum class LaunchMode { kGraph, kEager };
 [[nodiscard]] const char* to_string(LaunchMode m);

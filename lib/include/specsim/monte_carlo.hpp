@@ -65,11 +65,13 @@ struct MonteCarloResult {
                                                const MonteCarloOptions& options,
                                                const CycleTimeFunction& cycle_time_s = {});
 
-// E[F(T)] when each request's p is scaled by (Beta draw / mean): midpoint rule over the Beta's
-// quantiles, sum_i F(T; p * q((i + 1/2) / M) / mean) / M. Equals expected_tokens for stddev 0.
+// E[F(T)] when each request's p is scaled by (Beta draw / mean): M equal bins of [0, 1], each
+// weighted by its Beta probability and valued at its midpoint, sum_i P(bin_i) F(T; p * x_i / mean).
+// Midpoint error ~ h^2/24 * F'' with h = 1/M: below 1e-5 relative at M = 256, far inside any Monte
+// Carlo interval. Equals expected_tokens for stddev 0.
 [[nodiscard]] double expected_tokens_with_request_spread(const DraftTree& tree,
                                                          const PositionalAcceptance& p,
                                                          double request_accept_stddev,
-                                                         int quadrature_points = 2000);
+                                                         int quadrature_points = 256);
 
 }  // namespace specsim

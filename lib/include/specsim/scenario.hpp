@@ -56,11 +56,40 @@ struct ComputeSettings {
   // 1 = uniform routing; < 1 = the tokens of one forward share experts more than uniform routing
   // says (E_touched uses 1 + (q - 1) * skew tokens). Empty = calibrate.
   std::optional<double> routing_skew = 1.0;
+
+  // Compute profile (calibration/profiles/*.yaml, kind compute_profile) whose fitted values replaced
+  // the defaults above and below; the scenario's own keys still win. Empty = none.
+  std::string profile;
+  // Terms fitted from measured step times (docs/compute-calibration.md). Their defaults leave the
+  // plain roofline above unchanged: empty efficiencies follow bandwidth_efficiency, zero costs.
+  // Fraction of datasheet bandwidth at which routed-expert weights stream (grouped GEMM, a few rows
+  // per expert).
+  std::optional<double> expert_bandwidth_efficiency;
+  // Fraction of datasheet bandwidth at which attention reads the KV cache: one query token per
+  // request (a decode kernel that splits the KV length), and several (verify: a prefill-style kernel).
+  std::optional<double> kv_efficiency_decode;
+  std::optional<double> kv_efficiency_verify;
+  double multi_token_step_s = 0.0;   // per layer, once a forward has > 1 token (GEMV -> GEMM, kernel switch)
+  double per_token_layer_s = 0.0;    // per token per layer (activations through ~30 elementwise kernels)
+  // Kernels of the engine the profile was measured on; override the model file's counts when set.
+  std::optional<int> kernels_per_dense_layer;
+  std::optional<int> kernels_per_moe_layer;
 };
 
+// How the all-reduces run. Everything but `profile` and the eager overhead is a what-if knob that
+// the intervention catalogue patches (models/interventions).
 struct CommSettings {
-  std::string profile;                          // calibration/profiles name
+  std::string profile;                          // measured NCCL table (calibration/profiles name)
   std::optional<double> eager_overhead_per_op_s;  // host launch + rank skew seen in an eager collective
+  std::string implementation = "nccl";          // nccl | custom_oneshot | fp8
+  std::string custom_profile;                   // measured table of the custom one-shot kernel, if any
+  std::string nccl_algo = "auto";               // auto | ring | tree (NCCL_ALGO)
+  std::string nccl_proto = "auto";              // auto | ll | ll128 | simple (NCCL_PROTO)
+  int min_channels = 0;                         // NCCL_MIN_NCHANNELS; 0 = unset
+  int max_channels = 0;                         // NCCL_MAX_NCHANNELS; 0 = unset
+  double scale = 1.0;                           // multiplies every all-reduce (what-if: `comm.scale*=0.5`)
+  double overlap = 0.0;                         // fraction of the smaller of compute and comm hidden by overlap
+  bool fuse_residual_norm = false;              // all-reduce fused with residual add + RMSNorm
 };
 
 struct HostSettings {
@@ -93,6 +122,7 @@ struct Scenario {
   GpuSpec gpu;
   Topology topology;
   std::optional<CommProfile> comm_profile;
+  std::optional<CommProfile> custom_profile;  // comm.custom_profile, loaded
   int tp = 1;
   int batch = 1;           // requests decoded together
   double context_tokens = 2048;  // tokens already in each request's KV cache

@@ -1,0 +1,97 @@
+// specsim topology import: `nvidia-smi topo -m` output -> a models/topology YAML file with the
+// link class of every GPU pair, the ring's link (the slowest pair) and the GPUs' NUMA nodes.
+#include <CLI/CLI.hpp>
+
+#include <filesystem>
+#include <map>
+#include <ostream>
+
+#include "cli.hpp"
+#include "specsim/error.hpp"
+#include "specsim/load.hpp"
+#include "specsim/profile_writer.hpp"
+#include "specsim/topo_import.hpp"
+
+namespace specsim::cli {
+
+namespace {
+
+struct TopologyImportOptions {
+  std::string input;
+  std::string output;
+  std::string gpu;              // required, but checked in run_ so the error can list the GPU names
+  bool p2p = true;
+  int pcie_generation = 5;
+  std::string name;             // default: the output file's stem
+};
+
+void run_topology_import(const TopologyImportOptions& o, Io& io) {
+  const DataDir data;
+  if (o.gpu.empty()) {
+    std::string known;
+    for (const auto& n : data.names(DataKind::kGpu)) known += (known.empty() ? "" : ", ") + n;
+    throw Error("--gpu: required: nvidia-smi topo -m does not name the GPU model; pass --gpu NAME (known: " +
+                known + ")");
+  }
+  try {
+    (void)data.resolve(DataKind::kGpu, o.gpu);
+  } catch (const Error& e) {
+    throw Error("--gpu: " + e.message());
+  }
+  TopoImportOptions options;
+  options.gpu = o.gpu;
+  options.p2p = o.p2p;
+  options.pcie_generation = o.pcie_generation;
+  options.name = o.name.empty() ? std::filesystem::path(o.output).stem().string() : o.name;
+  Topology t = import_nvidia_smi_topo(o.input, options);
+
+  const std::string file = std::filesystem::path(o.input).filename().string();
+  const std::string comments =
+      "Written by `specsim topology import` from " + file + " (nvidia-smi topo -m).\n"
+      "links and numa come from that output; gpu, p2p and pcie_generation from the command line\n"
+      "(topo -m shows none of them; `nvidia-smi topo -p2p r` shows whether P2P is granted).";
+  // Read the temporary file back with the loader, so a file that is written is one that loads.
+  write_file_atomically(o.output, render_topology_yaml(t, "nvidia-smi topo -m: " + file, comments),
+                        [](const std::string& tmp) { (void)load_topology(tmp); });
+
+  std::string report = "wrote " + o.output + ": " + std::to_string(t.gpus) + " GPUs, ring link " +
+                       link_name(t.link, t.nvlinks) + " (slowest pair), p2p " + (t.p2p ? "on" : "off") +
+                       ", PCIe Gen" + std::to_string(t.pcie_generation) + "\n";
+  std::map<std::string, int> pairs;
+  for (int i = 0; i < t.gpus; ++i) {
+    for (int j = i + 1; j < t.gpus; ++j) ++pairs[link_name(t.pair_links[i][j], t.pair_nvlinks[i][j])];
+  }
+  report += "  pairs:";
+  for (const auto& [cls, count] : pairs) report += " " + cls + " " + std::to_string(count);
+  report += "\n";
+  if (!t.numa_nodes.empty()) {
+    report += "  numa:";
+    for (const int n : t.numa_nodes) report += " " + std::to_string(n);
+    report += "\n";
+  } else {
+    report += "  numa: not in the output (no numeric NUMA Affinity column)\n";
+  }
+  io.out << report;
+}
+
+}  // namespace
+
+void setup_topology(CLI::App& app, Io& io) {
+  auto opts = std::make_shared<TopologyImportOptions>();
+  CLI::App* topology = app.add_subcommand("topology", "Build topology files");
+  topology->require_subcommand(1);
+  CLI::App* import = topology->add_subcommand("import", "nvidia-smi topo -m output -> topology YAML");
+  import->add_option("file", opts->input, "Saved output of `nvidia-smi topo -m`")->required()->check(CLI::ExistingFile);
+  import->add_option("-o,--output", opts->output, "Topology file to write (TOPO.yaml)")->required();
+  import->add_option("--gpu", opts->gpu, "GPU model (models/gpu name or file): topo -m does not say");
+  import->add_option("--p2p", opts->p2p, "Whether the driver grants PCIe P2P (topo -m does not say)")
+      ->transform(CLI::CheckedTransformer(std::map<std::string, bool>{{"on", true}, {"off", false}}))
+      ->capture_default_str();
+  import->add_option("--pcie-generation", opts->pcie_generation, "PCIe generation of the GPU links")
+      ->check(CLI::Range(3, 7))
+      ->capture_default_str();
+  import->add_option("--name", opts->name, "Topology name (default: the output file's stem)");
+  import->callback([opts, &io]() { run_topology_import(*opts, io); });
+}
+
+}  // namespace specsim::cli

@@ -1,0 +1,263 @@
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "specsim/engine_log.hpp"
+#include "specsim/error.hpp"
+
+using Catch::Matchers::Contains;
+using Catch::Matchers::WithinAbs;
+using Catch::Matchers::WithinRel;
+using specsim::LogFormat;
+
+namespace {
+
+std::string valid_log(const std::string& name) {
+  return std::string(SPECSIM_TEST_DATA_DIR) + "/valid/logs/" + name;
+}
+std::string invalid_log(const std::string& name) {
+  return std::string(SPECSIM_TEST_DATA_DIR) + "/invalid/logs/" + name;
+}
+
+}  // namespace
+
+TEST_CASE("SGLang decode lines (sglang issue 11948)", "[engine_log]") {
+  const auto records = specsim::parse_engine_log_file(valid_log("sglang_issue11948.log"));
+  REQUIRE(records.size() == 2);
+  const auto& r = records[0];
+  CHECK(r.format == LogFormat::kSglang);
+  CHECK(r.where.line == 2);  // line 1 is the source comment
+  CHECK_THAT(r.tokens_per_cycle, WithinRel(1.95, 1e-12));
+  CHECK_THAT(*r.logged_accept_rate, WithinRel(0.49, 1e-12));
+  CHECK_THAT(*r.throughput_tokens_per_s, WithinRel(178.86, 1e-12));
+  CHECK(*r.running_requests == 1);
+  CHECK_FALSE(r.accepted_tokens);
+  CHECK_THAT(records[1].tokens_per_cycle, WithinRel(2.05, 1e-12));
+
+  const auto s = specsim::summarize(records);
+  // Both lines cover one running request: tau = (1.95 + 2.05) / 2 = 2.00.
+  CHECK_THAT(s.tokens_per_cycle, WithinRel(2.0, 1e-12));
+  // Throughput is tokens over time, not the mean of 178.86 and 188.68 (183.77):
+  // (1.95 + 2.05) / (1.95/178.86 + 2.05/188.68) = 183.762...
+  CHECK_THAT(*s.throughput_tokens_per_s,
+             WithinRel((1.95 + 2.05) / (1.95 / 178.86 + 2.05 / 188.68), 1e-12));
+  // No counts on SGLang lines, so no interval, and the summary says why.
+  CHECK_FALSE(s.tokens_per_cycle_interval);
+  CHECK_FALSE(s.cycles_are_counts);
+  REQUIRE_FALSE(s.notes.empty());
+  CHECK_THAT(s.notes.front(), Contains("#running-req"));
+}
+
+TEST_CASE("SGLang lines pool by running requests, not by lines", "[engine_log]") {
+  std::istringstream in(
+      "Decode batch. #running-req: 1, #token: 10, accept len: 3.00, gen throughput (token/s): 100.00\n"
+      "Decode batch. #running-req: 3, #token: 30, accept len: 2.00, gen throughput (token/s): 240.00\n"
+      "Decode batch. #running-req: 3, #token: 30, cuda graph: True, gen throughput (token/s): 90.0\n");
+  const auto records = specsim::parse_engine_log(in, "<test>");
+  REQUIRE(records.size() == 2);  // the line without accept len is plain decoding, skipped
+  const auto s = specsim::summarize(records);
+  // (1 * 3.00 + 3 * 2.00) / 4 = 2.25, not the line mean 2.50.
+  CHECK_THAT(s.tokens_per_cycle, WithinRel(2.25, 1e-12));
+}
+
+TEST_CASE("vLLM V1 SpecDecoding metrics (vllm PR 24127, ngram K = 5)", "[engine_log]") {
+  const auto records = specsim::parse_engine_log_file(valid_log("vllm_v1_pr24127.log"));
+  REQUIRE(records.size() == 1);
+  const auto& r = records[0];
+  CHECK(r.format == LogFormat::kVllmV1);
+  CHECK_THAT(r.tokens_per_cycle, WithinRel(5.44, 1e-12));
+  CHECK(*r.accepted_tokens == 262);
+  CHECK(*r.drafted_tokens == 295);
+  CHECK(*r.num_draft_positions == 5);
+  // drafts = Drafted / K = 295 / 5 = 59; 1 + 262/59 = 5.4407 -> printed 5.44.
+  CHECK(r.cycles == 59.0);
+  CHECK_THAT(*r.logged_accept_rate, WithinRel(0.888, 1e-12));  // "88.8%"
+  REQUIRE(r.unconditional_rates.size() == 5);
+  CHECK_THAT(r.unconditional_rates[4], WithinRel(0.712, 1e-12));
+  // Generated tokens/s = (accepted + drafts) / interval, interval = Drafted / drafted throughput
+  // = 295 / 4.92 s: (262 + 59) * 4.92 / 295 = 5.3536 tokens/s.
+  CHECK_THAT(*r.throughput_tokens_per_s, WithinRel(321.0 * 4.92 / 295.0, 1e-12));
+
+  const auto s = specsim::summarize(records);
+  // Conditional rates from unconditional: b_2 = 0.949 / 0.983 = 0.96541.
+  CHECK_THAT(s.conditional_rates[1], WithinRel(0.949 / 0.983, 1e-12));
+  CHECK_THAT(*s.draft_accept_rate, WithinRel(262.0 / 295.0, 1e-12));
+  REQUIRE(s.tokens_per_cycle_interval);
+  // tau interval = 1 + (295 / 59) * [lo, hi] of 262/295; it holds the exact 1 + 262/59.
+  CHECK(s.tokens_per_cycle_interval->low < 1.0 + 262.0 / 59.0);
+  CHECK(s.tokens_per_cycle_interval->high > 1.0 + 262.0 / 59.0);
+  CHECK_THAT(s.tokens_per_cycle_interval->low,
+             WithinRel(1.0 + 5.0 * s.draft_accept_rate_interval->low, 1e-12));
+}
+
+TEST_CASE("vLLM V1 with nothing accepted (vllm-ascend issue 13665)", "[engine_log]") {
+  const auto records = specsim::parse_engine_log_file(valid_log("vllm_v1_ascend13665.log"));
+  REQUIRE(records.size() == 1);
+  const auto& r = records[0];
+  CHECK_THAT(r.tokens_per_cycle, WithinRel(1.0, 1e-12));
+  CHECK(r.cycles == 99.0);                                  // 495 / 5
+  CHECK_THAT(*r.logged_accept_rate, WithinAbs(0.0, 1e-15));  // "Avg Draft acceptance rate: 0.0%"
+  // (0 + 99) * 1.23 / 495 = 0.246 tokens/s
+  CHECK_THAT(*r.throughput_tokens_per_s, WithinRel(0.246, 1e-12));
+
+  const auto s = specsim::summarize(records);
+  // Clopper-Pearson for 0 of n: high = 1 - (alpha/2)^(1/n) = 1 - 0.025^(1/495) = 0.0074243...
+  CHECK_THAT(s.draft_accept_rate_interval->high, WithinRel(1.0 - std::pow(0.025, 1.0 / 495.0), 1e-9));
+  CHECK(s.draft_accept_rate_interval->low == 0.0);
+  CHECK(s.conditional_rates == std::vector<double>(5, 0.0));
+}
+
+TEST_CASE("pooling two vLLM V1 files weights by drafts", "[engine_log]") {
+  auto records = specsim::parse_engine_log_file(valid_log("vllm_v1_pr24127.log"));
+  const auto more = specsim::parse_engine_log_file(valid_log("vllm_v1_ascend13665.log"));
+  records.insert(records.end(), more.begin(), more.end());
+  const auto s = specsim::summarize(records);
+  CHECK(s.cycles == 158.0);  // 59 + 99 drafts
+  // (59 * 5.44 + 99 * 1.00) / 158 = 419.96 / 158 = 2.65797, not the line mean (5.44 + 1) / 2 = 3.22.
+  CHECK_THAT(s.tokens_per_cycle, WithinRel((59 * 5.44 + 99 * 1.0) / 158.0, 1e-12));
+  // a_1 = (59 * 0.983 + 99 * 0) / 158 = 0.367070
+  CHECK_THAT(s.unconditional_rates[0], WithinRel(59 * 0.983 / 158.0, 1e-12));
+  // Counts add: 262 accepted of 295 + 495 = 790 drafted.
+  CHECK(*s.accepted_tokens == 262);
+  CHECK(*s.drafted_tokens == 790);
+  // Per-position interval: round(0.983 * 59) = 58 successes of 158 drafts.
+  CHECK_THAT(s.unconditional_rate_intervals[0].low,
+             WithinRel(specsim::clopper_pearson(58, 158, 0.95).low, 1e-12));
+}
+
+TEST_CASE("vLLM V0 Speculative metrics (vllm issue 9539)", "[engine_log]") {
+  const auto records = specsim::parse_engine_log_file(valid_log("vllm_v0_issue9539.log"));
+  REQUIRE(records.size() == 1);
+  const auto& r = records[0];
+  CHECK(r.format == LogFormat::kVllmV0);
+  // steps = 13311 / 3 = 4437; tau = emitted / steps = 10616 / 4437 = 2.39261
+  // (= System efficiency 0.598 * (K + 1) = 2.392 within the printed precision).
+  CHECK_THAT(r.tokens_per_cycle, WithinRel(10616.0 / 4437.0, 1e-12));
+  CHECK_THAT(r.tokens_per_cycle, WithinAbs(0.598 * 4, 0.002));
+  CHECK(r.cycles == 4437.0);
+  CHECK(*r.num_draft_positions == 3);
+  // Chain-accepted drafts = emitted - steps = 6179 (V0's "accepted" 8547 also counts drafts
+  // after a rejection; it stays only as the logged rate 0.642).
+  CHECK(*r.accepted_tokens == 6179);
+  CHECK_THAT(*r.logged_accept_rate, WithinRel(0.642, 1e-12));
+  CHECK(r.cumulative);
+}
+
+TEST_CASE("vLLM V0 counters are cumulative: only the last line of a run counts", "[engine_log]") {
+  std::istringstream in(
+      "Speculative metrics: Draft acceptance rate: 0.600, System efficiency: 0.500, Number of "
+      "speculative tokens: 3, Number of accepted tokens: 60, Number of draft tokens: 300, Number of "
+      "emitted tokens: 200.\n"
+      "Speculative metrics: Draft acceptance rate: 0.642, System efficiency: 0.598, Number of "
+      "speculative tokens: 3, Number of accepted tokens: 8547, Number of draft tokens: 13311, Number "
+      "of emitted tokens: 10616.\n");
+  const auto s = specsim::summarize(specsim::parse_engine_log(in, "<test>"));
+  CHECK(s.num_records == 1);
+  CHECK(s.cycles == 4437.0);
+  CHECK_THAT(s.tokens_per_cycle, WithinRel(10616.0 / 4437.0, 1e-12));
+}
+
+TEST_CASE("llama.cpp draft acceptance (llama.cpp PR 24536)", "[engine_log]") {
+  const auto records = specsim::parse_engine_log_file(valid_log("llamacpp_pr24536.log"));
+  REQUIRE(records.size() == 1);
+  const auto& r = records[0];
+  CHECK(r.format == LogFormat::kLlamaCpp);
+  CHECK_THAT(r.tokens_per_cycle, WithinRel(2.92, 1e-12));
+  CHECK(*r.accepted_tokens == 167);
+  CHECK(*r.drafted_tokens == 259);
+  CHECK_THAT(*r.logged_accept_rate, WithinRel(0.64479, 1e-12));
+  // drafts = 167 / (0.805 + 0.632 + 0.483) = 167 / 1.92 = 86.98 -> 87 (and 87 * 0.805 = 70.0,
+  // 87 * 0.632 = 55.0, 87 * 0.483 = 42.0 add up to 167).
+  CHECK(r.cycles == 87.0);
+  const auto s = specsim::summarize(records);
+  // b_2 = 0.632 / 0.805 = 0.78509, b_3 = 0.483 / 0.632 = 0.76424
+  CHECK_THAT(s.conditional_rates[1], WithinRel(0.632 / 0.805, 1e-12));
+  CHECK_THAT(s.conditional_rates[2], WithinRel(0.483 / 0.632, 1e-12));
+  CHECK_FALSE(s.throughput_tokens_per_s);
+}
+
+TEST_CASE("a summary becomes an acceptance model", "[engine_log]") {
+  // vLLM line with per-position rates: the unconditional kind, tau = 1 + sum a = 5.44 again.
+  const auto v1 = specsim::summarize(specsim::parse_engine_log_file(valid_log("vllm_v1_pr24127.log")));
+  const auto from_rates = specsim::acceptance_from_summary(v1, 3);
+  CHECK(from_rates.kind == specsim::AcceptanceKind::kUnconditional);
+  CHECK(from_rates.num_draft_steps == 5);
+  CHECK_THAT(specsim::tokens_per_cycle(from_rates), WithinRel(5.44, 1e-12));
+  // SGLang lines carry only tau (2.00 pooled); the chain length comes from the caller.
+  const auto sg = specsim::summarize(specsim::parse_engine_log_file(valid_log("sglang_issue11948.log")));
+  const auto measured = specsim::acceptance_from_summary(sg, 3);
+  CHECK(measured.kind == specsim::AcceptanceKind::kMeasured);
+  CHECK_THAT(specsim::tokens_per_cycle(measured), WithinRel(2.0, 1e-12));
+  // A chain length of 0 is rejected by validation.
+  CHECK_THROWS_WITH(specsim::acceptance_from_summary(sg, 0), Contains("num_draft_steps = 0"));
+}
+
+TEST_CASE("Clopper-Pearson interval, textbook values", "[engine_log]") {
+  // 5 of 10 at 95 %: [0.18709, 0.81291] (Clopper & Pearson 1934; any statistics table).
+  const auto ci = specsim::clopper_pearson(5, 10, 0.95);
+  CHECK_THAT(ci.low, WithinAbs(0.18709, 1e-5));
+  CHECK_THAT(ci.high, WithinAbs(0.81291, 1e-5));
+  // n of n: low = (alpha/2)^(1/n) = 0.025^(1/20) = 0.83157
+  CHECK_THAT(specsim::clopper_pearson(20, 20, 0.95).low, WithinRel(std::pow(0.025, 1.0 / 20.0), 1e-9));
+  CHECK_THROWS_WITH(specsim::clopper_pearson(3, 2, 0.95), Contains("need 0 <= successes <= trials"));
+}
+
+TEST_CASE("lines without a metrics marker are skipped", "[engine_log]") {
+  const specsim::SourceLocation where{"<test>", 1, 0};
+  CHECK_FALSE(specsim::parse_engine_log_line("INFO: Started server process [1234]", where));
+  CHECK_FALSE(specsim::parse_engine_log_line(
+      "Decode batch. #running-req: 1, #token: 186, gen throughput (token/s): 93.10", where));
+}
+
+TEST_CASE("damaged engine log lines give exact errors", "[engine_log]") {
+  // file -> the exact "line:column: " prefix and a piece of the message. Columns were checked
+  // against the files: each points at the first character of the offending value.
+  const std::map<std::string, std::pair<std::string, std::string>> expected{
+      {"sglang_accept_len_not_number.log",
+       {":2:102: ", "SGLang decode line: accept len: expected a number (non-negative), got '1.9x5'"}},
+      {"sglang_accept_len_below_one.log",
+       {":2:102: ", "accept len: expected a value >= 1 (accept len counts the bonus token), got '0.95'"}},
+      {"sglang_missing_throughput.log",
+       {":2: ", "SGLang decode line: missing field 'gen throughput (token/s): <number>'"}},
+      {"sglang_no_speculation.log", {": ", "no speculative-decoding metrics line found"}},
+      {"vllm_v1_mean_mismatch.log",
+       {":2:137: ", "Mean acceptance length: expected 1 + Accepted/drafts = 1 + 262/59 = 5.44068, got '4.44'"}},
+      {"vllm_v1_drafted_not_multiple.log",
+       {":2:245: ", "Drafted: expected a multiple of the 5 per-position rates (drafts * K), got 296"}},
+      {"vllm_v1_per_position_garbled.log",
+       {":2:294: ", "Per-position acceptance rate: expected a number (non-negative), got '0.9x49'"}},
+      {"vllm_v1_rate_without_percent.log",
+       {":2:315: ", "Avg Draft acceptance rate: expected a number followed by '%', got '0.0'"}},
+      {"vllm_v1_count_without_unit.log",
+       {":2:192: ", "Accepted: expected a number followed by 'tokens', got '0'"}},
+      {"vllm_v0_efficiency_mismatch.log",
+       {":2:107: ", "System efficiency: expected emitted/(steps*(K+1)) = 10616/17748 = 0.598152, got '0.698'"}},
+      {"vllm_v0_truncated.log",
+       {":2:180: ", "vLLM Speculative metrics line: expected 'key: value', got 'Numb'"}},
+      {"llamacpp_missing_slash.log", {":2:47: ", "llama.cpp draft acceptance line: expected '/', got '259 generated)"}},
+      {"llamacpp_rate_mismatch.log",
+       {":2:20: ", "draft acceptance: expected accepted/generated = 0.644788, got 0.74479"}},
+      {"llamacpp_unclosed_list.log", {":2:147: ", "expected ')', got the end of the line"}},
+  };
+  // Every damaged file has an expectation, and every expectation a file.
+  std::size_t files = 0;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::string(SPECSIM_TEST_DATA_DIR) + "/invalid/logs")) {
+    if (entry.path().extension() != ".log") continue;
+    ++files;
+    const std::string name = entry.path().filename().string();
+    INFO(name);
+    REQUIRE(expected.count(name) == 1);
+  }
+  CHECK(files == expected.size());
+
+  for (const auto& [name, want] : expected) {
+    INFO(name);
+    const std::string path = invalid_log(name);
+    CHECK_THROWS_WITH(specsim::parse_engine_log_file(path),
+                      Contains(name + want.first) && Contains(want.second));
+  }
+}
