@@ -3,6 +3,7 @@
 # SECONDS_PER_TARGET seconds (default 12: about a minute in all), one after another.
 #   scripts/fuzz.sh            12 s per target
 #   scripts/fuzz.sh 300        300 s per target
+#   SPECSIM_FUZZ_TARGETS="fuzz_load fuzz_set_patch" scripts/fuzz.sh 60   only these targets
 # Seeds are the real files (fuzz/README.md); new inputs go to build/fuzz/corpus/<target>, crashers
 # to build/fuzz/artifacts/<target>/, libFuzzer's output to build/fuzz/logs/<target>.log.
 # Exits non-zero when any target crashed, leaked, timed out or ran out of memory.
@@ -28,6 +29,9 @@ failed=()
 summary=()
 for entry in "${targets[@]}"; do
   IFS='|' read -r target max_len seeds <<<"$entry"
+  if [ -n "${SPECSIM_FUZZ_TARGETS:-}" ] && [[ " $SPECSIM_FUZZ_TARGETS " != *" $target "* ]]; then
+    continue
+  fi
   corpus="$build/corpus/$target"
   artifacts="$build/artifacts/$target"
   log="$build/logs/$target.log"
@@ -35,6 +39,7 @@ for entry in "${targets[@]}"; do
   extra=()
   [ -f "fuzz/${target#fuzz_}.dict" ] && extra+=("-dict=fuzz/${target#fuzz_}.dict")
   echo "fuzz.sh: $target for ${seconds}s (log: $log)" >&2
+  started=$SECONDS
   # shellcheck disable=SC2086  # $seeds is a list of directories
   if "$build/bin/$target" "$corpus" $seeds "${extra[@]}" -max_len="$max_len" -timeout=10 \
        -rss_limit_mb=2048 -max_total_time="$seconds" -print_final_stats=1 \
@@ -45,7 +50,7 @@ for entry in "${targets[@]}"; do
     failed+=("$target")
   fi
   runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' || echo "?")
-  secs=$(grep -o 'Done [0-9]* runs in [0-9]* second' "$log" | grep -o 'in [0-9]*' | grep -o '[0-9]*' || echo "?")
+  secs=$((SECONDS - started))  # wall time, start-up and seed loading included
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*' || echo "?")
   summary+=("$(printf '%-16s %-6s %10s execs %6s s  cov %s' "$target" "$status" "$runs" "$secs" "$cov")")
 done

@@ -249,6 +249,7 @@ void setup_calibrate(CLI::App& app, Io& io) {
   nccl->add_flag("--lenient", opts->lenient, "Skip malformed rows (with a warning) instead of failing");
   nccl->add_flag("--in-place", opts->in_place, "Use the in-place time column instead of out-of-place");
   nccl->callback([opts, &io]() { run_calibrate_nccl(*opts, io); });
+  setup_calibrate_compute(*calibrate, io);
 }
 
 }  // namespace specsim::cli

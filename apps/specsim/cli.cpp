@@ -17,7 +17,10 @@ int run(const std::vector<std::string>& args, Io io) {
   setup_check(app, io);
   setup_calibrate(app, io);
   setup_comm(app, io);
+  setup_forward(app, io);
   setup_topology(app, io);
+  setup_acceptance(app, io);
+  setup_breakeven(app, io);
   // CLI11 parses argv-style input in reverse order.
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {

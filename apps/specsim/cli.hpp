@@ -29,6 +29,11 @@ void setup_predict(CLI::App& app, Io& io);
 void setup_check(CLI::App& app, Io& io);
 void setup_calibrate(CLI::App& app, Io& io);
 void setup_comm(CLI::App& app, Io& io);
+void setup_forward(CLI::App& app, Io& io);
+// `calibrate compute`, registered by setup_calibrate on its `calibrate` subcommand.
+void setup_calibrate_compute(CLI::App& calibrate, Io& io);
 void setup_topology(CLI::App& app, Io& io);
+void setup_acceptance(CLI::App& app, Io& io);
+void setup_breakeven(CLI::App& app, Io& io);
 
 }  // namespace specsim::cli

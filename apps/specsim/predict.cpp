@@ -1,14 +1,18 @@
 // specsim predict: tokens/s of speculative vs plain decoding for one scenario, with the cycle's
-// breakdown, as a table or JSON.
+// breakdown, as a table or JSON; optionally a Monte Carlo spread of tokens/s.
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
+#include <cstdio>
 #include <optional>
 #include <ostream>
 
 #include "cli.hpp"
 #include "specsim/cycle.hpp"
+#include "specsim/engine_log.hpp"
 #include "specsim/load.hpp"
 #include "specsim/report.hpp"
+#include "specsim/whatif.hpp"
 
 namespace specsim::cli {
 
@@ -19,9 +23,38 @@ struct PredictOptions {
   std::optional<double> accept;
   std::vector<double> accept_per_position;
   std::optional<double> accept_length;
+  std::vector<std::string> acceptance_logs;
   std::vector<std::string> patches;
+  int monte_carlo = 0;  // simulated requests; 0 = off
+  std::uint64_t seed = 1;
+  double request_spread = 0.0;
   bool json = false;
 };
+
+// The acceptance a set of engine logs supports: pooled per-position rates when logged, else tau.
+AcceptanceSettings from_logs(const std::vector<std::string>& files) {
+  std::vector<LogRecord> records;
+  for (const auto& f : files) {
+    auto r = parse_engine_log_file(f);
+    records.insert(records.end(), r.begin(), r.end());
+  }
+  const AcceptanceSummary sum = summarize(records);
+  AcceptanceSettings a;
+  if (!sum.unconditional_rates.empty()) {
+    a.kind = AcceptanceSettings::Kind::kUnconditional;
+    a.per_position = sum.unconditional_rates;
+  } else {
+    a.kind = AcceptanceSettings::Kind::kTokensPerCycle;
+    a.tokens_per_cycle = sum.tokens_per_cycle;
+  }
+  return a;
+}
+
+std::string fixed(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
 
 void run_predict(const PredictOptions& o, Io& io) {
   Scenario s = load_scenario(o.scenario, o.patches);
@@ -34,11 +67,53 @@ void run_predict(const PredictOptions& o, Io& io) {
   } else if (o.accept_length) {
     s.acceptance.kind = AcceptanceSettings::Kind::kTokensPerCycle;
     s.acceptance.tokens_per_cycle = *o.accept_length;
+  } else if (!o.acceptance_logs.empty()) {
+    s.acceptance = from_logs(o.acceptance_logs);
   }
   const CycleModel model(std::move(s));
   const Prediction p = model.predict();
+  std::optional<MonteCarloResult> mc;
+  if (o.monte_carlo > 0) {
+    MonteCarloOptions mo;
+    mo.seed = o.seed;
+    mo.num_requests = o.monte_carlo;
+    mo.request_accept_stddev = o.request_spread;
+    mc = monte_carlo(model, model.scenario().acceptance, mo);
+  }
+  const double batch = model.scenario().batch;
   // Rendered whole before printing: a failure never leaves half a document on stdout.
-  io.out << (o.json ? render_json(model, p) : render_text(model, p));
+  std::string text;
+  if (o.json) {
+    auto j = nlohmann::json::parse(render_json(model, p));
+    if (mc) {
+      j["monte_carlo"] = {{"seed", o.seed},
+                          {"requests", o.monte_carlo},
+                          {"cycles", mc->num_cycles},
+                          {"request_spread", o.request_spread},
+                          {"mean_tokens_per_cycle", mc->mean_tokens_per_cycle},
+                          {"mean_tokens_per_cycle_ci99", {mc->mean_tokens_per_cycle_interval.low,
+                                                          mc->mean_tokens_per_cycle_interval.high}},
+                          {"closed_form_tokens_per_cycle", mc->closed_form_tokens_per_cycle},
+                          {"tokens_per_s", {{"mean", batch * mc->tokens_per_s},
+                                            {"p10", batch * mc->request_tokens_per_s.p10},
+                                            {"p50", batch * mc->request_tokens_per_s.p50},
+                                            {"p90", batch * mc->request_tokens_per_s.p90}}}};
+    }
+    text = j.dump(2) + "\n";
+  } else {
+    text = render_text(model, p);
+    if (mc) {
+      text += "\n  Monte Carlo (seed " + std::to_string(o.seed) + ", " + std::to_string(mc->num_cycles) +
+              " cycles): tokens per cycle " + fixed(mc->mean_tokens_per_cycle, 3) + " [99% " +
+              fixed(mc->mean_tokens_per_cycle_interval.low, 3) + ", " +
+              fixed(mc->mean_tokens_per_cycle_interval.high, 3) + "], closed form " +
+              fixed(mc->closed_form_tokens_per_cycle, 3) + "\n  tokens/s per request p10 / p50 / p90: " +
+              fixed(batch * mc->request_tokens_per_s.p10, 1) + " / " + fixed(batch * mc->request_tokens_per_s.p50, 1) +
+              " / " + fixed(batch * mc->request_tokens_per_s.p90, 1) + " (batch total, mean " +
+              fixed(batch * mc->tokens_per_s, 1) + ")\n";
+    }
+  }
+  io.out << text;
 }
 
 }  // namespace
@@ -59,10 +134,20 @@ void setup_predict(CLI::App& app, Io& io) {
   auto* length = sub->add_option("--accept-length", opts->accept_length,
                                  "Measured tokens per cycle (tau, bonus token included), >= 1")
                      ->check(CLI::Range(1.0, 1e6));
-  accept->excludes(per_pos)->excludes(length);
-  per_pos->excludes(length);
+  auto* logs = sub->add_option("--acceptance-log", opts->acceptance_logs,
+                               "Engine logs (SGLang, vLLM, llama.cpp) whose pooled acceptance to use")
+                   ->check(CLI::ExistingFile);
+  accept->excludes(per_pos)->excludes(length)->excludes(logs);
+  per_pos->excludes(length)->excludes(logs);
+  length->excludes(logs);
   sub->add_option("--set", opts->patches, "Patch a scenario field: key=value (dotted path, units as in files)")
       ->allow_extra_args(false);
+  sub->add_option("--monte-carlo", opts->monte_carlo, "Simulate this many requests (100 cycles each)")
+      ->check(CLI::Range(1, 10'000'000));
+  sub->add_option("--seed", opts->seed, "Monte Carlo seed")->capture_default_str();
+  sub->add_option("--request-spread", opts->request_spread,
+                  "Standard deviation of per-request first-position acceptance (Beta)")
+      ->check(CLI::Range(0.0, 0.5));
   sub->add_flag("--json", opts->json, "Print one JSON object");
   sub->callback([opts, &io]() { run_predict(*opts, io); });
 }

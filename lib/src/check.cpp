@@ -4,6 +4,7 @@
 
 #include <sstream>
 
+#include "specsim/compute_fit.hpp"
 #include "specsim/load.hpp"
 #include "specsim/units.hpp"
 #include "yaml_reader.hpp"
@@ -57,7 +58,7 @@ std::string check_data_file(const std::string& path, const DataDir& data) {
     detail::YamlReader r = detail::YamlReader::load_file(path);
     if (r.node()["kind"] && r.node()["kind"].IsScalar()) kind = r.node()["kind"].Scalar();
     else if (r.node()["model_type"] || r.node()["text_config"]) kind = "hf_config";
-    else throw Error(r.location(), "kind", "required key is missing (llm, gpu, topology, comm_profile, scenario)");
+    else throw Error(r.location(), "kind", "required key is missing (llm, gpu, topology, comm_profile, compute_profile, scenario)");
   }
   YAML::Emitter e;
   e << YAML::BeginMap << YAML::Key << "kind" << YAML::Value << kind;
@@ -80,8 +81,19 @@ std::string check_data_file(const std::string& path, const DataDir& data) {
     e << YAML::Key << "name" << YAML::Value << t.name << YAML::Key << "gpu" << YAML::Value << t.gpu;
     e << YAML::Key << "gpus" << YAML::Value << t.gpus << YAML::Key << "p2p" << YAML::Value << t.p2p;
     e << YAML::Key << "pcie_generation" << YAML::Value << t.pcie_generation;
-    e << YAML::Key << "link" << YAML::Value
-      << (t.link == LinkClass::kNvlink ? "NV" + std::to_string(t.nvlinks) : std::string(to_string(t.link)));
+    e << YAML::Key << "link" << YAML::Value << link_name(t.link, t.nvlinks);
+    if (!t.pair_links.empty()) {
+      e << YAML::Key << "links" << YAML::Value << YAML::BeginSeq;
+      for (std::size_t i = 0; i < t.pair_links.size(); ++i) {
+        std::string row;
+        for (std::size_t j = 0; j < t.pair_links[i].size(); ++j) {
+          row += (j ? " " : "") + (i == j ? std::string("X") : link_name(t.pair_links[i][j], t.pair_nvlinks[i][j]));
+        }
+        e << row;
+      }
+      e << YAML::EndSeq;
+    }
+    if (!t.numa_nodes.empty()) e << YAML::Key << "numa" << YAML::Value << YAML::Flow << t.numa_nodes;
     e << YAML::Key << "comm_profile" << YAML::Value << t.comm_profile;
   } else if (kind == "comm_profile") {
     const CommProfile p = load_comm_profile(path);
@@ -94,6 +106,15 @@ std::string check_data_file(const std::string& path, const DataDir& data) {
         << YAML::Key << "time" << YAML::Value << format_duration(pt.time_s) << YAML::EndMap;
     }
     e << YAML::EndSeq;
+  } else if (kind == "compute_profile") {
+    const ComputeProfile p = load_compute_profile(path);
+    const ComputeSettings& c = p.settings;
+    e << YAML::Key << "name" << YAML::Value << p.name << YAML::Key << "gpu" << YAML::Value << p.gpu;
+    e << YAML::Key << "bandwidth_efficiency" << YAML::Value << c.bandwidth_efficiency.value_or(0.0);
+    e << YAML::Key << "flop_efficiency" << YAML::Value << c.flop_efficiency;
+    e << YAML::Key << "kernel_floor" << YAML::Value << format_duration(c.kernel_floor_s);
+    e << YAML::Key << "multi_token_step" << YAML::Value << format_duration(c.multi_token_step_s);
+    e << YAML::Key << "eager_launch_per_kernel" << YAML::Value << format_duration(c.eager_launch_per_kernel_s);
   } else if (kind == "scenario") {
     const Scenario s = load_scenario(path, {}, data);
     e << YAML::Key << "name" << YAML::Value << s.name;
@@ -113,7 +134,7 @@ std::string check_data_file(const std::string& path, const DataDir& data) {
     e << YAML::Key << "kernel_floor" << YAML::Value << format_duration(s.compute.kernel_floor_s);
     e << YAML::Key << "spec_extra_host_per_cycle" << YAML::Value << format_duration(s.host.spec_extra_per_cycle_s);
   } else {
-    throw Error({path, 0, 0}, "kind", "'" + kind + "' is not a data file kind (llm, gpu, topology, comm_profile, scenario)");
+    throw Error({path, 0, 0}, "kind", "'" + kind + "' is not a data file kind (llm, gpu, topology, comm_profile, compute_profile, scenario)");
   }
   e << YAML::EndMap;
   return std::string(e.c_str()) + "\n";

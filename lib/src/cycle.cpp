@@ -177,37 +177,74 @@ ForwardBreakdown CycleModel::forward(const ComputeModel& compute, const Transfor
   return f;
 }
 
-double CycleModel::tokens_per_cycle(const AcceptanceSettings& a, std::vector<double>* conditional) const {
-  const int k = scenario_.speculation.num_steps;
-  std::vector<double> rates;
+AcceptanceModel CycleModel::acceptance_model(const AcceptanceSettings& a) const {
+  const SpeculationSettings& sp = scenario_.speculation;
+  const int k = sp.num_steps;
+  AcceptanceModel m;
+  m.num_draft_steps = k;
+  m.eagle_topk = sp.eagle_topk;
+  m.num_draft_tokens = sp.num_draft_tokens;
+  // A list shorter than the draft repeats its last entry (a flat tail), longer lists are cut.
+  auto stretch = [k](std::vector<double> v) {
+    while (int(v.size()) < k) v.push_back(v.back());
+    v.resize(k);
+    return v;
+  };
   switch (a.kind) {
     case AcceptanceSettings::Kind::kConstant:
-      for (int i = 0; i < k; ++i) {
-        const double scale = i < int(a.depth_profile.size()) ? a.depth_profile[i] : (a.depth_profile.empty() ? 1.0 : a.depth_profile.back());
-        rates.push_back(std::clamp(a.accept * scale, 0.0, 1.0));
+      m.accept_rate = a.accept;
+      if (!a.depth_profile.empty()) {
+        m.kind = AcceptanceKind::kConditional;
+        std::vector<double> rates;
+        for (double f : stretch(a.depth_profile)) rates.push_back(std::clamp(a.accept * f, 0.0, 1.0));
+        m.position_rates = rates;
       }
       break;
     case AcceptanceSettings::Kind::kConditional:
-    case AcceptanceSettings::Kind::kUnconditional: {
-      std::vector<double> given = a.kind == AcceptanceSettings::Kind::kConditional
-                                      ? a.per_position
-                                      : conditional_from_unconditional(a.per_position);
-      // Positions past the list repeat its last rate; a longer list is cut at the draft depth.
-      for (int i = 0; i < k; ++i) rates.push_back(given[std::min<std::size_t>(i, given.size() - 1)]);
+      m.kind = AcceptanceKind::kConditional;
+      m.position_rates = stretch(a.per_position);
+      m.accept_rate = m.position_rates.front();
       break;
-    }
-    case AcceptanceSettings::Kind::kTokensPerCycle: {
-      const double max_tau = k + 1.0;
-      if (a.tokens_per_cycle > max_tau) {
-        throw Error("tokens per cycle " + std::to_string(a.tokens_per_cycle) + " exceeds num_steps + 1 = " +
-                    std::to_string(k + 1));
+    case AcceptanceSettings::Kind::kUnconditional:
+      m.kind = AcceptanceKind::kConditional;
+      m.position_rates = stretch(conditional_from_unconditional(a.per_position));
+      m.accept_rate = m.position_rates.front();
+      break;
+    case AcceptanceSettings::Kind::kTokensPerCycle:
+      if (a.tokens_per_cycle > k + 1.0) {
+        throw Error("tokens per cycle " + std::to_string(a.tokens_per_cycle) +
+                    " exceeds what num_steps + 1 = " + std::to_string(k + 1) + " tokens can emit");
       }
-      if (conditional) conditional->clear();
-      return a.tokens_per_cycle;
+      m.kind = AcceptanceKind::kMeasured;
+      m.measured_tokens_per_cycle = a.tokens_per_cycle;
+      break;
+  }
+  if (sp.eagle_topk > 1 && m.kind != AcceptanceKind::kMeasured) {
+    // The tree's first-rank acceptance per depth follows the chain's rates; siblings by the power
+    // law or the scenario's measured positional vector.
+    m.kind = AcceptanceKind::kTree;
+    m.position_rates = a.tree_positional;
+    if (a.kind == AcceptanceSettings::Kind::kConstant && a.depth_profile.size() > 1 && a.depth_profile.front() > 0) {
+      // A tree scales each depth geometrically: the depth profile's mean decay per level.
+      const double ratio = a.depth_profile.back() / a.depth_profile.front();
+      m.depth_decay = std::clamp(std::pow(ratio, 1.0 / double(a.depth_profile.size() - 1)), 1e-6, 1.0);
     }
   }
-  if (conditional) *conditional = rates;
-  return chain_tokens_per_cycle(rates);
+  validate(m);
+  return m;
+}
+
+double CycleModel::tokens_per_cycle(const AcceptanceSettings& a, std::vector<double>* conditional) const {
+  const AcceptanceModel m = acceptance_model(a);
+  if (conditional) {
+    conditional->clear();
+    if (m.kind != AcceptanceKind::kTree && m.kind != AcceptanceKind::kMeasured) *conditional = chain_conditional_rates(m);
+  }
+  if (m.kind == AcceptanceKind::kConstant || m.kind == AcceptanceKind::kConditional) {
+    // The chain's closed form, without building a tree: this is the hot path of sweeps.
+    return chain_tokens_per_cycle(conditional ? *conditional : chain_conditional_rates(m));
+  }
+  return specsim::tokens_per_cycle(m);
 }
 
 double CycleModel::baseline_step_s() const {

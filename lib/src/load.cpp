@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "specsim/compute_fit.hpp"
 #include "yaml_reader.hpp"
 
 namespace specsim {
@@ -307,6 +308,7 @@ void read_numa_nodes(YamlReader& r, Topology& t) {
     bool ok = !text.empty() && text.size() <= 4;
     for (const char ch : text) {
       ok = ok && ch >= '0' && ch <= '9';
+      if (!ok) break;  // never accumulate past a bad character: 'x' * 10^k overflows int
       node = node * 10 + (ch - '0');
     }
     if (!ok || node > 4095) {
@@ -385,6 +387,54 @@ CommProfile read_comm_profile(YamlReader& r) {
   return p;
 }
 
+// Efficiencies are effective fit parameters: a fitted profile may put part of each GEMM's fixed
+// cost into t_kernel and report eta_bw somewhat above 1 (docs/compute-calibration.md); twice the
+// datasheet is past anything a fit of real data gives and catches typos such as 84 for 0.84.
+constexpr double kMaxEffectiveEfficiency = 2.0;
+
+// The keys of a scenario's `compute:` block and of a compute profile's; absent keys keep `s`'s values.
+void read_compute_keys(YamlReader& c, ComputeSettings& s) {
+  if (c.has("bandwidth_efficiency")) s.bandwidth_efficiency = c.number_or_calibrate("bandwidth_efficiency", 0.01, kMaxEffectiveEfficiency);
+  c.ignore("bandwidth_efficiency");
+  s.flop_efficiency = c.optional_number("flop_efficiency", s.flop_efficiency, 0.01, 1.0);
+  if (auto v = c.optional_quantity("kernel_floor", Quantity::kDuration)) s.kernel_floor_s = *v;
+  if (auto v = c.optional_quantity("eager_launch_per_kernel", Quantity::kDuration)) s.eager_launch_per_kernel_s = *v;
+  if (auto v = c.optional_quantity("graph_launch", Quantity::kDuration)) s.graph_launch_s = *v;
+  if (c.has("routing_skew")) s.routing_skew = c.number_or_calibrate("routing_skew", 0.01, 1.0);
+  c.ignore("routing_skew");
+  // Fitted terms (compute_model.hpp).
+  for (auto [key, field] : {std::pair{"expert_bandwidth_efficiency", &s.expert_bandwidth_efficiency},
+                            std::pair{"kv_efficiency_decode", &s.kv_efficiency_decode},
+                            std::pair{"kv_efficiency_verify", &s.kv_efficiency_verify}}) {
+    if (c.has(key)) *field = c.number(key, 0.01, kMaxEffectiveEfficiency);
+    c.ignore(key);
+  }
+  if (auto v = c.optional_quantity("multi_token_step", Quantity::kDuration)) s.multi_token_step_s = *v;
+  if (auto v = c.optional_quantity("per_token_layer", Quantity::kDuration)) s.per_token_layer_s = *v;
+  if (c.has("kernels_per_dense_layer")) s.kernels_per_dense_layer = static_cast<int>(c.integer("kernels_per_dense_layer", 0, 100000));
+  c.ignore("kernels_per_dense_layer");
+  if (c.has("kernels_per_moe_layer")) s.kernels_per_moe_layer = static_cast<int>(c.integer("kernels_per_moe_layer", 0, 100000));
+  c.ignore("kernels_per_moe_layer");
+}
+
+ComputeProfile read_compute_profile(YamlReader& r) {
+  r.expect_header("compute_profile");
+  ComputeProfile p;
+  p.name = r.string("name");
+  p.description = r.optional_string("description", "");
+  p.source = r.optional_string("source", "");
+  p.gpu = r.string("gpu");
+  YamlReader c = r.child("compute");
+  read_compute_keys(c, p.settings);
+  if (!p.settings.bandwidth_efficiency) c.fail("bandwidth_efficiency", "a profile holds values, not 'calibrate'");
+  c.finish();
+  // Written by `specsim calibrate compute` (source file and hash, residuals, held-out errors); a
+  // record for people, not an input to the model.
+  r.ignore("provenance");
+  r.finish();
+  return p;
+}
+
 bool looks_like_hf_config(const YamlReader& r) {
   return !r.has("schema_version") && (r.has("model_type") || r.has("text_config"));
 }
@@ -452,6 +502,11 @@ CommProfile load_comm_profile(const std::string& path) {
   return read_comm_profile(r);
 }
 
+ComputeProfile load_compute_profile(const std::string& path) {
+  YamlReader r = YamlReader::load_file(path);
+  return read_compute_profile(r);
+}
+
 namespace {
 
 // Reads a name field and resolves it, so an unknown name reports the scenario's file and line.
@@ -490,6 +545,8 @@ AcceptanceSettings read_acceptance(YamlReader& a) {
     s.kind = AcceptanceSettings::Kind::kTokensPerCycle;
     s.tokens_per_cycle = a.number("tokens_per_cycle", 1.0, 1e6);
   }
+  if (a.has("tree_positional")) s.tree_positional = a.numbers("tree_positional", 0.0, 1.0);
+  a.ignore("tree_positional");
   a.ignore("depth_profile");
   a.ignore("source");
   a.finish();
@@ -569,16 +626,20 @@ Scenario read_scenario(YamlReader& r, const DataDir& data) {
     s.acceptance = read_acceptance(a);
   }
   if (auto c = r.optional_child("compute")) {
-    if (c->has("bandwidth_efficiency")) {
-      s.compute.bandwidth_efficiency = c->number_or_calibrate("bandwidth_efficiency", 0.01, 1.0);
+    // A named compute profile replaces the defaults first; the block's own keys then win.
+    if (c->has("profile")) {
+      const std::string name = c->string("profile");
+      std::string path;
+      try {
+        path = data.resolve(DataKind::kCommProfile, name);  // calibration/profiles, shared with comm profiles
+      } catch (const Error& e) {
+        c->fail("profile", e.message());
+      }
+      s.compute = load_compute_profile(path).settings;
+      s.compute.profile = name;
     }
-    c->ignore("bandwidth_efficiency");
-    s.compute.flop_efficiency = c->optional_number("flop_efficiency", 0.5, 0.01, 1.0);
-    if (auto v = c->optional_quantity("kernel_floor", Quantity::kDuration)) s.compute.kernel_floor_s = *v;
-    if (auto v = c->optional_quantity("eager_launch_per_kernel", Quantity::kDuration)) s.compute.eager_launch_per_kernel_s = *v;
-    if (auto v = c->optional_quantity("graph_launch", Quantity::kDuration)) s.compute.graph_launch_s = *v;
-    if (c->has("routing_skew")) s.compute.routing_skew = c->number_or_calibrate("routing_skew", 0.01, 1.0);
-    c->ignore("routing_skew");
+    c->ignore("profile");
+    read_compute_keys(*c, s.compute);
     if (!s.compute.bandwidth_efficiency && !s.compute.routing_skew) {
       c->fail("routing_skew", "only one of bandwidth_efficiency and routing_skew can be 'calibrate' "
                               "(one measured verify compute time fixes one parameter)");

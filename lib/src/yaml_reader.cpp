@@ -228,7 +228,10 @@ double YamlReader::quantity(const std::string& key, units::Quantity q) {
   try {
     return units::parse(s, q);
   } catch (const Error& e) {
-    fail(key, e.message());
+    // Datasheets quote links in bits (Gb/s, Gbps); specsim reads bytes only (units.cpp).
+    const bool bits = q == units::Quantity::kBandwidth &&
+                      (s.find("b/s") != std::string::npos || s.find("bps") != std::string::npos);
+    fail(key, e.message() + (bits ? " (bits are not read: divide by 8 and write bytes, e.g. 400Gb/s = 50GB/s)" : ""));
   }
 }
 

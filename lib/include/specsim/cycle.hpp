@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "specsim/acceptance.hpp"
 #include "specsim/comm_model.hpp"
 #include "specsim/compute_model.hpp"
 #include "specsim/scenario.hpp"
@@ -86,6 +87,9 @@ class CycleModel {
   // tau for the scenario's speculation settings under `acceptance`; rates per position out.
   [[nodiscard]] double tokens_per_cycle(const AcceptanceSettings& acceptance,
                                         std::vector<double>* conditional = nullptr) const;
+  // The scenario's acceptance in the acceptance library's terms, for this draft shape: a chain
+  // kind when eagle_topk is 1, SGLang's tree over Sequoia's positional vector otherwise.
+  [[nodiscard]] AcceptanceModel acceptance_model(const AcceptanceSettings& acceptance) const;
   [[nodiscard]] double baseline_step_s() const;
   [[nodiscard]] double cycle_s(double tokens_per_cycle) const;
 

@@ -43,6 +43,10 @@ struct AcceptanceSettings {
   std::vector<double> depth_profile;
   std::vector<double> per_position;  // kConditional or kUnconditional rates, by position
   double tokens_per_cycle = 0.0;     // kTokensPerCycle: measured tau
+  // Trees (eagle_topk > 1): Sequoia's positional acceptance p_1.. (probability the rank-k child
+  // is the accepted one); empty = p_1 from the first-position rate, the rest by a power law
+  // (docs/acceptance.md).
+  std::vector<double> tree_positional;
 };
 
 struct ComputeSettings {

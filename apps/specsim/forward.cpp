@@ -1,0 +1,107 @@
+// specsim forward: the predicted compute time of one forward on one TP rank (batch 1, no
+// communication) per token count, from the model's shape, the GPU's datasheet and either a compute
+// profile (calibration/profiles, kind compute_profile) or one measured decode step (--decode-step:
+// eta_bw solved so the 1-token forward takes that time).
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <optional>
+#include <ostream>
+
+#include "cli.hpp"
+#include "specsim/compute_fit.hpp"
+#include "specsim/error.hpp"
+#include "specsim/load.hpp"
+#include "specsim/units.hpp"
+
+namespace specsim::cli {
+
+namespace {
+
+struct ForwardOptions {
+  std::string model;
+  std::string gpu;
+  int tp = 1;
+  std::vector<int> tokens;
+  long long context = 0;
+  LaunchMode mode = LaunchMode::kGraph;
+  std::string profile;
+  std::string decode_step;  // a duration with its unit, e.g. "6.1ms"
+  bool json = false;
+};
+
+void run_forward(const ForwardOptions& o, Io& io) {
+  const DataDir data;
+  const TransformerSpec model = load_model(data.resolve(DataKind::kModel, o.model));
+  const GpuSpec gpu = load_gpu(data.resolve(DataKind::kGpu, o.gpu));
+  ComputeSettings settings;
+  std::string basis = "defaults (uncalibrated prior)";
+  if (!o.profile.empty()) {
+    const ComputeProfile p = load_compute_profile(data.resolve(DataKind::kCommProfile, o.profile));
+    settings = p.settings;
+    basis = "profile " + p.name + " (measured on " + p.gpu + ")";
+  }
+  if (!o.decode_step.empty()) {
+    double step_s = 0;
+    try {
+      step_s = units::parse_duration_s(o.decode_step);
+    } catch (const Error& e) {
+      throw Error("--decode-step '" + o.decode_step + "': " + e.message());
+    }
+    if (!(step_s > 0)) throw Error("--decode-step '" + o.decode_step + "': must be > 0");
+    settings.bandwidth_efficiency =
+        solve_bandwidth_efficiency(model, gpu, o.tp, double(o.context), o.mode, settings, step_s);
+    basis += ", eta_bw solved from --decode-step " + units::format_duration(step_s);
+  }
+  std::vector<std::pair<int, double>> points;
+  for (int q : o.tokens) {
+    points.emplace_back(q, predict_forward_s(model, gpu, o.tp, double(o.context), q, o.mode, settings));
+  }
+  if (o.json) {
+    // ordered_json keeps "tokens" before "time_s": scripts read these names.
+    nlohmann::ordered_json j;
+    j["points"] = nlohmann::ordered_json::array();
+    for (const auto& [q, t] : points) j["points"].push_back({{"tokens", q}, {"time_s", t}});
+    io.out << j.dump() << "\n";
+    return;
+  }
+  std::string text = "forward of one TP rank, compute only: " + model.name + " on " + gpu.name + ", tp " +
+                     std::to_string(o.tp) + ", context " + std::to_string(o.context) + ", " + to_string(o.mode) +
+                     "\n" + "basis: " + basis + ", eta_bw " +
+                     std::to_string(settings.bandwidth_efficiency.value_or(0.84)).substr(0, 6) + "\n";
+  char line[128];
+  std::snprintf(line, sizeof line, "  %8s  %12s  %10s\n", "tokens", "time", "vs 1 token");
+  text += line;
+  const double first = points.empty() ? 1.0 : points.front().second;
+  for (const auto& [q, t] : points) {
+    std::snprintf(line, sizeof line, "  %8d  %12s  %9.3fx\n", q, units::format_duration(t).c_str(), t / first);
+    text += line;
+  }
+  io.out << text;
+}
+
+}  // namespace
+
+void setup_forward(CLI::App& app, Io& io) {
+  auto opts = std::make_shared<ForwardOptions>();
+  CLI::App* sub = app.add_subcommand("forward", "Predicted compute time of one forward per token count (one TP rank)");
+  sub->add_option("--model", opts->model, "Model name (models/llm) or file")->required();
+  sub->add_option("--gpu", opts->gpu, "GPU name (models/gpu) or file")->required();
+  sub->add_option("--tp", opts->tp, "Tensor-parallel ranks")->check(CLI::Range(1, 4096));
+  sub->add_option("--tokens", opts->tokens, "Token counts per forward, e.g. 1,2,4,8")
+      ->required()
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1 << 20));
+  sub->add_option("--ctx", opts->context, "Tokens already in the KV cache")->required()->check(CLI::Range(0LL, 100'000'000LL));
+  sub->add_option("--mode", opts->mode, "Launch mode")
+      ->transform(CLI::CheckedTransformer(std::map<std::string, LaunchMode>{{"graph", LaunchMode::kGraph},
+                                                                            {"eager", LaunchMode::kEager}}));
+  sub->add_option("--profile", opts->profile, "Compute profile (calibration/profiles, kind compute_profile)");
+  sub->add_option("--decode-step", opts->decode_step,
+                  "Measured compute time of one plain decode step (e.g. 6.1ms): solves the bandwidth efficiency");
+  sub->add_flag("--json", opts->json, "Print {\"points\":[{\"tokens\":..,\"time_s\":..}]}");
+  sub->callback([opts, &io]() { run_forward(*opts, io); });
+}
+
+}  // namespace specsim::cli

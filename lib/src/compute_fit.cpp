@@ -1,0 +1,461 @@
+#include "specsim/compute_fit.hpp"
+
+#include <Eigen/Dense>
+#include <boost/math/tools/minima.hpp>
+#include <boost/math/tools/roots.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "specsim/compute_model.hpp"
+#include "specsim/error.hpp"
+#include "specsim/units.hpp"
+
+namespace specsim {
+
+namespace {
+
+// Used when a settings struct has no bandwidth efficiency (measured-compute.md 1.2).
+constexpr double kPriorBandwidthEfficiency = 0.84;
+// Search brackets: efficiencies as fractions of the datasheet, launch costs in seconds.
+constexpr double kMinEfficiency = 0.01;
+constexpr double kMaxEfficiency = 1.0;
+// eta_bw is an effective parameter that a fit can put above 1 (load.cpp allows up to 2).
+constexpr double kMaxEffectiveEfficiency = 2.0;
+constexpr double kMinLaunchS = 0.1e-6;
+constexpr double kMaxLaunchS = 1e-3;
+constexpr int kBrentBits = 40;
+
+std::vector<std::string> split_csv(const std::string& line) {
+  std::vector<std::string> out;
+  std::string cell;
+  std::istringstream in(line);
+  while (std::getline(in, cell, ',')) {
+    const auto b = cell.find_first_not_of(" \t\r");
+    const auto e = cell.find_last_not_of(" \t\r");
+    out.push_back(b == std::string::npos ? "" : cell.substr(b, e - b + 1));
+  }
+  if (!line.empty() && line.back() == ',') out.emplace_back();
+  return out;
+}
+
+ComputeModel make_model(const TransformerSpec& model, const GpuSpec& gpu, int tp, double context, int batch,
+                        const ComputeSettings& s) {
+  return ComputeModel(model, gpu, tp, batch, context, s, s.bandwidth_efficiency.value_or(kPriorBandwidthEfficiency),
+                      s.routing_skew.value_or(1.0));
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// Columns of the linear stage; each is one term of T_gpu divided by its unknown.
+enum Column { kWeights, kExperts, kKernels, kStep, kKvDecode, kKvVerify, kToken, kGraphLaunch, kColumns };
+
+std::array<double, kColumns> features(const ComputeFitInput& in, const ComputeSettings& s) {
+  const ComputeStep& st = in.step;
+  const ForwardTerms t = make_model(in.model, in.gpu, st.tp, st.context_tokens, 1, s).terms(st.tokens);
+  const double bw = in.gpu.memory_bandwidth_bytes_per_s;
+  std::array<double, kColumns> f{};
+  f[kWeights] = t.weight_bytes / bw;
+  f[kExperts] = t.expert_bytes / bw;
+  f[kKernels] = t.kernels;
+  f[kStep] = st.tokens > 1 ? t.layers : 0.0;
+  f[kKvDecode] = t.multi_token_request ? 0.0 : t.kv_bytes / bw;
+  f[kKvVerify] = t.multi_token_request ? t.kv_bytes / bw : 0.0;
+  f[kToken] = double(st.tokens) * t.layers;
+  f[kGraphLaunch] = 1.0;
+  return f;
+}
+
+// min || W (A x - t) ||, x >= 0, W = diag(1/t): relative errors. Active-set loop: the most negative
+// coefficient is pinned to 0 and the rest refitted until none is negative.
+// `b` is the part of t the unknowns must explain (t minus any fixed term).
+Eigen::VectorXd nonnegative_relative_lsq(const Eigen::MatrixXd& a, const Eigen::VectorXd& t, const Eigen::VectorXd& b,
+                                         std::vector<bool> active) {
+  const Eigen::Index n = a.cols();
+  Eigen::VectorXd x = Eigen::VectorXd::Zero(n);
+  for (;;) {
+    std::vector<Eigen::Index> cols;
+    for (Eigen::Index j = 0; j < n; ++j) {
+      if (active[j]) cols.push_back(j);
+    }
+    if (cols.empty()) return x;
+    Eigen::MatrixXd w(a.rows(), Eigen::Index(cols.size()));
+    for (Eigen::Index i = 0; i < a.rows(); ++i) {
+      for (std::size_t k = 0; k < cols.size(); ++k) w(i, Eigen::Index(k)) = a(i, cols[k]) / t(i);
+    }
+    const Eigen::VectorXd rhs = b.cwiseQuotient(t);
+    const Eigen::VectorXd sol = w.colPivHouseholderQr().solve(rhs);
+    Eigen::Index worst = -1;
+    for (std::size_t k = 0; k < cols.size(); ++k) {
+      if (sol(Eigen::Index(k)) < 0 && (worst < 0 || sol(Eigen::Index(k)) < sol(worst))) worst = Eigen::Index(k);
+    }
+    if (worst < 0) {
+      x.setZero();
+      for (std::size_t k = 0; k < cols.size(); ++k) x(cols[k]) = sol(Eigen::Index(k));
+      return x;
+    }
+    active[cols[worst]] = false;
+  }
+}
+
+double predict(const ComputeFitInput& in, const ComputeSettings& s) {
+  const ComputeStep& st = in.step;
+  return predict_forward_s(in.model, in.gpu, st.tp, st.context_tokens, st.tokens, st.mode, s);
+}
+
+double squared_relative_error(const std::vector<const ComputeFitInput*>& rows, const ComputeSettings& s) {
+  double sum = 0;
+  for (const ComputeFitInput* r : rows) {
+    const double e = predict(*r, s) / r->step.time_s - 1.0;
+    sum += e * e;
+  }
+  return sum;
+}
+
+// True when no flop roofline binds in the row's forward under `s`: the prediction equals the one
+// with unlimited FLOP/s.
+bool memory_bound(const ComputeFitInput& r, const ComputeSettings& s) {
+  ComputeSettings unlimited = s;
+  unlimited.flop_efficiency = 1e9;
+  return predict(r, s) == predict(r, unlimited);
+}
+
+// Stage 1 on `linear` (see the header comment); returns the settings with those terms replaced.
+ComputeSettings fit_linear(const std::vector<const ComputeFitInput*>& linear, const ComputeFitOptions& options,
+                           ComputeSettings s) {
+  if (linear.size() < std::size_t(kColumns)) {
+    throw Error("calibrate compute: " + std::to_string(linear.size()) + " memory-bound graph-mode rows with tokens <= " +
+                std::to_string(kMemoryBoundMaxTokens) + " to fit on; need at least " + std::to_string(int(kColumns)));
+  }
+  Eigen::MatrixXd a(Eigen::Index(linear.size()), Eigen::Index(kColumns));
+  Eigen::VectorXd t(Eigen::Index(linear.size()));
+  std::vector<bool> active(kColumns, false);
+  for (std::size_t i = 0; i < linear.size(); ++i) {
+    const auto f = features(*linear[i], s);
+    for (int j = 0; j < kColumns; ++j) {
+      a(Eigen::Index(i), j) = f[j];
+      if (f[j] != 0.0) active[j] = true;  // a term no row exercises stays at its prior
+    }
+    t(Eigen::Index(i)) = linear[i]->step.time_s;
+  }
+  Eigen::VectorXd b = t;
+  if (options.bandwidth_efficiency) {
+    active[kWeights] = false;
+    b -= a.col(kWeights) / *options.bandwidth_efficiency;
+  }
+  Eigen::VectorXd x = nonnegative_relative_lsq(a, t, b, active);
+  if (options.bandwidth_efficiency) {
+    active[kWeights] = true;
+    x(kWeights) = 1.0 / *options.bandwidth_efficiency;
+  }
+  auto efficiency = [&](int j) -> std::optional<double> {
+    if (!active[j] || x(j) <= 0) return std::nullopt;
+    return 1.0 / x(j);
+  };
+  if (auto e = efficiency(kWeights)) s.bandwidth_efficiency = *e;
+  if (active[kExperts]) s.expert_bandwidth_efficiency = efficiency(kExperts);
+  if (active[kKvDecode]) s.kv_efficiency_decode = efficiency(kKvDecode);
+  if (active[kKvVerify]) s.kv_efficiency_verify = efficiency(kKvVerify);
+  if (active[kKernels]) s.kernel_floor_s = x(kKernels);
+  if (active[kStep]) s.multi_token_step_s = x(kStep);
+  if (active[kToken]) s.per_token_layer_s = x(kToken);
+  s.graph_launch_s = x(kGraphLaunch);
+  return s;
+}
+
+// Stage 1 and 2 alternate: which rows are memory-bound depends on eta_f, eta_f on stage 1's terms.
+// Three rounds settle it on the shipped grid (the set of memory-bound rows stops changing).
+constexpr int kAlternations = 3;
+
+ComputeSettings fit_settings(const std::vector<const ComputeFitInput*>& rows, const ComputeFitOptions& options,
+                             const ComputeSettings& prior) {
+  ComputeSettings s = prior;
+  s.kernels_per_dense_layer = options.kernels_per_dense_layer;
+  s.kernels_per_moe_layer = options.kernels_per_moe_layer;
+
+  std::vector<const ComputeFitInput*> graph, eager;
+  for (const ComputeFitInput* r : rows) (r->step.mode == LaunchMode::kEager ? eager : graph).push_back(r);
+  for (int round = 0; round < kAlternations; ++round) {
+    // Stage 1: memory-bound graph rows (in round 0 every row up to kMemoryBoundMaxTokens).
+    std::vector<const ComputeFitInput*> linear, flop_bound;
+    for (const ComputeFitInput* r : graph) {
+      const bool bytes_only = r->step.tokens <= kMemoryBoundMaxTokens && (round == 0 || memory_bound(*r, s));
+      (bytes_only ? linear : flop_bound).push_back(r);
+    }
+    s = fit_linear(linear, options, s);
+    // Stage 2: the flop efficiency, from the rows where a flop roofline binds.
+    if (!flop_bound.empty()) {
+      auto cost = [&](double eta_f) {
+        ComputeSettings trial = s;
+        trial.flop_efficiency = eta_f;
+        return squared_relative_error(flop_bound, trial);
+      };
+      s.flop_efficiency = boost::math::tools::brent_find_minima(cost, 0.05, kMaxEfficiency, kBrentBits).first;
+    }
+  }
+  // Stage 3: the eager launch cost per kernel (host launches race the GPU).
+  if (!eager.empty()) {
+    auto cost = [&](double log_launch) {
+      ComputeSettings trial = s;
+      trial.eager_launch_per_kernel_s = std::exp(log_launch);
+      return squared_relative_error(eager, trial);
+    };
+    s.eager_launch_per_kernel_s =
+        std::exp(boost::math::tools::brent_find_minima(cost, std::log(kMinLaunchS), std::log(kMaxLaunchS), kBrentBits)
+                     .first);
+  }
+  return s;
+}
+
+std::vector<ComputeErrorSummary> summarize(const std::vector<ComputeFitRow>& rows, bool held_out_only) {
+  std::vector<ComputeErrorSummary> out;
+  std::map<std::pair<std::string, LaunchMode>, std::vector<double>> errors;
+  for (const ComputeFitRow& r : rows) {
+    if (held_out_only && !r.held_out) continue;
+    if (r.step.tokens > kMemoryBoundMaxTokens) continue;
+    const auto key = std::make_pair(r.step.model, r.step.mode);
+    if (!errors.count(key)) out.push_back({r.step.model, r.step.mode, 0, 0, 0});
+    errors[key].push_back(std::abs(r.relative_error));
+  }
+  for (ComputeErrorSummary& s : out) {
+    const auto& e = errors[{s.model, s.mode}];
+    s.rows = int(e.size());
+    s.median_abs_error = median(e);
+    s.worst_abs_error = *std::max_element(e.begin(), e.end());
+  }
+  return out;
+}
+
+std::string fmt(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+std::string us(double s) { return fmt("%.4g", s * 1e6) + "us"; }
+
+}  // namespace
+
+std::vector<ComputeStep> read_compute_steps_csv(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error({path, 0, 0}, "", "cannot open the step-time CSV");
+  std::string line;
+  int line_no = 0;
+  std::map<std::string, int> col;
+  double time_unit_s = 0;
+  std::vector<ComputeStep> rows;
+  auto where = [&](int column) { return SourceLocation{path, line_no, column}; };
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.empty() || line[0] == '#' || line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const auto cells = split_csv(line);
+    if (col.empty()) {
+      for (std::size_t i = 0; i < cells.size(); ++i) col[cells[i]] = int(i);
+      for (const char* need : {"model", "gpu", "tp", "tokens", "context", "mode"}) {
+        if (!col.count(need)) throw Error(where(1), need, "header has no '" + std::string(need) + "' column");
+      }
+      if (col.count("time")) {
+        throw Error(where(col.at("time") + 1), "time", "no time column with a unit: name it time_s, time_ms or time_us");
+      }
+      for (const auto& [name, i] : col) {
+        if (!name.starts_with("time_")) continue;
+        try {
+          time_unit_s = units::parse_duration_s("1" + name.substr(5));
+        } catch (const Error&) {
+          throw Error(where(i + 1), name, "time column unit must be s, ms or us (e.g. 'time_ms')");
+        }
+        col["time"] = i;
+        break;
+      }
+      if (!col.count("time")) throw Error(where(1), "time", "header has no time column with a unit (e.g. 'time_ms')");
+      continue;
+    }
+    auto cell = [&](const std::string& name) -> const std::string& {
+      const int i = col.at(name);
+      if (i >= int(cells.size())) throw Error(where(i + 1), name, "missing value (row has " + std::to_string(cells.size()) + " cells)");
+      return cells[std::size_t(i)];
+    };
+    auto integer = [&](const std::string& name, long min) {
+      const std::string& c = cell(name);
+      char* end = nullptr;
+      const long v = std::strtol(c.c_str(), &end, 10);
+      if (c.empty() || *end || v < min) {
+        throw Error(where(col.at(name) + 1), name, "expected an integer >= " + std::to_string(min) + ", got '" + c + "'");
+      }
+      return int(v);
+    };
+    ComputeStep s;
+    s.line = line_no;
+    s.model = cell("model");
+    s.gpu = cell("gpu");
+    s.tp = integer("tp", 1);
+    if (col.count("layers_timed")) s.layers_timed = integer("layers_timed", 1);
+    s.tokens = integer("tokens", 1);
+    s.context_tokens = integer("context", 0);
+    const std::string mode = cell("mode");
+    if (mode != "graph" && mode != "eager") {
+      throw Error(where(col.at("mode") + 1), "mode", "expected 'graph' or 'eager', got '" + mode + "'");
+    }
+    s.mode = mode == "graph" ? LaunchMode::kGraph : LaunchMode::kEager;
+    const std::string& tc = cell("time");
+    char* end = nullptr;
+    const double t = std::strtod(tc.c_str(), &end);
+    if (tc.empty() || *end || !(t > 0) || !std::isfinite(t)) {
+      throw Error(where(col.at("time") + 1), "time", "expected a positive number, got '" + tc + "'");
+    }
+    s.time_s = t * time_unit_s;
+    rows.push_back(s);
+  }
+  if (rows.empty()) throw Error({path, line_no, 0}, "", "no data rows");
+  return rows;
+}
+
+std::vector<bool> checkerboard_holdout(const std::vector<ComputeStep>& steps) {
+  std::map<std::pair<std::string, LaunchMode>, std::pair<std::set<int>, std::set<double>>> grid;
+  for (const ComputeStep& s : steps) {
+    auto& g = grid[{s.model, s.mode}];
+    g.first.insert(s.tokens);
+    g.second.insert(s.context_tokens);
+  }
+  std::vector<bool> out;
+  for (const ComputeStep& s : steps) {
+    const auto& g = grid[{s.model, s.mode}];
+    const auto i = std::distance(g.first.begin(), g.first.find(s.tokens));
+    const auto j = std::distance(g.second.begin(), g.second.find(s.context_tokens));
+    out.push_back((i + j) % 2 == 1);
+  }
+  return out;
+}
+
+ComputeFitResult fit_compute(const std::vector<ComputeFitInput>& rows, const ComputeFitOptions& options,
+                             const ComputeSettings& prior) {
+  ComputeFitResult result;
+  std::vector<ComputeStep> steps;
+  std::vector<const ComputeFitInput*> all, train;
+  for (const auto& r : rows) steps.push_back(r.step);
+  const std::vector<bool> held = checkerboard_holdout(steps);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    all.push_back(&rows[i]);
+    if (!held[i]) train.push_back(&rows[i]);
+  }
+  result.split =
+      "per model and mode, tokens and contexts indexed in ascending order; rows with (token index + context index) "
+      "odd are held out (a checkerboard: every token count and every context is both fitted and tested)";
+  result.settings = fit_settings(all, options, prior);
+  result.holdout_settings = fit_settings(train, options, prior);
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const double p = predict(rows[i], result.settings);
+    result.rows.push_back({rows[i].step, p, p / rows[i].step.time_s - 1.0, false});
+    const double h = predict(rows[i], result.holdout_settings);
+    result.holdout_rows.push_back({rows[i].step, h, h / rows[i].step.time_s - 1.0, bool(held[i])});
+  }
+  result.residuals = summarize(result.rows, false);
+  result.holdout = summarize(result.holdout_rows, true);
+  return result;
+}
+
+double predict_forward_s(const TransformerSpec& model, const GpuSpec& gpu, int tp, double context_tokens,
+                         double tokens, LaunchMode mode, const ComputeSettings& settings, int batch) {
+  return make_model(model, gpu, tp, context_tokens, batch, settings).local_time_s(tokens, mode);
+}
+
+double solve_bandwidth_efficiency(const TransformerSpec& model, const GpuSpec& gpu, int tp, double context_tokens,
+                                  LaunchMode mode, const ComputeSettings& settings, double decode_step_s) {
+  auto gap = [&](double eta) {
+    ComputeSettings s = settings;
+    s.bandwidth_efficiency = eta;
+    return predict_forward_s(model, gpu, tp, context_tokens, 1.0, mode, s) - decode_step_s;
+  };
+  const double at_max = gap(kMaxEffectiveEfficiency);
+  const double at_min = gap(kMinEfficiency);
+  if (at_max > 0) {
+    throw Error("--decode-step " + units::format_duration(decode_step_s) + " is faster than the model allows at 200% " +
+                "bandwidth efficiency (" + units::format_duration(at_max + decode_step_s) +
+                "): lower the per-kernel costs or check the model, GPU and TP");
+  }
+  if (at_min < 0) {
+    throw Error("--decode-step " + units::format_duration(decode_step_s) + " is slower than the model gives at 1% " +
+                "bandwidth efficiency (" + units::format_duration(at_min + decode_step_s) +
+                "): the step likely includes communication or host time; pass the compute part only");
+  }
+  // T_fwd falls monotonically in eta_bw, so [0.01, 2] brackets one root.
+  boost::math::tools::eps_tolerance<double> tol(kBrentBits);
+  std::uintmax_t iterations = 100;
+  const auto [lo, hi] = boost::math::tools::toms748_solve(gap, kMinEfficiency, kMaxEffectiveEfficiency, at_min, at_max, tol,
+                                                          iterations);
+  return 0.5 * (lo + hi);
+}
+
+std::string render_compute_profile_yaml(const ComputeProfile& profile, const ComputeFitResult& fit,
+                                        const ComputeProfileProvenance& prov) {
+  const ComputeSettings& s = fit.settings;
+  std::ostringstream y;
+  auto quoted = [](const std::string& text) {
+    std::string q = "\"";
+    for (char c : text) {
+      if (c == '"' || c == '\\') q += '\\';
+      q += c;
+    }
+    return q + "\"";
+  };
+  auto pct = [](double f) { return fmt("%.2f", 100.0 * f) + "%"; };
+  y << "schema_version: 1\n"
+    << "kind: compute_profile\n"
+    << "name: " << profile.name << "\n"
+    << "description: " << quoted(profile.description) << "\n"
+    << "source: " << quoted(profile.source) << "\n"
+    << "gpu: " << profile.gpu << "\n"
+    << "# Fitted values; the same keys as a scenario's compute block, whose own keys win.\n"
+    << "compute:\n";
+  auto eff = [&](const char* key, const std::optional<double>& v) {
+    if (v) y << "  " << key << ": " << fmt("%.4f", *v) << "\n";
+  };
+  eff("bandwidth_efficiency", s.bandwidth_efficiency);
+  eff("expert_bandwidth_efficiency", s.expert_bandwidth_efficiency);
+  eff("kv_efficiency_decode", s.kv_efficiency_decode);
+  eff("kv_efficiency_verify", s.kv_efficiency_verify);
+  y << "  flop_efficiency: " << fmt("%.4f", s.flop_efficiency) << "\n"
+    << "  kernel_floor: " << us(s.kernel_floor_s) << "\n"
+    << "  multi_token_step: " << us(s.multi_token_step_s) << "\n"
+    << "  per_token_layer: " << us(s.per_token_layer_s) << "\n"
+    << "  graph_launch: " << us(s.graph_launch_s) << "\n"
+    << "  eager_launch_per_kernel: " << us(s.eager_launch_per_kernel_s) << "\n";
+  if (s.kernels_per_dense_layer) y << "  kernels_per_dense_layer: " << *s.kernels_per_dense_layer << "\n";
+  if (s.kernels_per_moe_layer) y << "  kernels_per_moe_layer: " << *s.kernels_per_moe_layer << "\n";
+  y << "provenance:\n"
+    << "  tool: " << quoted(prov.tool) << "\n"
+    << "  command: " << quoted(prov.command) << "\n"
+    << "  date_utc: " << quoted(prov.date_utc) << "\n"
+    << "  file: " << quoted(prov.source_path) << "\n"
+    << "  sha256: " << (prov.source_sha256.empty() ? "null" : prov.source_sha256) << "\n"
+    << "  rows_used: " << prov.rows_used << "\n"
+    << "  skipped: [" ;
+  for (std::size_t i = 0; i < prov.skipped.size(); ++i) y << (i ? ", " : "") << quoted(prov.skipped[i]);
+  y << "]\n  model_files:\n";
+  for (const auto& m : prov.model_files) y << "    - " << quoted(m) << "\n";
+  auto summaries = [&](const char* key, const std::vector<ComputeErrorSummary>& list) {
+    y << "  " << key << ":  # |predicted / measured - 1| over rows with tokens <= " << kMemoryBoundMaxTokens << "\n";
+    for (const auto& e : list) {
+      y << "    - {model: " << e.model << ", mode: " << to_string(e.mode) << ", rows: " << e.rows
+        << ", median: " << quoted(pct(e.median_abs_error)) << ", worst: " << quoted(pct(e.worst_abs_error)) << "}\n";
+    }
+  };
+  summaries("fit_residuals", fit.residuals);
+  y << "  holdout_split: " << quoted(fit.split) << "\n";
+  summaries("holdout_errors", fit.holdout);
+  return y.str();
+}
+
+}  // namespace specsim

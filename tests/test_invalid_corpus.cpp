@@ -1,0 +1,208 @@
+// Every damaged input in tests/data/invalid/<format>/ fails with a specsim::Error that names the
+// line it came from and says what is wrong. One table holds the expectation of every file: a file
+// without an entry, or an entry without a file, fails the test, so the corpus and the assertions
+// stay in step. Lines are 1-based; 0 means the error is about the whole file (an empty table, a
+// log without any metrics line, a crasher that stops before any line).
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "specsim/engine_log.hpp"
+#include "specsim/error.hpp"
+#include "specsim/load.hpp"
+#include "specsim/nccl_tests.hpp"
+#include "specsim/topo_import.hpp"
+
+using Catch::Matchers::Contains;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kInvalid = std::string(SPECSIM_TEST_DATA_DIR) + "/invalid/";
+const specsim::DataDir kRoot(SPECSIM_SOURCE_DIR);
+
+struct Expected {
+  std::string message;  // a piece of Error::what()
+  int line;             // Error::where().line
+};
+
+// Reads one file the way its format is read in use. fuzz/ files are named after the fuzz target
+// that found them: <target>-<what>.<ext>.
+void load(const std::string& format, const std::string& name) {
+  const std::string path = kInvalid + format + "/" + name;
+  std::string kind = format;
+  if (format == "fuzz") kind = name.substr(0, name.find('-'));
+  if (kind == "llm" || kind == "hf") {
+    (void)specsim::load_model(path);
+  } else if (kind == "gpu") {
+    (void)specsim::load_gpu(path);
+  } else if (kind == "topology") {
+    (void)specsim::load_topology(path);
+  } else if (kind == "comm_profile") {
+    (void)specsim::load_comm_profile(path);
+  } else if (kind == "scenario") {
+    (void)specsim::load_scenario(path, {}, kRoot);
+  } else if (kind == "nccl" || kind == "nccl_tests") {
+    (void)specsim::parse_nccl_tests_file(path);
+  } else if (kind == "logs" || kind == "engine_log") {
+    (void)specsim::parse_engine_log_file(path);
+  } else if (kind == "topo") {
+    (void)specsim::import_nvidia_smi_topo(path, specsim::TopoImportOptions{"t", "rtx-4090"});
+  } else if (kind == "set_patch") {
+    // One `--set` patch per line, on the default scenario (as fuzz_set_patch reads its input).
+    std::ifstream in(path);
+    std::vector<std::string> patches;
+    for (std::string line; std::getline(in, line);) patches.push_back(line);
+    (void)specsim::load_scenario(specsim::kDefaultScenario, patches, kRoot);
+  } else {
+    FAIL("no reader for format '" << kind << "' (" << path << ")");
+  }
+}
+
+// "format/file" -> what its error must say.
+const std::map<std::string, Expected>& corpus() {
+  static const std::map<std::string, Expected> table{
+      // Crashers found by fuzz/ (fuzz/README.md), kept as regressions.
+      // fuzz_load: a `numa:` entry of 120 'x' then '0' overflowed int while being read (UBSan).
+      {"fuzz/topology-numa-overflow.yaml", {"is not a NUMA node number (an integer in [0, 4095])", 20}},
+      {"comm_profile/bad-mode.yaml", {"mode: 'cudagraph' is not one of: graph, eager", 8}},
+      {"comm_profile/empty-points.yaml", {"points: needs at least one point", 9}},
+      {"comm_profile/missing-unit.yaml", {"points[1].size: expected a size with unit (e.g. '14KiB'), got '16384': the unit is missing", 11}},
+      {"comm_profile/nan-time.yaml", {"points[3].time: expected a duration with unit (e.g. '2.5us'), got 'nanus': not a finite number", 13}},
+      {"comm_profile/unsorted-sizes.yaml", {"points[2].size: sizes must rise strictly from one point to the next", 12}},
+      {"comm_profile/unsupported-collective.yaml", {"collective: 'all_gather' is not one of: all_reduce", 5}},
+      {"comm_profile/zero-time.yaml", {"points[2].time: must be > 0", 12}},
+      {"gpu/bits-unit.yaml", {"unknown unit 'Gb/s' (bits are not read: divide by 8 and write bytes", 6}},
+      {"gpu/inf-nvlink-bandwidth.yaml", {"nvlink_bandwidth: expected a bandwidth with unit (e.g. '48GB/s'), got '.infGB/s': no number", 10}},
+      {"gpu/missing-unit.yaml", {"memory_bandwidth: expected a bandwidth with unit (e.g. '48GB/s'), got '4800': the unit is missing", 5}},
+      {"gpu/nan-memory.yaml", {"memory: expected a size with unit (e.g. '14KiB'), got 'nanGB': not a finite number", 5}},
+      {"gpu/negative-flops.yaml", {"bf16_dense: expected a FLOP rate with unit (e.g. '989TFLOP/s'), got '-989TFLOP/s': must not be negative", 7}},
+      {"gpu/no-schema-version.yaml", {"schema_version: required key is missing (add 'schema_version: 1')", 1}},
+      {"gpu/p2p-not-boolean.yaml", {"p2p_supported: expected true or false, got 'yes'", 11}},
+      {"gpu/pcie-generation-out-of-range.yaml", {"pcie_generation: = 2: must be in [3, 7]", 9}},
+      {"gpu/unknown-key.yaml", {"memory_bandwidth: required key is missing; is 'memory_bandwith' here a misspelling of it?", 5}},
+      {"gpu/zero-bandwidth.yaml", {"memory_bandwidth: must be > 0", 6}},
+      {"hf/float-vocab-size.config.json", {"vocab_size: expected an integer, got '1.5e5'", 33}},
+      {"hf/malformed-missing-comma.config.json", {"invalid YAML/JSON: end of map flow not found", 11}},
+      {"hf/missing-num-hidden-layers.config.json", {"num_hidden_layers: required key is missing", 1}},
+      {"hf/truncated.config.json", {"invalid YAML/JSON: illegal EOF in scalar", 13}},
+      {"hf/unsupported-model-type.config.json", {"model_type: 'gpt2' is not supported (known: llama, qwen3", 15}},
+      {"hf/zero-kv-heads.config.json", {"num_key_value_heads: = 0: must be in [1, 10000000]", 18}},
+      {"llm/dense-layers-exceed-layers.yaml", {"dense_layers: must not exceed layers (32)", 6}},
+      {"llm/inf-layers.yaml", {"layers: expected an integer, got '.inf'", 5}},
+      {"llm/kv-heads-not-dividing.yaml", {"attention.kv_heads: must divide heads (32)", 12}},
+      {"llm/malformed-yaml.yaml", {"invalid YAML/JSON: end of map not found", 7}},
+      {"llm/missing-hidden-size.yaml", {"hidden_size: required key is missing", 1}},
+      {"llm/nan-vocab-size.yaml", {"vocab_size: expected an integer, got '.nan'", 8}},
+      {"llm/negative-hidden-size.yaml", {"hidden_size: = -4096: must be in [1, 10000000]", 7}},
+      {"llm/string-for-integer.yaml", {"attention.heads: expected an integer, got 'thirty-two'", 11}},
+      {"llm/unknown-attention-kind.yaml", {"attention.kind: 'mha' is not one of: gqa, mla", 10}},
+      {"llm/unknown-dtype.yaml", {"weights.dense_mlp: 'bf17' is not one of: fp32, bf16", 18}},
+      {"llm/unknown-key-typo.yaml", {"mlp.intermediate_sise: unknown key (known keys here: intermediate_size)", 16}},
+      {"llm/wrong-kind.yaml", {"kind: expected 'llm', got 'gpu'", 2}},
+      {"llm/zero-head-dim.yaml", {"attention.head_dim: = 0: must be in [1, 10000000]", 13}},
+      {"logs/llamacpp_missing_slash.log", {"llama.cpp draft acceptance line: expected '/', got '259 generated)", 2}},
+      {"logs/llamacpp_rate_mismatch.log", {"draft acceptance: expected accepted/generated = 0.644788, got 0.74479", 2}},
+      {"logs/llamacpp_unclosed_list.log", {"expected ')', got the end of the line", 2}},
+      {"logs/sglang_accept_len_below_one.log", {"accept len: expected a value >= 1 (accept len counts the bonus token), got '0.95'", 2}},
+      {"logs/sglang_accept_len_not_number.log", {"accept len: expected a number (non-negative), got '1.9x5'", 2}},
+      {"logs/sglang_missing_throughput.log", {"SGLang decode line: missing field 'gen throughput (token/s): <number>'", 2}},
+      {"logs/sglang_no_speculation.log", {"no speculative-decoding metrics line found", 0}},
+      {"logs/vllm_v0_efficiency_mismatch.log", {"System efficiency: expected emitted/(steps*(K+1)) = 10616/17748 = 0.598152, got '0.698'", 2}},
+      {"logs/vllm_v0_truncated.log", {"vLLM Speculative metrics line: expected 'key: value', got 'Numb'", 2}},
+      {"logs/vllm_v1_count_without_unit.log", {"Accepted: expected a number followed by 'tokens', got '0'", 2}},
+      {"logs/vllm_v1_drafted_not_multiple.log", {"Drafted: expected a multiple of the 5 per-position rates (drafts * K), got 296", 2}},
+      {"logs/vllm_v1_mean_mismatch.log", {"Mean acceptance length: expected 1 + Accepted/drafts = 1 + 262/59 = 5.44068, got '4.44'", 2}},
+      {"logs/vllm_v1_per_position_garbled.log", {"Per-position acceptance rate: expected a number (non-negative), got '0.9x49'", 2}},
+      {"logs/vllm_v1_rate_without_percent.log", {"Avg Draft acceptance rate: expected a number followed by '%', got '0.0'", 2}},
+      {"nccl/extra_column.log", {"row: row has 14 fields, expected 13", 39}},
+      {"nccl/missing_header.log", {"header: table row before any column header", 22}},
+      {"nccl/no_rank_count.log", {"ranks: cannot tell the rank count of this table", 16}},
+      {"nccl/non_numeric_time.log", {"out-of-place time: expected a number, got '11.7.9'", 28}},
+      {"nccl/truncated_row.log", {"row: row has 8 fields, expected 13", 43}},
+      {"scenario/accept-nan.yaml", {"acceptance.accept: expected a finite number, got '.nan'", 23}},
+      {"scenario/accept-out-of-range.yaml", {"acceptance.accept: = 1.2: must be in [0, 1]", 49}},
+      {"scenario/acceptance-two-forms.yaml", {"acceptance: give exactly one of accept, per_position, unconditional, tokens_per_cycle (found 2)", 23}},
+      {"scenario/bad-mode-name.yaml", {"engine.verify_mode: 'cuda-graph' is not one of: graph, eager", 16}},
+      {"scenario/batch-zero.yaml", {"workload.batch: = 0: must be in [1, 1000000]", 11}},
+      {"scenario/draft-not-eagle3.yaml", {"draft: 'llama-3.1-8b' is not an EAGLE-3 draft head", 6}},
+      {"scenario/missing-kind.yaml", {"kind: required key is missing", 1}},
+      {"scenario/missing-unit.yaml", {"compute.kernel_floor: expected a duration with unit (e.g. '2.5us'), got '1.3': the unit is missing", 68}},
+      {"scenario/num-steps-65.yaml", {"speculation.num_steps: = 65: must be in [1, 64]", 20}},
+      {"scenario/num-steps-zero.yaml", {"speculation.num_steps: = 0: must be in [1, 64]", 20}},
+      {"scenario/per-position-negative.yaml", {"acceptance.per_position: item 2 = -0.1: must be in [0, 1]", 23}},
+      {"scenario/schema-version-2.yaml", {"schema_version: unsupported schema version 2 (this specsim reads 1)", 1}},
+      {"scenario/tp-exceeds-gpus.yaml", {"parallel.tp: = 4: the topology '2x-rtx-pro-6000-pcie5' has only 2 GPUs", 9}},
+      {"scenario/unknown-key.yaml", {"speculation.num_stepz: unknown key (known keys here:", 44}},
+      {"scenario/unknown-model-name.yaml", {"model: unknown model 'llama-3.1-9b' (known in", 5}},
+      {"scenario/unknown-topology.yaml", {"topology: unknown topology '8x-rtx-pro-9000' (known in", 9}},
+      {"topo/asymmetric.txt", {"GPU5 to GPU0 is PIX but GPU0 to GPU5 (line 2) is SYS: the matrix must be symmetric", 7}},
+      {"topo/missing-header.txt", {"row GPU0 before the header line", 1}},
+      {"topo/ragged-row.txt", {"row GPU3 has 11 fields, the header (line 1) has 12 columns", 5}},
+      {"topo/unknown-class.txt", {"GPU6 to GPU2: 'PXN' is not a link class", 8}},
+      {"topology/gpus-as-list.yaml", {"gpus: expected a single value, not a list or mapping", 6}},
+      {"topology/missing-gpu.yaml", {"gpu: required key is missing; is 'gpus' here a misspelling of it?", 5}},
+      {"topology/nvlink-count-overflow.yaml", {"link: 'NV99999999999' is not a link class", 9}},
+      {"topology/unknown-link-class.yaml", {"link: 'PCIE' is not a link class (NV#, PIX, PXB, PHB, NODE, SYS)", 9}},
+      {"topology/zero-gpus.yaml", {"gpus: = 0: must be in [1, 10000000]", 6}},
+  };
+  return table;
+}
+
+void check_file(const std::string& file, const Expected& want) {
+  const auto slash = file.find('/');
+  const std::string format = file.substr(0, slash);
+  const std::string name = file.substr(slash + 1);
+  INFO(file);
+  try {
+    load(format, name);
+    FAIL_CHECK("no error for " << file);
+  } catch (const specsim::Error& e) {
+    INFO(e.what());
+    CHECK_THAT(e.what(), Contains(name));
+    CHECK_THAT(e.what(), Contains(want.message));
+    CHECK(e.where().line == want.line);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("invalid corpus: every file has an entry and every entry a file", "[invalid]") {
+  std::set<std::string> files;
+  for (const auto& dir : fs::directory_iterator(kInvalid)) {
+    if (!dir.is_directory()) continue;
+    for (const auto& entry : fs::directory_iterator(dir.path())) {
+      if (!entry.is_regular_file() || entry.path().extension() == ".md") continue;
+      files.insert(dir.path().filename().string() + "/" + entry.path().filename().string());
+    }
+  }
+  for (const auto& f : files) {
+    INFO("tests/data/invalid/" << f << " has no entry in test_invalid_corpus.cpp");
+    CHECK(corpus().count(f) == 1);
+  }
+  for (const auto& [f, want] : corpus()) {
+    INFO("entry " << f << " has no file in tests/data/invalid/");
+    CHECK(files.count(f) == 1);
+  }
+  CHECK(files.size() >= 40);
+}
+
+TEST_CASE("invalid corpus: each file fails with its message and line", "[invalid]") {
+  for (const auto& [file, want] : corpus()) check_file(file, want);
+}
+
+TEST_CASE("fuzz crashers end in a clean specsim::Error", "[invalid][fuzz]") {
+  int crashers = 0;
+  for (const auto& [file, want] : corpus()) {
+    if (!file.starts_with("fuzz/")) continue;
+    ++crashers;
+    check_file(file, want);
+  }
+  CHECK(crashers >= 1);
+}
+
