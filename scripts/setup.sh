@@ -7,7 +7,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(g++ cmake ninja-build pkg-config libyaml-cpp-dev libeigen3-dev libboost-math-dev
-          libcli11-dev catch2 nlohmann-json3-dev libfmt-dev libbenchmark-dev)
+          libcli11-dev catch2 nlohmann-json3-dev libfmt-dev libbenchmark-dev
+          python3-matplotlib python3-nbconvert python3-nbclient python3-ipykernel python3-nbformat
+          python3-yaml jupyter-nbconvert)  # the notebooks (scripts/notebooks.sh), Debian's python3
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

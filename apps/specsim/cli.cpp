@@ -21,6 +21,8 @@ int run(const std::vector<std::string>& args, Io io) {
   setup_topology(app, io);
   setup_acceptance(app, io);
   setup_breakeven(app, io);
+  setup_rank(app, io);
+  setup_sweep(app, io);
   // CLI11 parses argv-style input in reverse order.
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {

@@ -35,5 +35,7 @@ void setup_calibrate_compute(CLI::App& calibrate, Io& io);
 void setup_topology(CLI::App& app, Io& io);
 void setup_acceptance(CLI::App& app, Io& io);
 void setup_breakeven(CLI::App& app, Io& io);
+void setup_rank(CLI::App& app, Io& io);
+void setup_sweep(CLI::App& app, Io& io);
 
 }  // namespace specsim::cli

@@ -161,6 +161,14 @@ ForwardBreakdown CycleModel::forward(const ComputeModel& compute, const Transfor
   f.message_bytes = message_bytes(model, tokens);
   f.allreduce_each_s = allreduces > 0 ? comm_.allreduce_s(f.message_bytes, mode) : 0.0;
   f.comm_s = allreduces * f.allreduce_each_s;
+  if (scenario_.pp > 1 && &model == &scenario_.model) {
+    // Pipeline stages hand the token's hidden state on: one send per boundary. Prior: AIC's flat
+    // 10 us p2p latency placeholder (hardware.md 3.4) plus the bytes at PCIe P2P bandwidth
+    // (~56 GB/s on Gen5 x16, hardware.md 3.1). The draft runs on the last stage.
+    constexpr double kSendLatencyS = 10e-6;
+    constexpr double kSendBytesPerS = 56e9;
+    f.comm_s += (scenario_.pp - 1) * (kSendLatencyS + f.message_bytes / kSendBytesPerS);
+  }
   const CommSettings& c = scenario_.comm;
   if (c.fuse_residual_norm && allreduces > 0) {
     // Each fused all-reduce absorbs the residual add and the RMSNorm that follow it: two kernels
@@ -178,7 +186,10 @@ ForwardBreakdown CycleModel::forward(const ComputeModel& compute, const Transfor
 }
 
 AcceptanceModel CycleModel::acceptance_model(const AcceptanceSettings& a) const {
-  const SpeculationSettings& sp = scenario_.speculation;
+  return acceptance_model(scenario_.speculation, a);
+}
+
+AcceptanceModel CycleModel::acceptance_model(const SpeculationSettings& sp, const AcceptanceSettings& a) const {
   const int k = sp.num_steps;
   AcceptanceModel m;
   m.num_draft_steps = k;
@@ -235,7 +246,12 @@ AcceptanceModel CycleModel::acceptance_model(const AcceptanceSettings& a) const 
 }
 
 double CycleModel::tokens_per_cycle(const AcceptanceSettings& a, std::vector<double>* conditional) const {
-  const AcceptanceModel m = acceptance_model(a);
+  return tokens_per_cycle(scenario_.speculation, a, conditional);
+}
+
+double CycleModel::tokens_per_cycle(const SpeculationSettings& sp, const AcceptanceSettings& a,
+                                    std::vector<double>* conditional) const {
+  const AcceptanceModel m = acceptance_model(sp, a);
   if (conditional) {
     conditional->clear();
     if (m.kind != AcceptanceKind::kTree && m.kind != AcceptanceKind::kMeasured) *conditional = chain_conditional_rates(m);
@@ -256,8 +272,11 @@ double CycleModel::baseline_step_s() const {
 Prediction CycleModel::predict() const { return predict(scenario_.acceptance); }
 
 Prediction CycleModel::predict(const AcceptanceSettings& acceptance) const {
+  return predict(scenario_.speculation, acceptance);
+}
+
+Prediction CycleModel::predict(const SpeculationSettings& sp, const AcceptanceSettings& acceptance) const {
   const Scenario& s = scenario_;
-  const SpeculationSettings& sp = s.speculation;
   const double b = s.batch;
   Prediction p;
   p.decode = forward(target_, s.model, target_allreduces(), b, s.engine.decode_mode, "decode");
@@ -265,7 +284,7 @@ Prediction CycleModel::predict(const AcceptanceSettings& acceptance) const {
   p.baseline_step_s = p.decode.total_s() + p.baseline_host_s;
   p.baseline_tokens_per_s = b / p.baseline_step_s;
 
-  p.tokens_per_cycle = tokens_per_cycle(acceptance, &p.conditional_rates);
+  p.tokens_per_cycle = tokens_per_cycle(sp, acceptance, &p.conditional_rates);
   p.verify = forward(target_, s.model, target_allreduces(), b * sp.num_draft_tokens, s.engine.verify_mode, "verify");
   const int draft_steps = s.engine.extend_yields_first_draft ? sp.num_steps - 1 : sp.num_steps;
   for (int i = 0; i < draft_steps; ++i) {
@@ -308,9 +327,10 @@ Prediction CycleModel::predict(const AcceptanceSettings& acceptance) const {
   return p;
 }
 
-double CycleModel::cycle_s(double tau) const {
+double CycleModel::cycle_s(double tau) const { return cycle_s(scenario_.speculation, tau); }
+
+double CycleModel::cycle_s(const SpeculationSettings& sp, double tau) const {
   const Scenario& s = scenario_;
-  const SpeculationSettings& sp = s.speculation;
   const double b = s.batch;
   double t = forward(target_, s.model, target_allreduces(), b * sp.num_draft_tokens, s.engine.verify_mode, "").total_s();
   const int draft_steps = s.engine.extend_yields_first_draft ? sp.num_steps - 1 : sp.num_steps;

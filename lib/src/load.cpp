@@ -32,6 +32,7 @@ const char* subdir(DataKind kind) {
     case DataKind::kTopology: return "models/topology";
     case DataKind::kScenario: return "models/scenarios";
     case DataKind::kCommProfile: return "calibration/profiles";
+    case DataKind::kInterventions: return "models/interventions";
   }
   return "";
 }
@@ -43,6 +44,7 @@ const char* kind_word(DataKind kind) {
     case DataKind::kTopology: return "topology";
     case DataKind::kScenario: return "scenario";
     case DataKind::kCommProfile: return "comm profile";
+    case DataKind::kInterventions: return "intervention catalogue";
   }
   return "";
 }
@@ -560,6 +562,7 @@ Scenario read_scenario(YamlReader& r, const DataDir& data) {
   s.name = r.string("name");
   s.description = r.optional_string("description", "");
   r.ignore("source");
+  s.interventions = r.optional_string("interventions", "");
   s.model = load_named(r, "model", DataKind::kModel, data, load_model);
   s.draft = load_named(r, "draft", DataKind::kModel, data, load_model);
   s.topology = load_named(r, "topology", DataKind::kTopology, data, load_topology);
@@ -579,11 +582,13 @@ Scenario read_scenario(YamlReader& r, const DataDir& data) {
   {
     YamlReader p = r.child("parallel");
     s.tp = static_cast<int>(p.integer("tp", 1, 1024));
+    s.pp = static_cast<int>(p.optional_integer("pp", 1, 1, 1024));
     p.finish();
-    if (s.tp > s.topology.gpus) {
-      p.fail("tp", "= " + std::to_string(s.tp) + ": the topology '" + s.topology.name + "' has only " +
-                       std::to_string(s.topology.gpus) + " GPUs");
+    if (s.tp * s.pp > s.topology.gpus) {
+      p.fail("tp", "= " + std::to_string(s.tp) + " x pp " + std::to_string(s.pp) + ": the topology '" +
+                       s.topology.name + "' has only " + std::to_string(s.topology.gpus) + " GPUs");
     }
+    if (s.pp > s.model.layers) p.fail("pp", "more pipeline stages than layers");
   }
   {
     YamlReader w = r.child("workload");
@@ -739,6 +744,32 @@ Scenario load_scenario(const std::string& name_or_path, const std::vector<std::s
     return read_scenario(patched, data);
   }
   return read_scenario(r, data);
+}
+
+std::vector<std::string> scenario_fields(const std::string& name_or_path, const std::vector<std::string>& patches,
+                                         const std::vector<std::string>& keys, const DataDir& data) {
+  const std::string path = data.resolve(DataKind::kScenario, name_or_path);
+  YamlReader r = YamlReader::load_file(path);
+  YAML::Node root = YAML::Clone(r.node());
+  detail::YamlOrigin origin;
+  origin.file = path;
+  for (const auto& p : patches) detail::apply_patch(root, p, origin);
+  std::vector<std::string> out;
+  for (const auto& key : keys) {
+    YAML::Node cur = root;
+    bool found = true;
+    std::size_t start = 0;
+    while (found) {
+      const std::size_t dot = key.find('.', start);
+      const std::string part = key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+      if (!cur.IsMap() || !cur[part].IsDefined() || cur[part].IsNull()) found = false;
+      else cur.reset(cur[part]);
+      if (dot == std::string::npos) break;
+      start = dot + 1;
+    }
+    out.push_back(found && cur.IsScalar() ? cur.Scalar() : "");
+  }
+  return out;
 }
 
 }  // namespace specsim

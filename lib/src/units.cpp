@@ -19,7 +19,8 @@ struct Unit {
 // Suffixes are matched exactly (case-sensitive: "Mb" is not "MB"). Bits are deliberately absent:
 // nccl-tests and datasheets state bytes.
 constexpr std::array kDurationUnits{Unit{"ns", 1e-9}, Unit{"us", 1e-6}, Unit{"µs", 1e-6},
-                                    Unit{"ms", 1e-3}, Unit{"s", 1.0},    Unit{"min", 60.0}};
+                                    Unit{"ms", 1e-3}, Unit{"s", 1.0},    Unit{"min", 60.0},
+                                    Unit{"h", 3600.0}};
 constexpr std::array kByteUnits{
     Unit{"B", 1.0},          Unit{"kB", 1e3},           Unit{"KB", 1e3},
     Unit{"MB", 1e6},         Unit{"GB", 1e9},           Unit{"TB", 1e12},

@@ -333,9 +333,14 @@ void apply_patch(YAML::Node root, const std::string& assignment, YamlOrigin& ori
   if (eq == std::string::npos || eq == 0) {
     throw Error({"--set", 0, 0}, assignment, "expected key=value (e.g. speculation.num_steps=2)");
   }
-  const std::string path = assignment.substr(0, eq);
+  // `key*=factor` scales the current value, keeping its unit ("1.3us" *= 2 gives "2.6us").
+  const bool scale = assignment[eq - 1] == '*';
+  const std::string path = assignment.substr(0, scale ? eq - 1 : eq);
   const std::string value = assignment.substr(eq + 1);
-  if (value.empty()) throw Error({where, 0, 0}, path, "the value is empty");
+  // `key=` sets an empty text (clears an optional name such as comm.custom_profile); a number or
+  // a quantity read from it fails with the reader's own message.
+  if (value.empty() && scale) throw Error({where, 0, 0}, path, "the factor is empty");
+  if (path.empty()) throw Error({where, 0, 0}, assignment, "expected key=value (e.g. speculation.num_steps=2)");
   std::vector<std::string> parts;
   std::stringstream ss(path);
   std::string part;
@@ -344,7 +349,39 @@ void apply_patch(YAML::Node root, const std::string& assignment, YamlOrigin& ori
     parts.push_back(part);
   }
   YAML::Node parsed;
-  try {
+  if (scale) {
+    double factor = 0.0;
+    std::size_t used = 0;
+    try {
+      factor = std::stod(value, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != value.size() || !std::isfinite(factor) || factor < 0) {
+      throw Error({where, 0, 0}, path, "expected a non-negative factor after '*=', got '" + value + "'");
+    }
+    YAML::Node cur = root;
+    for (const auto& p : parts) {
+      if (!cur.IsMap() || !cur[p].IsDefined() || cur[p].IsNull()) {
+        throw Error({where, 0, 0}, path, "cannot scale a key the scenario does not set");
+      }
+      cur.reset(cur[p]);
+    }
+    if (!cur.IsScalar()) throw Error({where, 0, 0}, path, "only a single value can be scaled");
+    const std::string text = cur.Scalar();
+    double number = 0.0;
+    try {
+      number = std::stod(text, &used);
+    } catch (const std::exception&) {
+      throw Error({where, 0, 0}, path, "current value '" + text + "' is not a number");
+    }
+    std::ostringstream os;
+    os.precision(12);
+    os << number * factor << text.substr(used);
+    parsed = YAML::Node(os.str());
+  } else if (value.empty()) {
+    parsed = YAML::Node(std::string());
+  } else try {
     parsed = YAML::Load(value);
   } catch (const YAML::Exception&) {
     parsed = YAML::Node(value);

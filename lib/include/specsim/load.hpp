@@ -14,7 +14,7 @@ namespace specsim {
 
 inline constexpr const char* kDefaultScenario = "kimi-k2.5-eagle3-8x-rtx-pro-6000";
 
-enum class DataKind { kModel, kGpu, kTopology, kScenario, kCommProfile };
+enum class DataKind { kModel, kGpu, kTopology, kScenario, kCommProfile, kInterventions };
 
 // The data directory: $SPECSIM_DATA_DIR, else <exe>/../share/specsim, else the source tree.
 [[nodiscard]] std::string default_data_dir();
@@ -42,6 +42,13 @@ class DataDir {
 [[nodiscard]] Scenario load_scenario(const std::string& name_or_path,
                                      const std::vector<std::string>& patches = {},
                                      const DataDir& data = DataDir());
+
+// The scalar value of each dotted key in a scenario after `patches`, as text ("" when absent):
+// what intervention constraints test.
+[[nodiscard]] std::vector<std::string> scenario_fields(const std::string& name_or_path,
+                                                       const std::vector<std::string>& patches,
+                                                       const std::vector<std::string>& keys,
+                                                       const DataDir& data = DataDir());
 
 // Validates any data file (the kind is read from the file) and returns it normalised: every key,
 // units spelled out, defaults filled in. Throws on the first problem.

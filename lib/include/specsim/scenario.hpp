@@ -128,6 +128,8 @@ struct Scenario {
   std::optional<CommProfile> comm_profile;
   std::optional<CommProfile> custom_profile;  // comm.custom_profile, loaded
   int tp = 1;
+  int pp = 1;              // pipeline stages; a token crosses them one after another at batch 1
+  std::string interventions;  // models/interventions catalogue for `rank`; empty = none
   int batch = 1;           // requests decoded together
   double context_tokens = 2048;  // tokens already in each request's KV cache
   EngineSettings engine;

@@ -3,10 +3,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "specsim/cycle.hpp"
+#include "specsim/intervention.hpp"
+#include "specsim/load.hpp"
 #include "specsim/monte_carlo.hpp"
 
 namespace specsim {
@@ -34,5 +38,74 @@ struct BreakEvenReport {
 // cycle time of each emitted length; its mean must agree with the closed form.
 [[nodiscard]] MonteCarloResult monte_carlo(const CycleModel& model, const AcceptanceSettings& acceptance,
                                            const MonteCarloOptions& options);
+
+// ---- rank ---------------------------------------------------------------------------------------
+
+struct RankedIntervention {
+  const Intervention* intervention = nullptr;
+  bool feasible = false;
+  std::string reason;          // why not, when infeasible
+  double tokens_per_s = 0.0;   // speculative tokens/s with this intervention
+  double gain = 0.0;           // tokens/s over the scenario as it is
+  double gain_per_launch = 0.0;
+  bool comm_calibrated = true;  // false: the all-reduce cost rests on NCCL's prior
+  Prediction prediction;
+};
+
+struct PlanStep {
+  std::string name;
+  double tokens_per_s = 0.0;  // after this step and all before it
+  double gain = 0.0;          // over the previous step
+  std::vector<std::string> patches;  // everything applied so far
+};
+
+struct RankReport {
+  std::string catalogue;
+  double baseline_tokens_per_s = 0.0;   // plain decoding
+  double scenario_tokens_per_s = 0.0;   // speculative, as the scenario stands
+  std::vector<RankedIntervention> ranked;  // feasible by gain, then infeasible
+  std::vector<const RankedIntervention*> by_gain_per_effort;  // feasible ones
+  std::vector<PlanStep> path;           // apply the best, re-rank the rest
+};
+
+// Each intervention alone on `scenario` + `patches`, then the cumulative path of up to
+// `path_steps` (stopping when nothing gains), at most one intervention per group.
+[[nodiscard]] RankReport rank(const std::string& scenario, const std::vector<std::string>& patches,
+                              const InterventionCatalogue& catalogue, const DataDir& data = DataDir(),
+                              int path_steps = 4);
+
+// ---- sweep --------------------------------------------------------------------------------------
+
+struct SweepAxis {
+  std::string key;
+  std::vector<std::string> values;
+};
+// "key=v1,v2,..." or "key=a..b" (integers, inclusive); throws specsim::Error naming the option.
+[[nodiscard]] SweepAxis parse_vary(const std::string& text);
+
+struct SweepPoint {
+  std::vector<std::string> values;  // one per axis
+  double tokens_per_s = 0.0;
+  double speedup = 0.0;
+  double tokens_per_cycle = 0.0;
+  double cycle_s = 0.0;
+};
+
+struct SweepResult {
+  std::vector<std::string> keys;
+  std::vector<SweepPoint> points;  // best first
+  std::size_t invalid = 0;         // combinations skipped
+  std::string invalid_example;     // the first one's reason
+  double baseline_tokens_per_s = 0.0;
+  bool fast_path = false;          // draft settings only: one calibration for the whole grid
+};
+
+using SweepProgress = std::function<void(std::size_t done, std::size_t total)>;
+
+// The full grid. Draft-setting axes (speculation.num_steps, eagle_topk, num_draft_tokens,
+// acceptance.accept) reuse one calibrated model; any other key reloads the scenario per point.
+[[nodiscard]] SweepResult sweep(const std::string& scenario, const std::vector<std::string>& patches,
+                                const std::vector<SweepAxis>& axes, const DataDir& data = DataDir(),
+                                const SweepProgress& progress = {});
 
 }  // namespace specsim
