@@ -99,3 +99,19 @@ TEST_CASE("cycle: patches change the cycle the way the equations say", "[cycle]"
   CHECK(graph.verify.comm_s < 0.25 * k3.verify.comm_s);
   CHECK(graph.spec_tokens_per_s > graph.baseline_tokens_per_s);
 }
+
+TEST_CASE("cycle: a what-if box keeps the calibration of the measured box", "[cycle][topology]") {
+  const auto here = default_model();
+  const auto there = default_model({"topology=8x-h200-nvswitch"});
+  // Calibrated once, on the RTX PRO box the measurements come from, and carried over.
+  CHECK(there.calibration().host_decode_s.value == here.calibration().host_decode_s.value);
+  CHECK(there.calibration().routing_skew.value == here.calibration().routing_skew.value);
+  CHECK(there.calibration().eager_overhead_per_op_s.value == here.calibration().eager_overhead_per_op_s.value);
+  // The H200 box streams weights 2.7x faster (4.8 vs 1.792 TB/s) over NVSwitch: plain decoding
+  // is no longer pinned at the measured 82 tok/s.
+  CHECK(there.predict().baseline_tokens_per_s > 1.2 * here.predict().baseline_tokens_per_s);
+  CHECK(there.calibration().comm_source.find("h200-8x-nvswitch") != std::string::npos);
+  // A box without a measured table falls back to NCCL's prior and says so.
+  const auto prior = default_model({"topology=8x-rtx-pro-6000-pcie5-2socket"});
+  CHECK_FALSE(prior.calibration().comm_calibrated);
+}

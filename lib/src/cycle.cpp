@@ -30,7 +30,36 @@ CycleModel::CycleModel(Scenario scenario)
               scenario_.compute, kPriorBandwidthEfficiency, 1.0),
       draft_(scenario_.draft, scenario_.gpu, scenario_.tp, scenario_.batch, scenario_.context_tokens,
              scenario_.compute, kPriorBandwidthEfficiency, 1.0) {
-  calibrate();
+  if (const auto& box = scenario_.measurements.box) {
+    Scenario basis = scenario_;
+    basis.topology = box->topology;
+    basis.gpu = box->gpu;
+    basis.comm_profile = box->comm_profile;
+    basis.custom_profile.reset();
+    basis.comm = CommSettings{};
+    basis.comm.eager_overhead_per_op_s = scenario_.comm.eager_overhead_per_op_s;
+    calibrate(basis);
+    calibration_.warnings.push_back("calibrated on the measured box " + box->topology.name + " (" + box->gpu.name +
+                                    "); its engine efficiency, eager overhead and host time are carried to " +
+                                    scenario_.topology.name + " (" + scenario_.gpu.name + ")");
+  } else {
+    calibrate(scenario_);
+  }
+  // The models of the box predicted, with the calibrated values.
+  const Scenario& s = scenario_;
+  const double per_gpu = (s.model.weight_bytes() + s.draft.weight_bytes()) / (double(s.tp) * s.pp);
+  if (per_gpu > s.gpu.memory_bytes) {
+    calibration_.warnings.push_back("the weights need " + units::format_bytes(per_gpu) + " per GPU, more than the " +
+                                    units::format_bytes(s.gpu.memory_bytes) + " of a " + s.gpu.name +
+                                    ": this deployment does not fit");
+  }
+  comm_ = CommModel::build(s, calibration_.eager_overhead_per_op_s.value, 2.0 * s.compute.kernel_floor_s);
+  calibration_.comm_calibrated = comm_.calibrated();
+  calibration_.comm_source = comm_.source();
+  target_ = ComputeModel(s.model, s.gpu, s.tp, s.batch, s.context_tokens, s.compute,
+                         calibration_.bandwidth_efficiency.value, calibration_.routing_skew.value);
+  draft_ = ComputeModel(s.draft, s.gpu, s.tp, s.batch, s.context_tokens, s.compute,
+                        calibration_.bandwidth_efficiency.value, calibration_.routing_skew.value);
 }
 
 int CycleModel::target_allreduces() const {
@@ -47,8 +76,7 @@ int CycleModel::draft_allreduces() const {
   return c.allreduce_per_layer * scenario_.draft.layers + (embedding ? 1 : 0);
 }
 
-void CycleModel::calibrate() {
-  const Scenario& s = scenario_;
+void CycleModel::calibrate(const Scenario& s) {
   Calibration& cal = calibration_;
   const auto& verify = s.measurements.verify;
   const double act_width = s.model.hidden_size * bytes_per_param(s.model.activation_dtype);

@@ -585,7 +585,7 @@ Scenario read_scenario(YamlReader& r, const DataDir& data) {
     s.pp = static_cast<int>(p.optional_integer("pp", 1, 1, 1024));
     p.finish();
     if (s.tp * s.pp > s.topology.gpus) {
-      p.fail("tp", "= " + std::to_string(s.tp) + " x pp " + std::to_string(s.pp) + ": the topology '" +
+      p.fail("tp", "= " + std::to_string(s.tp) + (s.pp > 1 ? " x pp " + std::to_string(s.pp) : "") + ": the topology '" +
                        s.topology.name + "' has only " + std::to_string(s.topology.gpus) + " GPUs");
     }
     if (s.pp > s.model.layers) p.fail("pp", "more pipeline stages than layers");
@@ -698,6 +698,28 @@ Scenario read_scenario(YamlReader& r, const DataDir& data) {
     h->finish();
   }
   if (auto m = r.optional_child("measurements")) {
+    if (m->has("topology")) {
+      // Where the measurements come from. A what-if that moved the scenario keeps calibrating here.
+      Measurements::Box box;
+      box.topology = load_named(*m, "topology", DataKind::kTopology, data, load_topology);
+      std::string gpu_name = m->optional_string("gpu", box.topology.gpu);
+      std::string gpu_path;
+      try {
+        gpu_path = data.resolve(DataKind::kGpu, gpu_name);
+      } catch (const Error& e) {
+        m->fail("gpu", e.message());
+      }
+      box.gpu = load_gpu(gpu_path);
+      if (box.topology.name != s.topology.name || box.gpu.name != s.gpu.name) {
+        if (!box.topology.comm_profile.empty() && s.tp > 1) {
+          CommProfile p = load_comm_profile(data.resolve(DataKind::kCommProfile, box.topology.comm_profile));
+          if (p.ranks == s.tp) box.comm_profile = p;
+        }
+        s.measurements.box = box;
+      }
+    }
+    m->ignore("topology");
+    m->ignore("gpu");
     if (auto b = m->optional_child("baseline")) {
       s.measurements.baseline_tokens_per_s = b->quantity("tokens_per_s", Quantity::kRate);
       b->ignore("source");

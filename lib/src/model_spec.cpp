@@ -93,6 +93,22 @@ double TransformerSpec::active_params() const {
   return p;
 }
 
+double TransformerSpec::weight_bytes() const {
+  double b = layers * attention_params() * bytes_per_param(weights.attention) +
+             dense_layers * dense_mlp_params() * bytes_per_param(weights.dense_mlp) +
+             lm_head_params() * bytes_per_param(weights.lm_head);
+  if (moe) {
+    b += moe_layers() * expert_params() *
+         (moe->experts * bytes_per_param(weights.experts) + moe->shared_experts * bytes_per_param(weights.shared_experts));
+  }
+  if (eagle3) {
+    b += double(eagle3->aux_hidden_states) * hidden_size * hidden_size * 2.0;
+  } else {
+    b += double(vocab_size) * hidden_size * 2.0;  // bf16 embedding
+  }
+  return b;
+}
+
 double TransformerSpec::kv_bytes_per_token_layer(int tp) const {
   const double act = bytes_per_param(activation_dtype);
   if (attention.kind == AttentionKind::kMla) {

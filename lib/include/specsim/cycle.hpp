@@ -111,7 +111,7 @@ class CycleModel {
                                          const char* phase, int step = 0) const;
   [[nodiscard]] int target_allreduces() const;
   [[nodiscard]] int draft_allreduces() const;
-  void calibrate();
+  void calibrate(const Scenario& basis);
 
   Scenario scenario_;
   Calibration calibration_;

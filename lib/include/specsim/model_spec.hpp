@@ -90,6 +90,7 @@ struct TransformerSpec {
   [[nodiscard]] double lm_head_params() const;    // vocab (draft vocab for EAGLE-3) x H
   [[nodiscard]] double total_params() const;      // embedding excluded for EAGLE-3 heads
   [[nodiscard]] double active_params() const;     // per token
+  [[nodiscard]] double weight_bytes() const;      // all weights as stored, scales included
   // KV-cache bytes one token adds to one layer, on one TP rank of `tp`.
   [[nodiscard]] double kv_bytes_per_token_layer(int tp) const;
 };

@@ -115,6 +115,15 @@ struct Measurements {
   };
   std::optional<Verify> verify;
   std::optional<double> speculative_tokens_per_s;  // held out
+  // The box the measurements were taken on, kept only when a what-if (`--set topology=...`,
+  // `--set gpu=...`) moved the scenario to another one: calibration runs on this box and its
+  // values (engine efficiency, eager overhead, host time) carry over to the other.
+  struct Box {
+    Topology topology;
+    GpuSpec gpu;
+    std::optional<CommProfile> comm_profile;
+  };
+  std::optional<Box> box;
 };
 
 struct Scenario {
