@@ -2,6 +2,8 @@
 # Sets up a fresh Debian 12 machine for specsim and builds it.
 #   scripts/setup.sh            install what is missing (apt), build the release preset
 #   scripts/setup.sh test       the same for the dev preset, then run the whole test suite
+#   scripts/setup.sh asan       the suite again under AddressSanitizer + UndefinedBehaviorSanitizer
+#                               (the notebook and install tests, which exercise no new code, are left out)
 # Only Debian's packages are used; nothing is downloaded from anywhere else.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,7 +11,8 @@ cd "$(dirname "$0")/.."
 packages=(g++ cmake ninja-build pkg-config libyaml-cpp-dev libeigen3-dev libboost-math-dev
           libcli11-dev catch2 nlohmann-json3-dev libfmt-dev libbenchmark-dev
           python3-matplotlib python3-nbconvert python3-nbclient python3-ipykernel python3-nbformat
-          python3-yaml jupyter-nbconvert)  # the notebooks (scripts/notebooks.sh), Debian's python3
+          python3-yaml jupyter-nbconvert   # the notebooks (scripts/notebooks.sh), Debian's python3
+          clang libclang-rt-14-dev)        # the fuzzers (scripts/fuzz.sh)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
@@ -22,10 +25,15 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >&2
 fi
 
-preset=release
-[ "${1:-}" = "test" ] && preset=dev
+case "${1:-}" in
+  test) preset=dev ;;
+  asan) preset=asan ;;
+  "") preset=release ;;
+  *) echo "setup: unknown mode '$1' (use: test, asan, or nothing)" >&2; exit 2 ;;
+esac
 cmake --preset "$preset" -G Ninja >/dev/null
 cmake --build --preset "$preset" -j "$(nproc)" >&2
-if [ "${1:-}" = "test" ]; then
-  ctest --preset dev -j "$(nproc)"
-fi
+case "$preset" in
+  dev) ctest --preset dev -j "$(nproc)" ;;
+  asan) ctest --preset asan -j "$(nproc)" -E '^(notebooks|install_package)$' ;;
+esac

@@ -5,22 +5,14 @@
 #include <sstream>
 
 #include "cli.hpp"
+#include "cli_run.hpp"
 
 using Catch::Matchers::Contains;
 using Catch::Matchers::WithinRel;
 
 namespace {
-struct Result {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-Result run(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  const int code = specsim::cli::run(args, {out, err});
-  return {code, out.str(), err.str()};
-}
+using specsim::test::Result;
+using specsim::test::run;
 }  // namespace
 
 TEST_CASE("cli: predict --json carries the contract keys", "[cli]") {

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "cli.hpp"
+#include "cli_run.hpp"
 #include "specsim/load.hpp"
 #include "specsim/nccl_tests.hpp"
 
@@ -17,31 +18,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-Result run(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  const int code = specsim::cli::run(args, {out, err});
-  return {code, out.str(), err.str()};
-}
+using specsim::test::Result;
+using specsim::test::run;
 
 std::string shipped_log(const std::string& name) {
   return std::string(SPECSIM_SOURCE_DIR) + "/calibration/nccl/" + name;
 }
 
-// A fresh directory per test, removed on exit.
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& name) : path(fs::temp_directory_path() / name) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
+using specsim::test::TempDir;
 
 }  // namespace
 

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "cli.hpp"
+#include "cli_run.hpp"
 #include "specsim/load.hpp"
 
 using Catch::Matchers::Contains;
@@ -12,17 +13,8 @@ using Catch::Matchers::WithinRel;
 
 namespace {
 
-struct Result {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-Result run(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  const int code = specsim::cli::run(args, {out, err});
-  return {code, out.str(), err.str()};
-}
+using specsim::test::Result;
+using specsim::test::run;
 
 }  // namespace
 

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "cli.hpp"
+#include "cli_run.hpp"
 #include "specsim/load.hpp"
 #include "specsim/whatif.hpp"
 
@@ -15,16 +16,8 @@ using Catch::Matchers::WithinRel;
 namespace {
 const specsim::DataDir kRoot(SPECSIM_SOURCE_DIR);
 
-struct Run {
-  int code;
-  std::string out, err;
-};
-
-Run run(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  const int code = specsim::cli::run(args, {out, err});
-  return {code, out.str(), err.str()};
-}
+using specsim::test::run;
+using Run = specsim::test::Result;
 
 nlohmann::json run_json(std::vector<std::string> args) {
   const Run r = run(std::move(args));

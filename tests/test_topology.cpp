@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "cli.hpp"
+#include "cli_run.hpp"
 #include "specsim/error.hpp"
 #include "specsim/load.hpp"
 #include "specsim/topo_import.hpp"
@@ -35,26 +36,10 @@ std::string pair(const specsim::Topology& t, int i, int j) {
   return specsim::link_name(t.pair_links[i][j], t.pair_nvlinks[i][j]);
 }
 
-struct TempDir {
-  fs::path path;
-  explicit TempDir(const std::string& name) : path(fs::temp_directory_path() / name) {
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
+using specsim::test::TempDir;
 
-struct Result {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-Result run(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  const int code = specsim::cli::run(args, {out, err});
-  return {code, out.str(), err.str()};
-}
+using specsim::test::Result;
+using specsim::test::run;
 
 // A topology YAML with the given extra lines, loaded from a temporary file.
 specsim::Topology load_with(const TempDir& dir, const std::string& body) {

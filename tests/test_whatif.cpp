@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "cli.hpp"
+#include "cli_run.hpp"
 #include "specsim/load.hpp"
 #include "specsim/whatif.hpp"
 
@@ -21,11 +22,10 @@ specsim::Scenario scenario(const std::vector<std::string>& patches = {}) {
 }
 
 nlohmann::json run_json(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  const int code = specsim::cli::run(args, {out, err});
-  INFO(err.str());
-  REQUIRE(code == 0);
-  return nlohmann::json::parse(out.str());
+  const auto r = specsim::test::run(std::move(args));
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  return nlohmann::json::parse(r.out);
 }
 }  // namespace
 
