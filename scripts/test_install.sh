@@ -26,8 +26,8 @@ done
 [ ! -e "$prefix/include/specsim/yaml_reader.hpp" ] || { echo "test_install: yaml_reader.hpp installed" >&2; exit 1; }
 
 cmake -S "$root/examples/planner" -B "$tmp/planner" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
-cmake --build "$tmp/planner" -j "$jobs" >/dev/null
+  -DCMAKE_PREFIX_PATH="$prefix"
+cmake --build "$tmp/planner" -j "$jobs"
 
 # The installed CLI and the example must agree on the same patched scenario; the source tree is
 # moved out of reach (SPECSIM_DATA_DIR unset, run from $tmp) so share/specsim is what is read.

@@ -110,7 +110,7 @@ TEST_CASE("the default positional vector follows Sequoia's power-law rejection",
   CHECK_THAT(p[2], WithinRel(0.3 * (1 / std::sqrt(2.0) - 1 / std::sqrt(3.0)), 1e-12));
 }
 
-TEST_CASE("--accept A maps onto each kind", "[acceptance]") {
+TEST_CASE("acceptance: --accept A maps onto each kind", "[acceptance]") {
   AcceptanceModel m;
   m.kind = AcceptanceKind::kConditional;
   m.position_rates = {0.8, 0.6, 0.4};

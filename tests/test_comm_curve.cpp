@@ -17,7 +17,7 @@ using specsim::MeasuredCurve;
 
 namespace {
 
-const std::string kShared = std::string(SPECSIM_SHARED_DIR) + "/data/nccl/";
+const std::string kShared = std::string(SPECSIM_SOURCE_DIR) + "/calibration/nccl/";
 
 specsim::NcclTestsTable table_of(const std::string& file) {
   return specsim::parse_nccl_tests_file(kShared + file).tables.at(0);

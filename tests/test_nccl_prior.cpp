@@ -98,7 +98,7 @@ TEST_CASE("the prior as a what-if ratio on a calibrated curve", "[nccl_prior]") 
   CHECK_THAT(ratio, WithinRel((64.4 + 14336 / (22.08 * 0.5 * 0.8 * 1e3)) / (20.6 + 14336 / 6857.142857), 1e-6));
   // Applied to the measured 8x RTX 5090 curve (1 ch x ~24 GB/s graph assumed): 16 KiB measured
   // 38.06 us, so the what-if estimate is 38.06 us x ratio.
-  const auto log = specsim::parse_nccl_tests_file(std::string(SPECSIM_SHARED_DIR) + "/data/nccl/aikitoria-8x5090-p2p-turin.log");
+  const auto log = specsim::parse_nccl_tests_file(std::string(SPECSIM_SOURCE_DIR) + "/calibration/nccl/aikitoria-8x5090-p2p-turin.log");
   const auto curve = specsim::curve_from_table(log.tables.at(0));
   const double r16k = specsim::nccl_prior_ratio(base, simple, 16384);
   CHECK_THAT(curve.time_s(16384) * r16k, WithinRel(38.06e-6 * r16k, 1e-12));

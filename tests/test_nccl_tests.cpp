@@ -14,7 +14,7 @@ using specsim::ParseOptions;
 
 namespace {
 
-const std::string kShared = std::string(SPECSIM_SHARED_DIR) + "/data/nccl/";
+const std::string kShared = std::string(SPECSIM_SOURCE_DIR) + "/calibration/nccl/";
 const std::string kInvalid = std::string(SPECSIM_TEST_DATA_DIR) + "/invalid/nccl/";
 
 NcclTestsLog parse_text(const std::string& text, const ParseOptions& options = {}) {

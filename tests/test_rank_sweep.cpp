@@ -135,7 +135,7 @@ TEST_CASE("sweep: other keys reload the scenario; bad --vary values are errors",
   CHECK_THAT(word.err, Contains("'two' is not a count"));
 }
 
-TEST_CASE("--set key*=factor scales the current value with its unit", "[set]") {
+TEST_CASE("patches: --set key*=factor scales the current value with its unit", "[set]") {
   // kernel_floor is 1.3us in the default scenario: *=2 gives 2.6us.
   const auto s = specsim::load_scenario(specsim::kDefaultScenario, {"compute.kernel_floor*=2"}, kRoot);
   CHECK_THAT(s.compute.kernel_floor_s, WithinRel(2.6e-6, 1e-12));

@@ -67,12 +67,16 @@ void run_rank(const RankOptions& o, Io& io) {
                           {"comm_calibrated", x.comm_calibrated},
                           {"patches", x.intervention->patches},
                           {"risk", x.intervention->risk}};
-      if (x.feasible) e["breakdown"] = breakdown(x.prediction);
+      if (x.feasible) {
+        e["breakdown"] = breakdown(x.prediction);
+        e["baseline_tokens_per_s"] = x.prediction.baseline_tokens_per_s;
+      }
       j["interventions"].push_back(e);
     }
     j["path"] = nlohmann::json::array();
     for (const auto& s : r.path) {
-      j["path"].push_back({{"name", s.name}, {"tokens_per_s", s.tokens_per_s}, {"gain", s.gain}, {"patches", s.patches}});
+      j["path"].push_back({{"name", s.name}, {"tokens_per_s", s.tokens_per_s}, {"gain", s.gain},
+                           {"baseline_tokens_per_s", s.baseline_tokens_per_s}, {"patches", s.patches}});
     }
     io.out << j.dump(2) << "\n";
     return;
@@ -86,7 +90,7 @@ void run_rank(const RankOptions& o, Io& io) {
     if (x.feasible) {
       std::snprintf(buf, sizeof buf, "  %-38s %9.1f %+8.1f %9.1f %12.1f  %s%s\n", x.intervention->name.c_str(),
                     x.tokens_per_s, x.gain, x.intervention->effort_launches, x.gain_per_launch,
-                    x.tokens_per_s > r.baseline_tokens_per_s ? "beats plain decoding" : "",
+                    x.tokens_per_s > x.prediction.baseline_tokens_per_s ? "beats plain decoding" : "",
                     x.comm_calibrated ? "" : " [all-reduce uncalibrated]");
     } else {
       std::snprintf(buf, sizeof buf, "  %-38s   INFEASIBLE: %s\n", x.intervention->name.c_str(), x.reason.c_str());
@@ -102,12 +106,12 @@ void run_rank(const RankOptions& o, Io& io) {
   double level = r.scenario_tokens_per_s;
   for (std::size_t i = 0; i < r.path.size(); ++i) {
     out += "    " + std::to_string(i + 1) + ". " + r.path[i].name + ": " + fmt("%.1f", level) + " -> " +
-           fmt("%.1f", r.path[i].tokens_per_s) + " tok/s (" + fmt("%.2fx", r.path[i].tokens_per_s / r.baseline_tokens_per_s) +
-           " plain)\n";
+           fmt("%.1f", r.path[i].tokens_per_s) + " tok/s (" + fmt("%.2fx", r.path[i].tokens_per_s / r.path[i].baseline_tokens_per_s) + " its plain " +
+           fmt("%.1f", r.path[i].baseline_tokens_per_s) + ")\n";
     level = r.path[i].tokens_per_s;
   }
   if (r.path.empty()) out += "    nothing in the catalogue gains\n";
-  if (level < r.baseline_tokens_per_s) {
+  if (!r.path.empty() ? level < r.path.back().baseline_tokens_per_s : level < r.baseline_tokens_per_s) {
     out += "  even after the plan speculation stays below plain decoding: keep speculation off on this box\n";
   }
   io.out << out;

@@ -30,20 +30,25 @@ CycleModel::CycleModel(Scenario scenario)
               scenario_.compute, kPriorBandwidthEfficiency, 1.0),
       draft_(scenario_.draft, scenario_.gpu, scenario_.tp, scenario_.batch, scenario_.context_tokens,
              scenario_.compute, kPriorBandwidthEfficiency, 1.0) {
-  if (const auto& box = scenario_.measurements.box) {
-    Scenario basis = scenario_;
+  // Calibrate under the conditions the measurements were taken in: the scenario as its file
+  // states it (no what-if patches), on the box it names as measured.
+  Scenario basis = scenario_.as_measured ? *scenario_.as_measured : scenario_;
+  if (const auto& box = basis.measurements.box) {
     basis.topology = box->topology;
     basis.gpu = box->gpu;
     basis.comm_profile = box->comm_profile;
     basis.custom_profile.reset();
+    const auto overhead = basis.comm.eager_overhead_per_op_s;
     basis.comm = CommSettings{};
-    basis.comm.eager_overhead_per_op_s = scenario_.comm.eager_overhead_per_op_s;
-    calibrate(basis);
-    calibration_.warnings.push_back("calibrated on the measured box " + box->topology.name + " (" + box->gpu.name +
+    basis.comm.eager_overhead_per_op_s = overhead;
+  }
+  active_ = &basis;
+  calibrate(basis);
+  active_ = &scenario_;
+  if (basis.topology.name != scenario_.topology.name || basis.gpu.name != scenario_.gpu.name) {
+    calibration_.warnings.push_back("calibrated on the measured box " + basis.topology.name + " (" + basis.gpu.name +
                                     "); its engine efficiency, eager overhead and host time are carried to " +
                                     scenario_.topology.name + " (" + scenario_.gpu.name + ")");
-  } else {
-    calibrate(scenario_);
   }
   // The models of the box predicted, with the calibrated values.
   const Scenario& s = scenario_;
@@ -63,17 +68,17 @@ CycleModel::CycleModel(Scenario scenario)
 }
 
 int CycleModel::target_allreduces() const {
-  if (scenario_.tp <= 1) return 0;
-  const auto& c = scenario_.model.collectives;
-  const bool embedding = scenario_.engine.embedding_allreduce.value_or(c.embedding_allreduce);
-  return c.allreduce_per_layer * scenario_.model.layers + (embedding ? 1 : 0);
+  if (active().tp <= 1) return 0;
+  const auto& c = active().model.collectives;
+  const bool embedding = active().engine.embedding_allreduce.value_or(c.embedding_allreduce);
+  return c.allreduce_per_layer * active().model.layers + (embedding ? 1 : 0);
 }
 
 int CycleModel::draft_allreduces() const {
-  if (scenario_.tp <= 1) return 0;
-  const auto& c = scenario_.draft.collectives;
-  const bool embedding = scenario_.engine.embedding_allreduce.value_or(c.embedding_allreduce);
-  return c.allreduce_per_layer * scenario_.draft.layers + (embedding ? 1 : 0);
+  if (active().tp <= 1) return 0;
+  const auto& c = active().draft.collectives;
+  const bool embedding = active().engine.embedding_allreduce.value_or(c.embedding_allreduce);
+  return c.allreduce_per_layer * active().draft.layers + (embedding ? 1 : 0);
 }
 
 void CycleModel::calibrate(const Scenario& s) {
@@ -189,20 +194,20 @@ ForwardBreakdown CycleModel::forward(const ComputeModel& compute, const Transfor
   f.message_bytes = message_bytes(model, tokens);
   f.allreduce_each_s = allreduces > 0 ? comm_.allreduce_s(f.message_bytes, mode) : 0.0;
   f.comm_s = allreduces * f.allreduce_each_s;
-  if (scenario_.pp > 1 && &model == &scenario_.model) {
+  if (active().pp > 1 && &model == &active().model) {
     // Pipeline stages hand the token's hidden state on: one send per boundary. Prior: AIC's flat
     // 10 us p2p latency placeholder (hardware.md 3.4) plus the bytes at PCIe P2P bandwidth
     // (~56 GB/s on Gen5 x16, hardware.md 3.1). The draft runs on the last stage.
     constexpr double kSendLatencyS = 10e-6;
     constexpr double kSendBytesPerS = 56e9;
-    f.comm_s += (scenario_.pp - 1) * (kSendLatencyS + f.message_bytes / kSendBytesPerS);
+    f.comm_s += (active().pp - 1) * (kSendLatencyS + f.message_bytes / kSendBytesPerS);
   }
-  const CommSettings& c = scenario_.comm;
+  const CommSettings& c = active().comm;
   if (c.fuse_residual_norm && allreduces > 0) {
     // Each fused all-reduce absorbs the residual add and the RMSNorm that follow it: two kernels
     // fewer per collective (SGLang ENABLE_ALLREDUCE_RMSNORM_FUSION, models.md 3.1).
-    const double per_kernel = mode == LaunchMode::kGraph ? scenario_.compute.kernel_floor_s
-                                                         : scenario_.compute.eager_launch_per_kernel_s;
+    const double per_kernel = mode == LaunchMode::kGraph ? active().compute.kernel_floor_s
+                                                         : active().compute.eager_launch_per_kernel_s;
     f.compute_s = std::max(0.0, f.compute_s - 2.0 * allreduces * per_kernel);
   }
   if (c.overlap > 0) {

@@ -763,7 +763,9 @@ Scenario load_scenario(const std::string& name_or_path, const std::vector<std::s
     YAML::Node root = YAML::Clone(r.node());
     for (const auto& p : patches) detail::apply_patch(root, p, *origin);
     YamlReader patched(root, origin);
-    return read_scenario(patched, data);
+    Scenario s = read_scenario(patched, data);
+    s.as_measured = std::make_shared<const Scenario>(read_scenario(r, data));
+    return s;
   }
   return read_scenario(r, data);
 }

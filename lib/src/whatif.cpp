@@ -154,7 +154,8 @@ RankReport rank(const std::string& scenario, const std::vector<std::string>& pat
     applied.insert(applied.end(), iv.patches.begin(), iv.patches.end());
     used_names.push_back(iv.name);
     if (!iv.group.empty()) used_groups.push_back(iv.group);
-    report.path.push_back({iv.name, best_value.tokens_per_s, best_value.gain, applied});
+    report.path.push_back({iv.name, best_value.tokens_per_s, best_value.gain,
+                           best_value.prediction.baseline_tokens_per_s, applied});
     level = best_value.tokens_per_s;
   }
   return report;

@@ -81,6 +81,9 @@ struct Prediction {
 class CycleModel {
  public:
   explicit CycleModel(Scenario scenario);  // validates and calibrates; throws specsim::Error
+  // The compute models point into the scenario held here: not copyable.
+  CycleModel(const CycleModel&) = delete;
+  CycleModel& operator=(const CycleModel&) = delete;
 
   [[nodiscard]] Prediction predict() const;
   [[nodiscard]] Prediction predict(const AcceptanceSettings& acceptance) const;
@@ -113,7 +116,11 @@ class CycleModel {
   [[nodiscard]] int draft_allreduces() const;
   void calibrate(const Scenario& basis);
 
+  // The scenario the helpers below read: the one predicted, or during calibration the one measured.
+  [[nodiscard]] const Scenario& active() const { return *active_; }
+
   Scenario scenario_;
+  const Scenario* active_ = &scenario_;
   Calibration calibration_;
   CommModel comm_;
   ComputeModel target_;

@@ -6,6 +6,7 @@
 // Free parameters are std::optional: empty means "calibrate from `measurements`" (calibrate.hpp).
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -127,6 +128,9 @@ struct Measurements {
 };
 
 struct Scenario {
+  // The scenario as its file states it, before `--set` patches: the conditions the measurements
+  // were taken under, where calibration runs. Empty when nothing was patched.
+  std::shared_ptr<const Scenario> as_measured;
   std::string name;
   std::string description;
   std::string file;  // where it was loaded from

@@ -56,6 +56,7 @@ struct PlanStep {
   std::string name;
   double tokens_per_s = 0.0;  // after this step and all before it
   double gain = 0.0;          // over the previous step
+  double baseline_tokens_per_s = 0.0;  // plain decoding with the same changes (all-reduce what-ifs speed it too)
   std::vector<std::string> patches;  // everything applied so far
 };
 
