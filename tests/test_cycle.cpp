@@ -46,7 +46,7 @@ TEST_CASE("cycle: the held-out speculative throughput is predicted within 15%", 
   CHECK(p.dominant == "verify all-reduce");
 }
 
-TEST_CASE("cycle: tokens/s rises with acceptance; acceptance 0 is slower than plain", "[cycle]") {
+TEST_CASE("cycle: tokens/s rises with acceptance, acceptance 0 is slower than plain", "[cycle]") {
   const auto model = default_model();
   double previous = 0.0;
   for (int i = 0; i <= 20; ++i) {

@@ -49,7 +49,7 @@ TEST_CASE("edges: acceptance 0 and 1 give tau = 1 and k + 1", "[edges]") {
   CHECK_NOTHROW(scenario_with({"acceptance.accept=-0"}));  // -0 == 0, the lower edge itself
 }
 
-TEST_CASE("edges: num_steps 1 and 64 through --set; 0 and 65 rejected", "[edges]") {
+TEST_CASE("edges: num_steps 1 and 64 through --set, 0 and 65 rejected", "[edges]") {
   // num_steps = 1: one draft token per cycle, a 2-token verify; with a = 1, tau = 2.
   const auto one = scenario_with({"speculation.num_steps=1"});
   CHECK(one.speculation.num_steps == 1);

@@ -124,7 +124,7 @@ TEST_CASE("sweep: 10^5 configurations in under a second", "[sweep][perf]") {
 #endif
 }
 
-TEST_CASE("sweep: other keys reload the scenario; bad --vary values are errors", "[sweep]") {
+TEST_CASE("sweep: other keys reload the scenario, bad --vary values are errors", "[sweep]") {
   const auto j = run_json({"sweep", "--vary", "topology=8x-rtx-pro-6000-pcie5,8x-rtx-pro-6000-pcie5-switch", "--json"});
   CHECK(j["points"].size() == 2);
   const Run bad = run({"sweep", "--vary", "speculation.num_steps=a..b"});

@@ -79,7 +79,7 @@ TEST_CASE("monte carlo: the mean agrees with the closed form within its 99% inte
   CHECK(specsim::monte_carlo(model, model.scenario().acceptance, o).mean_tokens_per_cycle == r.mean_tokens_per_cycle);
 }
 
-TEST_CASE("predict --monte-carlo reports the spread; --acceptance-log uses pooled rates", "[monte_carlo][cli]") {
+TEST_CASE("predict --monte-carlo reports the spread and --acceptance-log uses pooled rates", "[monte_carlo][cli]") {
   const auto j = run_json({"predict", "--monte-carlo", "200", "--seed", "3", "--json"});
   const auto& mc = j["monte_carlo"];
   CHECK(mc["cycles"] == 20000);
