@@ -6,6 +6,7 @@
 #include <ostream>
 
 #include "cli.hpp"
+#include "specsim/units.hpp"
 #include "specsim/engine_log.hpp"
 
 namespace specsim::cli {
@@ -18,11 +19,7 @@ struct AcceptanceOptions {
   bool json = false;
 };
 
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
+std::string fixed(double v, int digits) { return units::format_fixed(v, digits); }
 
 void run_acceptance(const AcceptanceOptions& o, Io& io) {
   std::vector<LogRecord> records;

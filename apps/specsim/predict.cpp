@@ -8,6 +8,7 @@
 #include <ostream>
 
 #include "cli.hpp"
+#include "specsim/units.hpp"
 #include "specsim/cycle.hpp"
 #include "specsim/engine_log.hpp"
 #include "specsim/load.hpp"
@@ -50,11 +51,7 @@ AcceptanceSettings from_logs(const std::vector<std::string>& files) {
   return a;
 }
 
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
+std::string fixed(double v, int digits) { return units::format_fixed(v, digits); }
 
 void run_predict(const PredictOptions& o, Io& io) {
   Scenario s = load_scenario(o.scenario, o.patches);

@@ -13,11 +13,7 @@ namespace {
 
 using units::format_duration;
 
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
+std::string fixed(double v, int digits) { return units::format_fixed(v, digits); }
 
 std::string row(const std::string& label, const std::string& base, const std::string& spec) {
   char buf[256];

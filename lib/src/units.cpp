@@ -146,6 +146,12 @@ std::string format_bytes(double bytes) { return with_prefix(bytes, "B", true); }
 std::string format_bandwidth(double bytes_per_s) { return with_prefix(bytes_per_s, "B/s", false); }
 std::string format_flop_rate(double flop_per_s) { return with_prefix(flop_per_s, "FLOP/s", false); }
 
+std::string format_fixed(double value, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, value);
+  return buf;
+}
+
 std::string format(double value, Quantity q) {
   switch (q) {
     case Quantity::kDuration: return format_duration(value);

@@ -33,5 +33,7 @@ enum class Quantity { kDuration, kBytes, kBandwidth, kFlopRate, kRate };
 [[nodiscard]] std::string format_bandwidth(double bytes_per_s);        // decimal prefixes, "GB/s"
 [[nodiscard]] std::string format_flop_rate(double flop_per_s);
 [[nodiscard]] std::string format(double value, Quantity q);
+// A plain number with `digits` decimals ("57.14"), for tables of counts and rates.
+[[nodiscard]] std::string format_fixed(double value, int digits);
 
 }  // namespace specsim::units
