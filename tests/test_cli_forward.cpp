@@ -29,10 +29,10 @@ TEST_CASE("forward: JSON points from the H200 torch profile", "[forward]") {
   // Scripts read these names in this order.
   CHECK(j["points"][0].begin().key() == "tokens");
   CHECK(j["points"][0]["tokens"] == 1);
-  // h200-forward.csv, llama-3.1-8b graph, context 1024: 5.9635 ms at 1 token, 6.4371 ms at 8;
-  // the profile's fit residual there is within its 8% worst case.
-  CHECK_THAT(j["points"][0]["time_s"].get<double>(), WithinRel(5.9635e-3, 0.08));
-  CHECK_THAT(j["points"][3]["time_s"].get<double>(), WithinRel(6.4371e-3, 0.08));
+  // h200-forward-interleaved.csv, llama-3.1-8b graph, context 1024: 5.9317 ms at 1 token,
+  // 6.3815 ms at 8; the profile's fit residual there is within its 11% worst case.
+  CHECK_THAT(j["points"][0]["time_s"].get<double>(), WithinRel(5.9317e-3, 0.11));
+  CHECK_THAT(j["points"][3]["time_s"].get<double>(), WithinRel(6.3815e-3, 0.11));
   // Monotone in tokens.
   for (int i = 1; i < 4; ++i) CHECK(j["points"][i]["time_s"] > j["points"][i - 1]["time_s"]);
 }

@@ -1,6 +1,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -22,15 +23,15 @@ const std::string kSource = SPECSIM_SOURCE_DIR;
 // The acceptance thresholds of the issue: held-out error for tokens <= 64, per model and mode.
 constexpr double kHeldOutMedianLimit = 0.05;
 constexpr double kHeldOutWorstLimit = 0.15;
-// Eager mode is launch-bound and CPU-noisy (p10..p90 of one row spans up to 40%, and two runs on
-// different machines differ by up to 2x: h200-forward.conditions.yaml), so it cannot meet those
-// limits; this guard only catches a fit that breaks.
-constexpr double kEagerMedianGuard = 0.25;
+// The rows the shipped profile is fitted on: both modes of one run, the eager runs interleaved
+// (measure_interleaved.py). The first run, h200-forward.csv, timed point after point and its eager
+// rows drifted with the host CPU; it stays in the repository as the record of why.
+const std::string kInterleaved = "/calibration/compute/h200-forward-interleaved.csv";
 
 // The shipped rows with their shapes, as `specsim calibrate compute` resolves them; the unfused
-// loop-MoE rows have no model file and are left out, as the command does.
-std::vector<specsim::ComputeFitInput> shipped_rows() {
-  const auto steps = specsim::read_compute_steps_csv(kSource + "/calibration/compute/h200-forward.csv");
+// loop-MoE rows (first run only) have no model file and are left out, as the command does.
+std::vector<specsim::ComputeFitInput> shipped_rows(const std::string& csv = kInterleaved) {
+  const auto steps = specsim::read_compute_steps_csv(kSource + csv);
   const specsim::GpuSpec gpu = specsim::load_gpu(kSource + "/models/gpu/h200.yaml");
   std::vector<specsim::ComputeFitInput> rows;
   for (const auto& s : steps) {
@@ -55,7 +56,7 @@ specsim::ComputeFitOptions torch_kernels() {
 
 TEST_CASE("compute_fit: held-out error on the H200 forward measurements", "[compute_fit]") {
   const auto rows = shipped_rows();
-  REQUIRE(rows.size() == 216);  // 252 rows less the 36 of deepseek-v3-moe-loop
+  REQUIRE(rows.size() == 216);  // 3 models x 9 token counts x 4 contexts x 2 modes
   const specsim::ComputeFitResult fit = specsim::fit_compute(rows, torch_kernels());
   std::printf("held-out error (tokens <= %d; %s):\n", specsim::kMemoryBoundMaxTokens, fit.split.c_str());
   std::printf("  %-26s %-6s %5s %8s %8s\n", "model", "mode", "rows", "median", "worst");
@@ -67,12 +68,8 @@ TEST_CASE("compute_fit: held-out error on the H200 forward measurements", "[comp
   for (const auto& e : fit.holdout) {
     INFO(e.model << " " << specsim::to_string(e.mode));
     CHECK(e.rows == 14);  // 7 token counts (1..64) x 4 contexts, half held out
-    if (e.mode == specsim::LaunchMode::kGraph) {
-      CHECK(e.median_abs_error <= kHeldOutMedianLimit);
-      CHECK(e.worst_abs_error <= kHeldOutWorstLimit);
-    } else {
-      CHECK(e.median_abs_error <= kEagerMedianGuard);
-    }
+    CHECK(e.median_abs_error <= kHeldOutMedianLimit);
+    CHECK(e.worst_abs_error <= kHeldOutWorstLimit);
   }
   // The shipped profile is this fit on all rows: its values must be the ones the code gives now.
   const specsim::ComputeProfile shipped =
@@ -80,6 +77,14 @@ TEST_CASE("compute_fit: held-out error on the H200 forward measurements", "[comp
   CHECK_THAT(*shipped.settings.bandwidth_efficiency, WithinRel(*fit.settings.bandwidth_efficiency, 1e-3));
   CHECK_THAT(shipped.settings.kernel_floor_s, WithinRel(fit.settings.kernel_floor_s, 1e-3));
   CHECK_THAT(*shipped.settings.kv_efficiency_verify, WithinRel(*fit.settings.kv_efficiency_verify, 1e-3));
+  CHECK_THAT(shipped.settings.eager_launch_per_kernel_s, WithinRel(fit.settings.eager_launch_per_kernel_s, 1e-3));
+  REQUIRE(shipped.settings.eager_overlap_exponent);
+  CHECK_THAT(*shipped.settings.eager_overlap_exponent, WithinRel(*fit.settings.eager_overlap_exponent, 1e-3));
+  // One host cost per GPU kernel serves all three models: the interleaved medians at q = 2 are
+  // 17.1 ms / 964 kernels = 17.7 us (8B, C = 1024), 42.1 ms / 2403 = 17.5 us (70B, C = 4096) and
+  // 4.56 ms / 248 = 18.4 us (MoE, C = 1024); the fit must land among them.
+  CHECK(fit.settings.eager_launch_per_kernel_s > 16e-6);
+  CHECK(fit.settings.eager_launch_per_kernel_s < 19e-6);
   // Verify attention reads the KV cache far slower than decode attention: the conditions file
   // reports ~0.43 ms vs 0.12 ms per layer for cuDNN vs flash at C = 32768, and even flash with
   // T >= 2 does not split the KV length at batch 1.
@@ -102,6 +107,8 @@ TEST_CASE("compute_fit: recovers known parameters from synthetic rows", "[comput
   truth.per_token_layer_s = 0.2e-6;
   truth.graph_launch_s = 8e-6;
   truth.eager_launch_per_kernel_s = 20e-6;
+  truth.eager_multi_token_step_s = 40e-6;
+  truth.eager_overlap_exponent = 4.0;
   truth.kernels_per_dense_layer = 30;
   truth.kernels_per_moe_layer = 62;
   for (auto& r : rows) {
@@ -120,6 +127,9 @@ TEST_CASE("compute_fit: recovers known parameters from synthetic rows", "[comput
   CHECK_THAT(s.graph_launch_s, WithinRel(8e-6, 1e-6));
   CHECK_THAT(s.flop_efficiency, WithinRel(0.6, 1e-4));
   CHECK_THAT(s.eager_launch_per_kernel_s, WithinRel(20e-6, 1e-4));
+  CHECK_THAT(s.eager_multi_token_step_s, WithinRel(40e-6, 1e-3));
+  REQUIRE(s.eager_overlap_exponent);
+  CHECK_THAT(*s.eager_overlap_exponent, WithinRel(4.0, 1e-3));
   for (const auto& e : fit.holdout) CHECK(e.worst_abs_error < 1e-4);
 }
 
@@ -142,6 +152,38 @@ TEST_CASE("compute_fit: the roofline terms by hand", "[compute_fit]") {
   const double one = specsim::predict_forward_s(model, gpu, 1, 0, 1, specsim::LaunchMode::kGraph, s);
   const double two = specsim::predict_forward_s(model, gpu, 1, 0, 2, specsim::LaunchMode::kGraph, s);
   CHECK_THAT(two - one, WithinRel(32 * 10e-6, 1e-9));
+}
+
+TEST_CASE("compute_fit: eager overlap by hand", "[compute_fit]") {
+  // Llama-3.1-8B, TP1, context 0, defaults but t_kernel = 0, graph launch 0: T_gpu = 15.01 GB /
+  // (0.84 x 4.8 TB/s) = 3.7227 ms (the case above). Eager host time: 966 kernels (32 x 30 + the
+  // model file's default 6 per forward) x 4 us = 3.864 ms at one token; at two tokens + 32 layers
+  // x 10 us = 4.184 ms.
+  const auto model = specsim::load_model(kSource + "/models/llm/llama-3.1-8b.yaml");
+  const auto gpu = specsim::load_gpu(kSource + "/models/gpu/h200.yaml");
+  specsim::ComputeSettings s;
+  s.kernel_floor_s = 0;
+  s.graph_launch_s = 0;
+  s.kernels_per_dense_layer = 30;
+  s.eager_launch_per_kernel_s = 4e-6;
+  s.eager_multi_token_step_s = 10e-6;
+  const double params = 32.0 * (4096.0 * 48 * 128 + 32.0 * 128 * 4096 + 3.0 * 4096 * 14336) + 128256.0 * 4096;
+  const double gpu_s = params * 2 / (0.84 * 4.8e12);
+  const double host_s = 966 * 4e-6;
+  using specsim::LaunchMode;
+  // Unset exponent: the slower side, 3.864 ms.
+  CHECK_THAT(specsim::predict_forward_s(model, gpu, 1, 0, 1, LaunchMode::kEager, s), WithinRel(host_s, 1e-9));
+  // p = 1: the two add, 7.587 ms; p = 2: sqrt(3.7227^2 + 3.864^2) = 5.365 ms.
+  s.eager_overlap_exponent = 1.0;
+  CHECK_THAT(specsim::predict_forward_s(model, gpu, 1, 0, 1, LaunchMode::kEager, s), WithinRel(gpu_s + host_s, 1e-9));
+  s.eager_overlap_exponent = 2.0;
+  CHECK_THAT(specsim::predict_forward_s(model, gpu, 1, 0, 1, LaunchMode::kEager, s),
+             WithinRel(std::hypot(gpu_s, host_s), 1e-9));
+  // Two tokens: the host step joins (the GPU side grows by the flops of one more token only,
+  // still bytes-bound, and per-token terms are 0): host 4.184 ms.
+  s.eager_overlap_exponent.reset();
+  CHECK_THAT(specsim::predict_forward_s(model, gpu, 1, 0, 2, LaunchMode::kEager, s),
+             WithinRel(host_s + 32 * 10e-6, 1e-9));
 }
 
 TEST_CASE("compute_fit: step-time CSV errors name file, line and column", "[compute_fit]") {

@@ -115,6 +115,7 @@ std::string check_data_file(const std::string& path, const DataDir& data) {
     e << YAML::Key << "kernel_floor" << YAML::Value << format_duration(c.kernel_floor_s);
     e << YAML::Key << "multi_token_step" << YAML::Value << format_duration(c.multi_token_step_s);
     e << YAML::Key << "eager_launch_per_kernel" << YAML::Value << format_duration(c.eager_launch_per_kernel_s);
+    if (c.eager_overlap_exponent) e << YAML::Key << "eager_overlap_exponent" << YAML::Value << *c.eager_overlap_exponent;
   } else if (kind == "scenario") {
     const Scenario s = load_scenario(path, {}, data);
     e << YAML::Key << "name" << YAML::Value << s.name;

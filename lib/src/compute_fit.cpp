@@ -1,6 +1,8 @@
 #include "specsim/compute_fit.hpp"
 
 #include <Eigen/Dense>
+#include <unsupported/Eigen/NonLinearOptimization>
+#include <unsupported/Eigen/NumericalDiff>
 #include <boost/math/tools/minima.hpp>
 #include <boost/math/tools/roots.hpp>
 
@@ -175,6 +177,73 @@ ComputeSettings fit_linear(const std::vector<const ComputeFitInput*>& linear, co
   return s;
 }
 
+constexpr double kMaxOverlapExponent = 64.0;  // p = 64: within 1.1% of the max
+
+// The eager residuals for Eigen's Levenberg-Marquardt (numerical Jacobian). Unknowns, each mapped
+// so that any real value is a valid setting: x0 = ln t_l, x1 = sqrt(t_step / 1 us) (t_step >= 0),
+// x2 = ln(p - 1) (p > 1; p = 1, plain addition, is the limit).
+struct EagerResiduals {
+  using Scalar = double;
+  using InputType = Eigen::VectorXd;
+  using ValueType = Eigen::VectorXd;
+  using JacobianType = Eigen::MatrixXd;
+  enum { InputsAtCompileTime = Eigen::Dynamic, ValuesAtCompileTime = Eigen::Dynamic };
+
+  const std::vector<const ComputeFitInput*>* rows;
+  ComputeSettings base;
+
+  [[nodiscard]] ComputeSettings settings(const Eigen::VectorXd& x) const {
+    ComputeSettings s = base;
+    s.eager_launch_per_kernel_s = std::exp(std::clamp(x(0), std::log(kMinLaunchS), std::log(kMaxLaunchS)));
+    s.eager_multi_token_step_s = x(1) * x(1) * 1e-6;
+    s.eager_overlap_exponent = 1.0 + std::min(std::exp(x(2)), kMaxOverlapExponent - 1.0);
+    return s;
+  }
+  int operator()(const Eigen::VectorXd& x, Eigen::VectorXd& residuals) const {
+    const ComputeSettings s = settings(x);
+    for (std::size_t i = 0; i < rows->size(); ++i) {
+      const ComputeFitInput& r = *(*rows)[i];
+      residuals(Eigen::Index(i)) = predict(r, s) / r.step.time_s - 1.0;
+    }
+    return 0;
+  }
+  [[nodiscard]] int inputs() const { return 3; }
+  [[nodiscard]] int values() const { return int(rows->size()); }
+};
+
+// Stage 3 (header comment). Starting point: the launch cost alone by Brent's minimum with the host
+// step at 0 and p = 4, a middle value; Levenberg-Marquardt then moves all three together (the
+// launch cost and the host step trade off against each other on q > 1 rows, which one-at-a-time
+// minimisation follows only slowly).
+void fit_eager(const std::vector<const ComputeFitInput*>& eager, ComputeSettings& s) {
+  constexpr double kStartExponent = 4.0;
+  constexpr double kStartHostStepUs = 10.0;  // away from 0, where d t_step / d x1 vanishes
+  ComputeSettings start = s;
+  start.eager_multi_token_step_s = 0.0;
+  start.eager_overlap_exponent = kStartExponent;
+  auto cost = [&](double log_launch) {
+    ComputeSettings trial = start;
+    trial.eager_launch_per_kernel_s = std::exp(log_launch);
+    return squared_relative_error(eager, trial);
+  };
+  const double log_launch =
+      boost::math::tools::brent_find_minima(cost, std::log(kMinLaunchS), std::log(kMaxLaunchS), kBrentBits).first;
+  EagerResiduals f{&eager, s};
+  Eigen::VectorXd x(3);
+  x << log_launch, std::sqrt(kStartHostStepUs), std::log(kStartExponent - 1.0);
+  if (eager.size() >= 3) {
+    Eigen::NumericalDiff<EagerResiduals> diff(f);
+    Eigen::LevenbergMarquardt<Eigen::NumericalDiff<EagerResiduals>> lm(diff);
+    lm.parameters.xtol = 1e-12;
+    lm.parameters.ftol = 1e-14;
+    lm.minimize(x);
+  }
+  s = f.settings(x);
+  // The step's parametrisation reaches 0 only in the limit; below a nanosecond per layer it is 0.
+  constexpr double kNegligibleStepS = 1e-9;
+  if (s.eager_multi_token_step_s < kNegligibleStepS) s.eager_multi_token_step_s = 0.0;
+}
+
 // Stage 1 and 2 alternate: which rows are memory-bound depends on eta_f, eta_f on stage 1's terms.
 // Three rounds settle it on the shipped grid (the set of memory-bound rows stops changing).
 constexpr int kAlternations = 3;
@@ -205,17 +274,11 @@ ComputeSettings fit_settings(const std::vector<const ComputeFitInput*>& rows, co
       s.flop_efficiency = boost::math::tools::brent_find_minima(cost, 0.05, kMaxEfficiency, kBrentBits).first;
     }
   }
-  // Stage 3: the eager launch cost per kernel (host launches race the GPU).
-  if (!eager.empty()) {
-    auto cost = [&](double log_launch) {
-      ComputeSettings trial = s;
-      trial.eager_launch_per_kernel_s = std::exp(log_launch);
-      return squared_relative_error(eager, trial);
-    };
-    s.eager_launch_per_kernel_s =
-        std::exp(boost::math::tools::brent_find_minima(cost, std::log(kMinLaunchS), std::log(kMaxLaunchS), kBrentBits)
-                     .first);
-  }
+  // Stage 3: the eager host terms, with the GPU terms of stages 1-2 held: launch cost per kernel,
+  // the host step once q > 1, and the overlap exponent. Each is a one-dimensional Brent minimum
+  // with the others held, cycled until the cost stops moving (coordinate descent; the three act on
+  // different rows: the launch cost on all, the step on q > 1, the exponent where host ~ GPU).
+  if (!eager.empty()) fit_eager(eager, s);
   return s;
 }
 
@@ -431,7 +494,9 @@ std::string render_compute_profile_yaml(const ComputeProfile& profile, const Com
     << "  multi_token_step: " << us(s.multi_token_step_s) << "\n"
     << "  per_token_layer: " << us(s.per_token_layer_s) << "\n"
     << "  graph_launch: " << us(s.graph_launch_s) << "\n"
-    << "  eager_launch_per_kernel: " << us(s.eager_launch_per_kernel_s) << "\n";
+    << "  eager_launch_per_kernel: " << us(s.eager_launch_per_kernel_s) << "\n"
+    << "  eager_multi_token_step: " << us(s.eager_multi_token_step_s) << "\n";
+  if (s.eager_overlap_exponent) y << "  eager_overlap_exponent: " << fmt("%.3f", *s.eager_overlap_exponent) << "\n";
   if (s.kernels_per_dense_layer) y << "  kernels_per_dense_layer: " << *s.kernels_per_dense_layer << "\n";
   if (s.kernels_per_moe_layer) y << "  kernels_per_moe_layer: " << *s.kernels_per_moe_layer << "\n";
   y << "provenance:\n"

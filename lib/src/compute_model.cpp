@@ -131,11 +131,24 @@ double ComputeModel::launch_s(LaunchMode mode) const {
                                     : kernels() * settings_.eager_launch_per_kernel_s;
 }
 
+double ComputeModel::eager_host_s(double tokens) const {
+  const bool multi_token_request = tokens / batch_ > 1.0;
+  return launch_s(LaunchMode::kEager) +
+         (multi_token_request ? model_->layers * settings_.eager_multi_token_step_s : 0.0);
+}
+
 double ComputeModel::local_time_s(double tokens, LaunchMode mode) const {
   const double gpu = gpu_time_s(tokens);
-  // A graph replay is launched once, then the GPU runs; eager launches race the GPU and the
-  // slower of the two sets the pace.
-  return mode == LaunchMode::kGraph ? gpu + launch_s(mode) : std::max(gpu, launch_s(mode));
+  if (mode == LaunchMode::kGraph) return gpu + launch_s(mode);
+  // Eager: the host launches kernel after kernel while the GPU runs those already queued. With
+  // perfect overlap the slower side sets the pace; where the two are close the GPU starves
+  // whenever a run of short kernels outpaces the host, which the p-norm adds back (smaller p,
+  // more loss). Written as hi * (1 + (lo/hi)^p)^(1/p) so that large p cannot overflow.
+  const double host = eager_host_s(tokens);
+  const double hi = std::max(gpu, host), lo = std::min(gpu, host);
+  if (!settings_.eager_overlap_exponent || hi <= 0.0) return hi;
+  const double p = *settings_.eager_overlap_exponent;
+  return hi * std::pow(1.0 + std::pow(lo / hi, p), 1.0 / p);
 }
 
 }  // namespace specsim

@@ -402,6 +402,10 @@ void read_compute_keys(YamlReader& c, ComputeSettings& s) {
   if (auto v = c.optional_quantity("kernel_floor", Quantity::kDuration)) s.kernel_floor_s = *v;
   if (auto v = c.optional_quantity("eager_launch_per_kernel", Quantity::kDuration)) s.eager_launch_per_kernel_s = *v;
   if (auto v = c.optional_quantity("graph_launch", Quantity::kDuration)) s.graph_launch_s = *v;
+  if (auto v = c.optional_quantity("eager_multi_token_step", Quantity::kDuration)) s.eager_multi_token_step_s = *v;
+  // p = 1 adds the two times; p -> infinity is the max. Past 1000 the two are indistinguishable.
+  if (c.has("eager_overlap_exponent")) s.eager_overlap_exponent = c.number("eager_overlap_exponent", 1.0, 1000.0);
+  c.ignore("eager_overlap_exponent");
   if (c.has("routing_skew")) s.routing_skew = c.number_or_calibrate("routing_skew", 0.01, 1.0);
   c.ignore("routing_skew");
   // Fitted terms (compute_model.hpp).

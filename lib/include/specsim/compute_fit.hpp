@@ -9,7 +9,9 @@
 //      launch), solved by non-negative least squares (Eigen, column-pivoting QR; a term that comes
 //      out negative is pinned to 0 and the rest refitted, Lawson & Hanson 1974 ch. 23 simplified);
 //   2. eta_f: Brent's minimum of the squared error on graph rows with q > kMemoryBoundMaxTokens;
-//   3. the eager per-kernel launch cost: Brent's minimum on eager rows of max(T_gpu, kernels * t).
+//   3. the eager host terms with the GPU terms held: launch cost per kernel t_l, host step per
+//      layer once q > 1, and the overlap exponent p of (T_gpu^p + T_host^p)^(1/p), by Brent's
+//      minimum on each in turn (coordinate descent) over the eager rows.
 // `specsim forward --decode-step` instead solves eta_bw alone from one measured decode step
 // (TOMS 748, solve_bandwidth_efficiency).
 #pragma once

@@ -58,7 +58,11 @@ class ComputeModel {
   [[nodiscard]] ForwardTerms terms(double tokens) const;
   // Host-side launch cost of the forward: one graph replay, or one launch per kernel when eager.
   [[nodiscard]] double launch_s(LaunchMode mode) const;
-  // The forward's non-communication time: GPU work and host launches overlap in eager mode.
+  // Host time of one eager forward over `tokens` tokens: the launches plus, once a request has
+  // more than one query token, eager_multi_token_step per layer.
+  [[nodiscard]] double eager_host_s(double tokens) const;
+  // The forward's non-communication time. Graph: the GPU work plus one replay launch. Eager: host
+  // launches race the GPU, (gpu^p + host^p)^(1/p) with p = eager_overlap_exponent (max when unset).
   [[nodiscard]] double local_time_s(double tokens, LaunchMode mode) const;
 
  private:

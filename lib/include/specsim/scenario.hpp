@@ -57,6 +57,12 @@ struct ComputeSettings {
   double flop_efficiency = 0.5;                // fraction of dense tensor FLOP/s reached
   double kernel_floor_s = 3e-6;                // GPU-side fixed cost per kernel
   double eager_launch_per_kernel_s = 5e-6;     // host launch cost per kernel in eager mode
+  // Eager host cost per layer once a request has > 1 query token (a different attention path on
+  // the host: h200-forward-interleaved.csv shows ~45 us per layer more from q = 2 on).
+  double eager_multi_token_step_s = 0.0;
+  // How eager host launches and GPU work overlap: T = (gpu^p + host^p)^(1/p). Empty = max(gpu,
+  // host), perfect overlap; a finite p adds the queueing loss where the two are close.
+  std::optional<double> eager_overlap_exponent;
   double graph_launch_s = 5e-6;                // one CUDA-graph replay launch per forward
   // 1 = uniform routing; < 1 = the tokens of one forward share experts more than uniform routing
   // says (E_touched uses 1 + (q - 1) * skew tokens). Empty = calibrate.
