@@ -54,14 +54,19 @@ TEST_CASE("an alpha-beta line is reproduced between, at and beyond its points", 
 TEST_CASE("the curve is monotone between measured neighbours (seeded random curves)", "[comm_curve]") {
   std::mt19937 rng(20240607);
   std::uniform_real_distribution<double> jitter(1.0, 1.3);
-  for (int trial = 0; trial < 50; ++trial) {
+  int protocol_switches = 0;
+  for (int trial = 0; trial < 100; ++trial) {
     std::vector<CurvePoint> points;
     double t = 10e-6;
     for (double n = 8; n <= 1 << 24; n *= 2) {
       points.push_back({n, t});
       t *= jitter(rng);  // non-decreasing, with occasional large rises (steps)
     }
-    const auto curve = MeasuredCurve::fit(points);
+    // Half the trials without a rank count, half with 8 ranks (NCCL's LL -> Simple switch looked for).
+    specsim::CurveOptions options;
+    options.ranks = trial % 2 == 0 ? 0 : 8;
+    const auto curve = MeasuredCurve::fit(points, options);
+    for (auto kind : curve.boundary_kinds()) protocol_switches += kind == specsim::BoundaryKind::kProtocolSwitch;
     const auto& p = curve.points();
     for (std::size_t i = 0; i + 1 < p.size(); ++i) {
       double previous = curve.time_s(p[i].bytes);
@@ -74,6 +79,70 @@ TEST_CASE("the curve is monotone between measured neighbours (seeded random curv
       }
     }
   }
+  CHECK(protocol_switches > 0);  // gaps with NCCL's LL -> Simple switch were walked through too
+}
+
+TEST_CASE("NCCL's LL -> Simple switch sits where NCCL's own model puts it", "[comm_curve]") {
+  // A curve drawn from NCCL's model for 8 ranks on PCIe (nccl.md 1.1-1.3) with Simple's algorithm
+  // bandwidth at 10 GB/s: Ring/Simple 88.2 us + n x 0.1 ns/B, Ring/LL at half the bandwidth
+  // 20.6 us + n x 0.2 ns/B. Sizes 64 KiB .. 512 KiB on the LL line, 1 .. 8 MiB on the Simple line.
+  const double simple_s_per_byte = 1e-10, ll_s_per_byte = 2e-10;
+  auto ll = [&](double n) { return 20.6e-6 + n * ll_s_per_byte; };
+  auto simple = [&](double n) { return 88.2e-6 + n * simple_s_per_byte; };
+  std::vector<CurvePoint> points;
+  for (double n = 65536; n <= 524288; n *= 2) points.push_back({n, ll(n)});
+  for (double n = 1048576; n <= 8388608; n *= 2) points.push_back({n, simple(n)});
+  specsim::CurveOptions options;
+  options.ranks = 8;
+  const auto curve = MeasuredCurve::fit(points, options);
+  // 512 KiB -> 1 MiB rises 67.6 us, less than 5x what the 0.2 ns/B slope beside it allows
+  // (5 x 104.9 us): no step. The secant below the gap is 2x Simple's slope (>= 1.5): a switch.
+  REQUIRE(curve.regimes().size() == 2);
+  CHECK(curve.boundary_kinds() == std::vector{specsim::BoundaryKind::kProtocolSwitch});
+  CHECK(curve.regimes()[0].last_bytes == 524288);
+  CHECK_THAT(curve.regimes()[0].fit.latency_s, WithinRel(20.6e-6, 1e-9));
+  CHECK_THAT(curve.regimes()[1].fit.seconds_per_byte, WithinRel(simple_s_per_byte, 1e-9));
+  // n* = (88.2 - 20.6) us / (0.2 - 0.1) ns/B = 676,000 B, inside the 512 KiB .. 1 MiB gap.
+  REQUIRE(curve.step_bytes().size() == 1);
+  CHECK_THAT(curve.step_bytes()[0], WithinRel(676000.0, 1e-9));
+  // Below n*, LL's line: 600,000 B -> 20.6 us + 120 us = 140.6 us; above, Simple's line:
+  // 800,000 B -> 88.2 us + 80 us = 168.2 us; at n* both give 20.6 + 135.2 = 88.2 + 67.6 = 155.8 us.
+  CHECK_THAT(curve.time_s(600000), WithinRel(140.6e-6, 1e-9));
+  CHECK_THAT(curve.time_s(800000), WithinRel(168.2e-6, 1e-9));
+  CHECK_THAT(curve.time_s(676000), WithinRel(155.8e-6, 1e-9));
+  // Continuous through n*: 1 B below it, LL's line gives 155.8 us - 0.2 ns.
+  CHECK_THAT(curve.time_s(675999), WithinRel(ll(675999), 1e-9));
+
+  // LL at only 1.4x Simple's slope (20.6 us + n x 0.14 ns/B) is not told apart from one line.
+  std::vector<CurvePoint> shallow;
+  for (double n = 65536; n <= 524288; n *= 2) shallow.push_back({n, 20.6e-6 + n * 1.4e-10});
+  for (double n = 1048576; n <= 8388608; n *= 2) shallow.push_back({n, simple(n)});
+  CHECK(MeasuredCurve::fit(shallow, options).regimes().size() == 1);
+  // Without a rank count, or with the search off, the LL/Simple curve is one regime too.
+  CHECK(MeasuredCurve::fit(points).regimes().size() == 1);
+  options.locate_protocol_switch = false;
+  CHECK(MeasuredCurve::fit(points, options).regimes().size() == 1);
+}
+
+TEST_CASE("the 8x RTX 4090 and 2x RTX 2080 Ti logs switch LL -> Simple inside the right gap", "[comm_curve]") {
+  // 8x 4090 (SHM): 512 KiB 196.9 us is LL, 1 MiB 222.8 us Simple. The Simple regime (1 - 128 MiB)
+  // is fitted at 1 / beta = 8.7 GB/s, so n* = (88.2 - 20.6) us x 8.7 GB/s = 589 kB.
+  const auto chlc = specsim::curve_from_table(table_of("chlc-8x4090-nop2p-sys.log"));
+  REQUIRE(chlc.regimes().size() == 2);
+  CHECK(chlc.boundary_kinds() == std::vector{specsim::BoundaryKind::kProtocolSwitch});
+  CHECK(chlc.regimes()[1].first_bytes == 1048576);
+  CHECK_THAT(chlc.step_bytes()[0], WithinRel(67.6e-6 / chlc.regimes()[1].fit.seconds_per_byte, 1e-9));
+  CHECK(chlc.step_bytes()[0] > 524288);
+  // 2 ranks: n* = (19.8 - 8.6) us x 4.0 GB/s = 45 kB, between 32 KiB (24.62 us, LL at 0.47 us/KiB)
+  // and 64 KiB (40.10 us, Simple at 0.25 us/KiB).
+  const auto two = specsim::curve_from_table(table_of("anthonyhoo-2x2080ti-nop2p-pix.log"));
+  REQUIRE(two.regimes().size() == 2);
+  CHECK(two.regimes()[0].last_bytes == 32768);
+  CHECK_THAT(two.step_bytes()[0], WithinRel(11.2e-6 / two.regimes()[1].fit.seconds_per_byte, 1e-9));
+  // 8x 5090 (P2P): 128 KiB - 2 MiB rises at Simple's own slope (ratio ~1): no switch is seen, and
+  // the 512 B-per-rank step stays the only boundary (next test).
+  CHECK(specsim::curve_from_table(table_of("aikitoria-8x5090-p2p-turin.log")).boundary_kinds() ==
+        std::vector{specsim::BoundaryKind::kStep});
 }
 
 TEST_CASE("the 8x RTX 5090 log keeps its 512 B-per-rank step", "[comm_curve]") {
@@ -104,15 +173,18 @@ TEST_CASE("held-out error on every shipped log (K = 2, sizes <= 4 MiB)", "[comm_
   std::printf("%-36s %5s %5s %8s %8s %s\n", "log", "ranks", "held", "median", "worst", "worst at");
   struct Expect {
     const char* file;
-    bool meets_worst_limit;
+    bool meets_worst_limit[2];  // by first_held_out
   };
-  // chlc-8x4090: its 128 KiB - 1 MiB rows bend twice within one 4x gap (LL at 512 KiB is 196.9 us,
-  // Simple at 1 MiB only 222.8 us); no interpolation from neighbours 4x apart sees that. Known
-  // shortfall, guarded at its present value below.
-  const Expect logs[] = {{"aikitoria-8x5090-p2p-turin.log", true},
-                         {"anthonyhoo-2x2080ti-nop2p-pix.log", true},
-                         {"chlc-8x4090-nop2p-sys.log", false},
-                         {"ncclt290-8xH100-nvswitch-large.log", true}};
+  // chlc-8x4090, first_held_out = 1: 1 MiB (222.8 us) is held out between 512 KiB (LL, 196.9 us)
+  // and 2 MiB (Simple, 373.4 us). NCCL's LL -> Simple switch is placed at 577 KiB, so 1 MiB is
+  // Simple's line back from 2 MiB: 373.4 us - 1 MiB x 119.9 us/MiB = 253.5 us (+13.8%). The
+  // 2 MiB row itself sits 14.6% above the line through the 8 and 32 MiB rows (4 MiB 3%, 1 MiB
+  // 8%; in-place 2 MiB is 358.6 us): any Simple line anchored at or fitted through 2 MiB lands at
+  // 247-262 us. Known shortfall, guarded at its present value below.
+  const Expect logs[] = {{"aikitoria-8x5090-p2p-turin.log", {true, true}},
+                         {"anthonyhoo-2x2080ti-nop2p-pix.log", {true, true}},
+                         {"chlc-8x4090-nop2p-sys.log", {true, false}},
+                         {"ncclt290-8xH100-nvswitch-large.log", {true, true}}};
   for (const auto& e : logs) {
     const auto t = table_of(e.file);
     specsim::CurveOptions options;
@@ -134,10 +206,10 @@ TEST_CASE("held-out error on every shipped log (K = 2, sizes <= 4 MiB)", "[comm_
                   100 * report.median_relative_error, 100 * report.worst_relative_error, worst_at);
       INFO(name);
       CHECK(report.median_relative_error <= kMedianLimit);
-      if (e.meets_worst_limit) {
+      if (e.meets_worst_limit[first]) {
         CHECK(report.worst_relative_error <= kWorstLimit);
       } else {
-        CHECK(report.worst_relative_error <= 0.20);  // regression guard: 19.2% / 17.0% today
+        CHECK(report.worst_relative_error <= 0.14);  // regression guard: 13.8% today
       }
     }
   }

@@ -4,8 +4,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
+#include <vector>
 
 #include "specsim/error.hpp"
+#include "specsim/nccl_prior.hpp"
 #include "specsim/nccl_tests.hpp"
 
 namespace specsim {
@@ -39,6 +42,41 @@ AlphaBeta fit_alpha_beta(const std::vector<CurvePoint>& p, std::size_t first, st
 
 double secant_s_per_byte(const std::vector<CurvePoint>& p, std::size_t i) {
   return (p[i + 1].time_s - p[i].time_s) / (p[i + 1].bytes - p[i].bytes);
+}
+
+// Maximal runs [first, last] of point indices with no break after any point but the last.
+std::vector<std::pair<std::size_t, std::size_t>> runs_between(const std::vector<bool>& break_after) {
+  std::vector<std::pair<std::size_t, std::size_t>> runs;
+  for (std::size_t first = 0; first < break_after.size();) {
+    std::size_t last = first;
+    while (last + 1 < break_after.size() && !break_after[last]) ++last;
+    runs.emplace_back(first, last);
+    first = last + 1;
+  }
+  return runs;
+}
+
+// Where NCCL's own model switches from Ring/LL to Ring/Simple, and LL's slope in that model, when
+// Simple's measured algorithm bandwidth is 1 / simple_s_per_byte: the graph bandwidth is set so
+// that nccl_prior's Ring/Simple bandwidth, busBw r / (2(r-1)), equals it; LL then gets half
+// (tuning.cc; nccl.md 1.3), and the two model lines cross at (lat_Simple - lat_LL) / (beta_LL -
+// beta_Simple). 8 ranks: (88.2 - 20.6) us x 1/beta_Simple.
+struct LlSimpleSwitch {
+  double bytes = 0.0;
+  double ll_s_per_byte = 0.0;
+};
+
+LlSimpleSwitch nccl_ll_simple_switch(int ranks, double simple_s_per_byte) {
+  NcclPriorConfig c;
+  c.ranks = ranks;
+  c.link = NcclLink::kPci;
+  c.graph_channels = 1;
+  c.channel_bandwidth_bytes_per_s = 2.0 * (ranks - 1) / ranks / simple_s_per_byte;
+  const NcclPriorEstimate ll = nccl_prior(c, NcclAlgo::kRing, NcclProto::kLL, 0.0);
+  const NcclPriorEstimate simple = nccl_prior(c, NcclAlgo::kRing, NcclProto::kSimple, 0.0);
+  const double ll_s_per_byte = 1.0 / ll.bandwidth_bytes_per_s;
+  const double simple_model_s_per_byte = 1.0 / simple.bandwidth_bytes_per_s;
+  return {(simple.latency_s - ll.latency_s) / (ll_s_per_byte - simple_model_s_per_byte), ll_s_per_byte};
 }
 
 // Cubic Hermite on [x0, x1] with the Fritsch-Carlson (1980) limiter: slopes against the secant's
@@ -118,9 +156,31 @@ MeasuredCurve MeasuredCurve::fit(std::vector<CurvePoint> points, const CurveOpti
     step_after[i] = (rise > threshold && rise > options.step_min_excess_over_trend * trend) ||
                     rise < -threshold;
   }
-  for (std::size_t first = 0; first < n;) {
-    std::size_t last = first;
-    while (last + 1 < n && !step_after[last]) ++last;
+  // NCCL's LL -> Simple switch, at most one per run of points between steps: beta_Simple is fitted
+  // on the points from the gap's upper side to the run's end (two at least), the gap must hold
+  // the n* it gives, and the secant just below the gap must show LL's steeper slope. When the
+  // first gap holding its n* lacks that slope, the run shows no switch.
+  const auto step_runs = runs_between(step_after);
+  std::vector<bool> switch_after(n, false);
+  std::vector<LlSimpleSwitch> switches(n);
+  if (options.locate_protocol_switch && options.ranks >= 2) {
+    for (const auto& [first, last] : step_runs) {
+      for (std::size_t i = first + 1; i + 2 <= last; ++i) {
+        const double simple_s_per_byte = fit_alpha_beta(p, i + 1, last).seconds_per_byte;
+        if (!(simple_s_per_byte > 0.0)) continue;
+        const LlSimpleSwitch s = nccl_ll_simple_switch(options.ranks, simple_s_per_byte);
+        if (!(p[i].bytes < s.bytes && s.bytes <= p[i + 1].bytes)) continue;
+        if (secant_s_per_byte(p, i - 1) >= options.protocol_switch_min_slope_ratio * simple_s_per_byte) {
+          switch_after[i] = true;
+          switches[i] = s;
+        }
+        break;
+      }
+    }
+  }
+  std::vector<bool> boundary_after(n, false);
+  for (std::size_t i = 0; i < n; ++i) boundary_after[i] = step_after[i] || switch_after[i];
+  for (const auto& [first, last] : runs_between(boundary_after)) {
     Regime r;
     r.first_point = first;
     r.last_point = last;
@@ -128,7 +188,6 @@ MeasuredCurve MeasuredCurve::fit(std::vector<CurvePoint> points, const CurveOpti
     r.last_bytes = p[last].bytes;
     r.fit = fit_alpha_beta(p, first, last);
     c.regimes_.push_back(r);
-    first = last + 1;
   }
   // A one-point regime has no slope of its own: it borrows the nearest regime's beta that has
   // one, and alpha keeps the fit through its point (beta = t/n when that alpha would be < 0).
@@ -158,10 +217,18 @@ MeasuredCurve MeasuredCurve::fit(std::vector<CurvePoint> points, const CurveOpti
     }
     r.rms_relative_residual = std::sqrt(sum_sq / static_cast<double>(r.last_point - r.first_point + 1));
   }
-  // Where each step sits inside its gap: at a per-rank chunk threshold when one falls in the gap
-  // (the threshold's size belongs to the upper regime), else at the geometric middle.
+  // Where each boundary sits inside its gap: a protocol switch at NCCL's n*, with NCCL's LL line
+  // below it; a step at a per-rank chunk threshold when one falls in the gap (the threshold's size
+  // belongs to the upper regime), else at the geometric middle, with the lower regime's slope.
   for (std::size_t k = 0; k + 1 < c.regimes_.size(); ++k) {
-    const double lo = p[c.regimes_[k].last_point].bytes;
+    const std::size_t i = c.regimes_[k].last_point;
+    if (switch_after[i]) {
+      c.steps_bytes_.push_back(switches[i].bytes);
+      c.boundary_kinds_.push_back(BoundaryKind::kProtocolSwitch);
+      c.lower_side_s_per_byte_.push_back(switches[i].ll_s_per_byte);
+      continue;
+    }
+    const double lo = p[i].bytes;
     const double hi = p[c.regimes_[k + 1].first_point].bytes;
     double at = std::sqrt(lo * hi);
     if (options.ranks > 0) {
@@ -174,15 +241,19 @@ MeasuredCurve MeasuredCurve::fit(std::vector<CurvePoint> points, const CurveOpti
       }
     }
     c.steps_bytes_.push_back(at);
+    c.boundary_kinds_.push_back(BoundaryKind::kStep);
+    c.lower_side_s_per_byte_.push_back(c.regimes_[k].fit.seconds_per_byte);
   }
   // Hermite node slopes in log-log space from the local alpha-beta line: the weighted harmonic
-  // mean of the two neighbouring linear secants (s/B) inside the regime, as PCHIP does for its
-  // derivative (Fritsch & Butland 1984), then d ln t / d ln n = beta_local * n / t. For points on
-  // one alpha + n*beta line this is the exact derivative.
+  // mean of the two neighbouring linear secants (s/B), as PCHIP does for its derivative (Fritsch &
+  // Butland 1984), then d ln t / d ln n = beta_local * n / t. For points on one alpha + n*beta line
+  // this is the exact derivative. Secants are taken between steps only: NCCL's curve is continuous
+  // through a protocol switch (a kink, not a jump), and the harmonic mean is how PCHIP keeps the
+  // slope of a point beside a kink from overshooting.
   c.log_slopes_.assign(n, 0.0);
-  for (const Regime& r : c.regimes_) {
-    for (std::size_t i = r.first_point; i <= r.last_point; ++i) {
-      const bool has_left = i > r.first_point, has_right = i < r.last_point;
+  for (const auto& [first, last] : step_runs) {
+    for (std::size_t i = first; i <= last; ++i) {
+      const bool has_left = i > first, has_right = i < last;
       double beta = 0.0;
       if (has_left && has_right) {
         const double s0 = secant_s_per_byte(p, i - 1), s1 = secant_s_per_byte(p, i);
@@ -228,14 +299,12 @@ double MeasuredCurve::time_s(double bytes) const {
                                       log_slopes_[j + 1], std::log(bytes));
     return std::exp(y);
   }
-  // In the gap of a step between regime r and r + 1: each side's line from its edge point, kept
-  // between the two edge times; for a rise, the upper side never starts below where the lower
-  // side stopped, so the curve stays monotone through the step.
+  // In the gap of a boundary between regime r and r + 1: each side's line from its edge point,
+  // kept between the two edge times; for a rise, the upper side never starts below where the
+  // lower side stopped, so the curve stays monotone through the boundary.
   const CurvePoint& lo = p[j];
   const CurvePoint& hi = p[j + 1];
-  auto lower_side = [&](double b) {
-    return lo.time_s + regimes_[r].fit.seconds_per_byte * (b - lo.bytes);
-  };
+  auto lower_side = [&](double b) { return lo.time_s + lower_side_s_per_byte_[r] * (b - lo.bytes); };
   const double floor_s = std::min(lo.time_s, hi.time_s), ceil_s = std::max(lo.time_s, hi.time_s);
   const double step = steps_bytes_[r];
   if (bytes < step) return std::clamp(lower_side(bytes), floor_s, ceil_s);

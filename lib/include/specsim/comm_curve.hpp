@@ -3,16 +3,27 @@
 //
 // NCCL's curve is not one latency + bandwidth line: protocol and channel switches show as steps
 // (e.g. when each rank's chunk crosses 512 B, shared/reference/nccl.md 9.3) and as kinks (LL ->
-// Simple). So the curve is kept piecewise (DESIGN.md, CommModel):
-//   - regimes: maximal runs of measured points with no step between them; a step is a rise of
-//     more than CurveOptions::step_min_rise (relative) that the neighbouring points' slope cannot
-//     explain, or any drop of that size;
+// Simple, nccl.md 1.6). So the curve is kept piecewise (DESIGN.md, CommModel):
+//   - regimes: maximal runs of measured points with no boundary between them. Two kinds of
+//     boundary:
+//     * a step: a rise of more than CurveOptions::step_min_rise (relative) that the neighbouring
+//       points' slope cannot explain, or any drop of that size;
+//     * NCCL's LL -> Simple switch. NCCL does not run the protocol that is fastest on the box but
+//       the one its own model (tuning.cc, nccl_prior.hpp) says is fastest: Ring/LL at half Simple's
+//       bandwidth with a lower latency, so it switches at n* = (lat_Simple - lat_LL) /
+//       (beta_LL - beta_Simple) = (lat_Simple - lat_LL) / beta_Simple. The curve takes NCCL's
+//       latencies (PCI column, `ranks`) and beta_Simple from the measured points above the gap,
+//       and places a switch in the gap that holds n* when the data show LL's slope there: the
+//       secant just below the gap is at least protocol_switch_min_slope_ratio x beta_Simple;
 //   - inside a regime: monotone cubic Hermite interpolation in log-log space (Fritsch & Carlson
 //     1980) through every point, with node slopes from the local alpha-beta line, so that an
 //     alpha + n*beta regime is reproduced between points;
-//   - between regimes: each side's alpha-beta line continued from its edge point up to the step,
-//     placed at a known NCCL threshold inside the gap (per-rank chunk of 512 B) or at the
-//     geometric middle of the gap;
+//   - between regimes: each side continued from its edge point up to the boundary, the upper side
+//     never below where the lower side stopped (monotone through a rise). A step is placed at a
+//     known NCCL threshold inside the gap (per-rank chunk of 512 B) or at the geometric middle of
+//     the gap, and its sides are the two regimes' alpha-beta slopes; a protocol switch is placed
+//     at n*, its lower side is NCCL's LL line (slope 2 beta_Simple) and its upper side the Simple
+//     regime's slope;
 //   - outside the measured range: the edge regime's alpha-beta line continued from the edge point.
 // Each regime's alpha (s) and beta (s/B) are a least-squares fit of relative residuals; the
 // residuals are reported with the fit.
@@ -52,6 +63,9 @@ struct Regime {
   double max_relative_residual = 0.0;  // largest |fit(n_i) / t_i - 1|
 };
 
+// How one regime gives way to the next (see the header comment).
+enum class BoundaryKind { kStep, kProtocolSwitch };
+
 struct CurveOptions {
   // Total ranks; with it, a step whose gap contains a per-rank chunk threshold is placed there.
   // 0 = unknown: steps are placed at the geometric middle of their gap.
@@ -67,6 +81,16 @@ struct CurveOptions {
   // Per-rank chunk sizes (bytes / ranks) at which NCCL's curve is known to step: 512 B on two
   // independent logs (8x 5090 between 2 and 4 KB, 4x 5090 between 1 and 2 KB; nccl.md 9.3).
   std::vector<double> step_chunk_bytes_per_rank = {512.0};
+  // Look for NCCL's LL -> Simple switch (needs ranks >= 2). NCCL's PCI latencies are used: every
+  // PCIe box, SHM (no P2P) included (nccl.md 1.1). Turn off for NVLink curves, where LL128 sits
+  // between LL and Simple.
+  bool locate_protocol_switch = true;
+  // The secant just below the gap must be at least this multiple of the Simple regime's slope.
+  // NCCL's LL moves data at half Simple's bandwidth (ratio 2, nccl.md 1.6); one line gives 1.
+  // 1.5 sits between. The shipped logs, whole and with every other size held out: 1.7-1.9 (2x
+  // 2080 Ti, secants within 4-32 KiB), 2.4-3.5 (8x 4090 SHM, 64-512 KiB), 0.9-1.0 (8x 5090 P2P,
+  // 128 KiB-1 MiB, where no switch shows).
+  double protocol_switch_min_slope_ratio = 1.5;
 };
 
 class MeasuredCurve {
@@ -85,12 +109,16 @@ class MeasuredCurve {
   [[nodiscard]] const CurveOptions& options() const { return options_; }
   // Sizes at which the curve steps from one regime to the next (one per regime boundary).
   [[nodiscard]] std::vector<double> step_bytes() const;
+  // What each of those boundaries is.
+  [[nodiscard]] const std::vector<BoundaryKind>& boundary_kinds() const { return boundary_kinds_; }
 
  private:
   std::vector<CurvePoint> points_;          // sorted by bytes, unique sizes
   std::vector<double> log_slopes_;          // d ln t / d ln n at each point (Hermite nodes)
   std::vector<Regime> regimes_;
   std::vector<double> steps_bytes_;         // boundary between regime i and i+1
+  std::vector<BoundaryKind> boundary_kinds_;
+  std::vector<double> lower_side_s_per_byte_;  // slope of the lower side's line in each gap
   CurveOptions options_;
 };
 
