@@ -47,11 +47,15 @@ NcclPriorConfig prior_config(const Scenario& s) {
   return c;
 }
 
-std::shared_ptr<const MeasuredCurve> curve_of(const CommProfile& p) {
+// The scenario's topology says what the profile's points were measured over: NCCL's LL -> Simple
+// switch is located with its PCI latencies, so it is looked for on PCIe boxes only (on NVLink,
+// LL128 sits between the two).
+std::shared_ptr<const MeasuredCurve> curve_of(const CommProfile& p, LinkClass link) {
   std::vector<CurvePoint> pts;
   for (const auto& pt : p.points) pts.push_back({pt.message_bytes, pt.time_s});
   CurveOptions o;
   o.ranks = p.ranks;
+  o.locate_protocol_switch = link != LinkClass::kNvlink;
   return std::make_shared<const MeasuredCurve>(MeasuredCurve::fit(std::move(pts), o));
 }
 
@@ -101,7 +105,7 @@ CommModel CommModel::build(const Scenario& s, double eager_overhead_per_op_s, do
   prior->what_if_differs = c.nccl_algo != "auto" || c.nccl_proto != "auto" || c.min_channels || c.max_channels;
   m.prior_ = prior;
   if (s.comm_profile) {
-    m.nccl_curve_ = curve_of(*s.comm_profile);
+    m.nccl_curve_ = curve_of(*s.comm_profile, s.topology.link);
     m.calibrated_ = true;
     m.source_ = "measured: " + s.comm_profile->name;
   } else {
@@ -113,7 +117,7 @@ CommModel CommModel::build(const Scenario& s, double eager_overhead_per_op_s, do
                   s.topology.name + "' has p2p off");
     }
     if (s.custom_profile) {
-      m.custom_curve_ = curve_of(*s.custom_profile);
+      m.custom_curve_ = curve_of(*s.custom_profile, s.topology.link);
       m.source_ = "measured: " + s.custom_profile->name;
     } else {
       m.calibrated_ = false;
