@@ -64,6 +64,7 @@ std::vector<std::pair<std::size_t, std::size_t>> runs_between(const std::vector<
 struct LlSimpleSwitch {
   double bytes = 0.0;
   double ll_s_per_byte = 0.0;
+  double simple_latency_s = 0.0;  // NCCL's Ring/Simple latency for the rank count (PCI)
 };
 
 LlSimpleSwitch nccl_ll_simple_switch(int ranks, double simple_s_per_byte) {
@@ -76,7 +77,8 @@ LlSimpleSwitch nccl_ll_simple_switch(int ranks, double simple_s_per_byte) {
   const NcclPriorEstimate simple = nccl_prior(c, NcclAlgo::kRing, NcclProto::kSimple, 0.0);
   const double ll_s_per_byte = 1.0 / ll.bandwidth_bytes_per_s;
   const double simple_model_s_per_byte = 1.0 / simple.bandwidth_bytes_per_s;
-  return {(simple.latency_s - ll.latency_s) / (ll_s_per_byte - simple_model_s_per_byte), ll_s_per_byte};
+  return {(simple.latency_s - ll.latency_s) / (ll_s_per_byte - simple_model_s_per_byte), ll_s_per_byte,
+          simple.latency_s};
 }
 
 // Cubic Hermite on [x0, x1] with the Fritsch-Carlson (1980) limiter: slopes against the secant's
@@ -226,6 +228,7 @@ MeasuredCurve MeasuredCurve::fit(std::vector<CurvePoint> points, const CurveOpti
       c.steps_bytes_.push_back(switches[i].bytes);
       c.boundary_kinds_.push_back(BoundaryKind::kProtocolSwitch);
       c.lower_side_s_per_byte_.push_back(switches[i].ll_s_per_byte);
+      c.upper_side_latency_s_.push_back(switches[i].simple_latency_s);
       continue;
     }
     const double lo = p[i].bytes;
@@ -243,6 +246,7 @@ MeasuredCurve MeasuredCurve::fit(std::vector<CurvePoint> points, const CurveOpti
     c.steps_bytes_.push_back(at);
     c.boundary_kinds_.push_back(BoundaryKind::kStep);
     c.lower_side_s_per_byte_.push_back(c.regimes_[k].fit.seconds_per_byte);
+    c.upper_side_latency_s_.push_back(std::numeric_limits<double>::quiet_NaN());
   }
   // Hermite node slopes in log-log space from the local alpha-beta line: the weighted harmonic
   // mean of the two neighbouring linear secants (s/B), as PCHIP does for its derivative (Fritsch &
@@ -308,8 +312,17 @@ double MeasuredCurve::time_s(double bytes) const {
   const double floor_s = std::min(lo.time_s, hi.time_s), ceil_s = std::max(lo.time_s, hi.time_s);
   const double step = steps_bytes_[r];
   if (bytes < step) return std::clamp(lower_side(bytes), floor_s, ceil_s);
-  const double beta = regimes_[r + 1].fit.seconds_per_byte;
-  double t = std::max(hi.time_s - beta * (hi.bytes - bytes), hi.time_s * bytes / hi.bytes);
+  // Above a protocol switch: NCCL's Simple line, from its tuning.cc latency at 0 B to the first
+  // measured Simple point (the latency that placed the switch). Above a step: the upper regime's
+  // slope back from its edge point.
+  const double latency = upper_side_latency_s_[r];
+  double t = 0.0;
+  if (std::isfinite(latency) && latency < hi.time_s) {
+    t = latency + (hi.time_s - latency) * bytes / hi.bytes;
+  } else {
+    const double beta = regimes_[r + 1].fit.seconds_per_byte;
+    t = std::max(hi.time_s - beta * (hi.bytes - bytes), hi.time_s * bytes / hi.bytes);
+  }
   if (hi.time_s > lo.time_s) t = std::max(t, std::min(lower_side(step), ceil_s));
   return std::clamp(t, floor_s, ceil_s);
 }

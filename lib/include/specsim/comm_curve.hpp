@@ -22,8 +22,9 @@
 //     never below where the lower side stopped (monotone through a rise). A step is placed at a
 //     known NCCL threshold inside the gap (per-rank chunk of 512 B) or at the geometric middle of
 //     the gap, and its sides are the two regimes' alpha-beta slopes; a protocol switch is placed
-//     at n*, its lower side is NCCL's LL line (slope 2 beta_Simple) and its upper side the Simple
-//     regime's slope;
+//     at n*, its lower side is NCCL's LL line (slope 2 beta_Simple) and its upper side NCCL's
+//     Simple line drawn from NCCL's Simple latency at 0 B (the latency that placed n*) to the
+//     first measured Simple point, i.e. the bandwidth Simple shows where it starts;
 //   - outside the measured range: the edge regime's alpha-beta line continued from the edge point.
 // Each regime's alpha (s) and beta (s/B) are a least-squares fit of relative residuals; the
 // residuals are reported with the fit.
@@ -119,6 +120,7 @@ class MeasuredCurve {
   std::vector<double> steps_bytes_;         // boundary between regime i and i+1
   std::vector<BoundaryKind> boundary_kinds_;
   std::vector<double> lower_side_s_per_byte_;  // slope of the lower side's line in each gap
+  std::vector<double> upper_side_latency_s_;   // NCCL's Simple latency above a switch, else NaN
   CurveOptions options_;
 };
 
