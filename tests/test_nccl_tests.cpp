@@ -97,6 +97,34 @@ TEST_CASE("every shipped nccl-tests log parses with its rank count and rows", "[
   }
 }
 
+TEST_CASE("tables written by calibration/nccl/sweep_allreduce.py parse as nccl-tests output", "[nccl_tests]") {
+  // A one-GPU run of the sweep on the H200 (calibration/nccl/h200-1x-smoke/): the layout of nccl.md
+  // 3.2 (a), bf16 rows, the script's '##' notes, NCCL's own INFO lines for version and environment.
+  const std::string dir = kShared + "h200-1x-smoke/";
+  const auto eager = specsim::parse_nccl_tests_file(dir + "h200-1x-default-eager.log");
+  const auto graph = specsim::parse_nccl_tests_file(dir + "h200-1x-default-graph.log");
+  for (const auto* log : {&eager, &graph}) {
+    REQUIRE(log->tables.size() == 1);
+    const auto& t = log->tables[0];
+    CHECK(log->nccl_version == "2.28.9");              // 'NCCL INFO NCCL version 2.28.9+cuda13.0'
+    CHECK(log->env.at("NCCL_NVLS_ENABLE") == "0");     // NCCL 2.28 prints 'set by environment to 0.'
+    CHECK(t.collective == "all_reduce");
+    CHECK(t.ranks == 1);                                // one '#  Rank' line
+    CHECK(t.rows.size() == 26);                         // 8 B .. 256 MiB: 2^3 .. 2^28
+    CHECK(t.rows.front().type == "bfloat16");
+    CHECK(t.rows.front().count == 4);                   // 8 B of bf16
+    CHECK(t.rows.back().size_bytes == 268435456.0);
+    CHECK(t.iters == 20);
+    CHECK(t.warmup_iters == 5);
+    for (const auto& r : t.rows) CHECK(r.out_of_place.check == "0");
+  }
+  CHECK(eager.tables[0].graph_launches == 0);
+  CHECK(graph.tables[0].graph_launches == 5);
+  // Row 1 of the eager table: '8  4  bfloat16  sum  -1  31.42  0.00  0.00  0  27.48  0.00  0.00  0'.
+  CHECK_THAT(eager.tables[0].rows[0].out_of_place.time_s, WithinRel(31.42e-6, 1e-12));
+  CHECK_THAT(eager.tables[0].rows[0].in_place.time_s, WithinRel(27.48e-6, 1e-12));
+}
+
 // Layouts of nccl.md 3.2 (c) and (d), built around rows of the shipped 2080 Ti log.
 TEST_CASE("older column layouts: 'error' without root, and the first releases in ms", "[nccl_tests]") {
   SECTION("2019-2022: no root column, error as %5.0le, pre-2022 device lines") {

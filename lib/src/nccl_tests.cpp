@@ -333,7 +333,8 @@ class Parser {
   // NCCL_DEBUG=INFO lines carry the NCCL version and the variables taken from the environment.
   void foreign(std::string_view text) {
     static const std::regex kNcclVersion(R"(NCCL INFO NCCL version (\d+\.\d+\.\d+))");
-    static const std::regex kEnv(R"(NCCL INFO (NCCL_[A-Z0-9_]+) set by environment to (\S+))");
+    // Newer NCCL ends the line with a full stop ('... set by environment to 0.'), older without.
+    static const std::regex kEnv(R"(NCCL INFO (NCCL_[A-Z0-9_]+) set by environment to (\S+?)\.?(?:\s|$))");
     std::match_results<std::string_view::const_iterator> m;
     if (std::regex_search(text.begin(), text.end(), m, kNcclVersion)) {
       if (log_.nccl_version.empty()) log_.nccl_version = m[1].str();
