@@ -120,6 +120,44 @@ TEST_CASE("comm: ranks and mode must match the profile", "[calibrate][invalid]")
   CHECK_THAT(size.err, Contains("--size"));
 }
 
+TEST_CASE("comm: an unmeasured rank count is estimated from profiles at others", "[calibrate][comm_scaling]") {
+  const std::string two = "rtx-pro-6000-2x-pcie5-aic-nccl", four = "rtx-pro-6000-4x-pcie5-aic-nccl",
+                    eight = "rtx-pro-6000-8x-pcie5-aic-nccl";
+  // 8 KiB is measured at 2 ranks (6.8 us) and 4 ranks (13.5 us): the power law gives 13.5^2 / 6.8
+  // = 26.80 us at 8 ranks (measured there: 26.7 us, held out).
+  const auto est = run({"comm", "--profile", two + "," + four, "--ranks", "8", "--size", "8KiB", "--json"});
+  REQUIRE(est.code == 0);
+  const auto j = nlohmann::json::parse(est.out);
+  CHECK(j["ranks"] == 8);
+  CHECK(j["measured_at_ranks"] == false);
+  CHECK(j["from_ranks"] == nlohmann::json::array({2, 4}));
+  CHECK(j["rank_scaling"] == "power");
+  CHECK_THAT(j["points"][0]["time_s"].get<double>(), WithinRel(13.5e-6 * 13.5 / 6.8, 1e-9));
+  // Text output says it is an estimate.
+  const auto text = run({"comm", "--profile", two, "--profile", four, "--ranks", "8", "--size", "8KiB"});
+  CHECK_THAT(text.out, Contains("NOT MEASURED") && Contains("power law in ranks"));
+  // The measured count among several profiles is that profile, unchanged.
+  const auto exact = run({"comm", "--profile", two + "," + eight, "--ranks", "8", "--size", "8KiB", "--json"});
+  const auto je = nlohmann::json::parse(exact.out);
+  CHECK(je.size() == 1);  // {"points": [...]} alone, as for one profile
+  CHECK_THAT(je["points"][0]["time_s"].get<double>(), WithinRel(26.7e-6, 1e-9));
+  // One profile: NCCL's model ratio, which needs the box's topology.
+  const auto ratio = run({"comm", "--profile", four, "--ranks", "8", "--size", "8KiB", "--topology",
+                          "8x-rtx-pro-6000-pcie5", "--json"});
+  REQUIRE(ratio.code == 0);
+  CHECK(nlohmann::json::parse(ratio.out)["rank_scaling"] == "nccl");
+  const auto no_topology = run({"comm", "--profile", four, "--ranks", "8", "--size", "8KiB"});
+  CHECK(no_topology.code == specsim::cli::kExitInput);
+  CHECK_THAT(no_topology.err, Contains("--topology"));
+  const auto twice = run({"comm", "--profile", four + "," + four, "--ranks", "8", "--size", "8KiB"});
+  CHECK(twice.code == specsim::cli::kExitInput);
+  CHECK_THAT(twice.err, Contains("both 4 ranks"));
+  const auto power_one = run({"comm", "--profile", four, "--ranks", "8", "--size", "8KiB", "--rank-scaling", "power",
+                              "--topology", "8x-rtx-pro-6000-pcie5"});
+  CHECK(power_one.code == specsim::cli::kExitInput);
+  CHECK_THAT(power_one.err, Contains("two rank counts"));
+}
+
 TEST_CASE("calibrate nccl: shipped profiles load and match their logs", "[calibrate]") {
   // calibration/profiles/nccl-<log>.yaml were written by `specsim calibrate nccl`.
   for (const char* name : {"aikitoria-8x5090-p2p-turin", "anthonyhoo-2x2080ti-nop2p-pix", "chlc-8x4090-nop2p-sys",

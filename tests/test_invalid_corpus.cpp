@@ -124,6 +124,8 @@ const std::map<std::string, Expected>& corpus() {
       {"nccl/missing_header.log", {"header: table row before any column header", 22}},
       {"nccl/no_rank_count.log", {"ranks: cannot tell the rank count of this table", 16}},
       {"nccl/non_numeric_time.log", {"out-of-place time: expected a number, got '11.7.9'", 28}},
+      // Found by fuzz_nccl_tests: std::stoi threw std::out_of_range past every handler.
+      {"nccl/rank_out_of_range.log", {"ranks: device line's rank number 99999999999 is out of range", 13}},
       {"nccl/truncated_row.log", {"row: row has 8 fields, expected 13", 43}},
       {"scenario/accept-nan.yaml", {"acceptance.accept: expected a finite number, got '.nan'", 23}},
       {"scenario/accept-out-of-range.yaml", {"acceptance.accept: = 1.2: must be in [0, 1]", 49}},

@@ -1,5 +1,6 @@
 // specsim comm: predicted all-reduce time per message size from a comm profile, through the
 // measured curve (MeasuredCurve: piecewise regimes, exact at measured sizes), as text or JSON.
+// Profiles of the same box at other rank counts estimate an unmeasured one (comm_scaling.hpp).
 #include <CLI/CLI.hpp>
 
 #include <nlohmann/json.hpp>
@@ -14,6 +15,8 @@
 
 #include "cli.hpp"
 #include "specsim/comm_curve.hpp"
+#include "specsim/comm_model.hpp"
+#include "specsim/comm_scaling.hpp"
 #include "specsim/error.hpp"
 #include "specsim/load.hpp"
 #include "specsim/units.hpp"
@@ -23,7 +26,9 @@ namespace specsim::cli {
 namespace {
 
 struct CommOptions {
-  std::string profile;
+  std::vector<std::string> profiles;
+  std::optional<std::string> topology;
+  std::optional<std::string> rank_scaling;
   int ranks = 0;
   std::vector<std::string> sizes;
   std::optional<std::string> mode;
@@ -43,23 +48,74 @@ double parse_size_bytes(const std::string& text) {
 void run_comm(const CommOptions& o, Io& io) {
   std::vector<double> sizes;
   for (const auto& s : o.sizes) sizes.push_back(parse_size_bytes(s));
-  const CommProfile profile = load_comm_profile(DataDir().resolve(DataKind::kCommProfile, o.profile));
-  if (o.ranks != profile.ranks) {
-    throw Error({"--ranks", 0, 0}, "",
-                std::to_string(o.ranks) + " does not match profile '" + profile.name + "', measured at " +
-                    std::to_string(profile.ranks) + " ranks");
+  const DataDir data;
+  std::optional<Topology> topology;
+  std::optional<GpuSpec> gpu;
+  if (o.topology) {
+    topology = load_topology(data.resolve(DataKind::kTopology, *o.topology));
+    gpu = load_gpu(data.resolve(DataKind::kGpu, topology->gpu));
   }
-  // A profile is one launch mode; converting between modes needs a scenario's eager overhead.
-  if (o.mode && *o.mode != to_string(profile.mode)) {
-    throw Error({"--mode", 0, 0}, "",
-                *o.mode + " does not match profile '" + profile.name + "', measured in " + to_string(profile.mode) +
-                    " mode");
+  // Without a topology the points are taken as measured over PCIe, as `calibrate nccl` does.
+  const LinkClass link = topology ? topology->link : LinkClass::kPix;
+  std::vector<CommProfile> profiles;
+  std::vector<RankedCurve> curves;
+  for (const auto& name : o.profiles) {
+    CommProfile p = load_comm_profile(data.resolve(DataKind::kCommProfile, name));
+    // A profile is one launch mode; converting between modes needs a scenario's eager overhead.
+    if (o.mode && *o.mode != to_string(p.mode)) {
+      throw Error({"--mode", 0, 0}, "",
+                  *o.mode + " does not match profile '" + p.name + "', measured in " + to_string(p.mode) + " mode");
+    }
+    if (!profiles.empty() && p.mode != profiles.front().mode) {
+      throw Error({"--profile", 0, 0}, "",
+                  "'" + p.name + "' was measured in " + to_string(p.mode) + " mode, '" + profiles.front().name +
+                      "' in " + to_string(profiles.front().mode) + " (one launch mode per estimate)");
+    }
+    for (const auto& q : profiles) {
+      if (q.ranks == p.ranks) {
+        throw Error({"--profile", 0, 0}, "",
+                    "'" + q.name + "' and '" + p.name + "' are both " + std::to_string(p.ranks) +
+                        " ranks: one profile per rank count");
+      }
+    }
+    curves.push_back({p.ranks, measured_curve(p, link)});
+    profiles.push_back(std::move(p));
   }
-  std::vector<CurvePoint> points;
-  for (const auto& p : profile.points) points.push_back({p.message_bytes, p.time_s});
-  CurveOptions options;
-  options.ranks = profile.ranks;
-  const MeasuredCurve curve = MeasuredCurve::fit(points, options);
+  bool measured = false;
+  for (const auto& p : profiles) measured = measured || p.ranks == o.ranks;
+  std::optional<RankScaling> method;
+  if (o.rank_scaling) method = *o.rank_scaling == "power" ? RankScaling::kPowerLaw : RankScaling::kPriorRatio;
+  if (!measured) {
+    std::string have;
+    for (const auto& p : profiles) have += (have.empty() ? "" : ", ") + p.name + " has " + std::to_string(p.ranks) + " ranks";
+    const bool ratio = method ? *method == RankScaling::kPriorRatio : profiles.size() < 2;
+    if (o.ranks < 2 || (ratio && !topology)) {
+      throw Error({"--ranks", 0, 0}, "",
+                  std::to_string(o.ranks) + " was not measured (" + have +
+                      "); to estimate it, give profiles of the box at two rank counts (power law in ranks) or "
+                      "--topology for NCCL's model ratio");
+    }
+  }
+  const NcclPriorConfig prior = topology ? nccl_prior_config(*topology, *gpu, o.ranks) : NcclPriorConfig{};
+  const RankScaledCurve curve(curves, o.ranks, prior, method);
+  const CommProfile* exact = nullptr;
+  for (const auto& p : profiles) {
+    if (p.ranks == o.ranks) exact = &p;
+  }
+  std::string from;
+  for (int r : curve.from_ranks()) {
+    for (const auto& p : profiles) {
+      if (p.ranks == r) from += (from.empty() ? "" : ", ") + p.name + " (" + std::to_string(r) + " ranks)";
+    }
+  }
+  auto in_range = [&](double b) {
+    for (int r : curve.from_ranks()) {
+      for (const auto& c : curves) {
+        if (c.ranks == r && !c.curve->in_measured_range(b)) return false;
+      }
+    }
+    return true;
+  };
 
   std::string text;
   if (o.json) {
@@ -70,14 +126,23 @@ void run_comm(const CommOptions& o, Io& io) {
       nlohmann::json bytes = b == std::floor(b) && b < 9e15 ? nlohmann::json(static_cast<std::int64_t>(b)) : nlohmann::json(b);
       j["points"].push_back({{"bytes", bytes}, {"time_s", curve.time_s(b)}});
     }
+    // A measured rank count prints {"points": [...]} alone, as scripts expect; an estimate says so.
+    if (!exact) {
+      j["ranks"] = o.ranks;
+      j["measured_at_ranks"] = false;
+      j["from_ranks"] = curve.from_ranks();
+      j["rank_scaling"] = curve.method() == RankScaling::kPowerLaw ? "power" : "nccl";
+    }
     text = j.dump(2) + "\n";
   } else {
-    text = "all_reduce, profile " + profile.name + " (" + std::to_string(profile.ranks) + " ranks, " +
-           to_string(profile.mode) + ")\n";
+    const std::string mode = to_string(profiles.front().mode);
+    text = exact ? "all_reduce, profile " + exact->name + " (" + std::to_string(o.ranks) + " ranks, " + mode + ")\n"
+                 : "all_reduce at " + std::to_string(o.ranks) + " ranks (" + mode + "), NOT MEASURED: estimated from " +
+                       from + " by " + to_string(curve.method()) + "\n";
     for (double b : sizes) {
       char line[128];
       std::snprintf(line, sizeof line, "  %-12s %12.3f us%s\n", units::format_bytes(b).c_str(), curve.time_s(b) * 1e6,
-                    curve.in_measured_range(b) ? "" : "  (outside measured range: extrapolated)");
+                    in_range(b) ? "" : "  (outside measured range: extrapolated)");
       text += line;
     }
   }
@@ -89,8 +154,17 @@ void run_comm(const CommOptions& o, Io& io) {
 void setup_comm(CLI::App& app, Io& io) {
   auto opts = std::make_shared<CommOptions>();
   CLI::App* sub = app.add_subcommand("comm", "Predicted all-reduce time per message size from a comm profile");
-  sub->add_option("--profile", opts->profile, "Comm profile name (calibration/profiles) or file")->required();
-  sub->add_option("--ranks", opts->ranks, "Rank count; must match the profile's")->required()->check(CLI::Range(1, 4096));
+  sub->add_option("--profile", opts->profiles,
+                  "Comm profile name (calibration/profiles) or file; several (P1,P2 or repeated) at other rank "
+                  "counts of one box estimate an unmeasured --ranks")
+      ->required()
+      ->delimiter(',');
+  sub->add_option("--ranks", opts->ranks, "Rank count: a profile's, or one to estimate")->required()->check(CLI::Range(1, 4096));
+  sub->add_option("--rank-scaling", opts->rank_scaling,
+                  "How to estimate an unmeasured rank count: power (per size, through two measured counts; the "
+                  "default with two or more) or nccl (NCCL's model ratio from the nearest; needs --topology)")
+      ->check(CLI::IsMember({"power", "nccl"}));
+  sub->add_option("--topology", opts->topology, "Topology the profiles were measured on (models/topology)");
   sub->add_option("--size", opts->sizes, "Message sizes, S1,S2,... (14KiB, 2MB, or a byte count)")
       ->required()
       ->delimiter(',');

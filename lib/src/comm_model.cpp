@@ -27,15 +27,17 @@ NcclArch arch_of(const std::string& gpu) {
 // worked example of nccl.md 1.7); without P2P, traffic is staged through the host: 1 channel x
 // 5 GB/s as an 8x 4090 host logged (nccl-tests issue 307); NVSwitch: per-link 20.6 GB/s (SM90) or
 // 40.1 (SM100) over 16 channels (estimate: NCCL's ring over NVSwitch uses most of the 18 links).
-NcclPriorConfig prior_config(const Scenario& s) {
+}  // namespace
+
+NcclPriorConfig nccl_prior_config(const Topology& topology, const GpuSpec& gpu, int ranks) {
   NcclPriorConfig c;
-  c.ranks = std::max(2, s.tp);
-  c.arch = arch_of(s.gpu.name);
-  if (s.topology.link == LinkClass::kNvlink) {
+  c.ranks = std::max(2, ranks);
+  c.arch = arch_of(gpu.name);
+  if (topology.link == LinkClass::kNvlink) {
     c.link = NcclLink::kNvlink;
     c.graph_channels = 16;
     c.channel_bandwidth_bytes_per_s = c.arch == NcclArch::kBlackwell ? 40.1e9 : 20.6e9;
-  } else if (s.topology.p2p && s.gpu.p2p_supported) {
+  } else if (topology.p2p && gpu.p2p_supported) {
     c.link = NcclLink::kPci;
     c.graph_channels = 2;
     c.channel_bandwidth_bytes_per_s = 12e9;
@@ -50,7 +52,7 @@ NcclPriorConfig prior_config(const Scenario& s) {
 // The scenario's topology says what the profile's points were measured over: NCCL's LL -> Simple
 // switch is located with its PCI latencies, so it is looked for on PCIe boxes only (on NVLink,
 // LL128 sits between the two).
-std::shared_ptr<const MeasuredCurve> curve_of(const CommProfile& p, LinkClass link) {
+std::shared_ptr<const MeasuredCurve> measured_curve(const CommProfile& p, LinkClass link) {
   std::vector<CurvePoint> pts;
   for (const auto& pt : p.points) pts.push_back({pt.message_bytes, pt.time_s});
   CurveOptions o;
@@ -58,6 +60,8 @@ std::shared_ptr<const MeasuredCurve> curve_of(const CommProfile& p, LinkClass li
   o.locate_protocol_switch = link != LinkClass::kNvlink;
   return std::make_shared<const MeasuredCurve>(MeasuredCurve::fit(std::move(pts), o));
 }
+
+namespace {
 
 // PCIe peer-to-peer bandwidth per direction: ~56 GB/s measured on Gen5 x16 (89% of 63 GB/s,
 // hardware.md 3.1); other generations scaled by the spec; NVLink per direction from the GPU file.
@@ -96,7 +100,7 @@ CommModel CommModel::build(const Scenario& s, double eager_overhead_per_op_s, do
   m.implementation_ = c.implementation;
   m.p2p_bytes_per_s_ = p2p_bandwidth(s);
   auto prior = std::make_shared<Prior>();
-  prior->measured = prior_config(s);
+  prior->measured = nccl_prior_config(s.topology, s.gpu, s.tp);
   prior->what_if = prior->measured;
   if (c.nccl_algo != "auto") prior->what_if.algos = {parse_nccl_algo(c.nccl_algo)};
   if (c.nccl_proto != "auto") prior->what_if.protos = {parse_nccl_proto(c.nccl_proto)};
@@ -105,7 +109,7 @@ CommModel CommModel::build(const Scenario& s, double eager_overhead_per_op_s, do
   prior->what_if_differs = c.nccl_algo != "auto" || c.nccl_proto != "auto" || c.min_channels || c.max_channels;
   m.prior_ = prior;
   if (s.comm_profile) {
-    m.nccl_curve_ = curve_of(*s.comm_profile, s.topology.link);
+    m.nccl_curve_ = measured_curve(*s.comm_profile, s.topology.link);
     m.calibrated_ = true;
     m.source_ = "measured: " + s.comm_profile->name;
   } else {
@@ -117,7 +121,7 @@ CommModel CommModel::build(const Scenario& s, double eager_overhead_per_op_s, do
                   s.topology.name + "' has p2p off");
     }
     if (s.custom_profile) {
-      m.custom_curve_ = curve_of(*s.custom_profile, s.topology.link);
+      m.custom_curve_ = measured_curve(*s.custom_profile, s.topology.link);
       m.source_ = "measured: " + s.custom_profile->name;
     } else {
       m.calibrated_ = false;

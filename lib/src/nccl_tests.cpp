@@ -1,6 +1,7 @@
 #include "specsim/nccl_tests.hpp"
 
 #include <charconv>
+#include <system_error>
 #include <cmath>
 #include <fstream>
 #include <istream>
@@ -165,7 +166,11 @@ class Parser {
 
     if (std::regex_search(text.begin(), text.end(), m, kVersion)) {
       log_.tests_version = m[1].str();
-      if (m[2].matched) log_.nccl_version = version_from_code(std::stol(m[2].str()));
+      long code = 0;
+      const std::string digits = m[2].str();
+      if (m[2].matched && std::from_chars(digits.data(), digits.data() + digits.size(), code).ec == std::errc{}) {
+        log_.nccl_version = version_from_code(code);
+      }
     } else if (std::regex_search(text.begin(), text.end(), m, kStarting)) {
       close_table();
       std::string name = m[1].str();
@@ -178,7 +183,12 @@ class Parser {
       new_run();
       read_settings(words);
     } else if (std::regex_search(text.begin(), text.end(), m, kRank)) {
-      device_ranks_.insert(std::stoi(m[1].str()));
+      int rank = 0;
+      const std::string digits = m[1].str();
+      if (std::from_chars(digits.data(), digits.data() + digits.size(), rank).ec != std::errc{}) {
+        throw Error(SourceLocation{log_.file, number, 1}, "ranks", "device line's rank number " + digits + " is out of range");
+      }
+      device_ranks_.insert(rank);
     } else if (auto layout = read_layout(words)) {
       start_table(number, *layout);
     } else if (current_ && current_->rows.empty() && !words.empty() &&

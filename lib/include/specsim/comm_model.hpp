@@ -21,6 +21,14 @@
 namespace specsim {
 
 class MeasuredCurve;
+struct NcclPriorConfig;
+
+// NCCL's model of a box (nccl_prior.hpp): link, architecture, and the search graph NCCL would
+// build for it (PCIe P2P: 2 channels x 12 GB/s; no P2P: 1 x 5 GB/s; NVSwitch: 16 x per-link bw).
+[[nodiscard]] NcclPriorConfig nccl_prior_config(const Topology& topology, const GpuSpec& gpu, int ranks);
+// A profile's measured curve, fitted with its rank count; NCCL's LL -> Simple switch is looked for
+// on PCIe boxes only (`link`: what the points were measured over).
+[[nodiscard]] std::shared_ptr<const MeasuredCurve> measured_curve(const CommProfile& profile, LinkClass link);
 
 class CommModel {
  public:
