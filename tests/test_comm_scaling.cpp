@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "specsim/comm_model.hpp"
 #include "specsim/comm_scaling.hpp"
 #include "specsim/error.hpp"
 #include "specsim/hardware.hpp"
@@ -149,4 +150,43 @@ TEST_CASE("AIC 8x RTX PRO 6000: fit on 2 and 4 GPUs, predict 8", "[comm_scaling]
   CHECK(worsts[0] <= 0.27);
   CHECK(medians[0] < medians[1]);  // two measured counts beat NCCL's model from one
   CHECK(medians[3] <= 0.08);
+}
+
+TEST_CASE("scenarios: comm.rank_scaling estimates a tp no profile was measured at", "[comm_scaling][scenario]") {
+  using specsim::CommModel;
+  using specsim::LaunchMode;
+  const std::vector<std::string> tp4 = {"parallel.tp=4", "comm.custom_profile="};
+  // Off (the default): the 8-rank profile at tp 4 is an error that names the way out.
+  CHECK_THROWS_WITH(specsim::load_scenario(specsim::kDefaultScenario, tp4),
+                    Contains("measured at 8 ranks, the scenario runs tp = 4") && Contains("comm.rank_scaling"));
+  // NCCL's ratio from the 8-rank table: 14 KiB is 26.9 us at 8 ranks; the model ratio brings it
+  // to 17.1 us at 4 (the measured 4-rank table says 14.5 us). Flagged, not calibrated.
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> patches = tp4;
+    patches.insert(patches.end(), extra.begin(), extra.end());
+    return CommModel::build(specsim::load_scenario(specsim::kDefaultScenario, patches), 0.0, 0.0);
+  };
+  const CommModel ratio = with({"comm.rank_scaling=nccl"});
+  CHECK_FALSE(ratio.calibrated());
+  CHECK_THAT(ratio.source(), Contains("rank-scaled to 4 ranks from rtx-pro-6000-8x-pcie5-aic-nccl (8 ranks)"));
+  const CommModel measured = with({"comm.profile=rtx-pro-6000-4x-pcie5-aic-nccl"});
+  CHECK(measured.calibrated());
+  const auto eight = aic(8);
+  specsim::NcclPriorConfig box = pcie_box();
+  box.ranks = 8;
+  specsim::NcclPriorConfig four = box;
+  four.ranks = 4;
+  CHECK_THAT(ratio.allreduce_s(14336, LaunchMode::kGraph),
+             WithinRel(eight.curve->time_s(14336) * specsim::nccl_prior_ratio(box, four, 14336), 1e-12));
+  // The power law between the 2- and 8-rank tables lands nearer the measured 4-rank time.
+  const CommModel power = with({"comm.rank_scaling=power", "comm.rank_profiles=rtx-pro-6000-2x-pcie5-aic-nccl"});
+  CHECK_THAT(power.source(), Contains("(2 ranks), rtx-pro-6000-8x-pcie5-aic-nccl (8 ranks) by power law in ranks"));
+  const double truth = measured.allreduce_s(14336, LaunchMode::kGraph);
+  CHECK(std::abs(power.allreduce_s(14336, LaunchMode::kGraph) / truth - 1) <
+        std::abs(ratio.allreduce_s(14336, LaunchMode::kGraph) / truth - 1));
+  // Bad lists: rank_profiles without scaling, two profiles at one rank count.
+  CHECK_THROWS_WITH(with({"comm.rank_profiles=rtx-pro-6000-2x-pcie5-aic-nccl"}),
+                    Contains("comm.rank_profiles") && Contains("needs comm.rank_scaling"));
+  CHECK_THROWS_WITH(with({"comm.rank_scaling=power", "comm.rank_profiles=rtx-pro-6000-8x-pcie5-aic-nccl"}),
+                    Contains("a second profile at 8 ranks"));
 }

@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "specsim/comm_curve.hpp"
+#include "specsim/comm_scaling.hpp"
 #include "specsim/error.hpp"
 #include "specsim/nccl_prior.hpp"
 
@@ -109,9 +110,31 @@ CommModel CommModel::build(const Scenario& s, double eager_overhead_per_op_s, do
   prior->what_if_differs = c.nccl_algo != "auto" || c.nccl_proto != "auto" || c.min_channels || c.max_channels;
   m.prior_ = prior;
   if (s.comm_profile) {
-    m.nccl_curve_ = measured_curve(*s.comm_profile, s.topology.link);
-    m.calibrated_ = true;
-    m.source_ = "measured: " + s.comm_profile->name;
+    if (s.comm_profile->ranks != s.tp && c.rank_scaling == "off") {
+      throw Error("comm.profile: '" + s.comm_profile->name + "' was measured at " + std::to_string(s.comm_profile->ranks) +
+                  " ranks, the scenario runs tp = " + std::to_string(s.tp) + " (comm.rank_scaling: nccl or power estimates it)");
+    }
+    std::vector<RankedCurve> curves{{s.comm_profile->ranks, measured_curve(*s.comm_profile, s.topology.link)}};
+    for (const auto& p : s.comm_rank_profiles) curves.push_back({p.ranks, measured_curve(p, s.topology.link)});
+    std::optional<RankScaling> method;
+    if (c.rank_scaling == "nccl") method = RankScaling::kPriorRatio;
+    if (c.rank_scaling == "power") method = RankScaling::kPowerLaw;
+    m.nccl_curve_ = std::make_shared<const RankScaledCurve>(std::move(curves), s.tp, prior->measured, method);
+    m.calibrated_ = m.nccl_curve_->measured();
+    if (m.calibrated_) {
+      m.source_ = "measured: " + s.comm_profile->name;
+    } else {
+      std::vector<const CommProfile*> profiles{&*s.comm_profile};
+      for (const auto& p : s.comm_rank_profiles) profiles.push_back(&p);
+      std::string from;
+      for (int r : m.nccl_curve_->from_ranks()) {
+        for (const CommProfile* p : profiles) {
+          if (p->ranks == r) from += (from.empty() ? "" : ", ") + p->name + " (" + std::to_string(r) + " ranks)";
+        }
+      }
+      m.source_ = "rank-scaled to " + std::to_string(s.tp) + " ranks from " + from + " by " +
+                  to_string(m.nccl_curve_->method());
+    }
   } else {
     m.source_ = "uncalibrated: NCCL's analytic model (tuning.cc) for this topology";
   }

@@ -670,6 +670,22 @@ Scenario read_scenario(YamlReader& r, const DataDir& data) {
     s.comm.scale = c->optional_number("scale", 1.0, 0.0, 1e6);
     s.comm.overlap = c->optional_number("overlap", 0.0, 0.0, 1.0);
     s.comm.fuse_residual_norm = c->optional_boolean("fuse_residual_norm", false);
+    s.comm.rank_scaling = c->optional_choice("rank_scaling", {"off", "nccl", "power"}, "off");
+    // Comma-separated names, so that `--set comm.rank_profiles=a,b` can patch them.
+    const std::string rank_profiles = c->optional_string("rank_profiles", "");
+    for (std::size_t start = 0; start < rank_profiles.size();) {
+      std::size_t comma = rank_profiles.find(',', start);
+      if (comma == std::string::npos) comma = rank_profiles.size();
+      std::string name = rank_profiles.substr(start, comma - start);
+      name.erase(0, name.find_first_not_of(' '));
+      name.erase(name.find_last_not_of(' ') + 1);
+      if (name.empty()) c->fail("rank_profiles", "'" + rank_profiles + "': empty name in the list");
+      s.comm.rank_profiles.push_back(name);
+      start = comma + 1;
+    }
+    if (!s.comm.rank_profiles.empty() && s.comm.rank_scaling == "off") {
+      c->fail("rank_profiles", "needs comm.rank_scaling: power or nccl");
+    }
     if (s.comm.min_channels && s.comm.max_channels && s.comm.min_channels > s.comm.max_channels) {
       c->fail("min_channels", "must not exceed max_channels");
     }
@@ -677,7 +693,7 @@ Scenario read_scenario(YamlReader& r, const DataDir& data) {
   } else {
     s.comm.profile = s.topology.comm_profile;
   }
-  auto load_profile = [&](const std::string& name, const char* key) -> std::optional<CommProfile> {
+  auto load_profile = [&](const std::string& name, const char* key, bool scalable) -> std::optional<CommProfile> {
     if (name.empty()) return std::nullopt;
     std::string path;
     try {
@@ -686,15 +702,33 @@ Scenario read_scenario(YamlReader& r, const DataDir& data) {
       throw Error(r.location_of("comm"), std::string("comm.") + key, e.message());
     }
     CommProfile p = load_comm_profile(path);
-    if (s.tp > 1 && p.ranks != s.tp) {
+    if (s.tp > 1 && p.ranks != s.tp && !scalable) {
       throw Error(r.location_of("comm"), std::string("comm.") + key,
                   "profile '" + p.name + "' was measured at " + std::to_string(p.ranks) +
-                      " ranks, the scenario runs tp = " + std::to_string(s.tp));
+                      " ranks, the scenario runs tp = " + std::to_string(s.tp) +
+                      (std::string(key) == "profile" ? " (comm.rank_scaling: nccl or power estimates it)" : ""));
     }
     return p;
   };
-  s.comm_profile = load_profile(s.comm.profile, "profile");
-  s.custom_profile = load_profile(s.comm.custom_profile, "custom_profile");
+  const bool scalable = s.comm.rank_scaling != "off";
+  s.comm_profile = load_profile(s.comm.profile, "profile", scalable);
+  s.custom_profile = load_profile(s.comm.custom_profile, "custom_profile", false);
+  for (const auto& name : s.comm.rank_profiles) {
+    CommProfile p = *load_profile(name, "rank_profiles", true);
+    if (!s.comm_profile) throw Error(r.location_of("comm"), "comm.rank_profiles", "needs comm.profile as well");
+    if (p.mode != s.comm_profile->mode) {
+      throw Error(r.location_of("comm"), "comm.rank_profiles",
+                  "'" + p.name + "' was measured in " + to_string(p.mode) + " mode, comm.profile '" +
+                      s.comm_profile->name + "' in " + to_string(s.comm_profile->mode));
+    }
+    bool repeated = p.ranks == s.comm_profile->ranks;
+    for (const auto& q : s.comm_rank_profiles) repeated = repeated || q.ranks == p.ranks;
+    if (repeated) {
+      throw Error(r.location_of("comm"), "comm.rank_profiles",
+                  "'" + p.name + "': a second profile at " + std::to_string(p.ranks) + " ranks (one per rank count)");
+    }
+    s.comm_rank_profiles.push_back(std::move(p));
+  }
   if (auto h = r.optional_child("host")) {
     if (h->has("decode_per_step")) s.host.decode_per_step_s = h->quantity_or_calibrate("decode_per_step", Quantity::kDuration);
     h->ignore("decode_per_step");

@@ -21,6 +21,7 @@
 namespace specsim {
 
 class MeasuredCurve;
+class RankScaledCurve;
 struct NcclPriorConfig;
 
 // NCCL's model of a box (nccl_prior.hpp): link, architecture, and the search graph NCCL would
@@ -48,7 +49,7 @@ class CommModel {
   [[nodiscard]] double nccl_s(double bytes) const;
 
   int ranks_ = 1;
-  std::shared_ptr<const MeasuredCurve> nccl_curve_;
+  std::shared_ptr<const RankScaledCurve> nccl_curve_;  // the profile's curve, or scaled to tp ranks
   std::shared_ptr<const MeasuredCurve> custom_curve_;
   struct Prior;
   std::shared_ptr<const Prior> prior_;

@@ -101,6 +101,10 @@ struct CommSettings {
   double scale = 1.0;                           // multiplies every all-reduce (what-if: `comm.scale*=0.5`)
   double overlap = 0.0;                         // fraction of the smaller of compute and comm hidden by overlap
   bool fuse_residual_norm = false;              // all-reduce fused with residual add + RMSNorm
+  // A profile measured at another rank count than tp: off = an error; nccl = NCCL's model ratio
+  // from the nearest measured count; power = power law in ranks through two (comm_scaling.hpp).
+  std::string rank_scaling = "off";
+  std::vector<std::string> rank_profiles;       // the box's profiles at other rank counts (for power)
 };
 
 struct HostSettings {
@@ -146,6 +150,7 @@ struct Scenario {
   Topology topology;
   std::optional<CommProfile> comm_profile;
   std::optional<CommProfile> custom_profile;  // comm.custom_profile, loaded
+  std::vector<CommProfile> comm_rank_profiles;  // comm.rank_profiles, loaded
   int tp = 1;
   int pp = 1;              // pipeline stages; a token crosses them one after another at batch 1
   std::string interventions;  // models/interventions catalogue for `rank`; empty = none
