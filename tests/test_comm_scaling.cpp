@@ -182,6 +182,9 @@ TEST_CASE("scenarios: comm.rank_scaling estimates a tp no profile was measured a
   // The power law between the 2- and 8-rank tables lands nearer the measured 4-rank time.
   const CommModel power = with({"comm.rank_scaling=power", "comm.rank_profiles=rtx-pro-6000-2x-pcie5-aic-nccl"});
   CHECK_THAT(power.source(), Contains("(2 ranks), rtx-pro-6000-8x-pcie5-aic-nccl (8 ranks) by power law in ranks"));
+  // The same list written as YAML gives the same model.
+  const CommModel power_list = with({"comm.rank_scaling=power", "comm.rank_profiles=[rtx-pro-6000-2x-pcie5-aic-nccl]"});
+  CHECK(power_list.allreduce_s(14336, LaunchMode::kGraph) == power.allreduce_s(14336, LaunchMode::kGraph));
   const double truth = measured.allreduce_s(14336, LaunchMode::kGraph);
   CHECK(std::abs(power.allreduce_s(14336, LaunchMode::kGraph) / truth - 1) <
         std::abs(ratio.allreduce_s(14336, LaunchMode::kGraph) / truth - 1));
@@ -190,4 +193,6 @@ TEST_CASE("scenarios: comm.rank_scaling estimates a tp no profile was measured a
                     Contains("comm.rank_profiles") && Contains("needs comm.rank_scaling"));
   CHECK_THROWS_WITH(with({"comm.rank_scaling=power", "comm.rank_profiles=rtx-pro-6000-8x-pcie5-aic-nccl"}),
                     Contains("a second profile at 8 ranks"));
+  CHECK_THROWS_WITH(with({"comm.rank_scaling=power", "comm.rank_profiles=rtx-pro-6000-2x-pcie5-aic-nccl,,x"}),
+                    Contains("comm.rank_profiles") && Contains("item 2: empty name"));
 }

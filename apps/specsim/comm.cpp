@@ -81,11 +81,13 @@ void run_comm(const CommOptions& o, Io& io) {
     curves.push_back({p.ranks, measured_curve(p, link)});
     profiles.push_back(std::move(p));
   }
-  bool measured = false;
-  for (const auto& p : profiles) measured = measured || p.ranks == o.ranks;
+  const CommProfile* exact = nullptr;
+  for (const auto& p : profiles) {
+    if (p.ranks == o.ranks) exact = &p;
+  }
   std::optional<RankScaling> method;
   if (o.rank_scaling) method = *o.rank_scaling == "power" ? RankScaling::kPowerLaw : RankScaling::kPriorRatio;
-  if (!measured) {
+  if (!exact) {
     std::string have;
     for (const auto& p : profiles) have += (have.empty() ? "" : ", ") + p.name + " has " + std::to_string(p.ranks) + " ranks";
     const bool ratio = method ? *method == RankScaling::kPriorRatio : profiles.size() < 2;
@@ -98,16 +100,8 @@ void run_comm(const CommOptions& o, Io& io) {
   }
   const NcclPriorConfig prior = topology ? nccl_prior_config(*topology, *gpu, o.ranks) : NcclPriorConfig{};
   const RankScaledCurve curve(curves, o.ranks, prior, method);
-  const CommProfile* exact = nullptr;
-  for (const auto& p : profiles) {
-    if (p.ranks == o.ranks) exact = &p;
-  }
-  std::string from;
-  for (int r : curve.from_ranks()) {
-    for (const auto& p : profiles) {
-      if (p.ranks == r) from += (from.empty() ? "" : ", ") + p.name + " (" + std::to_string(r) + " ranks)";
-    }
-  }
+  std::vector<const CommProfile*> sources;
+  for (const auto& p : profiles) sources.push_back(&p);
   auto in_range = [&](double b) {
     for (int r : curve.from_ranks()) {
       for (const auto& c : curves) {
@@ -138,7 +132,7 @@ void run_comm(const CommOptions& o, Io& io) {
     const std::string mode = to_string(profiles.front().mode);
     text = exact ? "all_reduce, profile " + exact->name + " (" + std::to_string(o.ranks) + " ranks, " + mode + ")\n"
                  : "all_reduce at " + std::to_string(o.ranks) + " ranks (" + mode + "), NOT MEASURED: estimated from " +
-                       from + " by " + to_string(curve.method()) + "\n";
+                       rank_sources(curve, sources) + " by " + to_string(curve.method()) + "\n";
     for (double b : sizes) {
       char line[128];
       std::snprintf(line, sizeof line, "  %-12s %12.3f us%s\n", units::format_bytes(b).c_str(), curve.time_s(b) * 1e6,

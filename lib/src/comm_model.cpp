@@ -62,6 +62,16 @@ std::shared_ptr<const MeasuredCurve> measured_curve(const CommProfile& p, LinkCl
   return std::make_shared<const MeasuredCurve>(MeasuredCurve::fit(std::move(pts), o));
 }
 
+std::string rank_sources(const RankScaledCurve& curve, const std::vector<const CommProfile*>& profiles) {
+  std::string from;
+  for (int r : curve.from_ranks()) {
+    for (const CommProfile* p : profiles) {
+      if (p->ranks == r) from += (from.empty() ? "" : ", ") + p->name + " (" + std::to_string(r) + " ranks)";
+    }
+  }
+  return from;
+}
+
 namespace {
 
 // PCIe peer-to-peer bandwidth per direction: ~56 GB/s measured on Gen5 x16 (89% of 63 GB/s,
@@ -126,14 +136,8 @@ CommModel CommModel::build(const Scenario& s, double eager_overhead_per_op_s, do
     } else {
       std::vector<const CommProfile*> profiles{&*s.comm_profile};
       for (const auto& p : s.comm_rank_profiles) profiles.push_back(&p);
-      std::string from;
-      for (int r : m.nccl_curve_->from_ranks()) {
-        for (const CommProfile* p : profiles) {
-          if (p->ranks == r) from += (from.empty() ? "" : ", ") + p->name + " (" + std::to_string(r) + " ranks)";
-        }
-      }
-      m.source_ = "rank-scaled to " + std::to_string(s.tp) + " ranks from " + from + " by " +
-                  to_string(m.nccl_curve_->method());
+      m.source_ = "rank-scaled to " + std::to_string(s.tp) + " ranks from " + rank_sources(*m.nccl_curve_, profiles) +
+                  " by " + to_string(m.nccl_curve_->method());
     }
   } else {
     m.source_ = "uncalibrated: NCCL's analytic model (tuning.cc) for this topology";

@@ -20,6 +20,7 @@ RankScaledCurve::RankScaledCurve(std::vector<RankedCurve> measured, int target_r
     throw Error(SourceLocation{}, "ranks", std::to_string(target_ranks) + ": the target rank count must be >= 2");
   }
   std::sort(measured.begin(), measured.end(), [](const RankedCurve& x, const RankedCurve& y) { return x.ranks < y.ranks; });
+  method_ = method.value_or(measured.size() >= 2 ? RankScaling::kPowerLaw : RankScaling::kPriorRatio);
   for (std::size_t i = 0; i < measured.size(); ++i) {
     const RankedCurve& c = measured[i];
     if (!c.curve) throw Error(SourceLocation{}, "ranks", "curve at " + std::to_string(c.ranks) + " ranks is missing");
@@ -30,11 +31,9 @@ RankScaledCurve::RankScaledCurve(std::vector<RankedCurve> measured, int target_r
     if (c.ranks == target_ranks) {
       exact_ = c.curve;
       from_ = {c.ranks};
-      method_ = method.value_or(measured.size() >= 2 ? RankScaling::kPowerLaw : RankScaling::kPriorRatio);
       return;
     }
   }
-  method_ = method.value_or(measured.size() >= 2 ? RankScaling::kPowerLaw : RankScaling::kPriorRatio);
   // Nearest first, by distance in ln(ranks); a tie goes to the larger count (the one with more hops).
   auto distance = [&](const RankedCurve& c) { return std::abs(std::log(double(c.ranks) / target_ranks)); };
   std::vector<RankedCurve> by_distance = measured;

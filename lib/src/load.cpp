@@ -671,18 +671,8 @@ Scenario read_scenario(YamlReader& r, const DataDir& data) {
     s.comm.overlap = c->optional_number("overlap", 0.0, 0.0, 1.0);
     s.comm.fuse_residual_norm = c->optional_boolean("fuse_residual_norm", false);
     s.comm.rank_scaling = c->optional_choice("rank_scaling", {"off", "nccl", "power"}, "off");
-    // Comma-separated names, so that `--set comm.rank_profiles=a,b` can patch them.
-    const std::string rank_profiles = c->optional_string("rank_profiles", "");
-    for (std::size_t start = 0; start < rank_profiles.size();) {
-      std::size_t comma = rank_profiles.find(',', start);
-      if (comma == std::string::npos) comma = rank_profiles.size();
-      std::string name = rank_profiles.substr(start, comma - start);
-      name.erase(0, name.find_first_not_of(' '));
-      name.erase(name.find_last_not_of(' ') + 1);
-      if (name.empty()) c->fail("rank_profiles", "'" + rank_profiles + "': empty name in the list");
-      s.comm.rank_profiles.push_back(name);
-      start = comma + 1;
-    }
+    // A YAML list or comma-separated names, so that `--set comm.rank_profiles=a,b` can patch them.
+    s.comm.rank_profiles = c->optional_names("rank_profiles");
     if (!s.comm.rank_profiles.empty() && s.comm.rank_scaling == "off") {
       c->fail("rank_profiles", "needs comm.rank_scaling: power or nccl");
     }

@@ -1,13 +1,13 @@
 #include "specsim/nccl_tests.hpp"
 
 #include <charconv>
-#include <system_error>
 #include <cmath>
 #include <fstream>
 #include <istream>
 #include <regex>
 #include <set>
 #include <string_view>
+#include <system_error>
 
 #include "specsim/error.hpp"
 

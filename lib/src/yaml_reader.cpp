@@ -241,13 +241,13 @@ std::optional<double> YamlReader::optional_quantity(const std::string& key, unit
   return quantity(key, q);
 }
 
-std::vector<double> YamlReader::numbers(const std::string& key, double min, double max) {
+std::vector<std::string> YamlReader::list_items(const std::string& key, const char* what) {
   seen_.insert(key);
   YAML::Node v = get(key);
   std::vector<std::string> items;
   if (v.IsSequence()) {
     for (const auto& item : v) {
-      if (!item.IsScalar()) fail(key, "expected a list of numbers");
+      if (!item.IsScalar()) fail(key, std::string("expected ") + what);
       items.push_back(item.Scalar());
     }
   } else if (v.IsScalar()) {
@@ -255,15 +255,33 @@ std::vector<double> YamlReader::numbers(const std::string& key, double min, doub
     std::string part;
     while (std::getline(ss, part, ',')) items.push_back(part);
   } else {
-    fail(key, "expected a list of numbers");
+    fail(key, std::string("expected ") + what);
   }
+  for (std::string& s : items) {
+    while (!s.empty() && s.front() == ' ') s.erase(s.begin());
+    while (!s.empty() && s.back() == ' ') s.pop_back();
+  }
+  return items;
+}
+
+std::vector<std::string> YamlReader::optional_names(const std::string& key) {
+  seen_.insert(key);
+  if (!has(key) || get(key).IsNull()) return {};
+  std::vector<std::string> names = list_items(key, "a list of names");
+  if (names.size() == 1 && names.front().empty()) return {};
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (names[i].empty()) fail(key, "item " + std::to_string(i + 1) + ": empty name");
+  }
+  return names;
+}
+
+std::vector<double> YamlReader::numbers(const std::string& key, double min, double max) {
+  const std::vector<std::string> items = list_items(key, "a list of numbers");
   if (items.empty()) fail(key, "expected at least one number");
   std::vector<double> out;
   for (std::size_t i = 0; i < items.size(); ++i) {
     double d = 0.0;
-    std::string s = items[i];
-    while (!s.empty() && s.front() == ' ') s.erase(s.begin());
-    while (!s.empty() && s.back() == ' ') s.pop_back();
+    const std::string& s = items[i];
     if (!parse_plain_number(s, d)) {
       fail(key, "item " + std::to_string(i + 1) + ": expected a finite number, got '" + s + "'");
     }

@@ -58,6 +58,8 @@ class YamlReader {
   std::optional<double> optional_quantity(const std::string& key, units::Quantity q);
   // A list of plain numbers: a YAML sequence or a comma-separated string ("0.8,0.7").
   std::vector<double> numbers(const std::string& key, double min, double max);
+  // A list of names, written the same two ways ("a, b"); absent or "" is an empty list.
+  std::vector<std::string> optional_names(const std::string& key);
   // One of `allowed`; the error lists them.
   std::string choice(const std::string& key, const std::vector<std::string>& allowed);
   std::string optional_choice(const std::string& key, const std::vector<std::string>& allowed,
@@ -74,6 +76,9 @@ class YamlReader {
   void expect_header(const std::string& kind);
 
  private:
+  // The items of a YAML sequence of scalars or of a comma-separated scalar, trimmed of spaces;
+  // `what` names the expected list in the error ("a list of numbers").
+  std::vector<std::string> list_items(const std::string& key, const char* what);
   YAML::Node get(const std::string& key) const;
   std::string scalar(const std::string& key) const;
 

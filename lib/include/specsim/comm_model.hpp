@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "specsim/hardware.hpp"
 #include "specsim/scenario.hpp"
@@ -30,6 +31,8 @@ struct NcclPriorConfig;
 // A profile's measured curve, fitted with its rank count; NCCL's LL -> Simple switch is looked for
 // on PCIe boxes only (`link`: what the points were measured over).
 [[nodiscard]] std::shared_ptr<const MeasuredCurve> measured_curve(const CommProfile& profile, LinkClass link);
+// "p2 (2 ranks), p4 (4 ranks)": the profiles among `profiles` that `curve` draws on.
+[[nodiscard]] std::string rank_sources(const RankScaledCurve& curve, const std::vector<const CommProfile*>& profiles);
 
 class CommModel {
  public:
