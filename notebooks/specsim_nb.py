@@ -1,7 +1,7 @@
 """What the notebooks share: where the specsim binary and the repository are, and how to run it.
 
 The notebooks only plot. Every number comes from the `specsim` binary's JSON or text output
-(SPECSIM_BIN, default build/dev/bin/specsim under the repository root); nothing is recomputed here.
+(SPECSIM_BIN, else the newer of build/dev and build/release under the repository root); nothing is recomputed here.
 """
 import json
 import os
@@ -9,7 +9,10 @@ import pathlib
 import subprocess
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-BIN = pathlib.Path(os.environ.get("SPECSIM_BIN", ROOT / "build/dev/bin/specsim"))
+# The quickstart builds build/release, the test command build/dev: either serves, the newer first.
+_builds = sorted((p for p in (ROOT / "build/dev/bin/specsim", ROOT / "build/release/bin/specsim") if p.exists()),
+                 key=lambda p: p.stat().st_mtime, reverse=True)
+BIN = pathlib.Path(os.environ.get("SPECSIM_BIN", _builds[0] if _builds else ROOT / "build/dev/bin/specsim"))
 if not BIN.is_absolute():
     BIN = ROOT / BIN
 OUT = pathlib.Path(os.environ.get("SPECSIM_NOTEBOOK_OUT", ROOT / "notebooks/out"))

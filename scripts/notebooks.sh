@@ -19,6 +19,7 @@ declare -A plots=(
   [02_cycle_breakdown]="cycle_breakdown interventions"
   [03_allreduce_calibration]="allreduce_calibration"
   [04_topology_comparison]="topology_comparison"
+  [05_validation]="validation"
 )
 executed="$(mktemp -d)"
 trap 'rm -rf "$executed"' EXIT

@@ -17,6 +17,7 @@
 #include "specsim/load.hpp"
 #include "specsim/nccl_tests.hpp"
 #include "specsim/topo_import.hpp"
+#include "specsim/validate_corpus.hpp"
 
 using Catch::Matchers::Contains;
 namespace fs = std::filesystem;
@@ -53,6 +54,8 @@ void load(const std::string& format, const std::string& name) {
     (void)specsim::parse_engine_log_file(path);
   } else if (kind == "topo") {
     (void)specsim::import_nvidia_smi_topo(path, specsim::TopoImportOptions{"t", "rtx-4090"});
+  } else if (kind == "validation") {
+    (void)specsim::validate_row(path, kRoot);
   } else if (kind == "set_patch") {
     // One `--set` patch per line, on the default scenario (as fuzz_set_patch reads its input).
     std::ifstream in(path);
@@ -70,6 +73,13 @@ const std::map<std::string, Expected>& corpus() {
       // Crashers found by fuzz/ (fuzz/README.md), kept as regressions.
       // fuzz_load: a `numa:` entry of 120 'x' then '0' overflowed int while being read (UBSan).
       {"fuzz/topology-numa-overflow.yaml", {"is not a NUMA node number (an integer in [0, 4095])", 20}},
+      // Validation rows: the source header and the held-out measurement are required.
+      {"validation/bad-date.yaml", {"validation.published: expected a date YYYY-MM or YYYY-MM-DD, got '15/01/2026'", 8}},
+      {"validation/bad-url.yaml", {"validation.url: expected a public address starting with https://", 7}},
+      {"validation/missing-header.yaml", {"validation: a validation row needs a `validation:` source header", 0}},
+      {"validation/no-assumptions.yaml", {"validation.assumptions", 5}},
+      {"validation/no-spec.yaml", {"measurements.speculative.tokens_per_s: a validation row needs the measured speculative rate", 0}},
+      {"validation/source-with-space.yaml", {"validation.source: expected a short id without spaces", 6}},
       {"comm_profile/bad-mode.yaml", {"mode: 'cudagraph' is not one of: graph, eager", 8}},
       {"comm_profile/empty-points.yaml", {"points: needs at least one point", 9}},
       {"comm_profile/missing-unit.yaml", {"points[1].size: expected a size with unit (e.g. '14KiB'), got '16384': the unit is missing", 11}},

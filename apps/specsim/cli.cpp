@@ -23,6 +23,7 @@ int run(const std::vector<std::string>& args, Io io) {
   setup_breakeven(app, io);
   setup_rank(app, io);
   setup_sweep(app, io);
+  setup_validate(app, io);
   // CLI11 parses argv-style input in reverse order.
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {

@@ -37,5 +37,6 @@ void setup_acceptance(CLI::App& app, Io& io);
 void setup_breakeven(CLI::App& app, Io& io);
 void setup_rank(CLI::App& app, Io& io);
 void setup_sweep(CLI::App& app, Io& io);
+void setup_validate(CLI::App& app, Io& io);
 
 }  // namespace specsim::cli

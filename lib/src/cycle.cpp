@@ -42,8 +42,41 @@ CycleModel::CycleModel(Scenario scenario)
     basis.comm = CommSettings{};
     basis.comm.eager_overhead_per_op_s = overhead;
   }
+  // A calibrated key that a `--set` patch gives wins over calibration: the what-if is the point.
+  // Calibrate once without it first, so the report can show the calibrated value beside it.
+  const auto patched = [&](const char* key) { return scenario_.patched_keys.count(key) > 0; };
+  const bool overrides = patched("compute.bandwidth_efficiency") || patched("compute.routing_skew") ||
+                         patched("comm.eager_overhead_per_op") || patched("host.decode_per_step");
   active_ = &basis;
+  Calibration calibrated;
+  if (overrides) {
+    calibrate(basis);
+    calibrated = calibration_;
+    calibration_ = Calibration{};
+    const auto take = [&](const char* key, auto& field, const auto& value) {
+      if (!patched(key)) return;
+      field = value;
+      basis.explicit_keys.insert(key);
+    };
+    take("compute.bandwidth_efficiency", basis.compute.bandwidth_efficiency, scenario_.compute.bandwidth_efficiency);
+    take("compute.routing_skew", basis.compute.routing_skew, scenario_.compute.routing_skew);
+    take("comm.eager_overhead_per_op", basis.comm.eager_overhead_per_op_s, scenario_.comm.eager_overhead_per_op_s);
+    take("host.decode_per_step", basis.host.decode_per_step_s, scenario_.host.decode_per_step_s);
+  }
   calibrate(basis);
+  if (overrides) {
+    const auto beside = [](CalibratedValue& now, const CalibratedValue& before, bool is_patched, auto format) {
+      if (is_patched && now.origin == "set" && before.origin.rfind("calibrated", 0) == 0) {
+        now.origin = "set (calibrated: " + format(before.value) + ")";
+      }
+    };
+    const auto ratio = [](double v) { return units::format_fixed(v, 3); };
+    const auto duration = [](double v) { return units::format_duration(v); };
+    beside(calibration_.bandwidth_efficiency, calibrated.bandwidth_efficiency, patched("compute.bandwidth_efficiency"), ratio);
+    beside(calibration_.routing_skew, calibrated.routing_skew, patched("compute.routing_skew"), ratio);
+    beside(calibration_.eager_overhead_per_op_s, calibrated.eager_overhead_per_op_s, patched("comm.eager_overhead_per_op"), duration);
+    beside(calibration_.host_decode_s, calibrated.host_decode_s, patched("host.decode_per_step"), duration);
+  }
   active_ = &scenario_;
   if (basis.topology.name != scenario_.topology.name || basis.gpu.name != scenario_.gpu.name) {
     calibration_.warnings.push_back("calibrated on the measured box " + basis.topology.name + " (" + basis.gpu.name +
@@ -89,7 +122,7 @@ void CycleModel::calibrate(const Scenario& s) {
   // 1. Eager per-collective overhead: measured all-reduce time per op minus the graph-mode table.
   const CommModel graph_only = CommModel::baseline(s);
   if (s.comm.eager_overhead_per_op_s) {
-    cal.eager_overhead_per_op_s = {*s.comm.eager_overhead_per_op_s, "scenario"};
+    cal.eager_overhead_per_op_s = {*s.comm.eager_overhead_per_op_s, "set"};
   } else if (verify && verify->mode == LaunchMode::kEager && verify->allreduce_count > 0 && s.tp > 1) {
     const double per_op = verify->allreduce_total_s / verify->allreduce_count;
     const double bytes = s.batch * verify->tokens_per_request * act_width;
@@ -118,9 +151,17 @@ void CycleModel::calibrate(const Scenario& s) {
   auto make = [&](const TransformerSpec& m, double eta, double skew) {
     return ComputeModel(m, s.gpu, s.tp, s.batch, s.context_tokens, s.compute, eta, skew);
   };
+  // A value the file or a patch states is "set"; a default or a compute profile's value is a prior.
+  const auto origin = [&](const char* key, bool from_profile, const std::string& prior) -> std::string {
+    if (s.explicit_keys.count(key)) return "set";
+    return from_profile ? "prior: compute profile " + s.compute.profile : prior;
+  };
+  const bool profile = !s.compute.profile.empty();
   cal.bandwidth_efficiency = {s.compute.bandwidth_efficiency.value_or(kPriorBandwidthEfficiency),
-                              s.compute.bandwidth_efficiency ? "scenario" : "prior: 84% (measured-compute.md 1.2)"};
-  cal.routing_skew = {s.compute.routing_skew.value_or(1.0), s.compute.routing_skew ? "scenario" : "prior: uniform"};
+                              origin("compute.bandwidth_efficiency", profile,
+                                     "prior: 84% of datasheet bandwidth (BF16 GEMV at M <= 64, measured-compute.md 1.2)")};
+  cal.routing_skew = {s.compute.routing_skew.value_or(1.0),
+                      origin("compute.routing_skew", profile, "prior: 1 (uniform routing)")};
   const bool solve_eta = !s.compute.bandwidth_efficiency;
   const bool solve_skew = !s.compute.routing_skew;
   if ((solve_eta || solve_skew) && verify && verify->compute_s > 0) {
@@ -163,7 +204,7 @@ void CycleModel::calibrate(const Scenario& s) {
 
   // 3. Host time per plain step: what the measured step leaves after the modelled forward.
   if (s.host.decode_per_step_s) {
-    cal.host_decode_s = {*s.host.decode_per_step_s, "scenario"};
+    cal.host_decode_s = {*s.host.decode_per_step_s, "set"};
   } else if (s.measurements.baseline_tokens_per_s && *s.measurements.baseline_tokens_per_s > 0) {
     const double step = s.batch / *s.measurements.baseline_tokens_per_s;
     const ForwardBreakdown f = forward(target_, s.model, target_allreduces(), s.batch, s.engine.decode_mode, "decode");

@@ -559,13 +559,57 @@ AcceptanceSettings read_acceptance(YamlReader& a) {
   return s;
 }
 
+// The dotted paths of every scalar or list under `node` ("compute.kernel_floor").
+void collect_leaf_keys(const YAML::Node& node, const std::string& prefix, std::set<std::string>& out) {
+  if (!node.IsMap()) {
+    if (!prefix.empty()) out.insert(prefix);
+    return;
+  }
+  for (const auto& kv : node) {
+    collect_leaf_keys(kv.second, prefix.empty() ? kv.first.Scalar() : prefix + "." + kv.first.Scalar(), out);
+  }
+}
+
+// A validation row's source header (docs/validation.md). Every key is required: a row whose origin
+// a reader cannot trace is not evidence.
+ValidationSource read_validation_source(YamlReader& v) {
+  ValidationSource out;
+  out.source = v.string("source");
+  if (out.source.empty() || out.source.find_first_of(" /\t") != std::string::npos) {
+    v.fail("source", "expected a short id without spaces or '/' (rows of one source share it)");
+  }
+  out.url = v.string("url");
+  if (out.url.rfind("https://", 0) != 0 && out.url.rfind("http://", 0) != 0) {
+    v.fail("url", "expected a public address starting with https://, got '" + out.url + "'");
+  }
+  out.published = v.string("published");
+  const auto digits = [&](std::size_t from, std::size_t n) {
+    for (std::size_t i = from; i < from + n; ++i) {
+      if (i >= out.published.size() || out.published[i] < '0' || out.published[i] > '9') return false;
+    }
+    return true;
+  };
+  const std::size_t len = out.published.size();
+  const bool date_ok = (len == 7 || len == 10) && digits(0, 4) && out.published[4] == '-' && digits(5, 2) &&
+                       (len == 7 || (out.published[7] == '-' && digits(8, 2)));
+  if (!date_ok) v.fail("published", "expected a date YYYY-MM or YYYY-MM-DD, got '" + out.published + "'");
+  out.engine_version = v.string("engine_version");
+  out.measured = v.string("measured");
+  out.acceptance_published = v.string("acceptance_published");
+  out.assumptions = v.texts("assumptions");  // `[]` when the source states everything
+  v.finish();
+  return out;
+}
+
 Scenario read_scenario(YamlReader& r, const DataDir& data) {
   r.expect_header("scenario");
   Scenario s;
   s.file = r.file();
+  collect_leaf_keys(r.node(), "", s.explicit_keys);
   s.name = r.string("name");
   s.description = r.optional_string("description", "");
   r.ignore("source");
+  if (auto v = r.optional_child("validation")) s.validation = read_validation_source(*v);
   s.interventions = r.optional_string("interventions", "");
   s.model = load_named(r, "model", DataKind::kModel, data, load_model);
   s.draft = load_named(r, "draft", DataKind::kModel, data, load_model);
@@ -792,6 +836,7 @@ Scenario load_scenario(const std::string& name_or_path, const std::vector<std::s
     for (const auto& p : patches) detail::apply_patch(root, p, *origin);
     YamlReader patched(root, origin);
     Scenario s = read_scenario(patched, data);
+    for (const auto& [key, where] : origin->patches) s.patched_keys.insert(key);
     s.as_measured = std::make_shared<const Scenario>(read_scenario(r, data));
     return s;
   }

@@ -275,6 +275,20 @@ std::vector<std::string> YamlReader::optional_names(const std::string& key) {
   return names;
 }
 
+std::vector<std::string> YamlReader::texts(const std::string& key) {
+  seen_.insert(key);
+  YAML::Node v = get(key);
+  if (!v.IsSequence()) fail(key, "expected a list of texts (one '- ...' line each)");
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (!v[i].IsScalar() || v[i].Scalar().empty()) {
+      fail(key, "item " + std::to_string(i + 1) + ": expected a non-empty text");
+    }
+    out.push_back(v[i].Scalar());
+  }
+  return out;
+}
+
 std::vector<double> YamlReader::numbers(const std::string& key, double min, double max) {
   const std::vector<std::string> items = list_items(key, "a list of numbers");
   if (items.empty()) fail(key, "expected at least one number");

@@ -60,6 +60,8 @@ class YamlReader {
   std::vector<double> numbers(const std::string& key, double min, double max);
   // A list of names, written the same two ways ("a, b"); absent or "" is an empty list.
   std::vector<std::string> optional_names(const std::string& key);
+  // A YAML list of non-empty texts (items may hold commas: nothing is split).
+  std::vector<std::string> texts(const std::string& key);
   // One of `allowed`; the error lists them.
   std::string choice(const std::string& key, const std::vector<std::string>& allowed);
   std::string optional_choice(const std::string& key, const std::vector<std::string>& allowed,

@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -137,6 +138,18 @@ struct Measurements {
   std::optional<Box> box;
 };
 
+// Where a validation row's measurements come from (validation/*/*.yaml, docs/validation.md): a
+// record for people and for `specsim validate`'s summaries, never an input to the model.
+struct ValidationSource {
+  std::string source;                // id shared by the rows one source measured in one run
+  std::string url;                   // the public page a reader can open
+  std::string published;             // date of the source: YYYY-MM or YYYY-MM-DD
+  std::string engine_version;        // as the source states it, or "unknown"
+  std::string measured;              // what the measured numbers are, in the source's terms
+  std::string acceptance_published;  // the acceptance figure exactly as published
+  std::vector<std::string> assumptions;  // what the row assumes where the source is silent
+};
+
 struct Scenario {
   // The scenario as its file states it, before `--set` patches: the conditions the measurements
   // were taken under, where calibration runs. Empty when nothing was patched.
@@ -163,6 +176,11 @@ struct Scenario {
   CommSettings comm;
   HostSettings host;
   Measurements measurements;
+  std::optional<ValidationSource> validation;  // validation rows only
+  // Dotted leaf keys the file or a `--set` patch states ("compute.bandwidth_efficiency"): a value
+  // under one of them is "set"; any other value is a default, reported as a prior.
+  std::set<std::string> explicit_keys;
+  std::set<std::string> patched_keys;  // those a `--set` patch gave (a what-if)
 };
 
 }  // namespace specsim

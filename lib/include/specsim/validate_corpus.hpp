@@ -1,0 +1,152 @@
+// `specsim validate`: predictions against public measurements of deployments specsim was never
+// fitted to. Each row of the corpus (validation/<source>/<row>.yaml, docs/validation.md) is a
+// scenario with a `validation:` source header; its measured plain tokens/s and acceptance are
+// inputs, its measured speculative tokens/s is held out and only compared with:
+//
+//   error            = predicted_spec / measured_spec - 1          (signed; > 0 over-predicts)
+//   speedup          = spec / plain (predicted: both predicted; measured: both measured)
+//   sign right       = (predicted speedup > 1) == (measured speedup > 1)
+//
+// Summaries give the median and worst |error| and the sign accuracy, overall and split by batch
+// (1 / > 1), engine and interconnect.
+//
+// Calibrating on one run (`--calibrate-on`): a source that measured several configurations in one
+// run shares the engine's per-cycle overhead. The row calibrated on fixes
+// host.spec_extra_per_cycle so that its predicted speculative tokens/s equals its measurement; the
+// cycle is linear in that term, so
+//
+//   extra = B * tau / measured_spec - (T_cycle - extra_in_row)
+//
+// and the other rows of the source are predicted with it. Leave-one-out gives each row the median
+// of the terms fitted on every other row of its source.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "specsim/load.hpp"
+#include "specsim/scenario.hpp"
+
+namespace specsim {
+
+// Where one input of a prediction came from.
+enum class InputOrigin { kMeasured, kCalibrated, kSet, kPrior };
+[[nodiscard]] const char* to_string(InputOrigin o);
+
+struct RowInput {
+  std::string name;    // "acceptance", "comm", "bandwidth_efficiency", ...
+  InputOrigin origin = InputOrigin::kPrior;
+  std::string detail;  // the value and how it was obtained
+};
+
+struct ValidationRow {
+  std::string file;
+  std::string name;
+  ValidationSource source;
+  std::string engine;        // engine.name
+  std::string interconnect;  // "nvlink" or "pcie": the class of the box's slowest link
+  std::string gpu;
+  std::string model;
+  bool moe = false;
+  int tp = 1;
+  int batch = 1;
+  bool tree = false;  // eagle_topk > 1
+  int num_steps = 0;
+  int num_draft_tokens = 0;
+  double measured_plain_tokens_per_s = 0.0;
+  double measured_spec_tokens_per_s = 0.0;
+  double predicted_plain_tokens_per_s = 0.0;
+  double predicted_spec_tokens_per_s = 0.0;
+  double tokens_per_cycle = 0.0;
+  double spec_extra_per_cycle_s = 0.0;  // the per-cycle engine term the prediction used
+  std::vector<RowInput> inputs;
+  std::vector<std::string> warnings;
+
+  [[nodiscard]] double error() const { return predicted_spec_tokens_per_s / measured_spec_tokens_per_s - 1.0; }
+  [[nodiscard]] double measured_speedup() const { return measured_spec_tokens_per_s / measured_plain_tokens_per_s; }
+  [[nodiscard]] double predicted_speedup() const {
+    return predicted_spec_tokens_per_s / predicted_plain_tokens_per_s;
+  }
+  [[nodiscard]] bool sign_right() const { return (predicted_speedup() > 1.0) == (measured_speedup() > 1.0); }
+};
+
+struct ErrorSummary {
+  std::string group;  // "all", "batch 1", "engine sglang", ...
+  int rows = 0;
+  double median_abs_error = 0.0;
+  double worst_abs_error = 0.0;
+  std::string worst_row;
+  double mean_signed_error = 0.0;  // bias: > 0 over-predicts
+  int sign_right = 0;
+  [[nodiscard]] double sign_accuracy() const { return rows > 0 ? double(sign_right) / rows : 0.0; }
+};
+
+// One row predicted after calibrating the per-cycle term on other rows of its source.
+struct CalibratedRow {
+  ValidationRow row;               // predicted with the calibrated term
+  std::vector<std::string> calibrated_on;  // the row(s) the term was fitted on
+};
+
+struct CalibrationRun {
+  std::string mode;  // "leave-one-out" or "on <row>"
+  std::vector<CalibratedRow> rows;
+  std::vector<std::string> sources_skipped;  // sources with too few rows, with the reason
+  ErrorSummary summary;
+};
+
+struct ValidationReport {
+  std::vector<ValidationRow> rows;
+  std::vector<ErrorSummary> summaries;  // "all" first, then the splits
+  std::optional<CalibrationRun> calibration;
+};
+
+struct ValidateOptions {
+  // Empty: leave the per-cycle term as each row states it. "all": leave-one-out over every source
+  // with at least kMinRowsForLeaveOneOut rows. Otherwise a row's name: fit on it, predict the rest
+  // of its source.
+  std::string calibrate_on;
+};
+
+inline constexpr int kMinRowsForLeaveOneOut = 2;
+
+// The row files under each path (a file, or a folder searched recursively for *.yaml), sorted.
+// An empty list means the data directory's validation/ folder.
+[[nodiscard]] std::vector<std::string> find_validation_rows(const std::vector<std::string>& paths,
+                                                            const DataDir& data = DataDir());
+
+// Loads and predicts one row; throws specsim::Error naming the file and key of a missing field.
+[[nodiscard]] ValidationRow validate_row(const std::string& file, const DataDir& data = DataDir());
+// The same row with its per-cycle engine term replaced.
+[[nodiscard]] ValidationRow validate_row(const std::string& file, double spec_extra_per_cycle_s,
+                                         const DataDir& data = DataDir());
+
+// The per-cycle term that makes a row's predicted speculative tokens/s equal its measurement.
+[[nodiscard]] double fit_spec_extra_per_cycle(const std::string& file, const DataDir& data = DataDir());
+
+[[nodiscard]] ErrorSummary summarize_errors(const std::string& group, const std::vector<const ValidationRow*>& rows);
+
+[[nodiscard]] ValidationReport validate_corpus(const std::vector<std::string>& files, const ValidateOptions& options,
+                                               const DataDir& data = DataDir());
+
+// How much worse than the committed summary a change may make the corpus before CI fails: a guard
+// against regressions, not a target (docs/validation.md). Per summary group present in both.
+struct RegressionMargins {
+  double median_abs_error = 0.01;  // one percentage point of median |error|
+  double worst_abs_error = 0.03;   // three points of the worst row
+  int sign_rows = 0;               // rows whose sign may turn wrong
+};
+
+// The ways `report` is worse than the summary in `baseline_file` (the `summary` array of
+// `specsim validate --json`); empty when it is not. A corpus whose row count changed is a
+// difference too: the baseline must be rewritten with the rows.
+[[nodiscard]] std::vector<std::string> regressions_against(const ValidationReport& report,
+                                                           const std::string& baseline_file,
+                                                           const RegressionMargins& margins = {});
+
+// Views of one report.
+[[nodiscard]] std::string render_validation_text(const ValidationReport& report);
+[[nodiscard]] std::string render_validation_json(const ValidationReport& report);
+[[nodiscard]] std::string render_validation_csv(const ValidationReport& report);
+
+}  // namespace specsim

@@ -1,0 +1,301 @@
+#include "specsim/validate_corpus.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+
+#include "specsim/cycle.hpp"
+#include "specsim/error.hpp"
+#include "specsim/units.hpp"
+
+namespace specsim {
+
+namespace fs = std::filesystem;
+
+const char* to_string(InputOrigin o) {
+  switch (o) {
+    case InputOrigin::kMeasured: return "measured";
+    case InputOrigin::kCalibrated: return "calibrated";
+    case InputOrigin::kSet: return "set";
+    case InputOrigin::kPrior: return "prior";
+  }
+  return "?";
+}
+
+namespace {
+
+// CalibratedValue::origin starts with "calibrated", "prior" or "set" (the file or a patch states it).
+InputOrigin origin_of(const std::string& origin) {
+  if (origin.rfind("calibrated", 0) == 0) return InputOrigin::kCalibrated;
+  if (origin.rfind("prior", 0) == 0) return InputOrigin::kPrior;
+  return InputOrigin::kSet;
+}
+
+std::string acceptance_detail(const AcceptanceSettings& a) {
+  auto list = [](const std::vector<double>& v) {
+    std::string out;
+    for (double x : v) out += (out.empty() ? "" : ",") + units::format_fixed(x, 3);
+    return out;
+  };
+  switch (a.kind) {
+    case AcceptanceSettings::Kind::kConstant:
+      return "accept " + units::format_fixed(a.accept, 3) +
+             (a.depth_profile.empty() ? "" : ", depth profile " + list(a.depth_profile));
+    case AcceptanceSettings::Kind::kConditional: return "conditional rates " + list(a.per_position);
+    case AcceptanceSettings::Kind::kUnconditional: return "unconditional rates " + list(a.per_position);
+    case AcceptanceSettings::Kind::kTokensPerCycle: return "tau " + units::format_fixed(a.tokens_per_cycle, 3);
+  }
+  return "";
+}
+
+// Fails naming the file and the key a validation row must carry.
+[[noreturn]] void missing(const std::string& file, const std::string& key, const std::string& why) {
+  throw Error(SourceLocation{file, 0, 0}, key, why);
+}
+
+Scenario load_row(const std::string& file, const DataDir& data) {
+  Scenario s = load_scenario(file, {}, data);
+  if (!s.validation) {
+    missing(file, "validation", "a validation row needs a `validation:` source header (source, url, published, "
+                                "engine_version, measured, acceptance_published, assumptions; docs/validation.md)");
+  }
+  if (!s.measurements.baseline_tokens_per_s) {
+    missing(file, "measurements.baseline.tokens_per_s", "a validation row needs the measured plain-decoding rate");
+  }
+  if (!s.measurements.speculative_tokens_per_s) {
+    missing(file, "measurements.speculative.tokens_per_s",
+            "a validation row needs the measured speculative rate (held out: compared with, never an input)");
+  }
+  return s;
+}
+
+ValidationRow predict_row(Scenario s) {
+  ValidationRow row;
+  row.file = s.file;
+  row.name = s.name;
+  row.source = *s.validation;
+  row.engine = s.engine.name;
+  // One GPU crosses no link: its rows are neither NVLink's nor PCIe's evidence.
+  row.interconnect = s.tp * s.pp == 1 ? "single gpu"
+                     : slowest_pair_link(s.topology).first == LinkClass::kNvlink ? "nvlink" : "pcie";
+  row.gpu = s.gpu.name;
+  row.model = s.model.name;
+  row.moe = s.model.moe_layers() > 0;
+  row.tp = s.tp;
+  row.batch = s.batch;
+  row.tree = s.speculation.eagle_topk > 1;
+  row.num_steps = s.speculation.num_steps;
+  row.num_draft_tokens = s.speculation.num_draft_tokens;
+  row.measured_plain_tokens_per_s = *s.measurements.baseline_tokens_per_s;
+  row.measured_spec_tokens_per_s = *s.measurements.speculative_tokens_per_s;
+  row.spec_extra_per_cycle_s = s.host.spec_extra_per_cycle_s;
+
+  const CycleModel model(std::move(s));
+  const Prediction p = model.predict();
+  if (!(p.cycle_s > 0.0)) {
+    throw Error(SourceLocation{row.file, 0, 0}, "host.spec_extra_per_cycle",
+                "= " + units::format_duration(row.spec_extra_per_cycle_s) + " leaves no time for the cycle");
+  }
+  const Scenario& sc = model.scenario();
+  const Calibration& cal = model.calibration();
+  row.predicted_plain_tokens_per_s = p.baseline_tokens_per_s;
+  row.predicted_spec_tokens_per_s = p.spec_tokens_per_s;
+  row.tokens_per_cycle = p.tokens_per_cycle;
+  row.warnings = cal.warnings;
+
+  row.inputs.push_back({"plain tokens/s", InputOrigin::kMeasured,
+                        units::format_fixed(row.measured_plain_tokens_per_s, 1) + " tok/s"});
+  row.inputs.push_back({"acceptance", InputOrigin::kMeasured, acceptance_detail(sc.acceptance)});
+  if (sc.tp > 1) {
+    row.inputs.push_back({"all-reduce", cal.comm_calibrated ? InputOrigin::kMeasured : InputOrigin::kPrior,
+                          cal.comm_source});
+  }
+  row.inputs.push_back({"bandwidth efficiency", origin_of(cal.bandwidth_efficiency.origin),
+                        units::format_fixed(cal.bandwidth_efficiency.value, 3) + " (" +
+                            cal.bandwidth_efficiency.origin + ")"});
+  if (row.moe) {
+    row.inputs.push_back({"routing skew", origin_of(cal.routing_skew.origin),
+                          units::format_fixed(cal.routing_skew.value, 3) + " (" + cal.routing_skew.origin + ")"});
+  }
+  const bool eager = sc.engine.decode_mode == LaunchMode::kEager || sc.engine.verify_mode == LaunchMode::kEager ||
+                     sc.engine.draft_mode == LaunchMode::kEager;
+  if (eager && sc.tp > 1) {
+    row.inputs.push_back({"eager all-reduce overhead", origin_of(cal.eager_overhead_per_op_s.origin),
+                          units::format_duration(cal.eager_overhead_per_op_s.value) + " (" +
+                              cal.eager_overhead_per_op_s.origin + ")"});
+  }
+  row.inputs.push_back({"host per plain step", origin_of(cal.host_decode_s.origin),
+                        units::format_duration(cal.host_decode_s.value) + " (" + cal.host_decode_s.origin + ")"});
+  row.inputs.push_back({"spec overhead per cycle",
+                        row.spec_extra_per_cycle_s != 0.0 ? InputOrigin::kSet : InputOrigin::kPrior,
+                        units::format_duration(row.spec_extra_per_cycle_s)});
+  return row;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::vector<ErrorSummary> summaries_of(const std::vector<ValidationRow>& rows) {
+  std::vector<const ValidationRow*> all;
+  std::map<std::string, std::vector<const ValidationRow*>> groups;
+  for (const auto& r : rows) {
+    all.push_back(&r);
+    groups[r.batch == 1 ? "batch 1" : "batch > 1"].push_back(&r);
+    groups["engine " + r.engine].push_back(&r);
+    groups["interconnect " + r.interconnect].push_back(&r);
+    groups[r.tp == 1 ? "tp 1" : "tp >= 2"].push_back(&r);
+    groups[r.moe ? "target moe" : "target dense"].push_back(&r);
+    groups[r.tree ? "draft tree" : "draft chain"].push_back(&r);
+    groups[r.measured_speedup() > 1.0 ? "measured faster" : "measured slower"].push_back(&r);
+  }
+  std::vector<ErrorSummary> out{summarize_errors("all", all)};
+  for (const auto& [name, members] : groups) out.push_back(summarize_errors(name, members));
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> find_validation_rows(const std::vector<std::string>& paths, const DataDir& data) {
+  std::vector<std::string> roots = paths;
+  if (roots.empty()) roots.push_back((fs::path(data.root()) / "validation").string());
+  std::vector<std::string> files;
+  for (const auto& root : roots) {
+    std::error_code ec;
+    if (fs::is_regular_file(root, ec)) {
+      files.push_back(root);
+      continue;
+    }
+    if (!fs::is_directory(root, ec)) throw Error("validate: '" + root + "' is neither a row file nor a folder");
+    for (const auto& entry : fs::recursive_directory_iterator(root, ec)) {
+      if (entry.is_regular_file() && entry.path().extension() == ".yaml") files.push_back(entry.path().string());
+    }
+    if (ec) throw Error("validate: cannot read '" + root + "': " + ec.message());
+  }
+  std::sort(files.begin(), files.end());
+  files.erase(std::unique(files.begin(), files.end()), files.end());
+  if (files.empty()) throw Error("validate: no row files (*.yaml) found");
+  return files;
+}
+
+ValidationRow validate_row(const std::string& file, const DataDir& data) { return predict_row(load_row(file, data)); }
+
+ValidationRow validate_row(const std::string& file, double spec_extra_per_cycle_s, const DataDir& data) {
+  Scenario s = load_row(file, data);
+  s.host.spec_extra_per_cycle_s = spec_extra_per_cycle_s;
+  ValidationRow row = predict_row(std::move(s));
+  if (spec_extra_per_cycle_s < 0) {
+    row.warnings.push_back("the calibrated per-cycle term is negative (" + units::format_duration(spec_extra_per_cycle_s) +
+                           "): the model's cycle without it is already longer than the calibrating row measured");
+  }
+  return row;
+}
+
+double fit_spec_extra_per_cycle(const std::string& file, const DataDir& data) {
+  const ValidationRow r = validate_row(file, data);
+  const double measured_cycle_s = r.batch * r.tokens_per_cycle / r.measured_spec_tokens_per_s;
+  const double predicted_cycle_s = r.batch * r.tokens_per_cycle / r.predicted_spec_tokens_per_s;
+  return measured_cycle_s - (predicted_cycle_s - r.spec_extra_per_cycle_s);
+}
+
+ErrorSummary summarize_errors(const std::string& group, const std::vector<const ValidationRow*>& rows) {
+  ErrorSummary s;
+  s.group = group;
+  s.rows = static_cast<int>(rows.size());
+  std::vector<double> abs_errors;
+  double signed_sum = 0.0;
+  for (const ValidationRow* r : rows) {
+    const double e = r->error();
+    abs_errors.push_back(std::fabs(e));
+    signed_sum += e;
+    if (std::fabs(e) >= s.worst_abs_error) {
+      s.worst_abs_error = std::fabs(e);
+      s.worst_row = r->name;
+    }
+    if (r->sign_right()) ++s.sign_right;
+  }
+  s.median_abs_error = median(abs_errors);
+  s.mean_signed_error = rows.empty() ? 0.0 : signed_sum / rows.size();
+  return s;
+}
+
+ValidationReport validate_corpus(const std::vector<std::string>& files, const ValidateOptions& options,
+                                 const DataDir& data) {
+  ValidationReport report;
+  for (const auto& f : files) report.rows.push_back(validate_row(f, data));
+  // Row files as a reader finds them in the repository: relative to the data directory when under it.
+  const auto shown = [&](const std::string& f) {
+    const fs::path rel = fs::weakly_canonical(f).lexically_relative(fs::weakly_canonical(data.root()));
+    return !rel.empty() && *rel.begin() != ".." ? rel.string() : f;
+  };
+  {
+    std::map<std::string, int> names;
+    for (const auto& r : report.rows) {
+      if (++names[r.name] == 2) throw Error(SourceLocation{r.file, 0, 0}, "name", "'" + r.name + "' names two rows");
+    }
+  }
+  for (auto& r : report.rows) r.file = shown(r.file);
+  report.summaries = summaries_of(report.rows);
+  if (options.calibrate_on.empty()) return report;
+
+  // Rows by source, in file order.
+  std::map<std::string, std::vector<std::size_t>> by_source;
+  for (std::size_t i = 0; i < report.rows.size(); ++i) by_source[report.rows[i].source.source].push_back(i);
+
+  CalibrationRun run;
+  if (options.calibrate_on == "all") {
+    run.mode = "leave-one-out";
+    for (const auto& [source, members] : by_source) {
+      if (int(members.size()) < kMinRowsForLeaveOneOut) {
+        run.sources_skipped.push_back(source + " (" + std::to_string(members.size()) + " row)");
+        continue;
+      }
+      std::vector<double> fitted;
+      for (std::size_t i : members) fitted.push_back(fit_spec_extra_per_cycle(files[i], data));
+      for (std::size_t k = 0; k < members.size(); ++k) {
+        std::vector<double> others;
+        CalibratedRow c;
+        for (std::size_t j = 0; j < members.size(); ++j) {
+          if (j == k) continue;
+          others.push_back(fitted[j]);
+          c.calibrated_on.push_back(report.rows[members[j]].name);
+        }
+        c.row = validate_row(files[members[k]], median(others), data);
+        c.row.file = shown(c.row.file);
+        run.rows.push_back(std::move(c));
+      }
+    }
+  } else {
+    const auto it = std::find_if(report.rows.begin(), report.rows.end(),
+                                 [&](const ValidationRow& r) { return r.name == options.calibrate_on; });
+    if (it == report.rows.end()) {
+      std::string known;
+      for (const auto& r : report.rows) known += (known.empty() ? "" : ", ") + r.name;
+      throw Error(SourceLocation{"--calibrate-on", 0, 0}, "",
+                  "no row named '" + options.calibrate_on + "' (rows: " + known + "; or 'all')");
+    }
+    run.mode = "on " + it->name;
+    const double extra = fit_spec_extra_per_cycle(files[std::size_t(it - report.rows.begin())], data);
+    for (std::size_t i : by_source[it->source.source]) {
+      if (report.rows[i].name == it->name) continue;
+      CalibratedRow c{validate_row(files[i], extra, data), {it->name}};
+      c.row.file = shown(c.row.file);
+      run.rows.push_back(std::move(c));
+    }
+    if (run.rows.empty()) {
+      throw Error(SourceLocation{"--calibrate-on", 0, 0}, "",
+                  "source '" + it->source.source + "' has no other row to predict");
+    }
+  }
+  std::vector<const ValidationRow*> predicted;
+  for (const auto& c : run.rows) predicted.push_back(&c.row);
+  run.summary = summarize_errors(run.mode, predicted);
+  report.calibration = std::move(run);
+  return report;
+}
+
+}  // namespace specsim

@@ -1,0 +1,159 @@
+// specsim validate on a small corpus of invented rows (tests/data/valid/validation): the error and
+// sign of each row follow from the same prediction `predict` makes, the summaries from the rows,
+// and calibrating on a row reproduces that row's measurement exactly.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+
+#include "cli_run.hpp"
+#include "specsim/cycle.hpp"
+#include "specsim/error.hpp"
+#include "specsim/load.hpp"
+#include "specsim/validate_corpus.hpp"
+
+using Catch::Matchers::Contains;
+using Catch::Matchers::WithinAbs;
+using Catch::Matchers::WithinRel;
+
+namespace {
+
+const std::string kRows = std::string(SPECSIM_TEST_DATA_DIR) + "/valid/validation";
+const specsim::DataDir kRoot(SPECSIM_SOURCE_DIR);
+
+double predicted_spec(const std::string& file) {
+  const specsim::CycleModel model(specsim::load_scenario(file, {}, kRoot));
+  return model.predict().spec_tokens_per_s;
+}
+
+}  // namespace
+
+TEST_CASE("validate: each row is predict's prediction against the held-out measurement", "[validate]") {
+  const auto files = specsim::find_validation_rows({kRows}, kRoot);
+  REQUIRE(files.size() == 4);
+  const auto report = specsim::validate_corpus(files, {}, kRoot);
+  REQUIRE(report.rows.size() == 4);
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    const auto& r = report.rows[i];
+    INFO(r.name);
+    // The measured speculative rate is never an input: the prediction is predict's own.
+    CHECK_THAT(r.predicted_spec_tokens_per_s, WithinRel(predicted_spec(files[i]), 1e-12));
+    CHECK_THAT(r.error(), WithinAbs(r.predicted_spec_tokens_per_s / r.measured_spec_tokens_per_s - 1.0, 1e-15));
+    // The plain step is calibrated to the measured plain rate (host time absorbs the rest).
+    CHECK_THAT(r.predicted_plain_tokens_per_s, WithinRel(r.measured_plain_tokens_per_s, 1e-9));
+    CHECK(r.interconnect == "single gpu");  // TP1 crosses no link
+  }
+  // b-chain3 measured 120 tok/s against 140 plain: speculation lost there. With tau 1.6 on an 8B
+  // model the model cannot lose by that much, so its sign is wrong; a-chain2 (240 vs 150) is right.
+  const auto& b = report.rows[3];
+  REQUIRE(b.name == "b-chain3");
+  CHECK(b.measured_speedup() < 1.0);
+  CHECK(b.sign_right() == (b.predicted_speedup() < 1.0));
+  CHECK(report.rows[0].sign_right());
+}
+
+TEST_CASE("validate: summaries are the median, worst and sign count of their rows", "[validate]") {
+  const auto report = specsim::validate_corpus(specsim::find_validation_rows({kRows}, kRoot), {}, kRoot);
+  REQUIRE(report.summaries.front().group == "all");
+  const auto& all = report.summaries.front();
+  std::vector<double> e;
+  int sign = 0;
+  for (const auto& r : report.rows) {
+    e.push_back(std::fabs(r.error()));
+    sign += r.sign_right() ? 1 : 0;
+  }
+  std::sort(e.begin(), e.end());
+  CHECK(all.rows == 4);
+  CHECK_THAT(all.median_abs_error, WithinRel(0.5 * (e[1] + e[2]), 1e-12));  // even count: mean of the middle two
+  CHECK_THAT(all.worst_abs_error, WithinRel(e[3], 1e-12));
+  CHECK(all.sign_right == sign);
+  const auto batch1 = std::find_if(report.summaries.begin(), report.summaries.end(),
+                                   [](const auto& s) { return s.group == "batch 1"; });
+  REQUIRE(batch1 != report.summaries.end());
+  CHECK(batch1->rows == 3);  // a-chain4-bs8 runs batch 8
+}
+
+TEST_CASE("validate: calibrating on a row reproduces its measurement, then predicts its source", "[validate]") {
+  const std::string a2 = kRows + "/run-a/a-chain2.yaml";
+  const double extra = specsim::fit_spec_extra_per_cycle(a2, kRoot);
+  const auto fitted = specsim::validate_row(a2, extra, kRoot);
+  CHECK_THAT(fitted.predicted_spec_tokens_per_s, WithinRel(fitted.measured_spec_tokens_per_s, 1e-9));
+
+  specsim::ValidateOptions on;
+  on.calibrate_on = "a-chain2";
+  const auto report = specsim::validate_corpus(specsim::find_validation_rows({kRows}, kRoot), on, kRoot);
+  REQUIRE(report.calibration);
+  // Only the other rows of run-a: a-chain3 and a-chain4-bs8, each with a-chain2's term.
+  REQUIRE(report.calibration->rows.size() == 2);
+  for (const auto& c : report.calibration->rows) {
+    CHECK(c.row.source.source == "run-a");
+    CHECK_THAT(c.row.spec_extra_per_cycle_s, WithinRel(extra, 1e-12));
+    CHECK(c.calibrated_on == std::vector<std::string>{"a-chain2"});
+  }
+}
+
+TEST_CASE("validate: leave-one-out gives each row the median term of the rest of its source", "[validate]") {
+  specsim::ValidateOptions all;
+  all.calibrate_on = "all";
+  const auto report = specsim::validate_corpus(specsim::find_validation_rows({kRows}, kRoot), all, kRoot);
+  REQUIRE(report.calibration);
+  // run-a has 3 rows, run-b only one (skipped: nothing else to calibrate on).
+  REQUIRE(report.calibration->rows.size() == 3);
+  CHECK(report.calibration->sources_skipped == std::vector<std::string>{"run-b (1 row)"});
+  const double t2 = specsim::fit_spec_extra_per_cycle(kRows + "/run-a/a-chain2.yaml", kRoot);
+  const double t4 = specsim::fit_spec_extra_per_cycle(kRows + "/run-a/a-chain4-bs8.yaml", kRoot);
+  const auto& chain3 = report.calibration->rows[1];  // rows keep file order: a-chain2, a-chain3, a-chain4-bs8
+  REQUIRE(chain3.row.name == "a-chain3");
+  CHECK_THAT(chain3.row.spec_extra_per_cycle_s, WithinRel(0.5 * (t2 + t4), 1e-12));  // median of two
+}
+
+TEST_CASE("validate: the regression guard compares against a committed summary", "[validate]") {
+  const auto report = specsim::validate_corpus(specsim::find_validation_rows({kRows}, kRoot), {}, kRoot);
+  specsim::test::TempDir dir("specsim-validate-baseline");
+  const auto write = [&](const nlohmann::json& j) {
+    const std::string f = (dir.path / "baseline.json").string();
+    std::ofstream(f) << j.dump();
+    return f;
+  };
+  nlohmann::json same = nlohmann::json::parse(specsim::render_validation_json(report));
+  CHECK(specsim::regressions_against(report, write(same)).empty());
+
+  nlohmann::json better = same;
+  better["summary"][0]["median_abs_error"] = report.summaries[0].median_abs_error - 0.05;  // 5 points better
+  better["summary"][0]["sign_right"] = report.summaries[0].sign_right + 1;
+  const auto worse = specsim::regressions_against(report, write(better));
+  REQUIRE(worse.size() == 2);
+  CHECK_THAT(worse[0], Contains("all: median |error|"));
+  CHECK_THAT(worse[1], Contains("all: speedup sign right in"));
+
+  nlohmann::json fewer = same;
+  fewer["summary"][0]["rows"] = 3;
+  CHECK_THAT(specsim::regressions_against(report, write(fewer)).at(0), Contains("4 rows, the baseline has 3"));
+
+  CHECK_THROWS_WITH(specsim::regressions_against(report, write(nlohmann::json{{"rows", 1}})),
+                    Contains("expected the `summary` array"));
+}
+
+TEST_CASE("cli: validate prints text, JSON and CSV from one report", "[validate][cli]") {
+  const auto text = specsim::test::run({"validate", kRows});
+  REQUIRE(text.code == 0);
+  CHECK_THAT(text.out, Contains("specsim validate: 4 measured deployments") && Contains("median|e|") &&
+                           Contains("b-chain3") && Contains("batch > 1"));
+  const auto json = specsim::test::run({"validate", kRows, "--json"});
+  REQUIRE(json.code == 0);
+  const auto j = nlohmann::json::parse(json.out);
+  CHECK(j["rows"].size() == 4);
+  CHECK(j["rows"][0]["source"]["url"] == "https://example.org/specsim-test-corpus");
+  CHECK(j["rows"][0]["inputs"][0]["origin"] == "measured");
+  const auto csv = specsim::test::run({"validate", kRows, "--csv", "--calibrate-on", "all"});
+  REQUIRE(csv.code == 0);
+  CHECK(std::count(csv.out.begin(), csv.out.end(), '\n') == 1 + 4 + 3);  // header, rows, calibrated rows
+
+  const auto unknown = specsim::test::run({"validate", kRows, "--calibrate-on", "nosuch"});
+  CHECK(unknown.code == 1);
+  CHECK_THAT(unknown.err, Contains("--calibrate-on: no row named 'nosuch'") && Contains("a-chain2"));
+  CHECK(unknown.out.empty());
+}
