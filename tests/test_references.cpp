@@ -119,9 +119,8 @@ CitationCheck check_citations(const fs::path& root) {
       std::size_t start = md;
       while (start > 0 && path_char(text[start - 1])) --start;
       const std::string token = text.substr(start, after - start);
-      const std::size_t slash = token.rfind('/');
-      const std::string name = token.substr(slash == std::string::npos ? 0 : slash + 1, token.size() - 3 -
-                                                                          (slash == std::string::npos ? 0 : slash + 1));
+      const std::string file_name = token.substr(token.rfind('/') + 1);  // no '/': npos + 1 == 0
+      const std::string name = file_name.substr(0, file_name.size() - 3);
       if (!kNoteNames.count(name) && token.find("references/") == std::string::npos) continue;
 
       fs::path target;
