@@ -10,7 +10,7 @@ using specsim::AcceptanceKind;
 using specsim::AcceptanceModel;
 
 TEST_CASE("Leviathan chain: Eq. 1 and the chain sum agree", "[acceptance]") {
-  // specdec.md 2.2: alpha = 0.747, K = 3: 1 + 0.747 + 0.747^2 + 0.747^3
+  // docs/references/specdec.md#metrics: alpha = 0.747, K = 3: 1 + 0.747 + 0.747^2 + 0.747^3
   //   = 1 + 0.747 + 0.558009 + 0.416832723 = 2.721841723
   CHECK_THAT(specsim::leviathan_tokens_per_cycle(0.747, 3), WithinRel(2.721841723, 1e-12));
   const std::vector<double> b(3, 0.747);

@@ -83,7 +83,7 @@ TEST_CASE("the curve is monotone between measured neighbours (seeded random curv
 }
 
 TEST_CASE("NCCL's LL -> Simple switch sits where NCCL's own model puts it", "[comm_curve]") {
-  // A curve drawn from NCCL's model for 8 ranks on PCIe (nccl.md 1.1-1.3) with Simple's algorithm
+  // A curve drawn from NCCL's model for 8 ranks on PCIe (docs/references/nccl.md#latency-tables, #latency-vs-ranks, #bandwidth-model) with Simple's algorithm
   // bandwidth at 10 GB/s: Ring/Simple 88.2 us + n x 0.1 ns/B, Ring/LL at half the bandwidth
   // 20.6 us + n x 0.2 ns/B. Sizes 64 KiB .. 512 KiB on the LL line, 1 .. 8 MiB on the Simple line.
   const double simple_s_per_byte = 1e-10, ll_s_per_byte = 2e-10;

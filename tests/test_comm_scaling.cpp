@@ -1,7 +1,7 @@
 // Rank scaling of measured all-reduce curves (comm_scaling.hpp): worked cases, errors, and the
 // held-out check the multi-GPU issue asks for (fit on 2 and 4 GPUs, predict 8) on the one box with
-// measured tables at three rank counts: AIC's 8x RTX PRO 6000 PCIe Gen5 per-op tables (hardware.md
-// 3.4; calibration/profiles/rtx-pro-6000-{2,4,8}x-pcie5-aic-nccl.yaml).
+// measured tables at three rank counts: AIC's 8x RTX PRO 6000 PCIe Gen5 per-op tables
+// (docs/references/hardware.md#aic-allreduce; calibration/profiles/rtx-pro-6000-{2,4,8}x-pcie5-aic-nccl.yaml).
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdio>

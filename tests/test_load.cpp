@@ -27,14 +27,14 @@ TEST_CASE("load: every shipped data file validates", "[load]") {
 }
 
 TEST_CASE("load: model parameter counts reproduce published totals", "[load]") {
-  // models.md 1.1: Kimi-K2.5 ~1T total / 32B active; computed there 1026.4B / 32.9B.
+  // docs/references/models.md#targets: Kimi-K2.5 ~1T total / 32B active; computed there 1026.4B / 32.9B.
   const auto kimi = specsim::load_model(kRoot.resolve(specsim::DataKind::kModel, "kimi-k2.5"));
   CHECK_THAT(kimi.total_params(), WithinRel(1026.4e9, 0.02));
   CHECK_THAT(kimi.active_params(), WithinRel(32.9e9, 0.03));
-  // Llama-3.1-8B: 8.03B (models.md 1.1, computed).
+  // Llama-3.1-8B: 8.03B (docs/references/models.md#targets, computed).
   const auto llama = specsim::load_model(kRoot.resolve(specsim::DataKind::kModel, "llama-3.1-8b"));
   CHECK_THAT(llama.total_params(), WithinRel(8.03e9, 0.02));
-  // Kimi EAGLE-3 head 1.19B without the shared embedding (models.md 2.2: fc 154M, attn 411M,
+  // Kimi EAGLE-3 head 1.19B without the shared embedding (docs/references/models.md#eagle3-heads: fc 154M, attn 411M,
   // MLP 396M, lm_head 229M).
   const auto head = specsim::load_model(kRoot.resolve(specsim::DataKind::kModel, "kimi-k2.5-eagle3"));
   CHECK_THAT(head.total_params(), WithinRel(1.19e9, 0.02));

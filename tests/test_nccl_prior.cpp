@@ -1,4 +1,4 @@
-// NCCL's tuning model against the worked numbers of shared/reference/nccl.md 1.2 and 1.7, and its
+// NCCL's tuning model against the worked numbers of docs/references/nccl.md#latency-vs-ranks, #worked-example, and its
 // use as a what-if ratio on a calibrated curve.
 #include <catch2/catch.hpp>
 #include <string>
@@ -14,7 +14,7 @@ using specsim::NcclAlgo;
 using specsim::NcclPriorConfig;
 using specsim::NcclProto;
 
-TEST_CASE("latency = base + 2(r-1) hops (nccl.md 1.2)", "[nccl_prior]") {
+TEST_CASE("latency = base + 2(r-1) hops (NCCL tuning.cc, one node)", "[nccl_prior]") {
   NcclPriorConfig c;
   for (int r : {2, 4, 8}) {
     c.ranks = r;
@@ -35,7 +35,7 @@ TEST_CASE("latency = base + 2(r-1) hops (nccl.md 1.2)", "[nccl_prior]") {
   CHECK_THAT(specsim::nccl_prior(c, NcclAlgo::kRing, NcclProto::kSimple, 0).latency_s, WithinRel(56.0e-6, 1e-12));
 }
 
-TEST_CASE("the worked example of nccl.md 1.7: 8 ranks, PCIe, 2 channels x 12 GB/s", "[nccl_prior]") {
+TEST_CASE("the worked example of NCCL's model: 8 ranks, PCIe, 2 channels x 12 GB/s", "[nccl_prior]") {
   const NcclPriorConfig c;  // defaults are that example
   auto us = [&](NcclAlgo a, NcclProto p, double bytes) { return specsim::nccl_prior(c, a, p, bytes).time_s * 1e6; };
   // Ring LL: busBw = min(87.7, 24 * 0.5) = 12 GB/s, algBw = 12 * 8/14 = 6.857 GB/s;
@@ -63,7 +63,7 @@ TEST_CASE("the worked example of nccl.md 1.7: 8 ranks, PCIe, 2 channels x 12 GB/
 TEST_CASE("per-call channels and LL128 availability", "[nccl_prior]") {
   NcclPriorConfig c;
   // Ring LL, 8 ranks, 14,336 B: threshold 8 B x 8 ranks = 64 B/thread, 512 threads:
-  // 14336 < 2 * 512 * 64 -> 1 channel (nccl.md 1.5); at 1 MiB all 4 runtime channels (2 x 2 graph).
+  // 14336 < 2 * 512 * 64 -> 1 channel (docs/references/nccl.md#per-call-shrink); at 1 MiB all 4 runtime channels (2 x 2 graph).
   CHECK(specsim::nccl_prior(c, NcclAlgo::kRing, NcclProto::kLL, 14336).channels == 1);
   CHECK(specsim::nccl_prior(c, NcclAlgo::kRing, NcclProto::kLL, 1048576).channels == 4);
   // LL128 is off on PCIe unless named (tuning.cc#L514-L536), on by default over NVLink.
@@ -72,14 +72,14 @@ TEST_CASE("per-call channels and LL128 availability", "[nccl_prior]") {
   c.link = specsim::NcclLink::kNvlink;
   c.graph_channels = 12;
   c.channel_bandwidth_bytes_per_s = 20e9;
-  // NVLink A100-like, 12 x 20 GB/s: LL128 takes over only around 4 MB (nccl.md 1.7).
+  // NVLink A100-like, 12 x 20 GB/s: LL128 takes over only around 4 MB (docs/references/nccl.md#worked-example).
   CHECK(specsim::nccl_prior_pick(c, 256 << 10).proto == NcclProto::kLL);
   CHECK(specsim::nccl_prior_pick(c, 16 << 20).proto == NcclProto::kLL128);
 }
 
 TEST_CASE("the prior as a what-if ratio on a calibrated curve", "[nccl_prior]") {
   const NcclPriorConfig base;
-  // NCCL_MAX_NCHANNELS=1 does nothing to the 14 KiB token (already one channel, nccl.md 1.5 / 9.9)
+  // NCCL_MAX_NCHANNELS=1 does nothing to the 14 KiB token (already one channel, docs/references/nccl.md#per-call-shrink)
   // but quarters Ring Simple's bandwidth at 64 MiB (1 channel instead of 4).
   NcclPriorConfig one_channel = base;
   one_channel.max_channels = 1;
@@ -88,7 +88,7 @@ TEST_CASE("the prior as a what-if ratio on a calibrated curve", "[nccl_prior]") 
   const double simple_alg_bw = 24e9 * 8 / 14;  // Ring Simple algBw
   CHECK_THAT(specsim::nccl_prior_ratio(base, one_channel, big),
              WithinRel((88.2e-6 + big / (simple_alg_bw / 4)) / (88.2e-6 + big / simple_alg_bw), 1e-9));
-  // NCCL_PROTO=Simple at the token: NCCL then picks Tree Simple (66.0 us, nccl.md 1.7: 64.4 us +
+  // NCCL_PROTO=Simple at the token: NCCL then picks Tree Simple (66.0 us, docs/references/nccl.md#worked-example: 64.4 us +
   // 14336 B / (22.08 GB/s x 0.5 x correction 0.8)) over Ring Simple (89.2 us); against Ring LL's
   // 22.7 us that is ~2.9x.
   NcclPriorConfig simple = base;

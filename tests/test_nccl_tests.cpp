@@ -1,4 +1,4 @@
-// The nccl-tests parser on the shipped public logs, on layouts reconstructed from nccl.md 3.2 around
+// The nccl-tests parser on the shipped public logs, on layouts reconstructed from docs/references/nccl.md#nccl-tests-columns around
 // real rows, and on hand-damaged copies in tests/data/invalid/nccl/.
 #include <catch2/catch.hpp>
 #include <sstream>
@@ -65,7 +65,7 @@ TEST_CASE("every shipped nccl-tests log parses with its rank count and rows", "[
     CHECK_THAT(r.out_of_place.busbw_bytes_per_s, WithinRel(0.20e9, 1e-12));  // 0.20 GB/s
     CHECK_THAT(r.in_place.time_s, WithinRel(35.21e-6, 1e-12));
     CHECK(r.out_of_place.check == "0");
-    // '33554432 ... 1284.81 26.12 45.70': a time wider than %7.2f (getFloatStr, nccl.md 3.2 b).
+    // '33554432 ... 1284.81 26.12 45.70': a time wider than %7.2f (getFloatStr, docs/references/nccl.md#nccl-tests-columns b).
     CHECK_THAT(t.rows[22].out_of_place.time_s, WithinRel(1284.81e-6, 1e-12));
   }
   SECTION("2x RTX 2080 Ti: 2022-2025 layout, footer, 1 GiB rows printed with %7.0f") {
@@ -98,8 +98,8 @@ TEST_CASE("every shipped nccl-tests log parses with its rank count and rows", "[
 }
 
 TEST_CASE("tables written by calibration/nccl/sweep_allreduce.py parse as nccl-tests output", "[nccl_tests]") {
-  // A one-GPU run of the sweep on the H200 (calibration/nccl/h200-1x-smoke/): the layout of nccl.md
-  // 3.2 (a), bf16 rows, the script's '##' notes, NCCL's own INFO lines for version and environment.
+  // A one-GPU run of the sweep on the H200 (calibration/nccl/h200-1x-smoke/): the layout of
+  // docs/references/nccl.md#nccl-tests-columns (a), bf16 rows, the script's '##' notes, NCCL's own INFO lines for version and environment.
   const std::string dir = kShared + "h200-1x-smoke/";
   const auto eager = specsim::parse_nccl_tests_file(dir + "h200-1x-default-eager.log");
   const auto graph = specsim::parse_nccl_tests_file(dir + "h200-1x-default-graph.log");
@@ -125,7 +125,7 @@ TEST_CASE("tables written by calibration/nccl/sweep_allreduce.py parse as nccl-t
   CHECK_THAT(eager.tables[0].rows[0].in_place.time_s, WithinRel(27.48e-6, 1e-12));
 }
 
-// Layouts of nccl.md 3.2 (c) and (d), built around rows of the shipped 2080 Ti log.
+// Layouts of docs/references/nccl.md#nccl-tests-columns (c) and (d), built around rows of the shipped 2080 Ti log.
 TEST_CASE("older column layouts: 'error' without root, and the first releases in ms", "[nccl_tests]") {
   SECTION("2019-2022: no root column, error as %5.0le, pre-2022 device lines") {
     const auto log = parse_text(

@@ -11,7 +11,7 @@ TEST_CASE("units: durations, sizes, bandwidths and FLOP rates parse to SI", "[un
   CHECK_THAT(u::parse_duration_s("2.5us"), WithinRel(2.5e-6, 1e-12));
   CHECK_THAT(u::parse_duration_s("30 ms"), WithinRel(0.030, 1e-12));
   CHECK_THAT(u::parse_duration_s("1s"), WithinRel(1.0, 1e-12));
-  // GB = 1e9 and GiB = 2^30, always (STYLE.md 5).
+  // GB = 1e9 and GiB = 2^30, always (SI and IEC prefixes, https://physics.nist.gov/cuu/Units/binary.html).
   CHECK_THAT(u::parse_bytes("14KiB"), WithinRel(14.0 * 1024, 1e-12));
   CHECK_THAT(u::parse_bytes("2MB"), WithinRel(2e6, 1e-12));
   CHECK_THAT(u::parse_bandwidth_bytes_per_s("48GB/s"), WithinRel(48e9, 1e-12));

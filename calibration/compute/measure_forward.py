@@ -10,7 +10,7 @@ eagerly from Python ("eager").  Output: a CSV with header
 (time_ms = median over --reps timed runs, CUDA events, synchronize around each run),
 a detail CSV (min / p10 / p90 / distinct experts), and a conditions YAML.
 
-Models (shapes from models.md section 1):
+Models (shapes from docs/references/models.md#targets):
   llama-3.1-8b     TP1: 32 layers, H 4096, GQA 32/8, head_dim 128, FFN 14336, V 128256
   llama-3.3-70b    one TP8 rank: 80 layers, H 8192, 8 q heads / 1 kv head, FFN 3584, V 16032
   deepseek-v3-moe-grouped / -loop

@@ -6,12 +6,12 @@
 For each NCCL_ALGO / NCCL_PROTO variant (a fresh torchrun, since NCCL reads them at communicator
 creation) it sweeps bf16 all-reduce from --min-bytes to --max-bytes by doubling, eager and replayed
 from a CUDA graph, and writes one table per (variant, mode) in the nccl-tests all_reduce_perf layout
-of 2022-08 onwards (shared/reference/nccl.md 3.1-3.2), so that `specsim calibrate nccl` reads it:
+of 2022-08 onwards (docs/references/nccl.md#nccl-tests-header, #nccl-tests-columns), so that `specsim calibrate nccl` reads it:
 
     OUTDIR/h200-8x-ring-ll-graph.log, OUTDIR/h200-8x-ring-ll-eager.log, ...
     OUTDIR/topo.txt (nvidia-smi topo -m), OUTDIR/sweep.conditions.yaml, OUTDIR/<variant>.run.log
 
-Timing follows nccl-tests (common.cu; nccl.md 3.3): `iters` all-reduces are issued back to back and
+Timing follows nccl-tests (common.cu; docs/references/nccl.md#nccl-tests-timing): `iters` all-reduces are issued back to back and
 the host waits once; eager time = wall time / iters; graph mode captures the `iters` calls in one CUDA
 graph, launches it `graph-launches` times and divides by launches x iters. The per-rank times are
 averaged over the ranks. torch.distributed.all_reduce works in place only, so the table's

@@ -59,7 +59,7 @@ std::vector<std::pair<std::size_t, std::size_t>> runs_between(const std::vector<
 // Where NCCL's own model switches from Ring/LL to Ring/Simple, and LL's slope in that model, when
 // Simple's measured algorithm bandwidth is 1 / simple_s_per_byte: the graph bandwidth is set so
 // that nccl_prior's Ring/Simple bandwidth, busBw r / (2(r-1)), equals it; LL then gets half
-// (tuning.cc; nccl.md 1.3), and the two model lines cross at (lat_Simple - lat_LL) / (beta_LL -
+// (tuning.cc; docs/references/nccl.md#bandwidth-model), and the two model lines cross at (lat_Simple - lat_LL) / (beta_LL -
 // beta_Simple). 8 ranks: (88.2 - 20.6) us x 1/beta_Simple.
 struct LlSimpleSwitch {
   double bytes = 0.0;

@@ -13,7 +13,7 @@ namespace specsim {
 namespace {
 
 // One-shot custom all-reduce floor: 7.5 us for 256 B - 1 KB on 8x RTX PRO 6000 behind PCIe Gen5
-// switches (nccl.md 5.1, rtx6kpro "luke" measurements); used only when no table was measured.
+// switches (docs/references/nccl.md#custom-vs-nccl-pcie, rtx6kpro "luke" measurements); used only when no table was measured.
 constexpr double kOneShotLatencyS = 7.5e-6;
 
 NcclArch arch_of(const std::string& gpu) {
@@ -24,8 +24,8 @@ NcclArch arch_of(const std::string& gpu) {
   return NcclArch::kAmpere;  // A100, L40S, RTX 4090 (Ada sits in the Ampere bucket, tuning.cc)
 }
 
-// The search graph NCCL would build (nccl.md 1.4): PCIe P2P boxes 2 channels x PCI_BW 12 GB/s (the
-// worked example of nccl.md 1.7); without P2P, traffic is staged through the host: 1 channel x
+// The search graph NCCL would build (docs/references/nccl.md#search-graph): PCIe P2P boxes 2 channels x PCI_BW 12 GB/s (the
+// worked example of docs/references/nccl.md#worked-example); without P2P, traffic is staged through the host: 1 channel x
 // 5 GB/s as an 8x 4090 host logged (nccl-tests issue 307); NVSwitch: per-link 20.6 GB/s (SM90) or
 // 40.1 (SM100) over 16 channels (estimate: NCCL's ring over NVSwitch uses most of the 18 links).
 }  // namespace
@@ -75,7 +75,7 @@ std::string rank_sources(const RankScaledCurve& curve, const std::vector<const C
 namespace {
 
 // PCIe peer-to-peer bandwidth per direction: ~56 GB/s measured on Gen5 x16 (89% of 63 GB/s,
-// hardware.md 3.1); other generations scaled by the spec; NVLink per direction from the GPU file.
+// docs/references/hardware.md#pcie5-p2p-measured); other generations scaled by the spec; NVLink per direction from the GPU file.
 double p2p_bandwidth(const Scenario& s) {
   if (s.topology.link == LinkClass::kNvlink && s.gpu.nvlink_bandwidth_bytes_per_s) {
     return *s.gpu.nvlink_bandwidth_bytes_per_s;

@@ -24,7 +24,7 @@ namespace specsim {
 
 namespace {
 
-// Used when a settings struct has no bandwidth efficiency (measured-compute.md 1.2).
+// Used when a settings struct has no bandwidth efficiency (docs/references/measured-compute.md#gemm-efficiency).
 constexpr double kPriorBandwidthEfficiency = 0.84;
 // Search brackets: efficiencies as fractions of the datasheet, launch costs in seconds.
 constexpr double kMinEfficiency = 0.01;

@@ -14,7 +14,7 @@ namespace specsim {
 
 namespace {
 
-// measured-compute.md 1.2: BF16 GEMV/GEMM at M <= 64 streams weights at ~84% of peak.
+// docs/references/measured-compute.md#gemm-efficiency: BF16 GEMV/GEMM at M <= 64 streams weights at ~84% of peak.
 constexpr double kPriorBandwidthEfficiency = 0.84;
 constexpr double kMinEfficiency = 0.02;
 
@@ -141,7 +141,7 @@ void CycleModel::calibrate(const Scenario& s) {
   } else {
     cal.eager_overhead_per_op_s = {0.0, "prior: none (no eager all-reduce measurement)"};
   }
-  // The FP8 path adds a quantise and a dequantise kernel around each all-reduce (nccl.md 6).
+  // The FP8 path adds a quantise and a dequantise kernel around each all-reduce (docs/references/nccl.md#fp8-allreduce).
   comm_ = CommModel::build(s, cal.eager_overhead_per_op_s.value, 2.0 * s.compute.kernel_floor_s);
   cal.comm_calibrated = comm_.calibrated();
   cal.comm_source = comm_.source();
@@ -159,7 +159,7 @@ void CycleModel::calibrate(const Scenario& s) {
   const bool profile = !s.compute.profile.empty();
   cal.bandwidth_efficiency = {s.compute.bandwidth_efficiency.value_or(kPriorBandwidthEfficiency),
                               origin("compute.bandwidth_efficiency", profile,
-                                     "prior: 84% of datasheet bandwidth (BF16 GEMV at M <= 64, measured-compute.md 1.2)")};
+                                     "prior: 84% of datasheet bandwidth (BF16 GEMV at M <= 64, docs/references/measured-compute.md#gemm-efficiency)")};
   cal.routing_skew = {s.compute.routing_skew.value_or(1.0),
                       origin("compute.routing_skew", profile, "prior: 1 (uniform routing)")};
   const bool solve_eta = !s.compute.bandwidth_efficiency;
@@ -237,8 +237,8 @@ ForwardBreakdown CycleModel::forward(const ComputeModel& compute, const Transfor
   f.comm_s = allreduces * f.allreduce_each_s;
   if (active().pp > 1 && &model == &active().model) {
     // Pipeline stages hand the token's hidden state on: one send per boundary. Prior: AIC's flat
-    // 10 us p2p latency placeholder (hardware.md 3.4) plus the bytes at PCIe P2P bandwidth
-    // (~56 GB/s on Gen5 x16, hardware.md 3.1). The draft runs on the last stage.
+    // 10 us p2p latency placeholder (docs/references/hardware.md#aic-allreduce) plus the bytes at PCIe P2P bandwidth
+    // (~56 GB/s on Gen5 x16, docs/references/hardware.md#pcie5-p2p-measured). The draft runs on the last stage.
     constexpr double kSendLatencyS = 10e-6;
     constexpr double kSendBytesPerS = 56e9;
     f.comm_s += (active().pp - 1) * (kSendLatencyS + f.message_bytes / kSendBytesPerS);
@@ -246,7 +246,7 @@ ForwardBreakdown CycleModel::forward(const ComputeModel& compute, const Transfor
   const CommSettings& c = active().comm;
   if (c.fuse_residual_norm && allreduces > 0) {
     // Each fused all-reduce absorbs the residual add and the RMSNorm that follow it: two kernels
-    // fewer per collective (SGLang ENABLE_ALLREDUCE_RMSNORM_FUSION, models.md 3.1).
+    // fewer per collective (SGLang ENABLE_ALLREDUCE_RMSNORM_FUSION, docs/references/models.md#tp-collectives).
     const double per_kernel = mode == LaunchMode::kGraph ? active().compute.kernel_floor_s
                                                          : active().compute.eager_launch_per_kernel_s;
     f.compute_s = std::max(0.0, f.compute_s - 2.0 * allreduces * per_kernel);

@@ -154,7 +154,7 @@ TransformerSpec read_model_yaml(YamlReader& r) {
 }
 
 // ---- Hugging Face config.json -----------------------------------------------------------------
-// Key names per family from models.md 1.2. Kimi-K2.5 nests the language model under text_config.
+// Key names per family from docs/references/models.md#config-keys. Kimi-K2.5 nests the language model under text_config.
 
 TransformerSpec read_hf_config(YamlReader& root) {
   YamlReader r = root;
@@ -205,7 +205,7 @@ TransformerSpec read_hf_config(YamlReader& root) {
   } else {
     r.fail("model_type", "'" + type + "' is not supported (known: llama, qwen3, qwen3_moe, deepseek_v3, kimi_k2)");
   }
-  // Quantisation: DeepSeek/Kimi-K2 ship fp8 blocks; Kimi-K2.5 int4 routed experts (models.md 1.3).
+  // Quantisation: DeepSeek/Kimi-K2 ship fp8 blocks; Kimi-K2.5 int4 routed experts (docs/references/models.md#kimi-int4).
   if (r.has("quantization_config")) {
     const YAML::Node q = r.node()["quantization_config"];
     const std::string method = q["quant_method"] ? q["quant_method"].Scalar() : "";
@@ -663,7 +663,7 @@ Scenario read_scenario(YamlReader& r, const DataDir& data) {
     const int chain_tokens = s.speculation.num_steps + 1;
     s.speculation.num_draft_tokens =
         static_cast<int>(sp.optional_integer("num_draft_tokens", chain_tokens, 2, 4096));
-    // SGLang forces num_draft_tokens = num_steps + 1 when topk == 1 (specdec.md 5.1); so does specsim,
+    // SGLang forces num_draft_tokens = num_steps + 1 when topk == 1 (docs/references/specdec.md#sglang-flags); so does specsim,
     // which keeps `--set speculation.num_steps=N` meaningful on a chain.
     if (s.speculation.eagle_topk == 1) s.speculation.num_draft_tokens = chain_tokens;
     const long long max_tree = 1 + static_cast<long long>(s.speculation.num_steps) * s.speculation.eagle_topk * s.speculation.eagle_topk;

@@ -46,7 +46,7 @@ double TransformerSpec::attention_params() const {
   const double h = hidden_size;
   const AttentionSpec& a = attention;
   if (a.kind == AttentionKind::kMla) {
-    // MLA (models.md 1.4): H*q_lora + q_lora*heads*(nope+rope) + H*(kv_lora+rope)
+    // MLA (docs/references/models.md#layer-params): H*q_lora + q_lora*heads*(nope+rope) + H*(kv_lora+rope)
     //                      + kv_lora*heads*(nope+v) + heads*v*H; without q LoRA, H*heads*(nope+rope).
     const double qk = a.qk_nope_head_dim + a.qk_rope_head_dim;
     const double q = a.q_lora_rank > 0 ? h * a.q_lora_rank + double(a.q_lora_rank) * a.heads * qk

@@ -16,25 +16,25 @@ constexpr double kUs = 1e-6;
 constexpr double kGBs = 1e9;
 
 // Indexed [algo][proto] with algo Tree, Ring and proto LL, LL128, Simple. Values of NCCL >= 2.23.4
-// (tuning.cc#L148-L176; nccl.md 1.1), in us.
+// (tuning.cc#L148-L176; docs/references/nccl.md#latency-tables), in us.
 constexpr double kBaseLatencyUs[2][3] = {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}};
 constexpr double kNvlinkHopUs[2][3] = {{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}};
 constexpr double kPciHopUs[2][3] = {{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}};
 
-// Bandwidth caps for one node, GB/s, by NcclArch (tuning.cc#L177-L211; nccl.md 1.3).
+// Bandwidth caps for one node, GB/s, by NcclArch (tuning.cc#L177-L211; docs/references/nccl.md#bandwidth-model).
 constexpr std::array kLlMaxBw{39.0, 87.7, 141.0, 282.0};
 constexpr std::array kPerChMaxRingLL128Bw{20.0, 20.0, 36.7, 40.0};
 constexpr std::array kPerChMaxTreeLL128Bw{20.0, 20.0, 36.7, 55.6};
 constexpr std::array kPerChMaxTreeBw{26.5, 24.0, 38.7, 70.0};
 
 // treeCorrectionFactor[proto][floor(log2(bytes / 64))], applied to Tree all-reduce for indices
-// 0..22 (tuning.cc#L623-L646; nccl.md 1.3).
+// 0..22 (tuning.cc#L623-L646; docs/references/nccl.md#bandwidth-model).
 constexpr double kTreeCorrection[3][23] = {
     {1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0},
     {1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0},
     {.9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9}};
 
-// Per-call shrink (enqueue.cc#L2070-L2116; nccl.md 1.5): bytes per thread below which a channel is
+// Per-call shrink (enqueue.cc#L2070-L2116; docs/references/nccl.md#per-call-shrink): bytes per thread below which a channel is
 // dropped (comm.h#L49-L51; Ring LL x ranks, tuning.cc#L587-L596) and threads per channel.
 constexpr double kThreadThresholdBytes[3] = {8.0, 8.0, 64.0};
 constexpr double kMaxThreads[3] = {512.0, 640.0, 512.0};

@@ -15,7 +15,7 @@ namespace specsim {
 namespace {
 
 // nccl-tests prints time in us since the 2019-03 NCCL 2.4 resync (cbe7f65) and in ms before it;
-// bandwidths are GB/s = 1e9 B/s in every version (nccl.md 3.2, 3.3).
+// bandwidths are GB/s = 1e9 B/s in every version (docs/references/nccl.md#nccl-tests-columns, #nccl-tests-timing).
 constexpr double kSecondsPerUs = 1e-6;
 constexpr double kSecondsPerMs = 1e-3;
 constexpr double kBytesPerSPerGBs = 1e9;
@@ -64,7 +64,7 @@ struct Layout {
 };
 
 // Recognises `size count type redop root time algbw busbw #wrong time ...` and its ancestors
-// (nccl.md 3.2 a-d). Returns nothing for other comment lines.
+// (docs/references/nccl.md#nccl-tests-columns a-d). Returns nothing for other comment lines.
 std::optional<Layout> read_layout(const std::vector<Token>& tokens) {
   Layout layout;
   for (const auto& t : tokens) layout.names.emplace_back(t.text);
@@ -115,7 +115,7 @@ std::size_t launcher_prefix_length(std::string_view line) {
 }
 
 std::string version_from_code(long code) {
-  // NCCL_VERSION_CODE is MMmmpp from 2.9 on and Mmpp before (nccl.h; nccl.md 3.1).
+  // NCCL_VERSION_CODE is MMmmpp from 2.9 on and Mmpp before (nccl.h; docs/references/nccl.md#nccl-tests-header).
   const long major = code >= 10000 ? code / 10000 : code / 1000;
   const long minor = code >= 10000 ? (code / 100) % 100 : (code / 100) % 10;
   const long patch = code % 100;

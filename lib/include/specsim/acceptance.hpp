@@ -61,7 +61,7 @@ struct AcceptanceModel {
 
   // Probability that the first draft token is accepted: alpha for kConstant, b_1 for
   // kDepthDecay, p_1 for kTree when position_rates is empty. 0.7: EAGLE-3's conditional rate is
-  // roughly flat at 0.7-0.8 (vLLM dynamic-SD stats, InferenceX #1737; specdec.md 2.1); the Kimi
+  // roughly flat at 0.7-0.8 (vLLM dynamic-SD stats, InferenceX #1737; docs/references/specdec.md#depth-decay); the Kimi
   // EAGLE-3-MLA draft on chat traffic sits lower (45-55 % per position, rtx6kpro).
   double accept_rate = 0.7;
 

@@ -2,8 +2,8 @@
 // built from nccl-tests rows or an engine's own per-op table.
 //
 // NCCL's curve is not one latency + bandwidth line: protocol and channel switches show as steps
-// (e.g. when each rank's chunk crosses 512 B, shared/reference/nccl.md 9.3) and as kinks (LL ->
-// Simple, nccl.md 1.6). So the curve is kept piecewise (DESIGN.md, CommModel):
+// (e.g. when each rank's chunk crosses 512 B, docs/references/nccl.md#chunk-step) and as kinks (LL ->
+// Simple, docs/references/nccl.md#protocols). So the curve is kept piecewise (docs/model.md#equations):
 //   - regimes: maximal runs of measured points with no boundary between them. Two kinds of
 //     boundary:
 //     * a step: a rise of more than CurveOptions::step_min_rise (relative) that the neighbouring
@@ -80,14 +80,14 @@ struct CurveOptions {
   // neighbours' slope; the 512 B chunk step is 21x or more.
   double step_min_excess_over_trend = 5.0;
   // Per-rank chunk sizes (bytes / ranks) at which NCCL's curve is known to step: 512 B on two
-  // independent logs (8x 5090 between 2 and 4 KB, 4x 5090 between 1 and 2 KB; nccl.md 9.3).
+  // independent logs (8x 5090 between 2 and 4 KB, 4x 5090 between 1 and 2 KB; docs/references/nccl.md#chunk-step).
   std::vector<double> step_chunk_bytes_per_rank = {512.0};
   // Look for NCCL's LL -> Simple switch (needs ranks >= 2). NCCL's PCI latencies are used: every
-  // PCIe box, SHM (no P2P) included (nccl.md 1.1). Turn off for NVLink curves, where LL128 sits
+  // PCIe box, SHM (no P2P) included (docs/references/nccl.md#latency-tables). Turn off for NVLink curves, where LL128 sits
   // between LL and Simple.
   bool locate_protocol_switch = true;
   // The secant just below the gap must be at least this multiple of the Simple regime's slope.
-  // NCCL's LL moves data at half Simple's bandwidth (ratio 2, nccl.md 1.6); one line gives 1.
+  // NCCL's LL moves data at half Simple's bandwidth (ratio 2, docs/references/nccl.md#protocols); one line gives 1.
   // 1.5 sits between. The shipped logs, whole and with every other size held out: 1.7-1.9 (2x
   // 2080 Ti, secants within 4-32 KiB), 2.4-3.5 (8x 4090 SHM, 64-512 KiB), 0.9-1.0 (8x 5090 P2P,
   // 128 KiB-1 MiB, where no switch shows).

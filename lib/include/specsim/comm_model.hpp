@@ -6,7 +6,7 @@
 // (nccl_prior.hpp, tuning.cc) stands in and the result is flagged uncalibrated. What-ifs:
 //   NCCL_ALGO / NCCL_PROTO / channels   measured time x prior(what-if) / prior(default)
 //   custom one-shot P2P all-reduce      its measured table, else alpha + (r-1) * S / B_p2p (prior)
-//   FP8 all-reduce                      time(S / 2) + quantise and dequantise kernels (nccl.md 6)
+//   FP8 all-reduce                      time(S / 2) + quantise and dequantise kernels (docs/references/nccl.md#fp8-allreduce)
 // Eager mode adds a per-op overhead on top of a graph-mode table: the host launch of the
 // surrounding kernels plus the rank skew a collective absorbs while it waits for the slowest rank.
 #pragma once

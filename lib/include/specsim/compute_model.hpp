@@ -1,6 +1,6 @@
 // GPU time of one forward pass on one tensor-parallel rank, from the model's shape and the GPU's
 // datasheet: a roofline with calibrated efficiency per layer kind plus a fixed GPU-side cost per
-// kernel (DESIGN.md "The model"):
+// kernel (docs/model.md#equations):
 //
 //   T_layer(q) = max(W / (eta_bw * BW) + E_touched(q) * W_expert / (eta_e * BW), q * f_w / (eta_f * F))
 //              + max(KV(C) / (eta_kv(q) * BW), q * f_attn(C) / (eta_f * F))
@@ -16,9 +16,9 @@
 //
 // bytes = weights read on this rank + KV cache read; for MoE the weights read grow with the
 // distinct experts the q tokens touch, E_touched(q) = E * (1 - (1 - k/E)^q) under uniform routing
-// (models.md 1.4). That is why verifying 4 tokens on an MoE is not free. The rule of thumb behind
+// (docs/references/models.md#distinct-experts). That is why verifying 4 tokens on an MoE is not free. The rule of thumb behind
 // the defaults: BF16 GEMV streams weights at ~84% of peak plus ~3 us per kernel
-// (measured-compute.md 1.2, fitted to NVIDIA AIConfigurator's kernel database).
+// (docs/references/measured-compute.md#gemm-efficiency, fitted to NVIDIA AIConfigurator's kernel database).
 #pragma once
 
 #include "specsim/hardware.hpp"

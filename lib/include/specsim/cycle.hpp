@@ -1,4 +1,4 @@
-// The speculative cycle against the plain decoding step (DESIGN.md "The model", specdec.md 1.3):
+// The speculative cycle against the plain decoding step (docs/model.md#equations, docs/references/specdec.md#cycle):
 //
 //   T_base  = T_fwd(target, B) + T_host_decode
 //   T_cycle = sum_i T_fwd(draft, B * t_i)        draft decode steps
@@ -10,7 +10,7 @@
 //   T_fwd(model, q, mode) = local(q, mode) + N_allreduce * T_allreduce(q * H * act_bytes, mode)
 //
 // With SGLang's sequencing the extend also yields the first draft token, so a cycle holds
-// num_steps - 1 draft decode steps plus the extend (models.md 2.3).
+// num_steps - 1 draft decode steps plus the extend (docs/references/models.md#sglang-cycle).
 //
 // Free parameters left open in the scenario are calibrated here from its measurements only:
 // the eager per-collective overhead from the verify's all-reduce time, the bandwidth efficiency

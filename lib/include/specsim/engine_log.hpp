@@ -1,7 +1,7 @@
 // Engine logs: the speculative-decoding metrics lines SGLang, vLLM (V1 and V0) and llama.cpp
 // print, parsed into records and pooled into one acceptance summary.
 //
-// Formats (exact lines in specdec.md 5.3 and tests/data/valid/logs/):
+// Formats (exact lines in docs/references/specdec.md#log-formats and tests/data/valid/logs/):
 //   SGLang   `Decode batch. #running-req: N, ..., accept len: X[, accept rate: R], ...,
 //             gen throughput (token/s): Y, ...`      (scheduler_metrics_mixin.py)
 //   vLLM V1  `SpecDecoding metrics: Mean acceptance length: X, Accepted throughput: ... tokens/s,

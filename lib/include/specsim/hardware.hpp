@@ -24,7 +24,7 @@ struct GpuSpec {
 // NCCL's link classes as `nvidia-smi topo -m` prints them (NCCL_P2P_LEVEL names), fastest first:
 // NV# (a bonded set of # NVLinks), PIX (at most one PCIe bridge), PXB (several PCIe bridges, no host
 // bridge), PHB (through a PCIe host bridge, i.e. the CPU), NODE (between host bridges of one NUMA
-// node), SYS (across the SMP interconnect between NUMA nodes). hardware.md 2.3.
+// node), SYS (across the SMP interconnect between NUMA nodes). docs/references/hardware.md#p2p-levels.
 enum class LinkClass { kNvlink, kPix, kPxb, kPhb, kNode, kSys };
 [[nodiscard]] const char* to_string(LinkClass c);
 // "NV18", "PIX", ...; NV# needs a count of 1..999 links.

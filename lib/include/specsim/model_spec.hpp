@@ -1,7 +1,7 @@
 // The architecture of a transformer as the cost model needs it: layer counts, widths, attention
 // kind (GQA or MLA), MoE experts, storage dtypes and the tensor-parallel collectives per forward.
 // An EAGLE-3 draft head is the same struct with `eagle3` set. Shapes come from models/llm/*.yaml
-// or a Hugging Face config.json (see load.hpp); models.md in the project's references gives the
+// or a Hugging Face config.json (see load.hpp); docs/references/models.md#layer-params gives the
 // formulas used for parameter counts (they reproduce published totals within ~2%).
 #pragma once
 
@@ -13,7 +13,7 @@ namespace specsim {
 enum class Dtype { kFp32, kBf16, kFp16, kFp8, kInt4G32, kInt4G128, kNvfp4, kMxfp4 };
 
 // Bytes per stored parameter, scales included: int4 with one bf16 scale per 32 weights is
-// 0.5 + 2/32 = 0.5625 B (models.md 1.3, an estimate: the scale dtype was not read); fp8 with a
+// 0.5 + 2/32 = 0.5625 B (docs/references/models.md#kimi-int4, an estimate: the scale dtype was not read); fp8 with a
 // 128x128 block scale is ~1 B; NVFP4 0.5 + 1/16 (fp8 scale per 16); MXFP4 0.5 + 1/32 (e8m0 per 32).
 [[nodiscard]] double bytes_per_param(Dtype d);
 [[nodiscard]] const char* to_string(Dtype d);
@@ -49,20 +49,20 @@ struct WeightDtypes {
 };
 
 struct CollectiveCounts {
-  int allreduce_per_layer = 2;     // attention o_proj + MLP/MoE output (models.md 3.1)
-  bool embedding_allreduce = true; // vocab-parallel embedding lookup (models.md 3.1)
+  int allreduce_per_layer = 2;     // attention o_proj + MLP/MoE output (docs/references/models.md#tp-collectives)
+  bool embedding_allreduce = true; // vocab-parallel embedding lookup (docs/references/models.md#tp-collectives)
   bool lm_head_gather = true;      // logits gather; counted, not yet priced (see docs/model.md)
 };
 
 struct KernelCounts {
-  int per_dense_layer = 11;  // pegainfer's Qwen3-4B decode, ~11 kernels per layer (measured-compute.md 4)
+  int per_dense_layer = 11;  // pegainfer's Qwen3-4B decode, ~11 kernels per layer (docs/references/measured-compute.md#kernel-count)
   int per_moe_layer = 16;    // estimate: router, top-k, align, two grouped GEMMs, activation, shared expert
   int per_forward = 6;       // embedding, final norm, LM head, sampling (estimate)
 };
 
 struct Eagle3Spec {
   std::string target;         // the target model's name
-  int aux_hidden_states = 3;  // fc input is aux_hidden_states x target hidden (models.md 2.1)
+  int aux_hidden_states = 3;  // fc input is aux_hidden_states x target hidden (docs/references/models.md#eagle3-structure)
   int draft_vocab_size = 32000;
 };
 
@@ -83,7 +83,7 @@ struct TransformerSpec {
   std::optional<Eagle3Spec> eagle3;
 
   [[nodiscard]] int moe_layers() const { return layers - dense_layers; }
-  // Parameters of one layer's attention block (models.md 1.4 formulas; EAGLE-3 qkv reads 2H).
+  // Parameters of one layer's attention block (docs/references/models.md#layer-params formulas; EAGLE-3 qkv reads 2H).
   [[nodiscard]] double attention_params() const;
   [[nodiscard]] double dense_mlp_params() const;  // 3 H I (SwiGLU)
   [[nodiscard]] double expert_params() const;     // 3 H I_expert

@@ -1,5 +1,5 @@
 // NCCL's own analytic cost model for all-reduce on one node (src/graph/tuning.cc, tag v2.30.7-1;
-// shared/reference/nccl.md section 1), used where nothing was measured - every estimate it gives is
+// docs/references/nccl.md#tuning-model), used where nothing was measured - every estimate it gives is
 // uncalibrated - and as a ratio on a calibrated curve for NCCL_ALGO / NCCL_PROTO / channel what-ifs:
 //
 //   time = lat[algo][proto] + bytes / algBw[algo][proto]                          (tuning.cc#L630-L655)
@@ -35,7 +35,7 @@ struct NcclPriorConfig {
   NcclLink link = NcclLink::kPci;
   NcclArch arch = NcclArch::kAmpere;
   // The topology search graph (nChannels, bwIntra), before connect-time channel doubling; NCCL's
-  // model uses these. Default 2 channels x 12 GB/s = PCI_BW, the PCIe example of nccl.md 1.7; a
+  // model uses these. Default 2 channels x 12 GB/s = PCI_BW, the PCIe example of docs/references/nccl.md#worked-example; a
   // no-P2P SYS box typically logs 1 channel x 5 GB/s (nccl-tests issue 307).
   int graph_channels = 2;
   double channel_bandwidth_bytes_per_s = 12e9;
@@ -45,8 +45,8 @@ struct NcclPriorConfig {
   std::vector<NcclProto> protos;
   // NCCL_MIN_NCHANNELS / NCCL_MAX_NCHANNELS; 0 = unset. They change the channels a call runs on
   // (runtime = 2 x graph channels, clamped; connect.cc#L460-L506) but not NCCL's choice of
-  // algo/proto (nccl.md 1.4); specsim scales the bandwidth term by the channels the call really
-  // uses (enqueue.cc per-call shrink, nccl.md 1.5) relative to the unset case.
+  // algo/proto (docs/references/nccl.md#search-graph); specsim scales the bandwidth term by the channels the call really
+  // uses (enqueue.cc per-call shrink, docs/references/nccl.md#per-call-shrink) relative to the unset case.
   int min_channels = 0;
   int max_channels = 0;
 };

@@ -1,6 +1,6 @@
 // Reader for the stdout of nccl-tests' *_perf programs (https://github.com/NVIDIA/nccl-tests), the
 // all-reduce measurement users already have. It reads every column layout nccl-tests has printed
-// (shared/reference/nccl.md section 3.2): the 2017-2019 `bytes N type op time ... res` layout with
+// (docs/references/nccl.md#nccl-tests-columns): the 2017-2019 `bytes N type op time ... res` layout with
 // time in ms, the 2019-2022 `size count type redop time ... error` layout, and the 2022+ layout with
 // `root` and `#wrong` (one- or two-space wide), with either bus-id style in the device lines.
 // Several tables per file are allowed; lines that are neither table rows nor nccl-tests comments

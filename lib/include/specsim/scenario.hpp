@@ -23,7 +23,7 @@ struct EngineSettings {
   LaunchMode verify_mode = LaunchMode::kGraph;  // target forward over the draft tokens
   LaunchMode draft_mode = LaunchMode::kGraph;   // draft decode steps and draft extend
   // SGLang's draft extend over the accepted tokens also yields the first draft token, so one cycle
-  // runs num_steps draft forwards in all, not num_steps + 1 (models.md 2.3, eagle_worker.py).
+  // runs num_steps draft forwards in all, not num_steps + 1 (docs/references/models.md#sglang-cycle, eagle_worker.py).
   bool extend_yields_first_draft = true;
   std::optional<bool> embedding_allreduce;  // overrides the model file when set
 };
@@ -53,7 +53,7 @@ struct AcceptanceSettings {
 
 struct ComputeSettings {
   // Fraction of datasheet memory bandwidth reached. Default: 84%, BF16 GEMV at M <= 64 on every GPU
-  // in NVIDIA AIConfigurator's kernel data (measured-compute.md 1.2). Empty = calibrate.
+  // in NVIDIA AIConfigurator's kernel data (docs/references/measured-compute.md#gemm-efficiency). Empty = calibrate.
   std::optional<double> bandwidth_efficiency = 0.84;
   double flop_efficiency = 0.5;                // fraction of dense tensor FLOP/s reached
   double kernel_floor_s = 3e-6;                // GPU-side fixed cost per kernel

@@ -17,8 +17,8 @@ struct TopoImportOptions {
   std::string name{};           // topology name; required (the CLI defaults it to the output file's stem)
   std::string gpu{};            // models/gpu name; required: topo -m never names the card
   bool p2p = true;              // NCCL's P2P transport between GPUs; off for GeForce on the stock
-                                // driver (hardware.md 3.3), which topo -m cannot show
-  int pcie_generation = 5;      // 5: RTX PRO 6000 / H100 / H200 hosts (hardware.md 1); 4 for Ada
+                                // driver (docs/references/hardware.md#consumer-p2p), which topo -m cannot show
+  int pcie_generation = 5;      // 5: RTX PRO 6000 / H100 / H200 hosts (docs/references/hardware.md#gpu-specs); 4 for Ada
   std::string description{};    // empty: "imported from nvidia-smi topo -m (<file>)"
 };
 
