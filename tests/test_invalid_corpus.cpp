@@ -77,7 +77,7 @@ const std::map<std::string, Expected>& corpus() {
       {"validation/bad-date.yaml", {"validation.published: expected a date YYYY-MM or YYYY-MM-DD, got '15/01/2026'", 8}},
       {"validation/bad-url.yaml", {"validation.url: expected a public address starting with https://", 7}},
       {"validation/missing-header.yaml", {"validation: a validation row needs a `validation:` source header", 0}},
-      {"validation/no-assumptions.yaml", {"validation.assumptions", 5}},
+      {"validation/no-assumptions.yaml", {"validation.assumptions: required key is missing", 6}},
       {"validation/no-spec.yaml", {"measurements.speculative.tokens_per_s: a validation row needs the measured speculative rate", 0}},
       {"validation/source-with-space.yaml", {"validation.source: expected a short id without spaces", 6}},
       {"comm_profile/bad-mode.yaml", {"mode: 'cudagraph' is not one of: graph, eager", 8}},

@@ -67,7 +67,7 @@ CycleModel::CycleModel(Scenario scenario)
   if (overrides) {
     const auto beside = [](CalibratedValue& now, const CalibratedValue& before, bool is_patched, auto format) {
       if (is_patched && now.origin == "set" && before.origin.rfind("calibrated", 0) == 0) {
-        now.origin = "set (calibrated: " + format(before.value) + ")";
+        now.origin = "set, calibrated: " + format(before.value);
       }
     };
     const auto ratio = [](double v) { return units::format_fixed(v, 3); };
