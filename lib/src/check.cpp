@@ -134,8 +134,19 @@ std::string check_data_file(const std::string& path, const DataDir& data) {
     e << YAML::Key << "comm_profile" << YAML::Value << (s.comm_profile ? s.comm_profile->name : "none");
     e << YAML::Key << "kernel_floor" << YAML::Value << format_duration(s.compute.kernel_floor_s);
     e << YAML::Key << "spec_extra_host_per_cycle" << YAML::Value << format_duration(s.host.spec_extra_per_cycle_s);
+    e << YAML::Key << "draft_step_overhead" << YAML::Value << format_duration(s.host.draft_step_overhead_s);
+    e << YAML::Key << "engine_prior" << YAML::Value << (s.engine_prior ? s.engine_prior->name : "none");
+  } else if (kind == "engine") {
+    const EnginePrior p = load_engine_prior(path);
+    e << YAML::Key << "name" << YAML::Value << p.name;
+    for (const auto& [key, term] : {std::pair{"cycle_overhead", &p.cycle_overhead},
+                                    std::pair{"draft_step_overhead", &p.draft_step_overhead}}) {
+      e << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "value" << YAML::Value
+        << format_duration(term->value_s) << YAML::Key << "p10" << YAML::Value << format_duration(term->p10_s)
+        << YAML::Key << "p90" << YAML::Value << format_duration(term->p90_s) << YAML::EndMap;
+    }
   } else {
-    throw Error({path, 0, 0}, "kind", "'" + kind + "' is not a data file kind (llm, gpu, topology, comm_profile, compute_profile, scenario)");
+    throw Error({path, 0, 0}, "kind", "'" + kind + "' is not a data file kind (llm, gpu, topology, comm_profile, compute_profile, scenario, engine)");
   }
   e << YAML::EndMap;
   return std::string(e.c_str()) + "\n";

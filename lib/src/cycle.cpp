@@ -85,6 +85,19 @@ CycleModel::CycleModel(Scenario scenario)
   }
   // The models of the box predicted, with the calibrated values.
   const Scenario& s = scenario_;
+  {
+    const auto origin = [&](const char* key, const EnginePrior::Term* term) -> std::string {
+      if (s.explicit_keys.count(key)) return "set";
+      if (!term) return "prior: 0 (no models/engines file for engine '" + s.engine.name + "')";
+      return "prior: engine " + s.engine_prior->name + ", p10-p90 " + units::format_duration(term->p10_s) + " to " +
+             units::format_duration(term->p90_s) + " (models/engines/" + s.engine_prior->name + ".yaml)";
+    };
+    const auto* prior = s.engine_prior ? &*s.engine_prior : nullptr;
+    calibration_.spec_extra_per_cycle_s = {s.host.spec_extra_per_cycle_s,
+                                           origin("host.spec_extra_per_cycle", prior ? &prior->cycle_overhead : nullptr)};
+    calibration_.draft_step_overhead_s = {s.host.draft_step_overhead_s,
+                                          origin("host.draft_step_overhead", prior ? &prior->draft_step_overhead : nullptr)};
+  }
   const double per_gpu = (s.model.weight_bytes() + s.draft.weight_bytes()) / (double(s.tp) * s.pp);
   if (per_gpu > s.gpu.memory_bytes) {
     calibration_.warnings.push_back("the weights need " + units::format_bytes(per_gpu) + " per GPU, more than the " +
@@ -371,7 +384,8 @@ Prediction CycleModel::predict(const SpeculationSettings& sp, const AcceptanceSe
   p.drafts.push_back(forward(draft_, s.draft, draft_allreduces(), b * p.tokens_per_cycle, s.engine.draft_mode, "draft extend"));
   p.draft_s = 0;
   for (const auto& d : p.drafts) p.draft_s += d.total_s();
-  p.spec_host_s = calibration_.host_decode_s.value + s.host.spec_extra_per_cycle_s;
+  p.spec_host_s = calibration_.host_decode_s.value + s.host.spec_extra_per_cycle_s +
+                  double(p.drafts.size()) * s.host.draft_step_overhead_s;
   p.cycle_s = p.verify.total_s() + p.draft_s + p.spec_host_s;
   p.spec_tokens_per_s = b * p.tokens_per_cycle / p.cycle_s;
   p.speedup = p.spec_tokens_per_s / p.baseline_tokens_per_s;
@@ -413,7 +427,8 @@ double CycleModel::cycle_s(const SpeculationSettings& sp, double tau) const {
     t += forward(draft_, s.draft, draft_allreduces(), b * (first ? 1 : sp.eagle_topk), s.engine.draft_mode, "").total_s();
   }
   t += forward(draft_, s.draft, draft_allreduces(), b * tau, s.engine.draft_mode, "").total_s();
-  return t + calibration_.host_decode_s.value + s.host.spec_extra_per_cycle_s;
+  const double draft_forwards = draft_steps + 1;  // the steps and the extend
+  return t + calibration_.host_decode_s.value + s.host.spec_extra_per_cycle_s + draft_forwards * s.host.draft_step_overhead_s;
 }
 
 }  // namespace specsim

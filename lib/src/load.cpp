@@ -33,6 +33,7 @@ const char* subdir(DataKind kind) {
     case DataKind::kScenario: return "models/scenarios";
     case DataKind::kCommProfile: return "calibration/profiles";
     case DataKind::kInterventions: return "models/interventions";
+    case DataKind::kEngine: return "models/engines";
   }
   return "";
 }
@@ -45,6 +46,7 @@ const char* kind_word(DataKind kind) {
     case DataKind::kScenario: return "scenario";
     case DataKind::kCommProfile: return "comm profile";
     case DataKind::kInterventions: return "intervention catalogue";
+    case DataKind::kEngine: return "engine";
   }
   return "";
 }
@@ -508,6 +510,41 @@ CommProfile load_comm_profile(const std::string& path) {
   return read_comm_profile(r);
 }
 
+namespace {
+
+EnginePrior::Term read_prior_term(YamlReader& t) {
+  EnginePrior::Term out;
+  out.value_s = t.quantity("value", Quantity::kDuration);
+  out.p10_s = t.quantity("p10", Quantity::kDuration);
+  out.p90_s = t.quantity("p90", Quantity::kDuration);
+  if (out.value_s < 0 || out.p10_s < 0) t.fail("p10", "overheads cannot be negative");
+  if (!(out.p10_s <= out.value_s && out.value_s <= out.p90_s)) t.fail("value", "must lie within [p10, p90]");
+  t.ignore("source");
+  t.finish();
+  return out;
+}
+
+}  // namespace
+
+EnginePrior load_engine_prior(const std::string& path) {
+  YamlReader r = YamlReader::load_file(path);
+  r.expect_header("engine");
+  EnginePrior e;
+  e.name = r.string("name");
+  r.optional_string("description", "");
+  e.source = r.string("source");
+  {
+    YamlReader c = r.child("cycle_overhead");
+    e.cycle_overhead = read_prior_term(c);
+  }
+  {
+    YamlReader d = r.child("draft_step_overhead");
+    e.draft_step_overhead = read_prior_term(d);
+  }
+  r.finish();
+  return e;
+}
+
 ComputeProfile load_compute_profile(const std::string& path) {
   YamlReader r = YamlReader::load_file(path);
   return read_compute_profile(r);
@@ -763,10 +800,21 @@ Scenario read_scenario(YamlReader& r, const DataDir& data) {
     }
     s.comm_rank_profiles.push_back(std::move(p));
   }
+  // The engine's speculative overheads: its prior when models/engines has one, unless the
+  // scenario sets them.
+  {
+    const auto engines = data.names(DataKind::kEngine);
+    if (std::find(engines.begin(), engines.end(), s.engine.name) != engines.end()) {
+      s.engine_prior = load_engine_prior(data.resolve(DataKind::kEngine, s.engine.name));
+      s.host.spec_extra_per_cycle_s = s.engine_prior->cycle_overhead.value_s;
+      s.host.draft_step_overhead_s = s.engine_prior->draft_step_overhead.value_s;
+    }
+  }
   if (auto h = r.optional_child("host")) {
     if (h->has("decode_per_step")) s.host.decode_per_step_s = h->quantity_or_calibrate("decode_per_step", Quantity::kDuration);
     h->ignore("decode_per_step");
     if (auto v = h->optional_quantity("spec_extra_per_cycle", Quantity::kDuration)) s.host.spec_extra_per_cycle_s = *v;
+    if (auto v = h->optional_quantity("draft_step_overhead", Quantity::kDuration)) s.host.draft_step_overhead_s = *v;
     h->finish();
   }
   if (auto m = r.optional_child("measurements")) {

@@ -88,6 +88,10 @@ std::string render_text(const CycleModel& model, const Prediction& p) {
      << cal.eager_overhead_per_op_s.origin << ")\n";
   os << "    host per plain step " << format_duration(cal.host_decode_s.value) << "  (" << cal.host_decode_s.origin
      << ")\n";
+  os << "    engine overhead per cycle " << format_duration(cal.spec_extra_per_cycle_s.value) << "  ("
+     << cal.spec_extra_per_cycle_s.origin << ")\n";
+  os << "    engine overhead per draft forward " << format_duration(cal.draft_step_overhead_s.value) << "  ("
+     << cal.draft_step_overhead_s.origin << ")\n";
   if (s.tp > 1) {
     os << "    all-reduce: " << cal.comm_source << (cal.comm_calibrated ? "" : "  [UNCALIBRATED]") << "\n";
   }
@@ -133,6 +137,8 @@ std::string render_json(const CycleModel& model, const Prediction& p) {
                       {"routing_skew", value_json(cal.routing_skew)},
                       {"eager_overhead_per_op_s", value_json(cal.eager_overhead_per_op_s)},
                       {"host_decode_s", value_json(cal.host_decode_s)},
+                      {"spec_extra_per_cycle_s", value_json(cal.spec_extra_per_cycle_s)},
+                      {"draft_step_overhead_s", value_json(cal.draft_step_overhead_s)},
                       {"comm_calibrated", cal.comm_calibrated},
                       {"comm_source", cal.comm_source},
                       {"warnings", cal.warnings}};

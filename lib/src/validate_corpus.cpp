@@ -127,9 +127,12 @@ ValidationRow predict_row(Scenario s) {
   }
   row.inputs.push_back({"host per plain step", origin_of(cal.host_decode_s.origin),
                         units::format_duration(cal.host_decode_s.value) + " (" + cal.host_decode_s.origin + ")"});
-  row.inputs.push_back({"spec overhead per cycle",
-                        row.spec_extra_per_cycle_s != 0.0 ? InputOrigin::kSet : InputOrigin::kPrior,
-                        units::format_duration(row.spec_extra_per_cycle_s)});
+  row.inputs.push_back({"spec overhead per cycle", origin_of(cal.spec_extra_per_cycle_s.origin),
+                        units::format_duration(cal.spec_extra_per_cycle_s.value) + " (" +
+                            cal.spec_extra_per_cycle_s.origin + ")"});
+  row.inputs.push_back({"draft step overhead", origin_of(cal.draft_step_overhead_s.origin),
+                        units::format_duration(cal.draft_step_overhead_s.value) + " (" +
+                            cal.draft_step_overhead_s.origin + ")"});
   return row;
 }
 

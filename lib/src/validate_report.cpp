@@ -38,6 +38,7 @@ std::string origins_code(const ValidationRow& r) {
     else if (in.name == "eager all-reduce overhead") abbrev = "eager";
     else if (in.name == "host per plain step") abbrev = "host";
     else if (in.name == "spec overhead per cycle") abbrev = "extra";
+    else if (in.name == "draft step overhead") abbrev = "step";
     else abbrev = in.name;
     out += (out.empty() ? "" : " ") + abbrev + "=" + static_cast<char>(std::toupper(to_string(in.origin)[0]));
   }

@@ -38,6 +38,9 @@ struct Calibration {
   CalibratedValue routing_skew;
   CalibratedValue eager_overhead_per_op_s;
   CalibratedValue host_decode_s;
+  // The engine's speculative overheads (HostSettings): set by the scenario or the engine's prior.
+  CalibratedValue spec_extra_per_cycle_s;
+  CalibratedValue draft_step_overhead_s;
   bool comm_calibrated = false;  // the all-reduce cost comes from a measured table
   std::string comm_source;       // which table or prior, and the what-ifs applied
   std::vector<std::string> warnings;

@@ -14,7 +14,7 @@ namespace specsim {
 
 inline constexpr const char* kDefaultScenario = "kimi-k2.5-eagle3-8x-rtx-pro-6000";
 
-enum class DataKind { kModel, kGpu, kTopology, kScenario, kCommProfile, kInterventions };
+enum class DataKind { kModel, kGpu, kTopology, kScenario, kCommProfile, kInterventions, kEngine };
 
 // The data directory: $SPECSIM_DATA_DIR, else <exe>/../share/specsim, else the source tree.
 [[nodiscard]] std::string default_data_dir();
@@ -36,6 +36,8 @@ class DataDir {
 [[nodiscard]] GpuSpec load_gpu(const std::string& path);
 [[nodiscard]] Topology load_topology(const std::string& path);
 [[nodiscard]] CommProfile load_comm_profile(const std::string& path);
+// models/engines/*.yaml: an engine's speculative overheads with their spread.
+[[nodiscard]] EnginePrior load_engine_prior(const std::string& path);
 
 // Loads a scenario by name or path, applies `key=value` patches (dotted paths, units as in the
 // file), resolves the model, draft, GPU, topology and profile it names, and validates it all.

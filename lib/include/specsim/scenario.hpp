@@ -110,7 +110,26 @@ struct CommSettings {
 
 struct HostSettings {
   std::optional<double> decode_per_step_s;  // scheduler + sampling per plain step
-  double spec_extra_per_cycle_s = 0.0;      // extra host work per speculative cycle
+  // The engine's own work around speculation that no forward prices: per cycle (acceptance,
+  // bookkeeping, synchronisation) and per draft forward (input preparation, attention metadata,
+  // sampling). Unset in the scenario, they come from the engine's prior (EnginePrior).
+  double spec_extra_per_cycle_s = 0.0;
+  double draft_step_overhead_s = 0.0;
+};
+
+// An engine's speculative overheads measured in public (models/engines/<engine.name>.yaml), each
+// with its central value and the p10-p90 spread of the evidence: a prior, which a value the
+// scenario sets always replaces.
+struct EnginePrior {
+  struct Term {
+    double value_s = 0.0;
+    double p10_s = 0.0;
+    double p90_s = 0.0;
+  };
+  std::string name;
+  std::string source;
+  Term cycle_overhead;       // per speculative cycle
+  Term draft_step_overhead;  // per draft forward (the draft extend included)
 };
 
 // Measurements of the deployment. Those marked `held_out` are never inputs: tests compare
@@ -177,6 +196,7 @@ struct Scenario {
   HostSettings host;
   Measurements measurements;
   std::optional<ValidationSource> validation;  // validation rows only
+  std::optional<EnginePrior> engine_prior;     // models/engines/<engine.name>.yaml, when there is one
   // Dotted leaf keys the file or a `--set` patch states ("compute.bandwidth_efficiency"): a value
   // under one of them is "set"; any other value is a default, reported as a prior.
   std::set<std::string> explicit_keys;
