@@ -17,6 +17,7 @@
 #include "specsim/error.hpp"
 #include "specsim/load.hpp"
 #include "specsim/nccl_tests.hpp"
+#include "specsim/output_file.hpp"
 #include "specsim/profile_writer.hpp"
 #include "specsim/sha256.hpp"
 #include "specsim/units.hpp"
@@ -32,6 +33,7 @@ struct CalibrateNcclOptions {
   std::optional<int> ranks;
   bool lenient = false;
   bool in_place = false;
+  bool force = false;
 };
 
 // `## key: value` lines that the curated logs in calibration/nccl open with; kept in the profile
@@ -105,10 +107,15 @@ std::string command_line(const CalibrateNcclOptions& o) {
   if (o.ranks) cmd += " --ranks " + std::to_string(*o.ranks);
   if (o.lenient) cmd += " --lenient";
   if (o.in_place) cmd += " --in-place";
+  if (o.force) cmd += " --force";
   return cmd;
 }
 
 void run_calibrate_nccl(const CalibrateNcclOptions& o, Io& io) {
+  OutputOptions output;
+  output.inputs = o.logs;
+  output.force = o.force;
+  check_output_target(o.output, output);
   ParseOptions parse;
   parse.lenient = o.lenient;
   parse.ranks = o.ranks;
@@ -199,7 +206,7 @@ void run_calibrate_nccl(const CalibrateNcclOptions& o, Io& io) {
   for (const auto& p : points) profile.points.push_back({p.bytes, p.time_s});
 
   // Read the temporary file back with the loader, so a profile that is written is one that loads.
-  write_file_atomically(o.output, render_comm_profile_yaml(profile, prov),
+  write_file_atomically(o.output, render_comm_profile_yaml(profile, prov), output,
                         [](const std::string& tmp) { (void)load_comm_profile(tmp); });
 
   // Report: rendered whole before printing, so a failure never leaves half a report.
@@ -248,6 +255,7 @@ void setup_calibrate(CLI::App& app, Io& io) {
   nccl->add_option("--ranks", opts->ranks, "Rank count, overriding the logs' headers")->check(CLI::Range(1, 4096));
   nccl->add_flag("--lenient", opts->lenient, "Skip malformed rows (with a warning) instead of failing");
   nccl->add_flag("--in-place", opts->in_place, "Use the in-place time column instead of out-of-place");
+  nccl->add_flag("--force", opts->force, "Replace a read-only output, or write into a device or FIFO in place");
   nccl->callback([opts, &io]() { run_calibrate_nccl(*opts, io); });
   setup_calibrate_compute(*calibrate, io);
 }
