@@ -19,6 +19,8 @@ namespace {
 constexpr double kSecondsPerUs = 1e-6;
 constexpr double kSecondsPerMs = 1e-3;
 constexpr double kBytesPerSPerGBs = 1e9;
+// A root is a rank number; ranks are ints (nccl-tests' `int root`).
+constexpr double kMaxRoot = 2147483647.0;
 
 struct Token {
   std::string_view text;
@@ -157,7 +159,8 @@ class Parser {
   void comment(int number, std::string_view text, const std::vector<Token>& tokens) {
     static const std::regex kVersion(R"(nccl-tests version (\S+)(?:.*nccl-library=(\d+))?)");
     static const std::regex kStarting(R"(Collective test starting:\s*(\S+))");
-    static const std::regex kRank(R"(^#\s+Rank\s+(\d+)\s)");
+    // `#  Rank  0 Group  0 Pid  27238 on      crazy device  0 [0000:01:00] NVIDIA GeForce RTX 5090`
+    static const std::regex kRank(R"(^#\s+Rank\s+(\d+)\s(?:.*\sdevice\s+\d+\s+\[[^\]]*\]\s+(.*\S))?)");
     std::match_results<std::string_view::const_iterator> m;
     const std::string_view first = tokens.front().text;
     // "#" alone, "#wrong" as first token never happens; strip the '#' to read the words.
@@ -188,7 +191,7 @@ class Parser {
       if (std::from_chars(digits.data(), digits.data() + digits.size(), rank).ec != std::errc{}) {
         throw Error(SourceLocation{log_.file, number, 1}, "ranks", "device line's rank number " + digits + " is out of range");
       }
-      device_ranks_.insert(rank);
+      if (device_ranks_.insert(rank).second && m[2].matched) device_names_.push_back(m[2].str());
     } else if (auto layout = read_layout(words)) {
       start_table(number, *layout);
     } else if (current_ && current_->rows.empty() && !words.empty() &&
@@ -202,6 +205,7 @@ class Parser {
 
   void new_run() {
     device_ranks_.clear();
+    device_names_.clear();
     settings_ = Settings{};
   }
 
@@ -249,6 +253,7 @@ class Parser {
     t.agg_iters = settings_.agg;
     t.graph_launches = settings_.graph;
     t.time_unit = layout.time_unit;
+    t.devices = device_names_;
     if (options_.ranks) {
       t.ranks = *options_.ranks;
     } else if (!device_ranks_.empty()) {
@@ -322,20 +327,52 @@ class Parser {
     auto text_at = [&](int index) {
       return index < 0 ? std::string{} : std::string(tokens[static_cast<std::size_t>(index)].text);
     };
-    static const char* kHalf[2][3] = {{"out-of-place time", "out-of-place algbw", "out-of-place busbw"},
-                                      {"in-place time", "in-place algbw", "in-place busbw"}};
+    static const char* kHalf[2][4] = {
+        {"out-of-place time", "out-of-place algbw", "out-of-place busbw", "out-of-place #wrong"},
+        {"in-place time", "in-place algbw", "in-place busbw", "in-place #wrong"}};
+    auto column_of = [&](int index) { return tokens[static_cast<std::size_t>(index)].column; };
+    // A bound on a parsed value; the first problem of a row is the one reported.
+    auto bound = [&](bool holds, int index, const char* what, const std::string& message) {
+      if (ok && !holds) {
+        reject(number, column_of(index), what, message);
+        ok = false;
+      }
+    };
     r.size_bytes = number_at(layout_.size, "size", true);
-    r.count = static_cast<long long>(number_at(layout_.count, "count", true));
+    bound(r.size_bytes <= kMaxNcclTestsBytes, layout_.size, "size",
+          text_at(layout_.size) + " B is more than 1 TiB, past any GPU's memory: a damaged log?");
+    // Every element is at least one byte, so the size bound holds for the count too (and keeps the
+    // conversion to an integer defined).
+    const double count = number_at(layout_.count, "count", true);
+    bound(count <= kMaxNcclTestsBytes, layout_.count, "count",
+          text_at(layout_.count) + " elements is more than 2^40, past any GPU's memory: a damaged log?");
+    if (ok) r.count = static_cast<long long>(count);
     r.type = text_at(layout_.type);
     r.redop = text_at(layout_.redop);
-    if (layout_.root >= 0) r.root = static_cast<int>(number_at(layout_.root, "root", true));
+    if (layout_.root >= 0) {
+      const double root = number_at(layout_.root, "root", true);
+      bound(root >= -1.0 && root <= kMaxRoot, layout_.root, "root",
+            text_at(layout_.root) + ": expected -1 (no root) or a rank number");
+      if (ok) r.root = static_cast<int>(root);
+    }
     NcclTestsTiming* halves[2] = {&r.out_of_place, &r.in_place};
     for (int h = 0; h < 2; ++h) {
       if (layout_.time[h] < 0) continue;
       halves[h]->time_s = number_at(layout_.time[h], kHalf[h][0], false) * layout_.seconds_per_time_unit;
+      bound(halves[h]->time_s <= kMaxNcclTestsSeconds, layout_.time[h], kHalf[h][0],
+            text_at(layout_.time[h]) + " " + layout_.time_unit + " is more than an hour per collective: a damaged log?");
       halves[h]->algbw_bytes_per_s = number_at(layout_.algbw[h], kHalf[h][1], false) * kBytesPerSPerGBs;
       halves[h]->busbw_bytes_per_s = number_at(layout_.busbw[h], kHalf[h][2], false) * kBytesPerSPerGBs;
       halves[h]->check = text_at(layout_.check[h]);
+      // nccl-tests counts the elements that came out wrong (`#wrong`; N/A when run with -c 0). A
+      // row with wrong results timed something other than a correct all-reduce.
+      const int check = layout_.check[h];
+      if (check >= 0 && layout_.names[static_cast<std::size_t>(check)].ends_with("wrong")) {
+        const std::string& v = halves[h]->check;
+        bound(v == "0" || v == "N/A", check, kHalf[h][3],
+              "'" + v + "': nccl-tests found wrong results in this row, so its time is not that of a correct "
+              "all-reduce (rerun, or pass --lenient to drop such rows)");
+      }
     }
     if (ok) current_->rows.push_back(std::move(r));
   }
@@ -363,6 +400,7 @@ class Parser {
   Layout layout_;
   Settings settings_;
   std::set<int> device_ranks_;
+  std::vector<std::string> device_names_;
   std::string pending_collective_;
 };
 
