@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <optional>
@@ -47,6 +48,22 @@ std::optional<struct stat> stat_of(const fs::path& p) {
   return st;
 }
 
+// Where the text goes. An existing regular file: its real path (the kernel follows every link),
+// whose directory gets the temporary file. An existing device or FIFO: the path as given, opened
+// as given (so /dev/stdout, a link to /proc/self/fd/1 and from there to a pipe, keeps working).
+// No file yet: the path, or where its dangling symlink points.
+fs::path target_of(const std::string& path, const OutputOptions& o) {
+  if (const auto st = stat_of(path)) {
+    if (!S_ISREG(st->st_mode)) return path;
+    if (char* real = ::realpath(path.c_str(), nullptr)) {
+      fs::path p(real);
+      std::free(real);
+      return p;
+    }
+  }
+  return resolve_links(path, o);
+}
+
 std::string kind_of(mode_t mode) {
   if (S_ISCHR(mode)) return "a character device";
   if (S_ISBLK(mode)) return "a block device";
@@ -87,7 +104,7 @@ void fsync_directory(const fs::path& dir) {
 
 void check_output_target(const std::string& path, const OutputOptions& o) {
   if (path.empty()) throw Error(o.option + ": empty file name");
-  const fs::path target = resolve_links(path, o);
+  const fs::path target = target_of(path, o);
   const auto st = stat_of(target);
   if (!st) {
     if (errno == ENOENT) return;  // a new file; a missing directory shows when the file is created
@@ -119,7 +136,7 @@ void check_output_target(const std::string& path, const OutputOptions& o) {
 void write_file_atomically(const std::string& path, const std::string& text, const OutputOptions& o,
                            const std::function<void(const std::string& tmp_path)>& check) {
   check_output_target(path, o);
-  const fs::path target = resolve_links(path, o);
+  const fs::path target = target_of(path, o);
   const auto existing = stat_of(target);
 
   if (existing && !S_ISREG(existing->st_mode)) {  // allowed by --force: write in place
