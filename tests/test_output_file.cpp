@@ -240,3 +240,23 @@ TEST_CASE("output: 8 concurrent writers x 200 rounds leave one complete output a
   CHECK(valid(slurp(out)));
   CHECK(listing(dir.path) == std::set<std::string>{"p.txt"});
 }
+
+TEST_CASE("output: concurrent `calibrate nccl -o` to one file leave one loadable profile", "[output][concurrency]") {
+  // The command itself, in-process, 4 at a time: before, they shared p.yaml.tmp, failed to rename
+  // and once left two profiles interleaved.
+  TempDir dir("specsim_test_output_concurrent_cli");
+  const fs::path out = dir.path / "p.yaml";
+  std::atomic<int> failures{0};
+  std::vector<std::thread> writers;
+  for (int w = 0; w < 4; ++w) {
+    writers.emplace_back([&] {
+      for (int r = 0; r < 5; ++r) {
+        if (run(calibrate(kLog, out.string())).code != 0) ++failures;
+      }
+    });
+  }
+  for (auto& t : writers) t.join();
+  CHECK(failures == 0);
+  CHECK(specsim::load_comm_profile(out.string()).points.size() == 25);
+  CHECK(listing(dir.path) == std::set<std::string>{"p.yaml"});
+}
