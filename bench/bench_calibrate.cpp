@@ -2,8 +2,16 @@
 // 8x RTX 4090 log, 8 B .. 128 MiB by 2x; aim: under 10 ms), without process start-up and without
 // the write to disk: parse the file, hash it, fit the curve, refit with every other size held out
 // and predict those, render the profile YAML. The parts are also timed alone.
+//
+// BM_CalibrateNcclScaling/N: the same parse + fit + held-out refit on a generated log of N rows
+// with N distinct sizes (aim: near-linear in N; 10^6 rows in seconds). Compare the per-row time
+// across N: a quadratic step shows as time per row growing with N.
 #include <benchmark/benchmark.h>
 
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -99,5 +107,64 @@ void BM_CurveTime(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_CurveTime);
+
+// An 8-rank all_reduce_perf log (2022+ layout) of `rows` rows at sizes 8, 16, 24, ... B: an
+// alpha-beta line with a 512 B-per-rank step (the shipped 8x 5090 log's) and +-2% scatter from a
+// fixed-seed LCG, printed with nccl-tests' own precision (time %7.2f us).
+std::string generated_log(int rows) {
+  std::string log =
+      "# nThread 1 nGpus 8 minBytes 8 maxBytes 8000000 step: 8(bytes) warmup iters: 5 iters: 20 agg iters: 1 "
+      "validation: 1 graph: 0\n#\n# Using devices\n";
+  char line[256];
+  for (int r = 0; r < 8; ++r) {
+    std::snprintf(line, sizeof line, "#  Rank %2d Group  0 Pid  1000 on bench device %2d [0x%02x] NVIDIA Bench GPU\n", r, r, r);
+    log += line;
+  }
+  log +=
+      "#\n#                                                              out-of-place                       in-place\n"
+      "#       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+      "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n";
+  std::uint64_t state = 42;
+  auto scatter = [&] {  // uniform in [-0.02, 0.02]
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (static_cast<double>(state >> 11) / 9007199254740992.0 - 0.5) * 0.04;
+  };
+  for (int i = 0; i < rows; ++i) {
+    const long long bytes = 8LL * (i + 1);
+    const double us = (bytes < 4096 ? 24.5 : 36.0) + static_cast<double>(bytes) / 20e3;  // 20 GB/s
+    const double t = us * (1.0 + scatter());
+    const double bw = static_cast<double>(bytes) / (t * 1e3);
+    std::snprintf(line, sizeof line, "%12lld  %12lld     float     sum      -1  %7.2f  %6.2f  %6.2f      0  %7.2f  %6.2f  %6.2f      0\n",
+                  bytes, bytes / 4, t, bw, bw * 1.75, t, bw, bw * 1.75);
+    log += line;
+  }
+  return log;
+}
+
+const std::string& cached_log(int rows) {
+  static std::map<int, std::string> logs;
+  auto it = logs.find(rows);
+  if (it == logs.end()) it = logs.emplace(rows, generated_log(rows)).first;
+  return it->second;
+}
+
+void BM_CalibrateNcclScaling(benchmark::State& state) {
+  const int rows = static_cast<int>(state.range(0));
+  const std::string& text = cached_log(rows);
+  for (auto _ : state) {
+    std::istringstream in(text);
+    const specsim::NcclTestsLog log = specsim::parse_nccl_tests(in, "generated.log");
+    const specsim::NcclTestsTable& table = log.tables.at(0);
+    const auto points = specsim::curve_points(table);
+    const auto options = options_for(table.ranks);
+    const auto curve = specsim::MeasuredCurve::fit(points, options);
+    const auto report = specsim::holdout(points, 2, 1e300, options);
+    benchmark::DoNotOptimize(curve.regimes().data());
+    benchmark::DoNotOptimize(report.rows.data());
+  }
+  state.counters["rows"] = rows;
+  state.SetItemsProcessed(state.iterations() * rows);  // rows per second
+}
+BENCHMARK(BM_CalibrateNcclScaling)->Arg(16384)->Arg(65536)->Arg(262144)->Arg(1000000)->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -1,9 +1,17 @@
 // How long one prediction takes once the scenario is loaded and calibrated (aim: under 1 us),
-// and how long loading + calibration take.
+// and how long loading + calibration take; a 10^5-point sweep of draft settings (aim: under 1 s)
+// and 10^5 Monte Carlo cycles of an SGLang (5,4,8) tree (aim: under 50 ms), which the unit tests
+// used to time (CI builds Debug, so the budgets live here).
 #include <benchmark/benchmark.h>
 
+#include <string>
+#include <vector>
+
+#include "specsim/acceptance.hpp"
 #include "specsim/cycle.hpp"
 #include "specsim/load.hpp"
+#include "specsim/monte_carlo.hpp"
+#include "specsim/whatif.hpp"
 
 namespace {
 
@@ -41,5 +49,37 @@ void BM_LoadAndCalibrate(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_LoadAndCalibrate)->Unit(benchmark::kMillisecond);
+
+void BM_Sweep(benchmark::State& state) {
+  // 8 x 4 x 63 x 50 = 100800 points, all on the fast path (one calibration).
+  std::vector<specsim::SweepAxis> axes{specsim::parse_vary("speculation.num_steps=1..8"),
+                                       specsim::parse_vary("speculation.eagle_topk=1,2,4,8"),
+                                       specsim::parse_vary("speculation.num_draft_tokens=2..64"),
+                                       specsim::parse_vary("acceptance.accept=0..49")};
+  for (auto& v : axes[3].values) v = std::to_string(0.5 + std::stoi(v) * 0.01);  // 0.50 .. 0.99
+  for (auto _ : state) {
+    const auto r = specsim::sweep(specsim::kDefaultScenario, {}, axes, data());
+    benchmark::DoNotOptimize(r.points.data());
+  }
+  state.counters["points"] = 8 * 4 * 63 * 50;
+}
+BENCHMARK(BM_Sweep)->Unit(benchmark::kMillisecond);
+
+void BM_MonteCarloTree(benchmark::State& state) {
+  specsim::AcceptanceModel m;
+  m.kind = specsim::AcceptanceKind::kTree;
+  m.accept_rate = 0.7;
+  m.num_draft_steps = 5;
+  m.eagle_topk = 4;
+  m.num_draft_tokens = 8;
+  specsim::MonteCarloOptions options;  // 1000 requests x 100 cycles = 10^5 cycles
+  options.request_accept_stddev = state.range(0) / 100.0;  // Arg 10: a Beta spread of 0.1
+  const auto cycle_time = [](int t) { return 0.030 + 0.0005 * t; };
+  for (auto _ : state) {
+    const auto r = specsim::simulate_cycles(m, options, cycle_time);
+    benchmark::DoNotOptimize(r.mean_tokens_per_cycle);
+  }
+}
+BENCHMARK(BM_MonteCarloTree)->Arg(0)->Arg(10)->Unit(benchmark::kMillisecond);
 
 }  // namespace

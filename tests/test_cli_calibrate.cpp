@@ -173,3 +173,65 @@ TEST_CASE("calibrate nccl: shipped profiles load and match their logs", "[calibr
     }
   }
 }
+
+TEST_CASE("calibrate nccl: rows with #wrong != 0 are refused, or dropped with --lenient and a warning",
+          "[calibrate][invalid]") {
+  TempDir dir("specsim_test_calibrate_wrong");
+  // Line 30 is the 8 KiB row; nccl-tests counted 3 wrong elements in its out-of-place result.
+  const std::string log = std::string(SPECSIM_TEST_DATA_DIR) + "/invalid/nccl/wrong_nonzero.log";
+  const std::string out = (dir.path / "p.yaml").string();
+  const auto r = run({"calibrate", "nccl", log, "-o", out});
+  CHECK(r.code == specsim::cli::kExitInput);
+  CHECK_THAT(r.err, Contains(log + ":30:") && Contains("out-of-place #wrong: '3'"));
+  CHECK_FALSE(fs::exists(out));
+
+  const auto lenient = run({"calibrate", "nccl", log, "-o", out, "--lenient"});
+  INFO(lenient.err);
+  REQUIRE(lenient.code == 0);
+  CHECK_THAT(lenient.err, Contains("warning: skipped " + log + ":30:"));
+  const auto profile = specsim::load_comm_profile(out);
+  // 8 B .. 1 GiB by 2x is 28 rows; the 8 KiB one is dropped.
+  CHECK(profile.points.size() == 27);
+  for (const auto& p : profile.points) CHECK(p.message_bytes != 8192.0);
+}
+
+TEST_CASE("calibrate nccl: logs of different GPUs or rank counts are refused unless --allow-mixed",
+          "[calibrate][invalid]") {
+  TempDir dir("specsim_test_calibrate_mixed");
+  const std::string out = (dir.path / "p.yaml").string();
+  const std::string rtx5090 = shipped_log("aikitoria-8x5090-p2p-turin.log");
+  const std::string rtx4090 = shipped_log("chlc-8x4090-nop2p-sys.log");
+  const auto r = run({"calibrate", "nccl", rtx5090, rtx4090, "-o", out});
+  CHECK(r.code == specsim::cli::kExitInput);
+  CHECK_THAT(r.err, Contains(rtx4090 + ":") && Contains("devices: table ran on NVIDIA GeForce RTX 4090 but " + rtx5090) &&
+                        Contains("ran on NVIDIA GeForce RTX 5090") && Contains("--allow-mixed"));
+  CHECK_FALSE(fs::exists(out));
+  const auto mixed = run({"calibrate", "nccl", rtx5090, rtx4090, "-o", out, "--allow-mixed"});
+  INFO(mixed.err);
+  REQUIRE(mixed.code == 0);
+  CHECK_THAT(mixed.err, Contains("warning: ") && Contains("pooled (--allow-mixed)"));
+
+  // The same box at 4 ranks: the 5090 log with the device lines of ranks 4-7 taken out.
+  const fs::path four = dir.path / "4x5090.log";
+  {
+    std::ifstream in(rtx5090);
+    std::ofstream f(four);
+    for (std::string line; std::getline(in, line);) {
+      if (line.starts_with("#  Rank  ") && line[9] >= '4' && line[9] <= '7') continue;
+      f << line << "\n";
+    }
+  }
+  const auto ranks = run({"calibrate", "nccl", rtx5090, four.string(), "-o", out});
+  CHECK(ranks.code == specsim::cli::kExitInput);
+  CHECK_THAT(ranks.err, Contains("ranks: table has 4 ranks but " + rtx5090) && Contains("has 8"));
+  const auto pooled = run({"calibrate", "nccl", rtx5090, four.string(), "-o", out, "--allow-mixed"});
+  REQUIRE(pooled.code == 0);
+  CHECK_THAT(pooled.err, Contains("pooled as 8 ranks (--allow-mixed)"));
+  CHECK(specsim::load_comm_profile(out).ranks == 8);
+}
+
+TEST_CASE("nccl-tests: device lines give each table's GPU models", "[nccl_tests]") {
+  const auto log = specsim::parse_nccl_tests_file(shipped_log("aikitoria-8x5090-p2p-turin.log"));
+  REQUIRE(log.tables.size() == 1);
+  CHECK(log.tables[0].devices == std::vector<std::string>(8, "NVIDIA GeForce RTX 5090"));
+}

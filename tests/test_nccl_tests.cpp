@@ -186,6 +186,8 @@ TEST_CASE("several tables, NCCL_DEBUG output and launcher prefixes in one file",
   CHECK(log.env.at("NCCL_PROTO") == "Simple");
   REQUIRE(log.tables.size() == 2);
   CHECK(log.tables[0].ranks == 4);  // device lines, not nThread x nGpus = 1
+  CHECK(log.tables[0].devices == std::vector<std::string>(4, "NVIDIA A100"));
+  CHECK(log.tables[1].devices.empty());
   CHECK(log.tables[0].graph_launches == 1);
   REQUIRE(log.tables[0].rows.size() == 2);
   CHECK(log.tables[0].rows[1].line == 13);

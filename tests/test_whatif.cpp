@@ -2,7 +2,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <chrono>
 #include <sstream>
 
 #include "cli.hpp"
@@ -67,10 +66,7 @@ TEST_CASE("monte carlo: the mean agrees with the closed form within its 99% inte
   specsim::MonteCarloOptions o;
   o.seed = 7;
   o.num_requests = 1000;
-  const auto start = std::chrono::steady_clock::now();
   const auto r = specsim::monte_carlo(model, model.scenario().acceptance, o);
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  WARN("10^5 simulated cycles through the cycle model: " << ms << " ms");
   CHECK(r.num_cycles == 100000);
   const double closed = model.predict().tokens_per_cycle;
   CHECK(r.mean_tokens_per_cycle_interval.low <= closed);
@@ -87,9 +83,23 @@ TEST_CASE("predict --monte-carlo reports the spread and --acceptance-log uses po
   CHECK(mc["tokens_per_s"]["p50"].get<double>() <= mc["tokens_per_s"]["p90"].get<double>());
   const std::string log = std::string(SPECSIM_TEST_DATA_DIR) + "/valid/logs/vllm_v1_pr24127.log";
   const auto from_log = run_json({"predict", "--acceptance-log", log, "--json"});
-  // vLLM logs unconditional rates 0.983, 0.949, 0.915 for the first three positions; the default
-  // scenario drafts 3, so tau = 1 + 0.983 + 0.949 + 0.915 = 3.847.
+  // vLLM logs unconditional rates 0.983, 0.949, 0.915, ... for five positions; the default
+  // scenario drafts 3, so tau = 1 + 0.983 + 0.949 + 0.915 = 3.847, and the cut is said, not silent.
   CHECK_THAT(from_log["speculative"]["tokens_per_cycle"].get<double>(), WithinRel(3.847, 1e-9));
+  REQUIRE(from_log.contains("notes"));
+  CHECK(from_log["notes"] == nlohmann::json::array(
+                                 {"the acceptance has 5 positions and the scenario drafts 3: positions 4-5 not used"}));
+  const auto text = specsim::test::run({"predict", "--acceptance-log", log});
+  CHECK_THAT(text.out, Contains("note: the acceptance has 5 positions and the scenario drafts 3: positions 4-5 not used"));
+  // Drafting 5, all five are used and nothing is noted.
+  const auto five = run_json({"predict", "--acceptance-log", log, "--json", "--set", "speculation.num_steps=5",
+                              "--set", "speculation.num_draft_tokens=6"});
+  CHECK_FALSE(five.contains("notes"));
+  // Drafting more than measured repeats the last conditional rate, and says so.
+  const auto two = run_json({"predict", "--accept-per-position", "0.8,0.7", "--json"});
+  CHECK(two["notes"] == nlohmann::json::array(
+                              {"the acceptance has 2 positions and the scenario drafts 3: position 3 repeats position 2's "
+                               "conditional rate"}));
 }
 
 TEST_CASE("acceptance: JSON summary keys", "[acceptance][cli]") {

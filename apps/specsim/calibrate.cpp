@@ -17,6 +17,7 @@
 #include "specsim/error.hpp"
 #include "specsim/load.hpp"
 #include "specsim/nccl_tests.hpp"
+#include "specsim/output_file.hpp"
 #include "specsim/profile_writer.hpp"
 #include "specsim/sha256.hpp"
 #include "specsim/units.hpp"
@@ -32,6 +33,8 @@ struct CalibrateNcclOptions {
   std::optional<int> ranks;
   bool lenient = false;
   bool in_place = false;
+  bool force = false;
+  bool allow_mixed = false;
 };
 
 // `## key: value` lines that the curated logs in calibration/nccl open with; kept in the profile
@@ -79,6 +82,18 @@ std::string pad(std::string s, std::size_t width) {
   return s;
 }
 
+// The GPU models of a table's device lines ("NVIDIA GeForce RTX 5090"), in the order first seen,
+// joined by " + "; empty when the log has no device lines. The rank count is checked on its own.
+std::string device_summary(const std::vector<std::string>& devices) {
+  std::vector<std::string> models;
+  for (const auto& d : devices) {
+    if (std::find(models.begin(), models.end(), d) == models.end()) models.push_back(d);
+  }
+  std::string out;
+  for (const auto& m : models) out += (out.empty() ? "" : " + ") + m;
+  return out;
+}
+
 // Rows of equal size (several tables, several logs) become one point at their mean time.
 std::vector<CurvePoint> merge_equal_sizes(std::vector<CurvePoint> points) {
   std::stable_sort(points.begin(), points.end(), [](const auto& a, const auto& b) { return a.bytes < b.bytes; });
@@ -105,10 +120,16 @@ std::string command_line(const CalibrateNcclOptions& o) {
   if (o.ranks) cmd += " --ranks " + std::to_string(*o.ranks);
   if (o.lenient) cmd += " --lenient";
   if (o.in_place) cmd += " --in-place";
+  if (o.force) cmd += " --force";
+  if (o.allow_mixed) cmd += " --allow-mixed";
   return cmd;
 }
 
 void run_calibrate_nccl(const CalibrateNcclOptions& o, Io& io) {
+  OutputOptions output;
+  output.inputs = o.logs;
+  output.force = o.force;
+  check_output_target(o.output, output);
   ParseOptions parse;
   parse.lenient = o.lenient;
   parse.ranks = o.ranks;
@@ -123,7 +144,7 @@ void run_calibrate_nccl(const CalibrateNcclOptions& o, Io& io) {
   std::vector<CurvePoint> rows;
   std::optional<int> ranks;
   std::optional<int> graph_launches;
-  std::string ranks_from, mode_from;
+  std::string ranks_from, mode_from, devices_from, devices;
   std::vector<std::string> sources;
   std::string nccl_version;
   for (const std::string& path : o.logs) {
@@ -146,10 +167,31 @@ void run_calibrate_nccl(const CalibrateNcclOptions& o, Io& io) {
         other.push_back(t.collective);
         continue;
       }
+      // One profile is one box: GPUs of one model at one rank count. --allow-mixed pools anyway,
+      // with a warning; the profile then carries the first table's rank count.
+      const std::string table_devices = device_summary(t.devices);
+      if (!table_devices.empty() && !devices.empty() && table_devices != devices) {
+        const std::string what = "table ran on " + table_devices + " but " + devices_from + " ran on " + devices;
+        if (!o.allow_mixed) {
+          throw Error({path, t.first_line, 0}, "devices",
+                      what + " (one profile is one box; pass --allow-mixed to pool them anyway)");
+        }
+        io.err << "specsim: warning: " << where << ": " << what << "; pooled (--allow-mixed)\n";
+      }
       if (ranks && *ranks != t.ranks) {
-        throw Error({path, t.first_line, 0}, "ranks",
-                    "table has " + std::to_string(t.ranks) + " ranks but " + ranks_from + " has " +
-                        std::to_string(*ranks) + " (one profile is one rank count; pass --ranks to override)");
+        const std::string what = "table has " + std::to_string(t.ranks) + " ranks but " + ranks_from + " has " +
+                                 std::to_string(*ranks);
+        if (!o.allow_mixed) {
+          throw Error({path, t.first_line, 0}, "ranks",
+                      what + " (one profile is one rank count; pass --ranks to override, or --allow-mixed to "
+                             "pool them anyway)");
+        }
+        io.err << "specsim: warning: " << where << ": " << what << "; pooled as " << *ranks
+               << " ranks (--allow-mixed)\n";
+      }
+      if (devices.empty() && !table_devices.empty()) {
+        devices = table_devices;
+        devices_from = where;
       }
       // -G: 0 (or no such field, before nccl-tests printed it) is eager launches.
       const int graph = std::max(t.graph_launches, 0);
@@ -158,8 +200,10 @@ void run_calibrate_nccl(const CalibrateNcclOptions& o, Io& io) {
                     std::string("table is ") + (graph > 0 ? "graph" : "eager") + " mode but " + mode_from + " is " +
                         (*graph_launches > 0 ? "graph" : "eager") + " (one profile is one launch mode)");
       }
-      ranks = t.ranks;
-      ranks_from = where;
+      if (!ranks) {
+        ranks = t.ranks;
+        ranks_from = where;
+      }
       graph_launches = graph;
       mode_from = where;
       const auto pts = curve_points(t, column);
@@ -199,7 +243,7 @@ void run_calibrate_nccl(const CalibrateNcclOptions& o, Io& io) {
   for (const auto& p : points) profile.points.push_back({p.bytes, p.time_s});
 
   // Read the temporary file back with the loader, so a profile that is written is one that loads.
-  write_file_atomically(o.output, render_comm_profile_yaml(profile, prov),
+  write_file_atomically(o.output, render_comm_profile_yaml(profile, prov), output,
                         [](const std::string& tmp) { (void)load_comm_profile(tmp); });
 
   // Report: rendered whole before printing, so a failure never leaves half a report.
@@ -248,6 +292,9 @@ void setup_calibrate(CLI::App& app, Io& io) {
   nccl->add_option("--ranks", opts->ranks, "Rank count, overriding the logs' headers")->check(CLI::Range(1, 4096));
   nccl->add_flag("--lenient", opts->lenient, "Skip malformed rows (with a warning) instead of failing");
   nccl->add_flag("--in-place", opts->in_place, "Use the in-place time column instead of out-of-place");
+  nccl->add_flag("--allow-mixed", opts->allow_mixed,
+                 "Pool logs of different GPU models or rank counts into one profile (with a warning)");
+  nccl->add_flag("--force", opts->force, "Replace a read-only output, or write into a device or FIFO in place");
   nccl->callback([opts, &io]() { run_calibrate_nccl(*opts, io); });
   setup_calibrate_compute(*calibrate, io);
 }

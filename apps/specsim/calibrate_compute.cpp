@@ -16,6 +16,7 @@
 #include "specsim/compute_fit.hpp"
 #include "specsim/error.hpp"
 #include "specsim/load.hpp"
+#include "specsim/output_file.hpp"
 #include "specsim/profile_writer.hpp"
 #include "specsim/sha256.hpp"
 #include "specsim/units.hpp"
@@ -34,6 +35,7 @@ struct CalibrateComputeOptions {
   std::optional<int> kernels_per_moe_layer;
   std::optional<double> bandwidth_efficiency;
   std::string description;
+  bool force = false;
 };
 
 std::string command_line(const CalibrateComputeOptions& o) {
@@ -93,6 +95,10 @@ std::string describe(const ComputeSettings& s) {
 }
 
 void run_calibrate_compute(const CalibrateComputeOptions& o, Io& io) {
+  OutputOptions output;
+  output.inputs = {o.steps};
+  output.force = o.force;
+  check_output_target(o.output, output);
   const DataDir data;
   const std::vector<ComputeStep> steps = read_compute_steps_csv(o.steps);
   const fs::path models_dir = o.models_dir.empty() ? fs::path(o.steps).parent_path() : fs::path(o.models_dir);
@@ -125,6 +131,7 @@ void run_calibrate_compute(const CalibrateComputeOptions& o, Io& io) {
       if (path && path->starts_with(data.root() + "/")) shown = path->substr(data.root().size() + 1);
       if (path) {
         models[s.model] = load_model(*path);
+        output.inputs.push_back(*path);
         prov.model_files.push_back(s.model + " -> " + shown + " (sha256 " + sha256_file_hex(*path) + ")");
       } else {
         models[s.model] = std::nullopt;
@@ -141,7 +148,11 @@ void run_calibrate_compute(const CalibrateComputeOptions& o, Io& io) {
                       std::to_string(m.layers) + " (describe the timed stack in " + (models_dir / (s.model + ".yaml")).string() + ")");
     }
     const std::string g = lower(s.gpu);
-    if (!gpus.count(g)) gpus.emplace(g, load_gpu(data.resolve(DataKind::kGpu, g)));
+    if (!gpus.count(g)) {
+      const std::string gpu_path = data.resolve(DataKind::kGpu, g);
+      gpus.emplace(g, load_gpu(gpu_path));
+      output.inputs.push_back(gpu_path);
+    }
     if (gpu_name.empty()) gpu_name = g;
     if (g != gpu_name) {
       throw Error({o.steps, s.line, 0}, "gpu", "'" + s.gpu + "': one profile is one GPU (first rows: " + gpu_name + ")");
@@ -168,7 +179,7 @@ void run_calibrate_compute(const CalibrateComputeOptions& o, Io& io) {
                                               : o.description;
   profile.source = o.steps + " (see its .conditions.yaml)";
   profile.settings = fit.settings;
-  write_file_atomically(o.output, render_compute_profile_yaml(profile, fit, prov),
+  write_file_atomically(o.output, render_compute_profile_yaml(profile, fit, prov), output,
                         [](const std::string& tmp) { (void)load_compute_profile(tmp); });
 
   std::string report = "wrote " + o.output + ": " + std::to_string(rows.size()) + " rows of " + o.steps +
@@ -205,6 +216,7 @@ void setup_calibrate_compute(CLI::App& calibrate, Io& io) {
                   "Fix eta_bw (measured on the GEMM kernels) instead of fitting it")
       ->check(CLI::Range(0.01, 1.0));
   sub->add_option("--description", opts->description, "The profile's description");
+  sub->add_flag("--force", opts->force, "Replace a read-only output, or write into a device or FIFO in place");
   sub->callback([opts, &io]() { run_calibrate_compute(*opts, io); });
 }
 

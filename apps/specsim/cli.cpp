@@ -40,6 +40,9 @@ int run(const std::vector<std::string>& args, Io io) {
   } catch (const CLI::ParseError& e) {
     io.err << "specsim: error: " << e.what() << "\n";
     return kExitUsage;
+  } catch (const Interrupted& e) {
+    io.err << "specsim: " << e.what() << "\n";
+    return kExitInterrupted;
   } catch (const specsim::Error& e) {
     io.err << "specsim: error: " << e.what() << "\n";
     return kExitInput;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <iosfwd>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -18,10 +19,17 @@ struct Io {
 };
 
 // Exit codes: 0 success, 1 bad input or a failed computation (the message names file, line and
-// key, or the option), 2 a malformed command line.
+// key, or the option), 2 a malformed command line, 130 stopped by SIGINT after printing what was
+// done (128 + signal number, the shell's convention).
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitInput = 1;
 inline constexpr int kExitUsage = 2;
+inline constexpr int kExitInterrupted = 130;
+
+// Thrown by a subcommand that stopped early on SIGINT, after it printed its partial result.
+struct Interrupted : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 int run(const std::vector<std::string>& args, Io io);
 

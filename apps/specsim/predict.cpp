@@ -53,6 +53,27 @@ AcceptanceSettings from_logs(const std::vector<std::string>& files) {
 
 std::string fixed(double v, int digits) { return units::format_fixed(v, digits); }
 
+// The cycle model fits a per-position list to the draft length (cycle.cpp: a longer list is cut,
+// a shorter one repeats its last rate); say so, rather than let measured positions vanish silently.
+std::vector<std::string> acceptance_notes(const Scenario& s) {
+  using Kind = AcceptanceSettings::Kind;
+  const auto& a = s.acceptance;
+  if (a.kind != Kind::kConditional && a.kind != Kind::kUnconditional) return {};
+  const std::size_t n = a.per_position.size(), k = static_cast<std::size_t>(s.speculation.num_steps);
+  const std::string has = "the acceptance has " + std::to_string(n) + " positions and the scenario drafts " +
+                          std::to_string(k);
+  if (n > k) {
+    return {has + ": position" + (n == k + 1 ? " " + std::to_string(n) : "s " + std::to_string(k + 1) + "-" + std::to_string(n)) +
+            " not used"};
+  }
+  if (n < k && n > 0) {
+    return {has + ": position" +
+            (k == n + 1 ? " " + std::to_string(k) + " repeats" : "s " + std::to_string(n + 1) + "-" + std::to_string(k) + " repeat") +
+            " position " + std::to_string(n) + "'s conditional rate"};
+  }
+  return {};
+}
+
 void run_predict(const PredictOptions& o, Io& io) {
   Scenario s = load_scenario(o.scenario, o.patches);
   if (o.accept) {
@@ -67,6 +88,7 @@ void run_predict(const PredictOptions& o, Io& io) {
   } else if (!o.acceptance_logs.empty()) {
     s.acceptance = from_logs(o.acceptance_logs);
   }
+  const std::vector<std::string> notes = acceptance_notes(s);
   const CycleModel model(std::move(s));
   const Prediction p = model.predict();
   std::optional<MonteCarloResult> mc;
@@ -96,9 +118,11 @@ void run_predict(const PredictOptions& o, Io& io) {
                                             {"p50", batch * mc->request_tokens_per_s.p50},
                                             {"p90", batch * mc->request_tokens_per_s.p90}}}};
     }
+    if (!notes.empty()) j["notes"] = notes;
     text = j.dump(2) + "\n";
   } else {
     text = render_text(model, p);
+    for (const auto& n : notes) text += "  note: " + n + "\n";
     if (mc) {
       text += "\n  Monte Carlo (seed " + std::to_string(o.seed) + ", " + std::to_string(mc->num_cycles) +
               " cycles): tokens per cycle " + fixed(mc->mean_tokens_per_cycle, 3) + " [99% " +

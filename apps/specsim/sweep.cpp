@@ -2,8 +2,10 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -26,11 +28,39 @@ struct SweepOptions {
   bool json = false;
 };
 
+// Set by SIGINT while a sweep runs; std::atomic<bool> is lock-free here, so setting it is
+// async-signal-safe.
+std::atomic<bool> g_sweep_interrupted{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
+
+extern "C" void on_sweep_sigint(int) { g_sweep_interrupted.store(true); }
+
+// Installs on_sweep_sigint for SIGINT for its lifetime, then puts back what was there.
+class SigintToFlag {
+ public:
+  SigintToFlag() {
+    g_sweep_interrupted.store(false);
+    struct sigaction sa {};
+    sa.sa_handler = on_sweep_sigint;
+    sigemptyset(&sa.sa_mask);
+    installed_ = sigaction(SIGINT, &sa, &previous_) == 0;
+  }
+  ~SigintToFlag() {
+    if (installed_) sigaction(SIGINT, &previous_, nullptr);
+  }
+  SigintToFlag(const SigintToFlag&) = delete;
+  SigintToFlag& operator=(const SigintToFlag&) = delete;
+
+ private:
+  struct sigaction previous_ {};
+  bool installed_ = false;
+};
+
 void run_sweep(const SweepOptions& o, Io& io) {
   std::vector<SweepAxis> axes;
   for (const auto& v : o.vary) axes.push_back(parse_vary(v));
   const auto start = std::chrono::steady_clock::now();
-  // A progress bar on a terminal, once the sweep has run for a second.
+  // A progress line on a terminal only, and only once the sweep has run for a second.
   const bool tty = &io.err == &std::cerr && isatty(STDERR_FILENO);
   bool shown = false;
   SweepProgress progress = [&](std::size_t done, std::size_t total) {
@@ -41,7 +71,13 @@ void run_sweep(const SweepOptions& o, Io& io) {
     io.err << "\rsweep: " << done << "/" << total << " (" << (100 * done / total) << "%)" << std::flush;
     if (done == total) io.err << "\n";
   };
-  const SweepResult r = sweep(o.scenario, o.patches, axes, DataDir(), progress);
+  SweepResult r;
+  {
+    // Ctrl-C stops the grid; the points done so far are printed below, then the exit code says so.
+    const SigintToFlag sigint;
+    r = sweep(o.scenario, o.patches, axes, DataDir(), progress, &g_sweep_interrupted);
+  }
+  if (shown && r.interrupted) io.err << "\n";
   std::string out;
   if (o.json) {
     nlohmann::json j;
@@ -55,6 +91,11 @@ void run_sweep(const SweepOptions& o, Io& io) {
       j["points"].push_back({{"set", set}, {"tokens_per_s", p.tokens_per_s}, {"speedup", p.speedup},
                              {"tokens_per_cycle", p.tokens_per_cycle}, {"cycle_s", p.cycle_s}});
     }
+    if (r.interrupted) {
+      j["interrupted"] = true;
+      j["evaluated"] = r.evaluated;
+      j["total"] = r.total;
+    }
     out = j.dump(1) + "\n";
   } else if (o.csv) {
     for (const auto& k : r.keys) out += k + ",";
@@ -67,6 +108,10 @@ void run_sweep(const SweepOptions& o, Io& io) {
     }
   } else {
     char buf[256];
+    if (r.interrupted) {
+      std::snprintf(buf, sizeof buf, "specsim sweep: INTERRUPTED after %zu of %zu points\n", r.evaluated, r.total);
+      out += buf;
+    }
     std::snprintf(buf, sizeof buf, "specsim sweep: %zu valid, %zu invalid skipped; plain decoding %.1f tok/s\n",
                   r.points.size(), r.invalid, r.baseline_tokens_per_s);
     out += buf;
@@ -85,7 +130,15 @@ void run_sweep(const SweepOptions& o, Io& io) {
       out += buf;
     }
   }
-  io.out << out;
+  io.out << out << std::flush;
+  if (r.invalid > 0 && (o.csv || o.json)) {
+    io.err << "specsim: " << r.invalid << " of " << r.evaluated << " points invalid; the first: " << r.invalid_example
+           << "\n";
+  }
+  if (r.interrupted) {
+    throw Interrupted("sweep interrupted (SIGINT) after " + std::to_string(r.evaluated) + " of " +
+                      std::to_string(r.total) + " points; the results above cover those");
+  }
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "cli.hpp"
 #include "specsim/error.hpp"
 #include "specsim/load.hpp"
+#include "specsim/output_file.hpp"
 #include "specsim/profile_writer.hpp"
 #include "specsim/topo_import.hpp"
 
@@ -23,9 +24,14 @@ struct TopologyImportOptions {
   bool p2p = true;
   int pcie_generation = 5;
   std::string name;             // default: the output file's stem
+  bool force = false;
 };
 
 void run_topology_import(const TopologyImportOptions& o, Io& io) {
+  OutputOptions output;
+  output.inputs = {o.input};
+  output.force = o.force;
+  check_output_target(o.output, output);
   const DataDir data;
   if (o.gpu.empty()) {
     std::string known;
@@ -51,7 +57,7 @@ void run_topology_import(const TopologyImportOptions& o, Io& io) {
       "links and numa come from that output; gpu, p2p and pcie_generation from the command line\n"
       "(topo -m shows none of them; `nvidia-smi topo -p2p r` shows whether P2P is granted).";
   // Read the temporary file back with the loader, so a file that is written is one that loads.
-  write_file_atomically(o.output, render_topology_yaml(t, "nvidia-smi topo -m: " + file, comments),
+  write_file_atomically(o.output, render_topology_yaml(t, "nvidia-smi topo -m: " + file, comments), output,
                         [](const std::string& tmp) { (void)load_topology(tmp); });
 
   std::string report = "wrote " + o.output + ": " + std::to_string(t.gpus) + " GPUs, ring link " +
@@ -91,6 +97,7 @@ void setup_topology(CLI::App& app, Io& io) {
       ->check(CLI::Range(3, 7))
       ->capture_default_str();
   import->add_option("--name", opts->name, "Topology name (default: the output file's stem)");
+  import->add_flag("--force", opts->force, "Replace a read-only output, or write into a device or FIFO in place");
   import->callback([opts, &io]() { run_topology_import(*opts, io); });
 }
 

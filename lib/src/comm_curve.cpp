@@ -40,6 +40,49 @@ AlphaBeta fit_alpha_beta(const std::vector<CurvePoint>& p, std::size_t first, st
   return {p[first].time_s, 0.0};
 }
 
+// fit_alpha_beta(p, i, last).seconds_per_byte for every i in [first, last - 1], in O(last - first)
+// instead of O((last - first)^2): the rows are added from `last` down, each folded into the 2x2
+// triangular factor R (and Q^T 1) of the same least-squares problem by two Givens rotations
+// (updating a QR factorisation by a row: Golub & Van Loan, Matrix Computations, 4th ed., 6.5.3).
+// Entry i - first is the suffix [i, last]; the last entry (one point) is 0, as in fit_alpha_beta.
+std::vector<double> suffix_seconds_per_byte(const std::vector<CurvePoint>& p, std::size_t first, std::size_t last) {
+  const double n_scale = p[last].bytes;  // as fit_alpha_beta scales the second column
+  double r00 = 0.0, r01 = 0.0, r11 = 0.0, z0 = 0.0, z1 = 0.0;
+  double sum_a1 = 0.0, sum_a1_sq = 0.0;  // for the one-column refit when alpha < 0
+  std::vector<double> out(last - first + 1, 0.0);
+  for (std::size_t i = last + 1; i-- > first;) {
+    double a0 = 1.0 / p[i].time_s, a1 = p[i].bytes / n_scale / p[i].time_s, b = 1.0;
+    sum_a1 += a1;
+    sum_a1_sq += a1 * a1;
+    if (const double h = std::hypot(r00, a0); h > 0.0) {  // zero a0 against r00
+      const double c = r00 / h, s = a0 / h;
+      r00 = h;
+      const double r01_new = c * r01 + s * a1;
+      a1 = -s * r01 + c * a1;
+      r01 = r01_new;
+      const double z0_new = c * z0 + s * b;
+      b = -s * z0 + c * b;
+      z0 = z0_new;
+    }
+    if (const double h = std::hypot(r11, a1); h > 0.0) {  // zero a1 against r11
+      const double c = r11 / h, s = a1 / h;
+      r11 = h;
+      z1 = c * z1 + s * b;
+    }
+    if (i == last || r11 == 0.0) continue;
+    const double beta = z1 / r11;
+    const double alpha = (z0 - r01 * beta) / r00;
+    if (alpha >= 0.0 && beta >= 0.0) {
+      out[i - first] = beta / n_scale;
+    } else if (beta < 0.0) {
+      out[i - first] = 0.0;
+    } else {
+      out[i - first] = sum_a1 / sum_a1_sq / n_scale;
+    }
+  }
+  return out;
+}
+
 double secant_s_per_byte(const std::vector<CurvePoint>& p, std::size_t i) {
   return (p[i + 1].time_s - p[i].time_s) / (p[i + 1].bytes - p[i].bytes);
 }
@@ -167,8 +210,10 @@ MeasuredCurve MeasuredCurve::fit(std::vector<CurvePoint> points, const CurveOpti
   std::vector<LlSimpleSwitch> switches(n);
   if (options.locate_protocol_switch && options.ranks >= 2) {
     for (const auto& [first, last] : step_runs) {
+      if (first + 3 > last) continue;  // no i with first + 1 <= i and i + 2 <= last
+      const std::vector<double> suffix_slopes = suffix_seconds_per_byte(p, first, last);
       for (std::size_t i = first + 1; i + 2 <= last; ++i) {
-        const double simple_s_per_byte = fit_alpha_beta(p, i + 1, last).seconds_per_byte;
+        const double simple_s_per_byte = suffix_slopes[i + 1 - first];
         if (!(simple_s_per_byte > 0.0)) continue;
         const LlSimpleSwitch s = nccl_ll_simple_switch(options.ranks, simple_s_per_byte);
         if (!(p[i].bytes < s.bytes && s.bytes <= p[i + 1].bytes)) continue;
@@ -193,22 +238,23 @@ MeasuredCurve MeasuredCurve::fit(std::vector<CurvePoint> points, const CurveOpti
   }
   // A one-point regime has no slope of its own: it borrows the nearest regime's beta that has
   // one, and alpha keeps the fit through its point (beta = t/n when that alpha would be < 0).
-  for (std::size_t k = 0; k < c.regimes_.size(); ++k) {
+  // Nearest such regime on each side (at equal distance, the upper one), found in one pass each.
+  const std::size_t num_regimes = c.regimes_.size();
+  constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  auto has_slope = [&](std::size_t k) { return c.regimes_[k].last_point > c.regimes_[k].first_point; };
+  std::vector<std::size_t> below(num_regimes, kNone), above(num_regimes, kNone);
+  for (std::size_t k = 1; k < num_regimes; ++k) below[k] = has_slope(k - 1) ? k - 1 : below[k - 1];
+  for (std::size_t k = num_regimes - 1; k-- > 0;) above[k] = has_slope(k + 1) ? k + 1 : above[k + 1];
+  for (std::size_t k = 0; k < num_regimes; ++k) {
     Regime& r = c.regimes_[k];
-    if (r.first_point != r.last_point) continue;
-    for (std::size_t d = 1; d < c.regimes_.size(); ++d) {
-      const Regime* other = nullptr;
-      if (k >= d && c.regimes_[k - d].last_point > c.regimes_[k - d].first_point) other = &c.regimes_[k - d];
-      if (k + d < c.regimes_.size() && c.regimes_[k + d].last_point > c.regimes_[k + d].first_point) {
-        other = &c.regimes_[k + d];
-      }
-      if (other == nullptr) continue;
-      const double beta = other->fit.seconds_per_byte;
-      const CurvePoint& q = p[r.first_point];
-      r.fit = q.time_s - beta * q.bytes >= 0.0 ? AlphaBeta{q.time_s - beta * q.bytes, beta}
-                                               : AlphaBeta{0.0, q.time_s / q.bytes};
-      break;
-    }
+    if (has_slope(k)) continue;
+    std::size_t other = above[k];
+    if (below[k] != kNone && (other == kNone || k - below[k] < other - k)) other = below[k];
+    if (other == kNone) continue;
+    const double beta = c.regimes_[other].fit.seconds_per_byte;
+    const CurvePoint& q = p[r.first_point];
+    r.fit = q.time_s - beta * q.bytes >= 0.0 ? AlphaBeta{q.time_s - beta * q.bytes, beta}
+                                             : AlphaBeta{0.0, q.time_s / q.bytes};
   }
   for (Regime& r : c.regimes_) {
     double sum_sq = 0.0;
@@ -295,8 +341,11 @@ double MeasuredCurve::time_s(double bytes) const {
                                       [](double b, const CurvePoint& q) { return b < q.bytes; });
   const auto j = static_cast<std::size_t>(upper - p.begin()) - 1;  // p[j].bytes <= bytes < p[j+1]
   if (p[j].bytes == bytes) return p[j].time_s;
-  std::size_t r = 0;
-  while (regimes_[r].last_point < j) ++r;
+  // The regime holding point j: the first whose last point is not below j.
+  const auto r = static_cast<std::size_t>(
+      std::lower_bound(regimes_.begin(), regimes_.end(), j,
+                       [](const Regime& regime, std::size_t point) { return regime.last_point < point; }) -
+      regimes_.begin());
   if (regimes_[r].last_point > j) {
     const double y = monotone_hermite(std::log(p[j].bytes), std::log(p[j].time_s), log_slopes_[j],
                                       std::log(p[j + 1].bytes), std::log(p[j + 1].time_s),

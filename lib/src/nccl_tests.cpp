@@ -19,6 +19,8 @@ namespace {
 constexpr double kSecondsPerUs = 1e-6;
 constexpr double kSecondsPerMs = 1e-3;
 constexpr double kBytesPerSPerGBs = 1e9;
+// A root is a rank number; ranks are ints (nccl-tests' `int root`).
+constexpr double kMaxRoot = 2147483647.0;
 
 struct Token {
   std::string_view text;
@@ -104,14 +106,32 @@ std::optional<Layout> read_layout(const std::vector<Token>& tokens) {
 }
 
 // Strips `[1,0]<stdout>:` (Open MPI --tag-output) and ` 0: ` (srun --label); returns the number
-// of characters removed.
+// of characters removed. Written out rather than as a std::regex: it runs on every line, and a
+// regex search was a tenth of the time of `calibrate nccl` on a 10^6-row log.
 std::size_t launcher_prefix_length(std::string_view line) {
-  static const std::regex kPrefix(R"(^(\[\d+,\d+\]<std(out|err)>:|\s*\d+: ))");
-  std::match_results<std::string_view::const_iterator> m;
-  if (std::regex_search(line.begin(), line.end(), m, kPrefix)) {
-    return static_cast<std::size_t>(m.length(0));
+  auto digits_from = [&](std::size_t i) {
+    const std::size_t start = i;
+    while (i < line.size() && line[i] >= '0' && line[i] <= '9') ++i;
+    return i > start ? i : std::string_view::npos;
+  };
+  if (line.starts_with('[')) {  // [\d+,\d+]<std(out|err)>:
+    std::size_t i = digits_from(1);
+    if (i == std::string_view::npos || i >= line.size() || line[i] != ',') return 0;
+    i = digits_from(i + 1);
+    if (i == std::string_view::npos) return 0;
+    const std::string_view rest = line.substr(i);
+    for (const std::string_view tag : {"]<stdout>:", "]<stderr>:"}) {
+      if (rest.starts_with(tag)) return i + tag.size();
+    }
+    return 0;
   }
-  return 0;
+  std::size_t i = 0;  // \s*\d+:<space>
+  while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+  i = digits_from(i);
+  if (i == std::string_view::npos || i + 1 >= line.size() || line[i] != ':' || line[i + 1] != ' ') {
+    return 0;
+  }
+  return i + 2;
 }
 
 std::string version_from_code(long code) {
@@ -157,21 +177,25 @@ class Parser {
   void comment(int number, std::string_view text, const std::vector<Token>& tokens) {
     static const std::regex kVersion(R"(nccl-tests version (\S+)(?:.*nccl-library=(\d+))?)");
     static const std::regex kStarting(R"(Collective test starting:\s*(\S+))");
-    static const std::regex kRank(R"(^#\s+Rank\s+(\d+)\s)");
     std::match_results<std::string_view::const_iterator> m;
     const std::string_view first = tokens.front().text;
     // "#" alone, "#wrong" as first token never happens; strip the '#' to read the words.
     std::vector<Token> words(tokens.begin() + 1, tokens.end());
     if (first.size() > 1) words.insert(words.begin(), {first.substr(1), tokens.front().column + 1});
 
-    if (std::regex_search(text.begin(), text.end(), m, kVersion)) {
+    // Each regex runs only on lines holding its literal words: std::regex searches are slow, and a
+    // long log has a comment block per table.
+    auto search = [&](std::string_view words_in_line, const std::regex& re) {
+      return text.find(words_in_line) != std::string_view::npos && std::regex_search(text.begin(), text.end(), m, re);
+    };
+    if (search("nccl-tests version", kVersion)) {
       log_.tests_version = m[1].str();
       long code = 0;
       const std::string digits = m[2].str();
       if (m[2].matched && std::from_chars(digits.data(), digits.data() + digits.size(), code).ec == std::errc{}) {
         log_.nccl_version = version_from_code(code);
       }
-    } else if (std::regex_search(text.begin(), text.end(), m, kStarting)) {
+    } else if (search("Collective test starting", kStarting)) {
       close_table();
       std::string name = m[1].str();
       if (name.size() > 5 && name.ends_with("_perf")) name.resize(name.size() - 5);
@@ -182,13 +206,27 @@ class Parser {
       close_table();
       new_run();
       read_settings(words);
-    } else if (std::regex_search(text.begin(), text.end(), m, kRank)) {
+    } else if (first == "#" && words.size() >= 2 && words[0].text == "Rank" && is_integer(words[1].text) &&
+               words[1].text.front() != '-') {
+      // `#  Rank  0 Group  0 Pid  27238 on      crazy device  0 [0000:01:00] NVIDIA GeForce RTX 5090`
       int rank = 0;
-      const std::string digits = m[1].str();
+      const std::string digits(words[1].text);
       if (std::from_chars(digits.data(), digits.data() + digits.size(), rank).ec != std::errc{}) {
         throw Error(SourceLocation{log_.file, number, 1}, "ranks", "device line's rank number " + digits + " is out of range");
       }
-      device_ranks_.insert(rank);
+      if (device_ranks_.insert(rank).second) {
+        // The GPU model: the words after `device N [bus id]`.
+        for (std::size_t j = 2; j + 3 < words.size(); ++j) {
+          const std::string_view bus = words[j + 2].text;
+          if (words[j].text != "device" || !is_integer(words[j + 1].text) || !bus.starts_with('[') || !bus.ends_with(']')) {
+            continue;
+          }
+          std::string name;
+          for (std::size_t w = j + 3; w < words.size(); ++w) name += (name.empty() ? "" : " ") + std::string(words[w].text);
+          device_names_.push_back(name);
+          break;
+        }
+      }
     } else if (auto layout = read_layout(words)) {
       start_table(number, *layout);
     } else if (current_ && current_->rows.empty() && !words.empty() &&
@@ -202,6 +240,7 @@ class Parser {
 
   void new_run() {
     device_ranks_.clear();
+    device_names_.clear();
     settings_ = Settings{};
   }
 
@@ -249,6 +288,7 @@ class Parser {
     t.agg_iters = settings_.agg;
     t.graph_launches = settings_.graph;
     t.time_unit = layout.time_unit;
+    t.devices = device_names_;
     if (options_.ranks) {
       t.ranks = *options_.ranks;
     } else if (!device_ranks_.empty()) {
@@ -322,20 +362,52 @@ class Parser {
     auto text_at = [&](int index) {
       return index < 0 ? std::string{} : std::string(tokens[static_cast<std::size_t>(index)].text);
     };
-    static const char* kHalf[2][3] = {{"out-of-place time", "out-of-place algbw", "out-of-place busbw"},
-                                      {"in-place time", "in-place algbw", "in-place busbw"}};
+    static const char* kHalf[2][4] = {
+        {"out-of-place time", "out-of-place algbw", "out-of-place busbw", "out-of-place #wrong"},
+        {"in-place time", "in-place algbw", "in-place busbw", "in-place #wrong"}};
+    auto column_of = [&](int index) { return tokens[static_cast<std::size_t>(index)].column; };
+    // A bound on a parsed value; the first problem of a row is the one reported.
+    auto bound = [&](bool holds, int index, const char* what, const std::string& message) {
+      if (ok && !holds) {
+        reject(number, column_of(index), what, message);
+        ok = false;
+      }
+    };
     r.size_bytes = number_at(layout_.size, "size", true);
-    r.count = static_cast<long long>(number_at(layout_.count, "count", true));
+    bound(r.size_bytes <= kMaxNcclTestsBytes, layout_.size, "size",
+          text_at(layout_.size) + " B is more than 1 TiB, past any GPU's memory: a damaged log?");
+    // Every element is at least one byte, so the size bound holds for the count too (and keeps the
+    // conversion to an integer defined).
+    const double count = number_at(layout_.count, "count", true);
+    bound(count <= kMaxNcclTestsBytes, layout_.count, "count",
+          text_at(layout_.count) + " elements is more than 2^40, past any GPU's memory: a damaged log?");
+    if (ok) r.count = static_cast<long long>(count);
     r.type = text_at(layout_.type);
     r.redop = text_at(layout_.redop);
-    if (layout_.root >= 0) r.root = static_cast<int>(number_at(layout_.root, "root", true));
+    if (layout_.root >= 0) {
+      const double root = number_at(layout_.root, "root", true);
+      bound(root >= -1.0 && root <= kMaxRoot, layout_.root, "root",
+            text_at(layout_.root) + ": expected -1 (no root) or a rank number");
+      if (ok) r.root = static_cast<int>(root);
+    }
     NcclTestsTiming* halves[2] = {&r.out_of_place, &r.in_place};
     for (int h = 0; h < 2; ++h) {
       if (layout_.time[h] < 0) continue;
       halves[h]->time_s = number_at(layout_.time[h], kHalf[h][0], false) * layout_.seconds_per_time_unit;
+      bound(halves[h]->time_s <= kMaxNcclTestsSeconds, layout_.time[h], kHalf[h][0],
+            text_at(layout_.time[h]) + " " + layout_.time_unit + " is more than an hour per collective: a damaged log?");
       halves[h]->algbw_bytes_per_s = number_at(layout_.algbw[h], kHalf[h][1], false) * kBytesPerSPerGBs;
       halves[h]->busbw_bytes_per_s = number_at(layout_.busbw[h], kHalf[h][2], false) * kBytesPerSPerGBs;
       halves[h]->check = text_at(layout_.check[h]);
+      // nccl-tests counts the elements that came out wrong (`#wrong`; N/A when run with -c 0). A
+      // row with wrong results timed something other than a correct all-reduce.
+      const int check = layout_.check[h];
+      if (check >= 0 && layout_.names[static_cast<std::size_t>(check)].ends_with("wrong")) {
+        const std::string& v = halves[h]->check;
+        bound(v == "0" || v == "N/A", check, kHalf[h][3],
+              "'" + v + "': nccl-tests found wrong results in this row, so its time is not that of a correct "
+              "all-reduce (rerun, or pass --lenient to drop such rows)");
+      }
     }
     if (ok) current_->rows.push_back(std::move(r));
   }
@@ -346,6 +418,7 @@ class Parser {
     // Newer NCCL ends the line with a full stop ('... set by environment to 0.'), older without.
     static const std::regex kEnv(R"(NCCL INFO (NCCL_[A-Z0-9_]+) set by environment to (\S+?)\.?(?:\s|$))");
     std::match_results<std::string_view::const_iterator> m;
+    if (text.find("NCCL INFO") == std::string_view::npos) return;  // the regexes below need it
     if (std::regex_search(text.begin(), text.end(), m, kNcclVersion)) {
       if (log_.nccl_version.empty()) log_.nccl_version = m[1].str();
     } else if (std::regex_search(text.begin(), text.end(), m, kEnv)) {
@@ -363,6 +436,7 @@ class Parser {
   Layout layout_;
   Settings settings_;
   std::set<int> device_ranks_;
+  std::vector<std::string> device_names_;
   std::string pending_collective_;
 };
 

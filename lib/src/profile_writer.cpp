@@ -5,16 +5,12 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
-#include <filesystem>
-#include <fstream>
 
 #include "specsim/error.hpp"
 
 namespace specsim {
 
 namespace {
-
-namespace fs = std::filesystem;
 
 std::string format_g(double v, int digits) {
   char buf[64];
@@ -125,28 +121,6 @@ std::string utc_now_iso8601() {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
-}
-
-void write_file_atomically(const std::string& path, const std::string& text,
-                           const std::function<void(const std::string& tmp_path)>& check) {
-  const std::string tmp = path + ".tmp";
-  try {
-    {
-      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-      if (!out) throw Error({tmp, 0, 0}, "", "cannot create file (does the directory exist?)");
-      out << text;
-      out.flush();
-      if (!out) throw Error({tmp, 0, 0}, "", "write failed");
-    }
-    if (check) check(tmp);
-    std::error_code ec;
-    fs::rename(tmp, path, ec);
-    if (ec) throw Error({path, 0, 0}, "", "cannot rename " + tmp + " to it: " + ec.message());
-  } catch (...) {
-    std::error_code ignored;
-    fs::remove(tmp, ignored);
-    throw;
-  }
 }
 
 }  // namespace specsim

@@ -233,11 +233,18 @@ std::string shape_problem(const SpeculationSettings& sp, bool tokens_given) {
 }  // namespace
 
 SweepResult sweep(const std::string& scenario, const std::vector<std::string>& patches,
-                  const std::vector<SweepAxis>& axes, const DataDir& data, const SweepProgress& progress) {
+                  const std::vector<SweepAxis>& axes, const DataDir& data, const SweepProgress& progress,
+                  const std::atomic<bool>* stop) {
   SweepResult result;
   std::size_t total = 1;
-  for (const auto& a : axes) {
+  for (std::size_t i = 0; i < axes.size(); ++i) {
+    const SweepAxis& a = axes[i];
     if (a.values.empty()) throw Error({"--vary", 0, 0}, a.key, "no values");
+    for (std::size_t j = 0; j < i; ++j) {
+      if (axes[j].key == a.key) {
+        throw Error({"--vary", 0, 0}, a.key, "given on two axes (one --vary per key; list every value in one)");
+      }
+    }
     result.keys.push_back(a.key);
     total *= a.values.size();
     if (total > 10'000'000) throw Error({"--vary", 0, 0}, a.key, "the grid exceeds 10^7 points");
@@ -249,7 +256,14 @@ SweepResult sweep(const std::string& scenario, const std::vector<std::string>& p
   if (result.fast_path) model.emplace(load_scenario(scenario, patches, data));
   std::vector<std::size_t> index(axes.size(), 0);
   result.points.reserve(total);
+  result.total = total;
+  std::string first_invalid_key;  // the axis key the first invalid point's error names, if any
   for (std::size_t n = 0; n < total; ++n) {
+    if (stop != nullptr && stop->load()) {
+      result.interrupted = true;
+      break;
+    }
+    ++result.evaluated;
     std::vector<std::string> values;
     for (std::size_t i = 0; i < axes.size(); ++i) values.push_back(axes[i].values[index[i]]);
     try {
@@ -298,6 +312,9 @@ SweepResult sweep(const std::string& scenario, const std::vector<std::string>& p
         std::string at;
         for (std::size_t i = 0; i < axes.size(); ++i) at += (i ? " " : "") + axes[i].key + "=" + values[i];
         result.invalid_example = at + ": " + e.what();
+        for (const auto& a : axes) {
+          if (e.key_path() == a.key) first_invalid_key = a.key;
+        }
       }
     }
     for (std::size_t i = axes.size(); i-- > 0;) {  // odometer, last axis fastest
@@ -306,7 +323,13 @@ SweepResult sweep(const std::string& scenario, const std::vector<std::string>& p
     }
     if (progress && (n + 1) % 1024 == 0) progress(n + 1, total);
   }
-  if (progress) progress(total, total);
+  if (progress && !result.interrupted) progress(total, total);
+  if (result.points.empty() && !result.interrupted) {
+    std::string keys;
+    for (const auto& a : axes) keys += (keys.empty() ? "" : ", ") + a.key;
+    throw Error({"--vary", 0, 0}, first_invalid_key.empty() ? keys : first_invalid_key,
+                "none of the " + std::to_string(total) + " points is valid; the first: " + result.invalid_example);
+  }
   std::stable_sort(result.points.begin(), result.points.end(),
                    [](const SweepPoint& a, const SweepPoint& b) { return a.tokens_per_s > b.tokens_per_s; });
   return result;

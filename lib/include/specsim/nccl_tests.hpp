@@ -45,6 +45,9 @@ struct NcclTestsTable {
   // Total ranks: the `#  Rank` device lines (right for MPI runs, which print `nGpus 1`), else
   // nThread x nGpus from the header line, unless ParseOptions::ranks overrides both.
   int ranks = 0;
+  // The GPU model of each `#  Rank` device line, in the order printed ("NVIDIA GeForce RTX 5090");
+  // empty when the log has no device lines.
+  std::vector<std::string> devices;
   // From the `# nThread ...` header line; -1 when the line or the field is missing.
   int iters = -1;
   int warmup_iters = -1;
@@ -75,9 +78,20 @@ struct ParseOptions {
   std::string collective_if_unnamed = "all_reduce";
 };
 
+// Largest message size and time a row may carry. 1 TiB is several times the memory of the largest
+// GPU one buffer can live on (288 GB HBM3E on a B300 / MI355X:
+// https://www.nvidia.com/en-us/data-center/dgx-b300/, https://www.amd.com/en/products/accelerators/instinct/mi350/mi355x.html);
+// an hour per collective is past any all-reduce of that size over any link nccl-tests runs on
+// (1 TiB at 1 GB/s is 18 minutes). Past these, a row is a damaged or doctored log.
+inline constexpr double kMaxNcclTestsBytes = 1099511627776.0;  // 2^40 B
+inline constexpr double kMaxNcclTestsSeconds = 3600.0;
+
 // Throws specsim::Error naming file, line and column for: a malformed row (wrong number of fields,
-// a non-numeric or negative number), a row before any column header, a table whose rank count
-// cannot be told, an unreadable stream, and a file with no table at all.
+// a non-numeric or negative number, a size, count or time past the bounds above), a row whose
+// `#wrong` column is not 0 (nccl-tests found wrong results: its times are not of a correct
+// all-reduce), a row before any column header, a table whose rank count cannot be told, an
+// unreadable stream, and a file with no table at all. In lenient mode such rows are dropped and
+// listed in NcclTestsLog::skipped instead.
 [[nodiscard]] NcclTestsLog parse_nccl_tests(std::istream& in, const std::string& file_name,
                                             const ParseOptions& options = {});
 [[nodiscard]] NcclTestsLog parse_nccl_tests_file(const std::string& path,

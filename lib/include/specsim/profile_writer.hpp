@@ -1,9 +1,8 @@
 // Writes calibration profiles: the YAML that load_comm_profile reads back, with a `provenance:`
-// mapping that says which files (by SHA-256), which tool and which fit produced it, and a file
-// writer that never leaves a half-written file behind.
+// mapping that says which files (by SHA-256), which tool and which fit produced it. Files are
+// written with write_file_atomically (output_file.hpp).
 #pragma once
 
-#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -43,11 +42,5 @@ struct CommProfileProvenance {
 
 // Current UTC time as ISO 8601 with a Z suffix.
 [[nodiscard]] std::string utc_now_iso8601();
-
-// Writes `path + ".tmp"` in the same directory, runs `check` on that file (e.g. reading it back),
-// then renames it over `path`. On any failure the temporary file is removed, `path` is untouched,
-// and specsim::Error (or what `check` threw) propagates.
-void write_file_atomically(const std::string& path, const std::string& text,
-                           const std::function<void(const std::string& tmp_path)>& check = {});
 
 }  // namespace specsim

@@ -2,6 +2,7 @@
 // spread across cycles and requests (Monte Carlo), and (later) interventions, ranking and sweeps.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -99,14 +100,21 @@ struct SweepResult {
   std::string invalid_example;     // the first one's reason
   double baseline_tokens_per_s = 0.0;
   bool fast_path = false;          // draft settings only: one calibration for the whole grid
+  std::size_t total = 0;           // points in the grid
+  std::size_t evaluated = 0;       // points tried: total, or fewer when interrupted
+  bool interrupted = false;        // `stop` was set before the grid was done
 };
 
 using SweepProgress = std::function<void(std::size_t done, std::size_t total)>;
 
 // The full grid. Draft-setting axes (speculation.num_steps, eagle_topk, num_draft_tokens,
 // acceptance.accept) reuse one calibrated model; any other key reloads the scenario per point.
+// Throws specsim::Error naming the option for a key given on two axes, and, once the grid is done,
+// when no point is valid (naming the axis key of the first failure, e.g. an unknown key). `stop`,
+// when given, is read before each point (a signal handler may set it): once set, the sweep returns
+// the points evaluated so far, best first, with `interrupted` set.
 [[nodiscard]] SweepResult sweep(const std::string& scenario, const std::vector<std::string>& patches,
                                 const std::vector<SweepAxis>& axes, const DataDir& data = DataDir(),
-                                const SweepProgress& progress = {});
+                                const SweepProgress& progress = {}, const std::atomic<bool>* stop = nullptr);
 
 }  // namespace specsim

@@ -1,0 +1,43 @@
+// How specsim writes every file a command produces (`-o`): nothing lost, nothing half-written.
+//   - The text goes to a temporary file made with mkstemp in the target's own directory (so the
+//     rename stays on one file system and concurrent writers never share a temporary name), is
+//     fsynced, checked (e.g. read back by the loader), then renamed over the target; the directory
+//     is fsynced so the rename survives a crash. A reader sees the old file or the new one, never a
+//     mix; of concurrent writers the last rename wins and the file is always one complete output.
+//   - A target that is one of the command's inputs is refused. Files are compared by device and
+//     inode (st_dev, st_ino), so `./a.log`, `a.log`, a symlink to it and a hard link all count.
+//   - A symlink is followed: the file it points to is replaced and the link stays.
+//   - An existing target that is not a regular file (a device such as /dev/full, a FIFO) is
+//     refused; with `force` the text is written into it in place (no temporary, no rename), which
+//     is what `-o /dev/stdout --force` means. A directory is always refused.
+//   - A read-only target (no write bit in its mode, mode & 0222 == 0) is refused unless `force`.
+//     The mode is checked, not access(2): root may write anything, but a 0444 file says "keep".
+// Every refusal and failure is a specsim::Error naming the path; on failure the target is untouched
+// and no temporary file is left behind.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace specsim {
+
+struct OutputOptions {
+  // Files the command read; the output must not be any of them. Missing files are skipped.
+  std::vector<std::string> inputs;
+  // Replace a read-only target, or write into a non-regular one (device, FIFO) in place.
+  bool force = false;
+  // How the target is named in messages: the command-line option that carried it ("-o").
+  std::string option = "-o";
+};
+
+// Throws specsim::Error when writing `path` would be refused (see the header comment). Commands
+// call it before their work so that a refusal costs nothing; write_file_atomically calls it again.
+void check_output_target(const std::string& path, const OutputOptions& options = {});
+
+// Writes `text` to `path` as the header comment describes. `check`, when given, runs on the
+// complete temporary file before the rename (it is not run for an in-place write to a device).
+void write_file_atomically(const std::string& path, const std::string& text, const OutputOptions& options = {},
+                           const std::function<void(const std::string& tmp_path)>& check = {});
+
+}  // namespace specsim

@@ -1,0 +1,183 @@
+#include "specsim/output_file.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <optional>
+
+#include "specsim/error.hpp"
+
+namespace specsim {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Linux's own limit on links followed in one path (MAXSYMLINKS, path_resolution(7)).
+constexpr int kMaxSymlinkHops = 40;
+
+Error output_error(const OutputOptions& o, const std::string& path, const std::string& message) {
+  return Error(o.option + " " + path + ": " + message);
+}
+
+std::string errno_text(int e) { return std::strerror(e); }
+
+// The file `path` names once symlinks are followed, the last component included; a dangling link
+// resolves to the (missing) file it points to, which is then created.
+fs::path resolve_links(const std::string& path, const OutputOptions& o) {
+  fs::path p = path;
+  for (int hops = 0;; ++hops) {
+    struct stat st {};
+    if (lstat(p.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return p;
+    if (hops == kMaxSymlinkHops) throw output_error(o, path, "too many levels of symbolic links");
+    std::error_code ec;
+    const fs::path target = fs::read_symlink(p, ec);
+    if (ec) throw output_error(o, path, "cannot read the symbolic link: " + ec.message());
+    p = target.is_absolute() ? target : p.parent_path() / target;
+  }
+}
+
+std::optional<struct stat> stat_of(const fs::path& p) {
+  struct stat st {};
+  if (stat(p.c_str(), &st) != 0) return std::nullopt;
+  return st;
+}
+
+// Where the text goes. An existing regular file: its real path (the kernel follows every link),
+// whose directory gets the temporary file. An existing device or FIFO: the path as given, opened
+// as given (so /dev/stdout, a link to /proc/self/fd/1 and from there to a pipe, keeps working).
+// No file yet: the path, or where its dangling symlink points.
+fs::path target_of(const std::string& path, const OutputOptions& o) {
+  if (const auto st = stat_of(path)) {
+    if (!S_ISREG(st->st_mode)) return path;
+    if (char* real = ::realpath(path.c_str(), nullptr)) {
+      fs::path p(real);
+      std::free(real);
+      return p;
+    }
+  }
+  return resolve_links(path, o);
+}
+
+std::string kind_of(mode_t mode) {
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+void write_all(int fd, const std::string& text, const OutputOptions& o, const std::string& shown) {
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw output_error(o, shown, "write failed: " + errno_text(n < 0 ? errno : EIO));
+    done += static_cast<std::size_t>(n);
+  }
+}
+
+// The mode a newly created file gets from open(2) with 0666: the process umask applied. umask(2)
+// can only be read by setting it, so it is read once.
+mode_t new_file_mode() {
+  static const mode_t mask = [] {
+    const mode_t m = ::umask(022);
+    ::umask(m);
+    return m;
+  }();
+  return 0666 & ~mask;
+}
+
+void fsync_directory(const fs::path& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;  // the rename is done; durability of the directory entry is best effort
+  (void)::fsync(fd);
+  ::close(fd);
+}
+
+}  // namespace
+
+void check_output_target(const std::string& path, const OutputOptions& o) {
+  if (path.empty()) throw Error(o.option + ": empty file name");
+  const fs::path target = target_of(path, o);
+  const auto st = stat_of(target);
+  if (!st) {
+    if (errno == ENOENT) return;  // a new file; a missing directory shows when the file is created
+    throw output_error(o, path, "cannot stat: " + errno_text(errno));
+  }
+  if (S_ISDIR(st->st_mode)) throw output_error(o, path, "is a directory");
+  for (const std::string& input : o.inputs) {
+    const auto in = stat_of(input);
+    if (in && in->st_dev == st->st_dev && in->st_ino == st->st_ino) {
+      throw output_error(o, path,
+                         "is the input " + input + " of this command; writing it would destroy the data it "
+                         "is computed from (choose another output file)");
+    }
+  }
+  if (!S_ISREG(st->st_mode)) {
+    if (!o.force) {
+      throw output_error(o, path, "is " + kind_of(st->st_mode) +
+                                      ", not a regular file; pass --force to write into it in place");
+    }
+    return;
+  }
+  if ((st->st_mode & 0222) == 0 && !o.force) {
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st->st_mode & 07777));
+    throw output_error(o, path, std::string("is read-only (mode ") + mode + "); pass --force to replace it");
+  }
+}
+
+void write_file_atomically(const std::string& path, const std::string& text, const OutputOptions& o,
+                           const std::function<void(const std::string& tmp_path)>& check) {
+  check_output_target(path, o);
+  const fs::path target = target_of(path, o);
+  const auto existing = stat_of(target);
+
+  if (existing && !S_ISREG(existing->st_mode)) {  // allowed by --force: write in place
+    const int fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) throw output_error(o, path, "cannot open: " + errno_text(errno));
+    try {
+      write_all(fd, text, o, path);
+    } catch (...) {
+      ::close(fd);
+      throw;
+    }
+    if (::close(fd) != 0) throw output_error(o, path, "write failed: " + errno_text(errno));
+    return;
+  }
+
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  std::string tmp = (dir / ("." + target.filename().string() + ".XXXXXX")).string();
+  const int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
+  if (fd < 0) {
+    throw output_error(o, path, "cannot create a file in " + dir.string() + ": " + errno_text(errno));
+  }
+  bool open = true;
+  try {
+    write_all(fd, text, o, tmp);
+    // A replaced file keeps its mode; a new one gets what open(2) would have given it.
+    if (::fchmod(fd, existing ? (existing->st_mode & 07777) : new_file_mode()) != 0) {
+      throw output_error(o, tmp, "cannot set the file mode: " + errno_text(errno));
+    }
+    if (::fsync(fd) != 0) throw output_error(o, tmp, "fsync failed: " + errno_text(errno));
+    open = false;
+    if (::close(fd) != 0) throw output_error(o, tmp, "write failed: " + errno_text(errno));
+    if (check) check(tmp);
+    if (::rename(tmp.c_str(), target.c_str()) != 0) {
+      throw output_error(o, path, "cannot rename " + tmp + " to it: " + errno_text(errno));
+    }
+  } catch (...) {
+    if (open) ::close(fd);
+    ::unlink(tmp.c_str());
+    throw;
+  }
+  fsync_directory(dir);
+}
+
+}  // namespace specsim

@@ -1,0 +1,262 @@
+// Every file a command writes (-o) goes through write_file_atomically (output_file.hpp): these tests
+// try to lose data through it the ways a user can: the output naming an input, a stale or foreign
+// temporary file, a symlink, a device, a read-only file, a directory, and concurrent writers.
+#include <catch2/catch.hpp>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "cli.hpp"
+#include "cli_run.hpp"
+#include "specsim/error.hpp"
+#include "specsim/load.hpp"
+#include "specsim/output_file.hpp"
+
+using Catch::Matchers::Contains;
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using specsim::test::run;
+using specsim::test::TempDir;
+
+const std::string kLog = std::string(SPECSIM_SOURCE_DIR) + "/calibration/nccl/aikitoria-8x5090-p2p-turin.log";
+const std::string kTopo = std::string(SPECSIM_TEST_DATA_DIR) + "/valid/topo/nccl-tests-307-8x4090-pix-sys.txt";
+const std::string kSteps = std::string(SPECSIM_SOURCE_DIR) + "/calibration/compute/h200-forward.csv";
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void spit(const fs::path& p, const std::string& text) { std::ofstream(p, std::ios::binary) << text; }
+
+// Names in a directory, to show that nothing (no temporary file) was left behind.
+std::set<std::string> listing(const fs::path& dir) {
+  std::set<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.insert(e.path().filename().string());
+  return names;
+}
+
+std::vector<std::string> calibrate(const std::string& log, const std::string& out) {
+  return {"calibrate", "nccl", log, "-o", out};
+}
+
+}  // namespace
+
+TEST_CASE("output: -o naming the command's own input is refused, by inode not by string", "[output]") {
+  TempDir dir("specsim_test_output_input");
+  const fs::path log = dir.path / "a.log";
+  fs::copy_file(kLog, log);
+  const std::string before = slurp(log);
+  fs::create_hard_link(log, dir.path / "hard.log");
+  fs::create_symlink(log, dir.path / "soft.log");
+  // The same file under four names: as given, through "..", a hard link and a symlink.
+  for (const fs::path& out : {log, dir.path / ".." / dir.path.filename() / "a.log", dir.path / "hard.log",
+                              dir.path / "soft.log"}) {
+    INFO(out);
+    const auto r = run(calibrate(log.string(), out.string()));
+    CHECK(r.code == specsim::cli::kExitInput);
+    CHECK_THAT(r.err, Contains("-o " + out.string() + ": is the input " + log.string() + " of this command"));
+    CHECK(slurp(log) == before);
+  }
+  CHECK(listing(dir.path) == std::set<std::string>{"a.log", "hard.log", "soft.log"});
+
+  // The second log of several counts too.
+  const auto second = run({"calibrate", "nccl", kLog, log.string(), "-o", log.string()});
+  CHECK(second.code == specsim::cli::kExitInput);
+  CHECK_THAT(second.err, Contains("is the input " + log.string()));
+
+  // topology import and calibrate compute read other inputs and refuse them the same way.
+  const fs::path topo = dir.path / "topo.txt";
+  fs::copy_file(kTopo, topo);
+  const auto t = run({"topology", "import", topo.string(), "-o", topo.string(), "--gpu", "rtx-4090"});
+  CHECK(t.code == specsim::cli::kExitInput);
+  CHECK_THAT(t.err, Contains("is the input " + topo.string()));
+  CHECK(slurp(topo) == slurp(kTopo));
+  const fs::path steps = dir.path / "steps.csv";
+  fs::copy_file(kSteps, steps);
+  const auto c = run({"calibrate", "compute", steps.string(), "-o", steps.string()});
+  CHECK(c.code == specsim::cli::kExitInput);
+  CHECK_THAT(c.err, Contains("is the input " + steps.string()));
+  CHECK(slurp(steps) == slurp(kSteps));
+}
+
+TEST_CASE("output: the temporary file is unique, so a user's X.tmp survives", "[output]") {
+  TempDir dir("specsim_test_output_tmp");
+  const fs::path out = dir.path / "p.yaml";
+  spit(dir.path / "p.yaml.tmp", "mine\n");
+  const auto r = run(calibrate(kLog, out.string()));
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(slurp(dir.path / "p.yaml.tmp") == "mine\n");
+  CHECK(listing(dir.path) == std::set<std::string>{"p.yaml", "p.yaml.tmp"});
+  CHECK(specsim::load_comm_profile(out.string()).points.size() == 25);
+}
+
+TEST_CASE("output: through a symlink the link's target is written and the link stays", "[output]") {
+  TempDir dir("specsim_test_output_symlink");
+  fs::create_directories(dir.path / "real");
+  const fs::path target = dir.path / "real" / "p.yaml";
+  spit(target, "old\n");
+  const fs::path link = dir.path / "link.yaml";
+  fs::create_symlink(fs::path("real") / "p.yaml", link);  // relative, as `ln -s` usually makes them
+  const auto r = run(calibrate(kLog, link.string()));
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK(fs::is_symlink(link));
+  CHECK(fs::read_symlink(link) == fs::path("real") / "p.yaml");
+  CHECK(specsim::load_comm_profile(target.string()).points.size() == 25);
+  CHECK(listing(dir.path / "real") == std::set<std::string>{"p.yaml"});
+
+  // A dangling link: the file it points to is created.
+  const fs::path dangling = dir.path / "dangling.yaml";
+  fs::create_symlink(dir.path / "real" / "new.yaml", dangling);
+  REQUIRE(run(calibrate(kLog, dangling.string())).code == 0);
+  CHECK(fs::is_symlink(dangling));
+  CHECK(fs::is_regular_file(dir.path / "real" / "new.yaml"));
+}
+
+TEST_CASE("output: a device is refused unless --force, which writes into it in place", "[output]") {
+  const auto refused = run(calibrate(kLog, "/dev/null"));
+  CHECK(refused.code == specsim::cli::kExitInput);
+  CHECK_THAT(refused.err, Contains("-o /dev/null: is a character device, not a regular file; pass --force"));
+  CHECK(fs::is_character_file("/dev/null"));
+
+  auto forced = calibrate(kLog, "/dev/null");
+  forced.push_back("--force");
+  const auto r = run(forced);
+  INFO(r.err);
+  CHECK(r.code == 0);
+  CHECK(fs::is_character_file("/dev/null"));  // not replaced by a regular file
+
+  // /dev/full takes the write and fails it (ENOSPC): an error, and the device stays a device.
+  auto full = calibrate(kLog, "/dev/full");
+  full.push_back("--force");
+  const auto f = run(full);
+  CHECK(f.code == specsim::cli::kExitInput);
+  CHECK_THAT(f.err, Contains("-o /dev/full: write failed: No space left on device"));
+  CHECK(fs::is_character_file("/dev/full"));
+
+  TempDir dir("specsim_test_output_dir");
+  const auto d = run(calibrate(kLog, dir.path.string()));
+  CHECK(d.code == specsim::cli::kExitInput);
+  CHECK_THAT(d.err, Contains("-o " + dir.path.string() + ": is a directory"));
+}
+
+TEST_CASE("output: a read-only (0444) file is refused unless --force, and keeps its mode", "[output]") {
+  // The mode is what is checked: the suite may run as root, for whom access(W_OK) always succeeds.
+  TempDir dir("specsim_test_output_readonly");
+  const fs::path out = dir.path / "p.yaml";
+  spit(out, "keep me\n");
+  fs::permissions(out, fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read);
+  const auto r = run(calibrate(kLog, out.string()));
+  CHECK(r.code == specsim::cli::kExitInput);
+  CHECK_THAT(r.err, Contains("-o " + out.string() + ": is read-only (mode 0444); pass --force to replace it"));
+  CHECK(slurp(out) == "keep me\n");
+
+  auto forced = calibrate(kLog, out.string());
+  forced.push_back("--force");
+  REQUIRE(run(forced).code == 0);
+  CHECK(specsim::load_comm_profile(out.string()).points.size() == 25);
+  CHECK((fs::status(out).permissions() & fs::perms::all) ==
+        (fs::perms::owner_read | fs::perms::group_read | fs::perms::others_read));
+  CHECK(listing(dir.path) == std::set<std::string>{"p.yaml"});
+}
+
+TEST_CASE("output: a failed check or a missing directory leaves the target and no temporary file", "[output]") {
+  TempDir dir("specsim_test_output_check");
+  const fs::path out = dir.path / "p.txt";
+  spit(out, "old\n");
+  const auto reject = [](const std::string&) { throw specsim::Error("check failed"); };
+  CHECK_THROWS_WITH(specsim::write_file_atomically(out.string(), "new\n", {}, reject), "check failed");
+  CHECK(slurp(out) == "old\n");
+  CHECK(listing(dir.path) == std::set<std::string>{"p.txt"});
+  CHECK_THROWS_WITH(specsim::write_file_atomically((dir.path / "no" / "p.txt").string(), "x"),
+                    Contains("cannot create a file in " + (dir.path / "no").string()));
+  // A new file gets the mode open(2) with 0666 would give it, not mkstemp's 0600.
+  specsim::write_file_atomically((dir.path / "new.txt").string(), "x");
+  const mode_t mask = ::umask(022);
+  ::umask(mask);
+  struct stat st {};
+  REQUIRE(::stat((dir.path / "new.txt").c_str(), &st) == 0);
+  CHECK((st.st_mode & 0777) == (0666 & ~mask));
+}
+
+TEST_CASE("output: 8 concurrent writers x 200 rounds leave one complete output and no temporaries",
+          "[output][concurrency]") {
+  TempDir dir("specsim_test_output_concurrent");
+  const fs::path out = dir.path / "p.txt";
+  // Each output is a header naming its writer and round, 64 KiB of a pattern derived from both, and
+  // an end marker: an interleaving of two outputs or a truncated one fails `valid`. 64 KiB is more
+  // than one write(2) to a pipe-sized buffer, so a torn write would show.
+  const auto output = [](int writer, int round) {
+    std::string text = "writer " + std::to_string(writer) + " round " + std::to_string(round) + "\n";
+    for (int i = 0; i < 65536; ++i) text += static_cast<char>('a' + (writer * 7 + round + i) % 26);
+    return text + "\nend\n";
+  };
+  const auto valid = [&](const std::string& text) {
+    int writer = -1, round = -1;
+    if (std::sscanf(text.c_str(), "writer %d round %d", &writer, &round) != 2) return false;
+    return text == output(writer, round);
+  };
+  constexpr int kWriters = 8, kRounds = 200;
+  std::atomic<int> failures{0}, torn_reads{0}, reads{0};
+  std::atomic<bool> done{false};
+  std::thread reader([&] {
+    while (!done) {
+      const std::string text = slurp(out);
+      if (text.empty()) continue;  // not written yet
+      ++reads;
+      if (!valid(text)) ++torn_reads;
+    }
+  });
+  std::vector<std::thread> writers;
+  for (int w = 0; w < kWriters; ++w) {
+    writers.emplace_back([&, w] {
+      for (int r = 0; r < kRounds; ++r) {
+        try {
+          specsim::write_file_atomically(out.string(), output(w, r));
+        } catch (const std::exception&) {
+          ++failures;
+        }
+      }
+    });
+  }
+  for (auto& t : writers) t.join();
+  done = true;
+  reader.join();
+  CHECK(failures == 0);
+  CHECK(torn_reads == 0);
+  INFO(reads << " concurrent reads");
+  CHECK(valid(slurp(out)));
+  CHECK(listing(dir.path) == std::set<std::string>{"p.txt"});
+}
+
+TEST_CASE("output: concurrent `calibrate nccl -o` to one file leave one loadable profile", "[output][concurrency]") {
+  // The command itself, in-process, 4 at a time: before, they shared p.yaml.tmp, failed to rename
+  // and once left two profiles interleaved.
+  TempDir dir("specsim_test_output_concurrent_cli");
+  const fs::path out = dir.path / "p.yaml";
+  std::atomic<int> failures{0};
+  std::vector<std::thread> writers;
+  for (int w = 0; w < 4; ++w) {
+    writers.emplace_back([&] {
+      for (int r = 0; r < 5; ++r) {
+        if (run(calibrate(kLog, out.string())).code != 0) ++failures;
+      }
+    });
+  }
+  for (auto& t : writers) t.join();
+  CHECK(failures == 0);
+  CHECK(specsim::load_comm_profile(out.string()).points.size() == 25);
+  CHECK(listing(dir.path) == std::set<std::string>{"p.yaml"});
+}
