@@ -21,7 +21,19 @@ std::string join(const std::vector<std::string>& items) {
 }  // namespace
 
 YamlReader::YamlReader(YAML::Node node, std::shared_ptr<const YamlOrigin> origin, std::string path)
-    : node_(std::move(node)), origin_(std::move(origin)), path_(std::move(path)) {}
+    : node_(std::move(node)), origin_(std::move(origin)), path_(std::move(path)) {
+  // yaml-cpp keeps both entries of a repeated key and answers lookups with the first, so the second
+  // value would never be read or checked. Checked here, on every mapping a reader is opened on.
+  if (!node_.IsMap()) return;
+  std::set<std::string> keys;
+  for (const auto& kv : node_) {
+    if (!kv.first.IsScalar()) continue;
+    if (!keys.insert(kv.first.Scalar()).second) {
+      throw Error(from_mark(origin_->file, kv.first.Mark()), key_path(kv.first.Scalar()),
+                  "duplicate key: the mapping already has '" + kv.first.Scalar() + "' (one value per key)");
+    }
+  }
+}
 
 YamlReader YamlReader::load_file(const std::string& path) {
   std::ifstream in(path);
@@ -34,11 +46,20 @@ YamlReader YamlReader::load_file(const std::string& path) {
 YamlReader YamlReader::load_string(const std::string& text, const std::string& name) {
   auto origin = std::make_shared<YamlOrigin>();
   origin->file = name;
-  YAML::Node root;
+  std::vector<YAML::Node> documents;
   try {
-    root = YAML::Load(text);
+    documents = YAML::LoadAll(text);
   } catch (const YAML::Exception& e) {
     throw Error(from_mark(name, e.mark), "", "invalid YAML/JSON: " + e.msg);
+  }
+  YAML::Node root = documents.empty() ? YAML::Node() : documents.front();
+  // One document per file: a second one (after `---`) would otherwise be silently ignored. An
+  // empty one (a trailing `---`) holds nothing to lose.
+  for (std::size_t i = 1; i < documents.size(); ++i) {
+    if (documents[i].IsNull()) continue;
+    throw Error(from_mark(name, documents[i].Mark()), "",
+                "a second YAML document starts here: a data file holds exactly one (remove the '---' "
+                "and merge it, or move it to its own file)");
   }
   if (!root.IsMap()) throw Error({name, 1, 1}, "", "expected a mapping at the top of the document");
   return YamlReader(root, origin);
