@@ -50,6 +50,7 @@ CycleModel::CycleModel(Scenario scenario)
                                     "); its engine efficiency, eager overhead and host time are carried to " +
                                     scenario_.topology.name + " (" + scenario_.gpu.name + ")");
   }
+  for (const auto& note : scenario_.notes) calibration_.warnings.push_back(note);
   // The models of the box predicted, with the calibrated values.
   const Scenario& s = scenario_;
   const double per_gpu = (s.model.weight_bytes() + s.draft.weight_bytes()) / (double(s.tp) * s.pp);

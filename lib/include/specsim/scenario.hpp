@@ -163,6 +163,9 @@ struct Scenario {
   CommSettings comm;
   HostSettings host;
   Measurements measurements;
+  // What loading assumed or found odd but not wrong (KV heads replicated under TP, a draft trained
+  // for another model, a comm profile from another box); reports print them as warnings.
+  std::vector<std::string> notes;
 };
 
 }  // namespace specsim
