@@ -277,3 +277,30 @@ TEST_CASE("consistency: every shipped data file still loads and checks", "[consi
   }
   CHECK(checked >= 41);  // the 41 files shipped today
 }
+
+TEST_CASE("consistency: comm warns when a profile's box is not the topology's; sizes are bounded", "[consistency]") {
+  // The 8x RTX 5090 table (its gpu: rtx-5090) read against the 8x RTX PRO 6000 topology.
+  const auto other = specsim::test::run({"comm", "--profile", "nccl-aikitoria-8x5090-p2p-turin", "--ranks", "8",
+                                         "--topology", "8x-rtx-pro-6000-pcie5", "--size", "64KiB"});
+  INFO(other.err);
+  CHECK(other.code == 0);
+  CHECK_THAT(other.err, Contains("warning: profile 'nccl-aikitoria-8x5090-p2p-turin' was measured on rtx-5090 GPUs; "
+                                 "topology '8x-rtx-pro-6000-pcie5' has rtx-pro-6000-server"));
+  // The 8-rank table against the 4-GPU box, estimating 4 ranks by NCCL's model ratio.
+  const auto bigger = specsim::test::run({"comm", "--profile", "rtx-pro-6000-8x-pcie5-aic-nccl", "--ranks", "4",
+                                          "--topology", "4x-rtx-pro-6000-pcie5", "--size", "64KiB"});
+  INFO(bigger.err);
+  CHECK(bigger.code == 0);
+  CHECK_THAT(bigger.err, Contains("measured at 8 ranks, more than the 4 GPUs of topology '4x-rtx-pro-6000-pcie5'"));
+  // The same box: no warning.
+  const auto same = specsim::test::run({"comm", "--profile", "rtx-pro-6000-8x-pcie5-aic-nccl", "--ranks", "8",
+                                        "--topology", "8x-rtx-pro-6000-pcie5", "--size", "64KiB"});
+  CHECK(same.code == 0);
+  CHECK(same.err.empty());
+  // A plain byte count of 400 digits used to escape the units (std::stod): now 1e400 B is refused by
+  // the size row (it is not even finite).
+  const auto huge = specsim::test::run({"comm", "--profile", "rtx-pro-6000-8x-pcie5-aic-nccl", "--ranks", "8",
+                                        "--size", std::string(400, '9')});
+  CHECK(huge.code == specsim::cli::kExitInput);
+  CHECK_THAT(huge.err, Contains("--size"));
+}
