@@ -15,8 +15,11 @@ seconds="${1:-12}"
 jobs="${SPECSIM_FUZZ_BUILD_JOBS:-2}"
 build=build/fuzz
 
-cmake --preset fuzz -G Ninja >/dev/null
-cmake --build "$build" -j "$jobs" >&2
+# SPECSIM_FUZZ_NO_BUILD=1 runs the targets already built (several fuzz.sh at once must not share a build).
+if [ -z "${SPECSIM_FUZZ_NO_BUILD:-}" ]; then
+  cmake --preset fuzz -G Ninja >/dev/null
+  cmake --build "$build" -j "$jobs" >&2
+fi
 
 # target | -max_len (bytes; seeds longer than this are cut) | seed directories
 targets=(

@@ -177,10 +177,12 @@ TransformerSpec read_hf_config(YamlReader& root) {
   m.vocab_size = count(r, "vocab_size");
   m.attention.heads = count(r, "num_attention_heads");
   m.attention.kv_heads = static_cast<int>(r.optional_integer("num_key_value_heads", m.attention.heads, 1, kMaxCount));
-  if (m.attention.heads % m.attention.kv_heads != 0) {
+  const bool deepseek = type == "deepseek_v3" || type == "deepseek_v2" || type == "kimi_k2";
+  // GQA shares each KV head among heads / kv_heads query heads, as the YAML reader checks; MLA
+  // (below) has one latent instead and ignores the count.
+  if (!deepseek && m.attention.heads % m.attention.kv_heads != 0) {
     r.fail("num_key_value_heads", "must divide num_attention_heads (" + std::to_string(m.attention.heads) + ")");
   }
-  const bool deepseek = type == "deepseek_v3" || type == "deepseek_v2" || type == "kimi_k2";
   if (deepseek) {
     m.attention.kind = AttentionKind::kMla;
     m.attention.kv_heads = m.attention.heads;
