@@ -220,6 +220,8 @@ TEST_CASE("damaged engine log lines give exact errors", "[engine_log]") {
        {":2:102: ", "SGLang decode line: accept len: expected a number (non-negative), got '1.9x5'"}},
       {"sglang_accept_len_below_one.log",
        {":2:102: ", "accept len: expected a value >= 1 (accept len counts the bonus token), got '0.95'"}},
+      {"sglang_accept_len_implausible.log",
+       {":2:102: ", "accept len: '1e308' = 1e+308: outside the plausible acceptance length range [1, 65]"}},
       {"sglang_missing_throughput.log",
        {":2: ", "SGLang decode line: missing field 'gen throughput (token/s): <number>'"}},
       {"sglang_no_speculation.log", {": ", "no speculative-decoding metrics line found"}},

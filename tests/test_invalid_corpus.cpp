@@ -14,6 +14,7 @@
 
 #include "specsim/engine_log.hpp"
 #include "specsim/error.hpp"
+#include "specsim/intervention.hpp"
 #include "specsim/load.hpp"
 #include "specsim/nccl_tests.hpp"
 #include "specsim/topo_import.hpp"
@@ -56,6 +57,8 @@ void load(const std::string& format, const std::string& name) {
     (void)specsim::import_nvidia_smi_topo(path, specsim::TopoImportOptions{"t", "rtx-4090"});
   } else if (kind == "validation") {
     (void)specsim::validate_row(path, kRoot);
+  } else if (kind == "interventions") {
+    (void)specsim::load_interventions(path);
   } else if (kind == "set_patch") {
     // One `--set` patch per line, on the default scenario (as fuzz_set_patch reads its input).
     std::ifstream in(path);
@@ -72,6 +75,9 @@ const std::map<std::string, Expected>& corpus() {
   static const std::map<std::string, Expected> table{
       // Crashers found by fuzz/ (fuzz/README.md), kept as regressions.
       // fuzz_load: a `numa:` entry of 120 'x' then '0' overflowed int while being read (UBSan).
+      // fuzz_interventions: yaml-cpp 0.7's LoadAll never returned on these 25 bytes (the reader now walks
+      // documents itself and stops); the first document is a null, not a mapping.
+      {"fuzz/interventions-loadall-hang.yaml", {"expected a mapping at the top of the document", 1}},
       {"fuzz/topology-numa-overflow.yaml", {"is not a NUMA node number (an integer in [0, 4095])", 20}},
       // Validation rows: the source header and the held-out measurement are required.
       {"validation/bad-date.yaml", {"validation.published: expected a date YYYY-MM or YYYY-MM-DD, got '15/01/2026'", 8}},
@@ -88,17 +94,23 @@ const std::map<std::string, Expected>& corpus() {
       {"comm_profile/unsorted-sizes.yaml", {"points[2].size: sizes must rise strictly from one point to the next", 12}},
       {"comm_profile/unsupported-collective.yaml", {"collective: 'all_gather' is not one of: all_reduce", 5}},
       {"comm_profile/zero-time.yaml", {"points[2].time: must be > 0", 12}},
+      {"gpu/duplicate-key.yaml", {"memory_bandwidth: duplicate key: the mapping already has 'memory_bandwidth' (one value per key)", 12}},
+      {"gpu/implausible-flops.yaml", {"bf16_dense: '989000000TFLOP/s' = 9.89e+20: outside the plausible FLOP rate range [0, 1e+18]", 7}},
       {"gpu/bits-unit.yaml", {"unknown unit 'Gb/s' (bits are not read: divide by 8 and write bytes", 6}},
       {"gpu/inf-nvlink-bandwidth.yaml", {"nvlink_bandwidth: expected a bandwidth with unit (e.g. '48GB/s'), got '.infGB/s': no number", 10}},
+      {"gpu/overflow-bandwidth.yaml", {"memory_bandwidth: '1e300TB/s' is not a finite bandwidth once its unit is applied", 6}},
       {"gpu/missing-unit.yaml", {"memory_bandwidth: expected a bandwidth with unit (e.g. '48GB/s'), got '4800': the unit is missing", 5}},
       {"gpu/nan-memory.yaml", {"memory: expected a size with unit (e.g. '14KiB'), got 'nanGB': not a finite number", 5}},
       {"gpu/negative-flops.yaml", {"bf16_dense: expected a FLOP rate with unit (e.g. '989TFLOP/s'), got '-989TFLOP/s': must not be negative", 7}},
       {"gpu/no-schema-version.yaml", {"schema_version: required key is missing (add 'schema_version: 1')", 1}},
       {"gpu/p2p-not-boolean.yaml", {"p2p_supported: expected true or false, got 'yes'", 11}},
+      {"gpu/second-document.yaml", {"a second YAML document starts here: a data file holds exactly one", 13}},
       {"gpu/pcie-generation-out-of-range.yaml", {"pcie_generation: = 2: must be in [3, 7]", 9}},
       {"gpu/unknown-key.yaml", {"memory_bandwidth: required key is missing; is 'memory_bandwith' here a misspelling of it?", 5}},
       {"gpu/zero-bandwidth.yaml", {"memory_bandwidth: must be > 0", 6}},
+      {"hf/duplicate-key.config.json", {"num_attention_heads: duplicate key: the mapping already has 'num_attention_heads'", 18}},
       {"hf/float-vocab-size.config.json", {"vocab_size: expected an integer, got '1.5e5'", 33}},
+      {"hf/kv-heads-not-dividing.config.json", {"num_key_value_heads: must divide num_attention_heads (64)", 18}},
       {"hf/malformed-missing-comma.config.json", {"invalid YAML/JSON: end of map flow not found", 11}},
       {"hf/missing-num-hidden-layers.config.json", {"num_hidden_layers: required key is missing", 1}},
       {"hf/truncated.config.json", {"invalid YAML/JSON: illegal EOF in scalar", 13}},
@@ -121,6 +133,7 @@ const std::map<std::string, Expected>& corpus() {
       {"logs/llamacpp_rate_mismatch.log", {"draft acceptance: expected accepted/generated = 0.644788, got 0.74479", 2}},
       {"logs/llamacpp_unclosed_list.log", {"expected ')', got the end of the line", 2}},
       {"logs/sglang_accept_len_below_one.log", {"accept len: expected a value >= 1 (accept len counts the bonus token), got '0.95'", 2}},
+      {"logs/sglang_accept_len_implausible.log", {"accept len: '1e308' = 1e+308: outside the plausible acceptance length range [1, 65]", 2}},
       {"logs/sglang_accept_len_not_number.log", {"accept len: expected a number (non-negative), got '1.9x5'", 2}},
       {"logs/sglang_missing_throughput.log", {"SGLang decode line: missing field 'gen throughput (token/s): <number>'", 2}},
       {"logs/sglang_no_speculation.log", {"no speculative-decoding metrics line found", 0}},
@@ -147,6 +160,8 @@ const std::map<std::string, Expected>& corpus() {
       {"scenario/acceptance-two-forms.yaml", {"acceptance: give exactly one of accept, per_position, unconditional, tokens_per_cycle (found 2)", 23}},
       {"scenario/bad-mode-name.yaml", {"engine.verify_mode: 'cuda-graph' is not one of: graph, eager", 16}},
       {"scenario/batch-zero.yaml", {"workload.batch: = 0: must be in [1, 1000000]", 11}},
+      {"scenario/draft-as-model.yaml", {"model: 'llama-3.1-8b-eagle3' is an EAGLE-3 draft head (it has an eagle3 block)", 5}},
+      {"scenario/draft-for-another-model.yaml", {"draft: 'kimi-k2.5-eagle3' (built for kimi-k2.5) does not fit the model 'llama-3.1-8b': hidden_size 7168 vs the model's 4096", 6}},
       {"scenario/draft-not-eagle3.yaml", {"draft: 'llama-3.1-8b' is not an EAGLE-3 draft head", 6}},
       {"scenario/missing-kind.yaml", {"kind: required key is missing", 1}},
       {"scenario/missing-unit.yaml", {"compute.kernel_floor: expected a duration with unit (e.g. '2.5us'), got '1.3': the unit is missing", 68}},
@@ -155,6 +170,9 @@ const std::map<std::string, Expected>& corpus() {
       {"scenario/per-position-negative.yaml", {"acceptance.per_position: item 2 = -0.1: must be in [0, 1]", 23}},
       {"scenario/schema-version-2.yaml", {"schema_version: unsupported schema version 2 (this specsim reads 1)", 1}},
       {"scenario/tp-exceeds-gpus.yaml", {"parallel.tp: = 4: the topology '2x-rtx-pro-6000-pcie5' has only 2 GPUs", 9}},
+      {"scenario/tp-not-dividing-heads.yaml", {"parallel.tp: tp = 3 on llama-3.1-8b: tp must divide the 32 attention heads", 9}},
+      {"scenario/verify-allreduce-count-zero.yaml", {"measurements.verify.allreduce_count: = 0: must be in [1, 10000000]", 27}},
+      {"scenario/verify-step-below-parts.yaml", {"measurements.verify.step: = 4 ms, but its parts allreduce_total + compute = 1.5 ms + 4 ms = 5.5 ms, more than the step", 26}},
       {"scenario/unknown-key.yaml", {"speculation.num_stepz: unknown key (known keys here:", 44}},
       {"scenario/unknown-model-name.yaml", {"model: unknown model 'llama-3.1-9b' (known in", 5}},
       {"scenario/unknown-topology.yaml", {"topology: unknown topology '8x-rtx-pro-9000' (known in", 9}},

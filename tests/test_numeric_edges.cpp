@@ -2,7 +2,10 @@
 // docs/edge-cases.md or is rejected with a message that names the field, the value and the rule.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
+#include <random>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -119,6 +122,61 @@ TEST_CASE("edges: all-reduce time at 0 B and 2^40 B is finite, non-negative and 
   const specsim::CommModel single;
   CHECK(single.allreduce_s(0.0, specsim::LaunchMode::kGraph) == 0.0);
   CHECK(single.allreduce_s(std::ldexp(1.0, 40), specsim::LaunchMode::kEager) == 0.0);
+}
+
+TEST_CASE("edges: every generated profile's curve is finite, positive and monotone from 0 B to 2^40 B", "[edges]") {
+  // Property test over seeded random profiles shaped like nccl-tests tables: 1 to 24 sizes, each
+  // 1.5x to 8x the last, from 1 B to 4 KiB up; times alpha + n / bandwidth (alpha 2-50 us,
+  // bandwidth 1-500 GB/s, the range of the shipped PCIe and NVSwitch tables), with +-3% noise,
+  // steps of +20% to +100% (NCCL's 512 B chunk steps are +48% and +65%, comm_curve.hpp) and
+  // flat stretches. Times never fall with size (a measured table is monotone up to noise, which
+  // the generator evens out), so the curve must not fall either, anywhere.
+  std::mt19937_64 rng(20261203);
+  auto uniform = [&](double lo, double hi) { return std::uniform_real_distribution<double>(lo, hi)(rng); };
+  auto log_uniform = [&](double lo, double hi) { return std::exp(uniform(std::log(lo), std::log(hi))); };
+  constexpr int kProfiles = 300;
+  for (int trial = 0; trial < kProfiles; ++trial) {
+    specsim::CurveOptions options;
+    options.ranks = std::array{2, 4, 8}[std::size_t(trial % 3)];
+    options.locate_protocol_switch = trial % 2 == 0;
+    const int n = 1 + int(uniform(0, 24));
+    const double alpha = log_uniform(2e-6, 50e-6), bandwidth = log_uniform(1e9, 500e9);
+    std::vector<specsim::CurvePoint> points;
+    double bytes = std::ldexp(1.0, int(uniform(0, 13))), jump = 1.0, last = 0.0;
+    for (int i = 0; i < n; ++i) {
+      if (uniform(0, 1) < 0.15) jump *= uniform(1.2, 2.0);
+      double t = (alpha + bytes / bandwidth) * jump * uniform(0.97, 1.03);
+      if (uniform(0, 1) < 0.1) t = last;  // a flat stretch
+      t = std::max(t, last);
+      if (t <= 0.0) t = alpha;
+      points.push_back({bytes, t});
+      last = t;
+      bytes *= uniform(1.5, 8.0);
+    }
+    const auto curve = specsim::MeasuredCurve::fit(points, options);
+    INFO("profile " << trial << ": " << n << " points, ranks " << options.ranks);
+    double previous = 0.0;
+    for (int e = -1; e <= 80; ++e) {
+      const double at = e < 0 ? 0.0 : std::ldexp(1.0, e / 2) * (e % 2 ? 1.5 : 1.0);  // 2^k and 1.5 x 2^k
+      const double t = curve.time_s(at);
+      INFO("bytes " << at);
+      REQUIRE(std::isfinite(t));
+      REQUIRE(t > 0.0);
+      REQUIRE(t >= previous * (1 - 1e-12));
+      previous = t;
+    }
+    // Between and at the measured sizes too: the points themselves are where a step would hide.
+    for (std::size_t i = 0; i + 1 < points.size(); ++i) {
+      double prev = curve.time_s(points[i].bytes);
+      for (int k = 1; k <= 8; ++k) {
+        const double at = points[i].bytes + (points[i + 1].bytes - points[i].bytes) * k / 8.0;
+        const double t = curve.time_s(at);
+        INFO("between point " << i << " and " << i + 1 << ", bytes " << at);
+        REQUIRE(t >= prev * (1 - 1e-12));
+        prev = t;
+      }
+    }
+  }
 }
 
 TEST_CASE("edges: a one-row nccl-tests log parses and its curve is a constant", "[edges]") {

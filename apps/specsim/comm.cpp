@@ -39,7 +39,8 @@ struct CommOptions {
 double parse_size_bytes(const std::string& text) {
   const bool plain = !text.empty() && std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); });
   try {
-    return plain ? std::stod(text) : units::parse_bytes(text);
+    // A plain count is bytes: read through units so the plausibility bound applies to it too.
+    return units::parse_bytes(plain ? text + "B" : text);
   } catch (const Error& e) {
     throw Error({"--size", 0, 0}, "", "'" + text + "': " + e.message());
   }
@@ -77,6 +78,15 @@ void run_comm(const CommOptions& o, Io& io) {
                     "'" + q.name + "' and '" + p.name + "' are both " + std::to_string(p.ranks) +
                         " ranks: one profile per rank count");
       }
+    }
+    // A table from another box is a what-if worth seeing, not an error: say so on stderr.
+    if (topology && !p.gpu.empty() && p.gpu != topology->gpu) {
+      io.err << "warning: profile '" << p.name << "' was measured on " << p.gpu << " GPUs; topology '" << topology->name
+             << "' has " << topology->gpu << "\n";
+    }
+    if (topology && p.ranks > topology->gpus) {
+      io.err << "warning: profile '" << p.name << "' was measured at " << p.ranks << " ranks, more than the "
+             << topology->gpus << " GPUs of topology '" << topology->name << "'\n";
     }
     curves.push_back({p.ranks, measured_curve(p, link)});
     profiles.push_back(std::move(p));

@@ -35,6 +35,12 @@ void run_forward(const ForwardOptions& o, Io& io) {
   const DataDir data;
   const TransformerSpec model = load_model(data.resolve(DataKind::kModel, o.model));
   const GpuSpec gpu = load_gpu(data.resolve(DataKind::kGpu, o.gpu));
+  std::string tp_note;
+  try {
+    tp_note = check_tensor_parallel(model, o.tp);
+  } catch (const Error& e) {
+    throw Error("--tp " + std::to_string(o.tp) + ": " + e.message());
+  }
   ComputeSettings settings;
   std::string basis = "defaults (uncalibrated prior)";
   if (!o.profile.empty()) {
@@ -70,6 +76,7 @@ void run_forward(const ForwardOptions& o, Io& io) {
                      std::to_string(o.tp) + ", context " + std::to_string(o.context) + ", " + to_string(o.mode) +
                      "\n" + "basis: " + basis + ", eta_bw " +
                      std::to_string(settings.bandwidth_efficiency.value_or(0.84)).substr(0, 6) + "\n";
+  if (!tp_note.empty()) text += "note: " + tp_note + "\n";
   char line[128];
   std::snprintf(line, sizeof line, "  %8s  %12s  %10s\n", "tokens", "time", "vs 1 token");
   text += line;

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "specsim/compute_fit.hpp"
+#include "specsim/intervention.hpp"
 #include "specsim/load.hpp"
 #include "specsim/units.hpp"
 #include "yaml_reader.hpp"
@@ -58,7 +59,7 @@ std::string check_data_file(const std::string& path, const DataDir& data) {
     detail::YamlReader r = detail::YamlReader::load_file(path);
     if (r.node()["kind"] && r.node()["kind"].IsScalar()) kind = r.node()["kind"].Scalar();
     else if (r.node()["model_type"] || r.node()["text_config"]) kind = "hf_config";
-    else throw Error(r.location(), "kind", "required key is missing (llm, gpu, topology, comm_profile, compute_profile, scenario)");
+    else throw Error(r.location(), "kind", "required key is missing (llm, gpu, topology, comm_profile, compute_profile, scenario, interventions)");
   }
   YAML::Emitter e;
   e << YAML::BeginMap << YAML::Key << "kind" << YAML::Value << kind;
@@ -100,6 +101,7 @@ std::string check_data_file(const std::string& path, const DataDir& data) {
     e << YAML::Key << "name" << YAML::Value << p.name << YAML::Key << "implementation" << YAML::Value
       << p.implementation << YAML::Key << "ranks" << YAML::Value << p.ranks << YAML::Key << "mode"
       << YAML::Value << to_string(p.mode);
+    if (!p.gpu.empty()) e << YAML::Key << "gpu" << YAML::Value << p.gpu;
     e << YAML::Key << "points" << YAML::Value << YAML::BeginSeq;
     for (const auto& pt : p.points) {
       e << YAML::Flow << YAML::BeginMap << YAML::Key << "size" << YAML::Value << format_bytes(pt.message_bytes)
@@ -145,8 +147,17 @@ std::string check_data_file(const std::string& path, const DataDir& data) {
         << format_duration(term->value_s) << YAML::Key << "p10" << YAML::Value << format_duration(term->p10_s)
         << YAML::Key << "p90" << YAML::Value << format_duration(term->p90_s) << YAML::EndMap;
     }
+  } else if (kind == "interventions") {
+    const InterventionCatalogue c = load_interventions(path);
+    e << YAML::Key << "name" << YAML::Value << c.name;
+    e << YAML::Key << "interventions" << YAML::Value << YAML::BeginSeq;
+    for (const auto& i : c.interventions) {
+      e << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << i.name << YAML::Key << "patches"
+        << YAML::Value << i.patches << YAML::EndMap;
+    }
+    e << YAML::EndSeq;
   } else {
-    throw Error({path, 0, 0}, "kind", "'" + kind + "' is not a data file kind (llm, gpu, topology, comm_profile, compute_profile, scenario, engine)");
+    throw Error({path, 0, 0}, "kind", "'" + kind + "' is not a data file kind (llm, gpu, topology, comm_profile, compute_profile, scenario, engine, interventions)");
   }
   e << YAML::EndMap;
   return std::string(e.c_str()) + "\n";

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -18,6 +19,7 @@
 
 #include "specsim/compute_model.hpp"
 #include "specsim/error.hpp"
+#include "specsim/plausibility.hpp"
 #include "specsim/units.hpp"
 
 namespace specsim {
@@ -318,6 +320,7 @@ std::vector<ComputeStep> read_compute_steps_csv(const std::string& path) {
   int line_no = 0;
   std::map<std::string, int> col;
   double time_unit_s = 0;
+  std::string time_unit_name;  // "ms" of time_ms
   std::vector<ComputeStep> rows;
   auto where = [&](int column) { return SourceLocation{path, line_no, column}; };
   while (std::getline(in, line)) {
@@ -340,6 +343,7 @@ std::vector<ComputeStep> read_compute_steps_csv(const std::string& path) {
           throw Error(where(i + 1), name, "time column unit must be s, ms or us (e.g. 'time_ms')");
         }
         col["time"] = i;
+        time_unit_name = name.substr(5);
         break;
       }
       if (!col.count("time")) throw Error(where(1), "time", "header has no time column with a unit (e.g. 'time_ms')");
@@ -350,12 +354,16 @@ std::vector<ComputeStep> read_compute_steps_csv(const std::string& path) {
       if (i >= int(cells.size())) throw Error(where(i + 1), name, "missing value (row has " + std::to_string(cells.size()) + " cells)");
       return cells[std::size_t(i)];
     };
+    // Counts stop at the plausibility table's bound, so a value never wraps when narrowed to int.
+    const long max_count = static_cast<long>(plausible_range(Magnitude::kCount).max);
     auto integer = [&](const std::string& name, long min) {
       const std::string& c = cell(name);
       char* end = nullptr;
+      errno = 0;
       const long v = std::strtol(c.c_str(), &end, 10);
-      if (c.empty() || *end || v < min) {
-        throw Error(where(col.at(name) + 1), name, "expected an integer >= " + std::to_string(min) + ", got '" + c + "'");
+      if (c.empty() || *end || errno == ERANGE || v < min || v > max_count) {
+        throw Error(where(col.at(name) + 1), name, "expected an integer in [" + std::to_string(min) + ", " +
+                                                       std::to_string(max_count) + "], got '" + c + "'");
       }
       return int(v);
     };
@@ -379,6 +387,9 @@ std::vector<ComputeStep> read_compute_steps_csv(const std::string& path) {
       throw Error(where(col.at("time") + 1), "time", "expected a positive number, got '" + tc + "'");
     }
     s.time_s = t * time_unit_s;
+    if (const std::string why = implausible(s.time_s, Magnitude::kDuration, tc + time_unit_name); !why.empty()) {
+      throw Error(where(col.at("time") + 1), "time", why);
+    }
     rows.push_back(s);
   }
   if (rows.empty()) throw Error({path, line_no, 0}, "", "no data rows");

@@ -83,6 +83,7 @@ CycleModel::CycleModel(Scenario scenario)
                                     "); its engine efficiency, eager overhead and host time are carried to " +
                                     scenario_.topology.name + " (" + scenario_.gpu.name + ")");
   }
+  for (const auto& note : scenario_.notes) calibration_.warnings.push_back(note);
   // The models of the box predicted, with the calibrated values.
   const Scenario& s = scenario_;
   {

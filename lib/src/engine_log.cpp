@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "specsim/acceptance.hpp"
+#include "specsim/plausibility.hpp"
 
 namespace specsim {
 
@@ -136,10 +137,14 @@ class LineParser {
 
   std::int64_t count(const Field& f, const Piece& piece, std::string_view unit = {}) const {
     const double v = number(f, piece, unit);
-    if (v != std::floor(v) || v > 9.0e15) {
-      fail(piece.column, f.key, "expected a whole count, got '" + std::string(piece.text) + "'");
-    }
+    if (v != std::floor(v)) fail(piece.column, f.key, "expected a whole count, got '" + std::string(piece.text) + "'");
+    plausible(piece, f.key, v, Magnitude::kTokenCount);
     return static_cast<std::int64_t>(v);
+  }
+
+  // The row of plausibility.hpp for this kind of value (an acceptance length of 1e308 is a typo).
+  void plausible(const Piece& piece, const std::string& key, double v, Magnitude m) const {
+    if (const std::string why = implausible(v, m, piece.text); !why.empty()) fail(piece.column, key, why);
   }
 
   double rate(const Field& f, const Piece& piece) const {
@@ -164,6 +169,7 @@ LogRecord parse_sglang(std::string_view line, const SourceLocation& where) {
   r.format = LogFormat::kSglang;
   r.where = where;
   Field& running = p.require(fields, "#running-req", "<count>");
+  p.plausible(running.value, running.key, p.number(running, running.value), Magnitude::kCount);
   r.running_requests = static_cast<int>(p.count(running, running.value));
   Field& len = p.require(fields, "accept len", "<tokens per cycle>");
   r.tokens_per_cycle = p.number(len, len.value);
@@ -172,9 +178,11 @@ LogRecord parse_sglang(std::string_view line, const SourceLocation& where) {
            "expected a value >= 1 (accept len counts the bonus token), got '" +
                std::string(len.value.text) + "'");
   }
+  p.plausible(len.value, len.key, r.tokens_per_cycle, Magnitude::kTokensPerCycle);
   if (Field* rate = p.find(fields, "accept rate")) r.logged_accept_rate = p.rate(*rate, rate->value);
   Field& tput = p.require(fields, "gen throughput (token/s)", "<number>");
   r.throughput_tokens_per_s = p.number(tput, tput.value);
+  p.plausible(tput.value, tput.key, *r.throughput_tokens_per_s, Magnitude::kRate);
   r.cycles = *r.running_requests;
   r.cycles_are_counts = false;
   return r;
@@ -190,6 +198,7 @@ LogRecord parse_vllm_v1(std::string_view line, const SourceLocation& where) {
   r.where = where;
   Field& mean = p.require(fields, "Mean acceptance length", "<number>");
   r.tokens_per_cycle = p.number(mean, mean.value);
+  p.plausible(mean.value, mean.key, r.tokens_per_cycle, Magnitude::kTokensPerCycle);
   Field& acc = p.require(fields, "Accepted", "<count> tokens");
   r.accepted_tokens = p.count(acc, acc.value, "tokens");
   Field& dra = p.require(fields, "Drafted", "<count> tokens");
@@ -279,6 +288,8 @@ LogRecord parse_vllm_v0(std::string_view line, const SourceLocation& where) {
   Field& kf = p.require(fields, "Number of speculative tokens", "<count>");
   const std::int64_t k = p.count(kf, kf.value);
   if (k < 1) p.fail(kf.value.column, kf.key, "expected at least 1 speculative token, got 0");
+  // A chain of K drafts emits at most K + 1 tokens per cycle: an acceptance length.
+  p.plausible(kf.value, kf.key, double(k + 1), Magnitude::kTokensPerCycle);
   Field& acc = p.require(fields, "Number of accepted tokens", "<count>");
   const std::int64_t accepted_any = p.count(acc, acc.value);
   Field& dra = p.require(fields, "Number of draft tokens", "<count>");
@@ -395,6 +406,10 @@ LogRecord parse_llama_cpp(std::string_view line, const SourceLocation& where) {
   const double drafted = c.number("generated");
   c.literal("generated");
   c.literal(")");
+  const double most = plausible_range(Magnitude::kTokenCount).max;
+  if (drafted > most) {
+    p.fail(acc_col, "generated", implausible(drafted, Magnitude::kTokenCount));
+  }
   if (accepted != std::floor(accepted) || drafted != std::floor(drafted) || accepted > drafted) {
     p.fail(acc_col, "accepted", "expected whole counts with accepted <= generated, got " +
                                     fmt(accepted) + " / " + fmt(drafted));
@@ -413,6 +428,9 @@ LogRecord parse_llama_cpp(std::string_view line, const SourceLocation& where) {
   if (r.tokens_per_cycle < 1.0) {
     p.fail(mean_col, "mean acceptance length",
            "expected a value >= 1 (it counts the bonus token), got " + fmt(r.tokens_per_cycle));
+  }
+  if (const std::string why = implausible(r.tokens_per_cycle, Magnitude::kTokensPerCycle); !why.empty()) {
+    p.fail(mean_col, "mean acceptance length", why);
   }
   if (c.try_literal(",")) {
     c.literal("acceptance rate per position");
@@ -559,13 +577,19 @@ AcceptanceSummary summarize(std::span<const LogRecord> records, double confidenc
   s.tokens_per_cycle = weighted_tau / s.cycles;
 
   // Per-position rates over lines that carry them, for the positions they all have.
-  std::size_t positions = 0;
+  std::size_t positions = 0, most_positions = 0;
   double rate_cycles = 0.0;
   for (const LogRecord* r : pool) {
     if (r->unconditional_rates.empty() || r->cycles <= 0.0) continue;
     positions = rate_cycles == 0.0 ? r->unconditional_rates.size()
                                    : std::min(positions, r->unconditional_rates.size());
+    most_positions = std::max(most_positions, r->unconditional_rates.size());
     rate_cycles += r->cycles;
+  }
+  if (most_positions > positions) {
+    s.notes.push_back("lines log " + std::to_string(positions) + " to " + std::to_string(most_positions) +
+                      " per-position rates (different draft lengths); only the first " + std::to_string(positions) +
+                      ", which every line has, are pooled");
   }
   if (positions > 0) {
     s.unconditional_rates.assign(positions, 0.0);

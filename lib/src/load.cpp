@@ -3,11 +3,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 
 #include "specsim/compute_fit.hpp"
 #include "specsim/units.hpp"
+#include "specsim/plausibility.hpp"
 #include "yaml_reader.hpp"
 
 namespace specsim {
@@ -18,7 +20,13 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int kMaxCount = 10'000'000;
+// Counts in model and scenario files: plausibility.hpp's row, so the bound has one home.
+const int kMaxCount = static_cast<int>(plausible_range(Magnitude::kCount).max);
+
+// Parts of a measured verify step (all-reduce total + the rest) are read off a profiler and rounded
+// to 1 ms in a step of ~30 ms (models/scenarios: 25 ms + 5 ms = 30 ms): 1/30 is 3.3%, so 5% of the
+// step allows that rounding and catches a part copied wrong.
+constexpr double kVerifyPartsTolerance = 0.05;
 
 std::string join(const std::vector<std::string>& items) {
   std::string out;
@@ -173,6 +181,11 @@ TransformerSpec read_hf_config(YamlReader& root) {
   m.attention.heads = count(r, "num_attention_heads");
   m.attention.kv_heads = static_cast<int>(r.optional_integer("num_key_value_heads", m.attention.heads, 1, kMaxCount));
   const bool deepseek = type == "deepseek_v3" || type == "deepseek_v2" || type == "kimi_k2";
+  // GQA shares each KV head among heads / kv_heads query heads, as the YAML reader checks; MLA
+  // (below) has one latent instead and ignores the count.
+  if (!deepseek && m.attention.heads % m.attention.kv_heads != 0) {
+    r.fail("num_key_value_heads", "must divide num_attention_heads (" + std::to_string(m.attention.heads) + ")");
+  }
   if (deepseek) {
     m.attention.kind = AttentionKind::kMla;
     m.attention.kv_heads = m.attention.heads;
@@ -372,6 +385,7 @@ CommProfile read_comm_profile(YamlReader& r) {
   r.choice("collective", {"all_reduce"});
   p.implementation = r.choice("implementation", {"nccl", "custom_oneshot", "fp8"});
   p.ranks = static_cast<int>(r.integer("ranks", 1, 4096));
+  p.gpu = r.optional_string("gpu", "");
   p.mode = read_mode(r, "mode", LaunchMode::kGraph);
   // A profile written by `specsim calibrate` (it has provenance) keeps the measured rows, whose
   // small sizes scatter by a few percent (the shipped 2x 2080 Ti log: 12.25 us at 8 B, 11.77 us at
@@ -577,6 +591,31 @@ auto load_named(YamlReader& r, const std::string& key, DataKind kind, const Data
   return loader(path);
 }
 
+// A model file fits its role: the target is a full model, the draft an EAGLE-3 head built for it.
+// EAGLE-3's head runs in the target's hidden size (its fc maps aux_hidden_states x H to H) and
+// shares the target's embedding, so hidden and vocabulary sizes must match; its own draft
+// vocabulary is a subset of the target's (https://arxiv.org/abs/2503.01840, Sec. 3; SGLang
+// llama_eagle3.py). A head trained for another model of the same shape is noted, not refused.
+void check_roles(YamlReader& r, Scenario& s) {
+  if (s.model.eagle3) {
+    r.fail("model", "'" + s.model.name + "' is an EAGLE-3 draft head (it has an eagle3 block); the target model "
+                    "must be a full model (the draft goes under 'draft')");
+  }
+  if (!s.draft.eagle3) r.fail("draft", "'" + s.draft.name + "' is not an EAGLE-3 draft head (no eagle3 block)");
+  const Eagle3Spec& e = *s.draft.eagle3;
+  const auto mismatch = [&](const std::string& what, long long draft, long long model) {
+    r.fail("draft", "'" + s.draft.name + "' (built for " + e.target + ") does not fit the model '" + s.model.name +
+                        "': " + what + " " + std::to_string(draft) + " vs the model's " + std::to_string(model));
+  };
+  if (s.draft.hidden_size != s.model.hidden_size) mismatch("hidden_size", s.draft.hidden_size, s.model.hidden_size);
+  if (s.draft.vocab_size != s.model.vocab_size) mismatch("vocab_size", s.draft.vocab_size, s.model.vocab_size);
+  if (e.draft_vocab_size > s.model.vocab_size) mismatch("eagle3.draft_vocab_size", e.draft_vocab_size, s.model.vocab_size);
+  if (e.target != s.model.name) {
+    s.notes.push_back("the draft '" + s.draft.name + "' was trained for '" + e.target + "', not '" + s.model.name +
+                      "': its shapes fit, but its acceptance on this model is not measured");
+  }
+}
+
 AcceptanceSettings read_acceptance(YamlReader& a) {
   AcceptanceSettings s;
   const bool has_accept = a.has("accept");
@@ -662,6 +701,7 @@ Scenario read_scenario(YamlReader& r, const DataDir& data) {
   s.interventions = r.optional_string("interventions", "");
   s.model = load_named(r, "model", DataKind::kModel, data, load_model);
   s.draft = load_named(r, "draft", DataKind::kModel, data, load_model);
+  check_roles(r, s);
   s.topology = load_named(r, "topology", DataKind::kTopology, data, load_topology);
   // The GPU: the scenario's own `gpu` overrides the topology's (what-if: same box, other card).
   {
@@ -686,6 +726,13 @@ Scenario read_scenario(YamlReader& r, const DataDir& data) {
                        s.topology.name + "' has only " + std::to_string(s.topology.gpus) + " GPUs");
     }
     if (s.pp > s.model.layers) p.fail("pp", "more pipeline stages than layers");
+    for (const TransformerSpec* m : {&s.model, &s.draft}) {
+      try {
+        if (std::string note = check_tensor_parallel(*m, s.tp); !note.empty()) s.notes.push_back(note);
+      } catch (const Error& e) {
+        p.fail("tp", e.message());
+      }
+    }
   }
   {
     YamlReader w = r.child("workload");
@@ -785,6 +832,17 @@ Scenario read_scenario(YamlReader& r, const DataDir& data) {
       throw Error(r.location_of("comm"), std::string("comm.") + key, e.message());
     }
     CommProfile p = load_comm_profile(path);
+    // The box the profile was measured on should be this one; another box's table is a what-if
+    // worth seeing, not an error.
+    if (!p.gpu.empty() && p.gpu != s.gpu.name) {
+      s.notes.push_back("comm." + std::string(key) + " '" + p.name + "' was measured on " + p.gpu +
+                        " GPUs; the scenario runs " + s.gpu.name);
+    }
+    if (p.ranks > s.topology.gpus) {
+      s.notes.push_back("comm." + std::string(key) + " '" + p.name + "' was measured at " + std::to_string(p.ranks) +
+                        " ranks, more than the " + std::to_string(s.topology.gpus) + " GPUs of " + s.topology.name +
+                        ": it comes from another box");
+    }
     if (s.tp > 1 && p.ranks != s.tp && !scalable) {
       throw Error(r.location_of("comm"), std::string("comm.") + key,
                   "profile '" + p.name + "' was measured at " + std::to_string(p.ranks) +
@@ -860,9 +918,17 @@ Scenario read_scenario(YamlReader& r, const DataDir& data) {
     if (auto v = m->optional_child("verify")) {
       Measurements::Verify mv;
       mv.step_s = v->quantity("step", Quantity::kDuration);
-      mv.allreduce_count = static_cast<int>(v->integer("allreduce_count", 0, kMaxCount));
+      mv.allreduce_count = static_cast<int>(v->integer("allreduce_count", 1, kMaxCount));
       mv.allreduce_total_s = v->quantity("allreduce_total", Quantity::kDuration);
       mv.compute_s = v->quantity("compute", Quantity::kDuration);
+      const double parts_s = mv.allreduce_total_s + mv.compute_s;
+      if (std::abs(parts_s - mv.step_s) > kVerifyPartsTolerance * mv.step_s) {
+        v->fail("step", "= " + units::format_duration(mv.step_s) + ", but its parts allreduce_total + compute = " +
+                            units::format_duration(mv.allreduce_total_s) + " + " + units::format_duration(mv.compute_s) +
+                            " = " + units::format_duration(parts_s) + (parts_s > mv.step_s ? ", more than the step" : "") +
+                            ": they must add up to it within " + units::format_fixed(100 * kVerifyPartsTolerance, 0) +
+                            "% (kVerifyPartsTolerance: rounding of profiler figures)");
+      }
       mv.tokens_per_request = static_cast<int>(v->integer("tokens_per_request", 1, 4096));
       mv.mode = read_mode(*v, "mode", LaunchMode::kEager);
       v->ignore("source");
@@ -878,8 +944,6 @@ Scenario read_scenario(YamlReader& r, const DataDir& data) {
     m->finish();
   }
   r.finish();
-  // Cross-file checks, all named.
-  if (!s.draft.eagle3) r.fail("draft", "'" + s.draft.name + "' is not an EAGLE-3 draft head (no eagle3 block)");
   return s;
 }
 

@@ -3,6 +3,8 @@
 #include <array>
 #include <utility>
 
+#include "specsim/error.hpp"
+
 namespace specsim {
 
 namespace {
@@ -117,6 +119,22 @@ double TransformerSpec::kv_bytes_per_token_layer(int tp) const {
   }
   const int kv_per_rank = std::max(1, attention.kv_heads / std::max(1, tp));
   return 2.0 * kv_per_rank * attention.head_dim * act;
+}
+
+std::string check_tensor_parallel(const TransformerSpec& model, int tp) {
+  const AttentionSpec& a = model.attention;
+  const std::string what = "tp = " + std::to_string(tp) + " on " + model.name + ": ";
+  if (tp < 1) throw Error(what + "must be >= 1");
+  if (a.heads % tp != 0) {
+    throw Error(what + "tp must divide the " + std::to_string(a.heads) + " attention heads (each rank holds heads / tp)");
+  }
+  if (a.kind == AttentionKind::kMla || a.kv_heads % tp == 0) return "";
+  if (tp % a.kv_heads == 0) {
+    return model.name + ": its " + std::to_string(a.kv_heads) + " KV heads are fewer than tp = " + std::to_string(tp) +
+           ", so each is replicated on " + std::to_string(tp / a.kv_heads) + " ranks (one KV head per rank)";
+  }
+  throw Error(what + "the " + std::to_string(a.kv_heads) + " KV heads can be neither split over " + std::to_string(tp) +
+              " ranks nor replicated evenly (tp must divide kv_heads or kv_heads divide tp)");
 }
 
 }  // namespace specsim

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "specsim/prior_band.hpp"
 #include "specsim/units.hpp"
 
 namespace specsim {
@@ -72,6 +73,13 @@ std::string render_text(const CycleModel& model, const Prediction& p) {
   }
   os << row("  host", format_duration(p.baseline_host_s), format_duration(p.spec_host_s));
   os << "\n";
+  const PredictionBand band = prior_band(model, p);
+  if (!band.terms.empty()) {
+    os << "  speculative p10-p90 " << fixed(band.p10_tokens_per_s, 1) << " - " << fixed(band.p90_tokens_per_s, 1)
+       << " tok/s over the spread of the priors (";
+    for (std::size_t i = 0; i < band.terms.size(); ++i) os << (i ? ", " : "") << band.terms[i];
+    os << ")\n";
+  }
   os << "  speedup " << fixed(p.speedup, 3) << "x;  break-even at " << fixed(p.breakeven_tokens_per_cycle, 2)
      << " tokens per cycle (this cycle emits " << fixed(p.tokens_per_cycle, 2) << ")\n";
   os << "  dominant: " << p.dominant << ", " << fixed(100.0 * p.dominant_share, 0) << "% of the cycle\n";
@@ -130,6 +138,12 @@ std::string render_json(const CycleModel& model, const Prediction& p) {
                       {"verify_allreduce_each_s", p.verify.allreduce_each_s},
                       {"host_s", p.spec_host_s},
                       {"drafts", drafts}};
+  const PredictionBand band = prior_band(model, p);
+  j["speculative"]["band"] = {{"p10_tokens_per_s", band.p10_tokens_per_s},
+                              {"p50_tokens_per_s", band.p50_tokens_per_s},
+                              {"p90_tokens_per_s", band.p90_tokens_per_s},
+                              {"samples", band.samples},
+                              {"priors", band.terms}};
   j["speedup"] = p.speedup;
   j["breakeven_tokens_per_cycle"] = p.breakeven_tokens_per_cycle;
   j["dominant"] = {{"part", p.dominant}, {"share", p.dominant_share}};

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "specsim/error.hpp"
+#include "specsim/plausibility.hpp"
 
 namespace specsim::units {
 namespace {
@@ -24,8 +25,8 @@ constexpr std::array kDurationUnits{Unit{"ns", 1e-9}, Unit{"us", 1e-6}, Unit{"µ
 constexpr std::array kByteUnits{
     Unit{"B", 1.0},          Unit{"kB", 1e3},           Unit{"KB", 1e3},
     Unit{"MB", 1e6},         Unit{"GB", 1e9},           Unit{"TB", 1e12},
-    Unit{"KiB", 1024.0},     Unit{"MiB", 1048576.0},    Unit{"GiB", 1073741824.0},
-    Unit{"TiB", 1099511627776.0}};
+    Unit{"PB", 1e15},        Unit{"KiB", 1024.0},       Unit{"MiB", 1048576.0},
+    Unit{"GiB", 1073741824.0}, Unit{"TiB", 1099511627776.0}, Unit{"PiB", 1125899906842624.0}};
 constexpr std::array kFlopUnits{Unit{"FLOP/s", 1.0},   Unit{"GFLOP/s", 1e9},  Unit{"TFLOP/s", 1e12},
                                 Unit{"PFLOP/s", 1e15}, Unit{"FLOPS", 1.0},    Unit{"GFLOPS", 1e9},
                                 Unit{"TFLOPS", 1e12},  Unit{"PFLOPS", 1e15}};
@@ -114,7 +115,8 @@ std::string_view example(Quantity q) {
   return "";
 }
 
-double parse(std::string_view text, Quantity q) {
+namespace {
+double convert(std::string_view text, Quantity q) {
   switch (q) {
     case Quantity::kDuration: return apply(text, q, kDurationUnits);
     case Quantity::kBytes: return apply(text, q, kByteUnits);
@@ -123,6 +125,15 @@ double parse(std::string_view text, Quantity q) {
     case Quantity::kRate: return apply(text, q, kRateUnits);
   }
   fail(text, q, "");
+}
+}  // namespace
+
+double parse(std::string_view text, Quantity q) {
+  const double si = convert(text, q);
+  // A finite number can overflow once its unit is applied (1e300TB/s); plausibility.hpp's table
+  // also refuses finite values no hardware has.
+  check_plausible(si, magnitude_of(q), trim(text));
+  return si;
 }
 
 double parse_duration_s(std::string_view t) { return parse(t, Quantity::kDuration); }

@@ -7,6 +7,7 @@
 
 #include "specsim/cycle.hpp"
 #include "specsim/error.hpp"
+#include "specsim/prior_band.hpp"
 #include "specsim/units.hpp"
 
 namespace specsim {
@@ -102,6 +103,9 @@ ValidationRow predict_row(Scenario s) {
   row.predicted_plain_tokens_per_s = p.baseline_tokens_per_s;
   row.predicted_spec_tokens_per_s = p.spec_tokens_per_s;
   row.tokens_per_cycle = p.tokens_per_cycle;
+  const PredictionBand band = prior_band(model, p);
+  row.band_p10_tokens_per_s = band.p10_tokens_per_s;
+  row.band_p90_tokens_per_s = band.p90_tokens_per_s;
   row.warnings = cal.warnings;
 
   row.inputs.push_back({"plain tokens/s", InputOrigin::kMeasured,
@@ -220,6 +224,7 @@ ErrorSummary summarize_errors(const std::string& group, const std::vector<const 
       s.worst_row = r->name;
     }
     if (r->sign_right()) ++s.sign_right;
+    if (r->in_band()) ++s.in_band;
   }
   s.median_abs_error = median(abs_errors);
   s.mean_signed_error = rows.empty() ? 0.0 : signed_sum / rows.size();

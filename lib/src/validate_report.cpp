@@ -47,10 +47,12 @@ std::string origins_code(const ValidationRow& r) {
 
 std::string row_line(const ValidationRow& r) {
   char buf[512];
-  std::snprintf(buf, sizeof buf, "  %-50s %-7s %-13s %3d %5d %-10s %8s %8s %8s %8s %6s %6s %-4s %s\n",
+  const std::string band = fixed(r.band_p10_tokens_per_s, 0) + "-" + fixed(r.band_p90_tokens_per_s, 0) +
+                           (r.in_band() ? " in" : " out");
+  std::snprintf(buf, sizeof buf, "  %-50s %-7s %-13s %3d %5d %-10s %8s %8s %8s %-15s %8s %6s %6s %-4s %s\n",
                 r.name.c_str(), r.engine.c_str(), r.gpu.c_str(), r.tp, r.batch, shape(r).c_str(),
                 fixed(r.measured_plain_tokens_per_s, 1).c_str(), fixed(r.measured_spec_tokens_per_s, 1).c_str(),
-                fixed(r.predicted_spec_tokens_per_s, 1).c_str(), percent(r.error()).c_str(),
+                fixed(r.predicted_spec_tokens_per_s, 1).c_str(), band.c_str(), percent(r.error()).c_str(),
                 fixed(r.measured_speedup(), 2).c_str(), fixed(r.predicted_speedup(), 2).c_str(),
                 r.sign_right() ? "ok" : "WRONG", origins_code(r).c_str());
   return buf;
@@ -58,25 +60,25 @@ std::string row_line(const ValidationRow& r) {
 
 std::string header_line() {
   char buf[512];
-  std::snprintf(buf, sizeof buf, "  %-50s %-7s %-13s %3s %5s %-10s %8s %8s %8s %8s %6s %6s %-4s %s\n", "row",
-                "engine", "gpu", "tp", "batch", "draft", "plain", "spec", "pred", "error", "x meas", "x pred",
-                "sign", "inputs not measured");
+  std::snprintf(buf, sizeof buf, "  %-50s %-7s %-13s %3s %5s %-10s %8s %8s %8s %-15s %8s %6s %6s %-4s %s\n", "row",
+                "engine", "gpu", "tp", "batch", "draft", "plain", "spec", "pred", "p10-p90", "error", "x meas",
+                "x pred", "sign", "inputs not measured");
   return buf;
 }
 
 std::string summary_line(const ErrorSummary& s) {
   char buf[512];
-  std::snprintf(buf, sizeof buf, "  %-24s %4d %9s %9s %9s   %2d/%-2d %5s  %s\n", s.group.c_str(), s.rows,
+  std::snprintf(buf, sizeof buf, "  %-24s %4d %9s %9s %9s   %2d/%-2d %5s  %2d/%-2d  %s\n", s.group.c_str(), s.rows,
                 fixed(100.0 * s.median_abs_error, 1).c_str(), fixed(100.0 * s.worst_abs_error, 1).c_str(),
                 percent(s.mean_signed_error).c_str(), s.sign_right, s.rows,
-                (fixed(100.0 * s.sign_accuracy(), 0) + "%").c_str(), s.worst_row.c_str());
+                (fixed(100.0 * s.sign_accuracy(), 0) + "%").c_str(), s.in_band, s.rows, s.worst_row.c_str());
   return buf;
 }
 
 std::string summary_header() {
   char buf[256];
-  std::snprintf(buf, sizeof buf, "  %-24s %4s %9s %9s %9s   %-5s %5s  %s\n", "", "rows", "median|e|", "worst|e|",
-                "bias", "sign", "", "worst row");
+  std::snprintf(buf, sizeof buf, "  %-24s %4s %9s %9s %9s   %-5s %5s  %-5s  %s\n", "", "rows", "median|e|", "worst|e|",
+                "bias", "sign", "", "band", "worst row");
   return buf;
 }
 
@@ -112,6 +114,9 @@ nlohmann::json row_json(const ValidationRow& r) {
           {"predicted", {{"plain_tokens_per_s", r.predicted_plain_tokens_per_s},
                          {"spec_tokens_per_s", r.predicted_spec_tokens_per_s},
                          {"speedup", r.predicted_speedup()}}},
+          {"band", {{"p10_tokens_per_s", r.band_p10_tokens_per_s},
+                    {"p90_tokens_per_s", r.band_p90_tokens_per_s},
+                    {"measured_inside", r.in_band()}}},
           {"error", r.error()},
           {"sign_right", r.sign_right()},
           {"inputs", inputs},
@@ -126,7 +131,8 @@ nlohmann::json summary_json(const ErrorSummary& s) {
           {"worst_row", s.worst_row},
           {"mean_signed_error", s.mean_signed_error},
           {"sign_right", s.sign_right},
-          {"sign_accuracy", s.sign_accuracy()}};
+          {"sign_accuracy", s.sign_accuracy()},
+          {"in_band", s.in_band}};
 }
 
 // RFC 4180: a field holding a comma, a quote or a line break is quoted, quotes doubled.
@@ -151,7 +157,8 @@ std::string render_validation_text(const ValidationReport& report) {
      << "from the plain rate and acceptance, the measured value held out\n\n";
   os << header_line();
   for (const auto& r : report.rows) os << row_line(r);
-  os << "\n  plain/spec/pred: tokens/s over the batch; error = pred/spec - 1; x = speedup over plain decoding;\n"
+  os << "\n  plain/spec/pred: tokens/s over the batch; p10-p90: the prediction's band from the priors' spread,\n"
+     << "  and whether the measurement lies in it; error = pred/spec - 1; x = speedup over plain decoding;\n"
      << "  sign: whether speculation pays, predicted vs measured; inputs: C calibrated, S set, P prior\n\n";
   os << summary_header();
   for (const auto& s : report.summaries) os << summary_line(s);
@@ -205,7 +212,8 @@ std::string render_validation_csv(const ValidationReport& report) {
   std::ostringstream os;
   os << "set,name,source,url,engine,interconnect,gpu,model,moe,tp,batch,tree,num_steps,num_draft_tokens,"
         "measured_plain_tokens_per_s,measured_spec_tokens_per_s,predicted_plain_tokens_per_s,"
-        "predicted_spec_tokens_per_s,error,measured_speedup,predicted_speedup,sign_right,inputs_not_measured\n";
+        "predicted_spec_tokens_per_s,band_p10_tokens_per_s,band_p90_tokens_per_s,in_band,error,measured_speedup,"
+        "predicted_speedup,sign_right,inputs_not_measured\n";
   auto line = [&](const std::string& set, const ValidationRow& r) {
     os << csv_field(set) << ',' << csv_field(r.name) << ',' << csv_field(r.source.source) << ','
        << csv_field(r.source.url) << ',' << csv_field(r.engine) << ',' << r.interconnect << ','
@@ -213,7 +221,8 @@ std::string render_validation_csv(const ValidationReport& report) {
        << r.batch << ',' << (r.tree ? 1 : 0) << ',' << r.num_steps << ',' << r.num_draft_tokens << ','
        << number(r.measured_plain_tokens_per_s) << ',' << number(r.measured_spec_tokens_per_s) << ','
        << number(r.predicted_plain_tokens_per_s) << ',' << number(r.predicted_spec_tokens_per_s) << ','
-       << number(r.error()) << ',' << number(r.measured_speedup()) << ',' << number(r.predicted_speedup()) << ','
+       << number(r.band_p10_tokens_per_s) << ',' << number(r.band_p90_tokens_per_s) << ',' << (r.in_band() ? 1 : 0)
+       << ',' << number(r.error()) << ',' << number(r.measured_speedup()) << ',' << number(r.predicted_speedup()) << ','
        << (r.sign_right() ? 1 : 0) << ',' << csv_field(origins_code(r)) << '\n';
   };
   for (const auto& r : report.rows) line("rows", r);

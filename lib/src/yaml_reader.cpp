@@ -1,8 +1,11 @@
 #include "yaml_reader.hpp"
 
+#include <yaml-cpp/eventhandler.h>
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 namespace specsim::detail {
@@ -13,6 +16,54 @@ SourceLocation from_mark(const std::string& file, const YAML::Mark& mark) {
   return {file, mark.line + 1, mark.column + 1};
 }
 
+// Records where a document's first value starts; a document with none (a lone `---`, or only
+// comments) holds nothing to lose.
+class FirstValue : public YAML::EventHandler {
+ public:
+  std::optional<YAML::Mark> mark;
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { see(m); }
+  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t, const std::string&) override { see(m); }
+  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    see(m);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+    see(m);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void see(const YAML::Mark& m) {
+    if (!mark) mark = m;
+  }
+};
+
+// Where a second document with content starts, if the text has one. yaml-cpp 0.7's LoadAll never
+// returns on some damaged input (found by fuzz_interventions: `,null"` then bytes 0xff and 0x00),
+// its parser handing out empty documents without moving on; so documents are walked one at a
+// time and the walk stops after kMaxEmptyDocuments empty ones.
+std::optional<YAML::Mark> second_document(const std::string& text) {
+  constexpr int kMaxEmptyDocuments = 64;
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  try {
+    FirstValue first;
+    if (!parser.HandleNextDocument(first)) return std::nullopt;
+    for (int i = 0; i < kMaxEmptyDocuments; ++i) {
+      FirstValue next;
+      if (!parser.HandleNextDocument(next)) return std::nullopt;
+      if (next.mark) return next.mark;
+    }
+  } catch (const YAML::Exception& e) {
+    // YAML::Load read the first document, so the damage is in a later one: still a second document.
+    return e.mark;
+  }
+  return std::nullopt;
+}
+
 std::string join(const std::vector<std::string>& items) {
   std::string out;
   for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + items[i];
@@ -21,7 +72,19 @@ std::string join(const std::vector<std::string>& items) {
 }  // namespace
 
 YamlReader::YamlReader(YAML::Node node, std::shared_ptr<const YamlOrigin> origin, std::string path)
-    : node_(std::move(node)), origin_(std::move(origin)), path_(std::move(path)) {}
+    : node_(std::move(node)), origin_(std::move(origin)), path_(std::move(path)) {
+  // yaml-cpp keeps both entries of a repeated key and answers lookups with the first, so the second
+  // value would never be read or checked. Checked here, on every mapping a reader is opened on.
+  if (!node_.IsMap()) return;
+  std::set<std::string> keys;
+  for (const auto& kv : node_) {
+    if (!kv.first.IsScalar()) continue;
+    if (!keys.insert(kv.first.Scalar()).second) {
+      throw Error(from_mark(origin_->file, kv.first.Mark()), key_path(kv.first.Scalar()),
+                  "duplicate key: the mapping already has '" + kv.first.Scalar() + "' (one value per key)");
+    }
+  }
+}
 
 YamlReader YamlReader::load_file(const std::string& path) {
   std::ifstream in(path);
@@ -39,6 +102,12 @@ YamlReader YamlReader::load_string(const std::string& text, const std::string& n
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     throw Error(from_mark(name, e.mark), "", "invalid YAML/JSON: " + e.msg);
+  }
+  // One document per file: a second one (after `---`) would otherwise be silently ignored.
+  if (const auto second = second_document(text)) {
+    throw Error(from_mark(name, *second), "",
+                "a second YAML document starts here: a data file holds exactly one (remove the '---' "
+                "and merge it, or move it to its own file)");
   }
   if (!root.IsMap()) throw Error({name, 1, 1}, "", "expected a mapping at the top of the document");
   return YamlReader(root, origin);

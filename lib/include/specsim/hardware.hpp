@@ -76,6 +76,7 @@ struct CommProfile {
   std::string source;
   std::string implementation = "nccl";  // nccl | custom_oneshot | fp8
   int ranks = 0;
+  std::string gpu;  // models/gpu name of the card it was measured on; empty when the file does not say
   LaunchMode mode = LaunchMode::kGraph;
   std::vector<Point> points;  // sorted by size, sizes distinct
 };

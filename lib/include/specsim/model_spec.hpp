@@ -95,4 +95,12 @@ struct TransformerSpec {
   [[nodiscard]] double kv_bytes_per_token_layer(int tp) const;
 };
 
+// Tensor parallelism splits the attention heads over `tp` ranks, so tp must divide heads. KV heads
+// are split when tp divides them, or replicated when there are fewer than tp and they divide it
+// (each rank holds kv_heads / tp rounded up to 1: vLLM's QKVParallelLinear,
+// https://github.com/vllm-project/vllm/blob/main/vllm/model_executor/layers/linear.py). Returns ""
+// or a note on the replication; throws specsim::Error (no location: callers add the option or key)
+// when the heads cannot be split. MLA shares one latent across heads: only heads is checked.
+[[nodiscard]] std::string check_tensor_parallel(const TransformerSpec& model, int tp);
+
 }  // namespace specsim

@@ -201,6 +201,9 @@ struct Scenario {
   // under one of them is "set"; any other value is a default, reported as a prior.
   std::set<std::string> explicit_keys;
   std::set<std::string> patched_keys;  // those a `--set` patch gave (a what-if)
+  // What loading assumed or found odd but not wrong (KV heads replicated under TP, a draft trained
+  // for another model, a comm profile from another box); reports print them as warnings.
+  std::vector<std::string> notes;
 };
 
 }  // namespace specsim

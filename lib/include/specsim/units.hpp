@@ -19,7 +19,8 @@ enum class Quantity { kDuration, kBytes, kBandwidth, kFlopRate, kRate };
 [[nodiscard]] std::string_view example(Quantity q);  // e.g. "2.5us" for kDuration
 
 // Each parser throws specsim::Error (without a location; callers add file, line and key) when the
-// text is not a finite non-negative number followed by a known unit of that quantity.
+// text is not a finite non-negative number followed by a known unit of that quantity, or when the
+// value in SI is not finite or lies outside its row of plausibility.hpp (`1e300TB/s`).
 [[nodiscard]] double parse(std::string_view text, Quantity q);
 [[nodiscard]] double parse_duration_s(std::string_view text);          // "2.5us" "30 ms" "1s"
 [[nodiscard]] double parse_bytes(std::string_view text);               // "14KiB" "2MB" "8B"

@@ -60,6 +60,9 @@ struct ValidationRow {
   double predicted_spec_tokens_per_s = 0.0;
   double tokens_per_cycle = 0.0;
   double spec_extra_per_cycle_s = 0.0;  // the per-cycle engine term the prediction used
+  // The p10-p90 band of the predicted speculative tokens/s from the priors' spread (prior_band.hpp).
+  double band_p10_tokens_per_s = 0.0;
+  double band_p90_tokens_per_s = 0.0;
   std::vector<RowInput> inputs;
   std::vector<std::string> warnings;
 
@@ -69,6 +72,9 @@ struct ValidationRow {
     return predicted_spec_tokens_per_s / predicted_plain_tokens_per_s;
   }
   [[nodiscard]] bool sign_right() const { return (predicted_speedup() > 1.0) == (measured_speedup() > 1.0); }
+  [[nodiscard]] bool in_band() const {
+    return band_p10_tokens_per_s <= measured_spec_tokens_per_s && measured_spec_tokens_per_s <= band_p90_tokens_per_s;
+  }
 };
 
 struct ErrorSummary {
@@ -79,6 +85,7 @@ struct ErrorSummary {
   std::string worst_row;
   double mean_signed_error = 0.0;  // bias: > 0 over-predicts
   int sign_right = 0;
+  int in_band = 0;  // rows whose measurement lies inside the predicted p10-p90 band
   [[nodiscard]] double sign_accuracy() const { return rows > 0 ? double(sign_right) / rows : 0.0; }
 };
 
