@@ -167,6 +167,8 @@ const std::map<std::string, Expected>& corpus() {
       {"scenario/missing-unit.yaml", {"compute.kernel_floor: expected a duration with unit (e.g. '2.5us'), got '1.3': the unit is missing", 68}},
       {"scenario/num-steps-65.yaml", {"speculation.num_steps: = 65: must be in [1, 64]", 20}},
       {"scenario/num-steps-zero.yaml", {"speculation.num_steps: = 0: must be in [1, 64]", 20}},
+      // Two broken bounds: both reported in one error, each with its own line (11 and 20).
+      {"scenario/two-problems.yaml", {"2 problems:\n  " + kInvalid + "scenario/two-problems.yaml:11:10: workload.batch: = 0", 0}},
       {"scenario/per-position-negative.yaml", {"acceptance.per_position: item 2 = -0.1: must be in [0, 1]", 23}},
       {"scenario/schema-version-2.yaml", {"schema_version: unsupported schema version 2 (this specsim reads 1)", 1}},
       {"scenario/tp-exceeds-gpus.yaml", {"parallel.tp: = 4: the topology '2x-rtx-pro-6000-pcie5' has only 2 GPUs", 9}},

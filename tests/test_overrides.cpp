@@ -79,3 +79,17 @@ TEST_CASE("overrides: a set bandwidth efficiency is used, and defaults are prior
   }
   CHECK(found);
 }
+
+TEST_CASE("problems: every broken bound of a scenario is reported at once, each with its origin", "[overrides]") {
+  // The issue's case: two --set patches, each out of range, both named with the patch that set them.
+  const auto r = specsim::test::run({"predict", "--set", "speculation.num_steps=0", "--set", "workload.batch=0"});
+  CHECK(r.code == 1);
+  CHECK_THAT(r.err, Catch::Matchers::Contains("2 problems:") &&
+                        Catch::Matchers::Contains("--set speculation.num_steps=0: speculation.num_steps: = 0: must be in [1, 64]") &&
+                        Catch::Matchers::Contains("--set workload.batch=0: workload.batch: = 0: must be in [1, 1000000]"));
+  CHECK(r.out.empty());
+  // One problem keeps the reader's own single-line message.
+  const auto one = specsim::test::run({"predict", "--set", "speculation.num_steps=0"});
+  CHECK(one.code == 1);
+  CHECK_THAT(one.err, !Catch::Matchers::Contains("problems:"));
+}

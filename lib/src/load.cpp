@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 
 #include "specsim/compute_fit.hpp"
 #include "specsim/units.hpp"
@@ -616,6 +617,87 @@ void check_roles(YamlReader& r, Scenario& s) {
   }
 }
 
+// The bounds of every bounded number in a scenario, held once: the reader reads with them, and
+// scenario_problems() checks them all before reading, so one run reports every problem at once.
+struct Bound {
+  const char* key;  // dotted path
+  double min;
+  double max;
+  bool integer;
+};
+constexpr Bound kScenarioBounds[] = {
+    {"parallel.tp", 1, 1024, true},
+    {"parallel.pp", 1, 1024, true},
+    {"workload.batch", 1, 1'000'000, true},
+    {"workload.context", 0, 100'000'000, true},
+    {"speculation.num_steps", 1, 64, true},
+    {"speculation.eagle_topk", 1, 64, true},
+    {"speculation.num_draft_tokens", 2, 4096, true},
+    {"acceptance.accept", 0, 1, false},
+    {"acceptance.tokens_per_cycle", 1, 1e6, false},
+    {"comm.min_channels", 0, 64, true},
+    {"comm.max_channels", 0, 64, true},
+    {"comm.scale", 0, 1e6, false},
+    {"comm.overlap", 0, 1, false},
+    {"measurements.verify.tokens_per_request", 1, 4096, true},
+};
+
+const Bound& bound(const std::string& key) {
+  for (const Bound& b : kScenarioBounds) {
+    if (key == b.key) return b;
+  }
+  throw Error("internal: no bound for " + key);
+}
+
+// `r` reads the map at the key's parent; the leaf is the key's last part.
+long long bounded_integer(YamlReader& r, const std::string& key) {
+  const Bound& b = bound(key);
+  return r.integer(key.substr(key.rfind('.') + 1), static_cast<long long>(b.min), static_cast<long long>(b.max));
+}
+long long bounded_integer(YamlReader& r, const std::string& key, long long fallback) {
+  const Bound& b = bound(key);
+  return r.optional_integer(key.substr(key.rfind('.') + 1), fallback, static_cast<long long>(b.min),
+                            static_cast<long long>(b.max));
+}
+double bounded_number(YamlReader& r, const std::string& key) {
+  const Bound& b = bound(key);
+  return r.number(key.substr(key.rfind('.') + 1), b.min, b.max);
+}
+double bounded_number(YamlReader& r, const std::string& key, double fallback) {
+  const Bound& b = bound(key);
+  return r.optional_number(key.substr(key.rfind('.') + 1), fallback, b.min, b.max);
+}
+
+// Every bound of kScenarioBounds that the document breaks, each with its file:line or `--set`.
+std::vector<Error> bound_problems(const YamlReader& root) {
+  std::vector<Error> out;
+  for (const Bound& b : kScenarioBounds) {
+    const std::string key = b.key;
+    // Readers are rebuilt, never assigned: assigning a YAML::Node rebinds the document it points into.
+    std::optional<YamlReader> at(std::in_place, root);
+    std::size_t start = 0;
+    bool present = true;
+    for (std::size_t dot = key.find('.'); dot != std::string::npos; dot = key.find('.', start)) {
+      const std::string part = key.substr(start, dot - start);
+      if (!at->has(part) || !at->node()[part].IsMap()) {
+        present = false;
+        break;
+      }
+      YamlReader next = at->child(part);
+      at.reset();
+      at.emplace(std::move(next));
+      start = dot + 1;
+    }
+    if (!present || !at->has(key.substr(start))) continue;
+    try {
+      (void)(b.integer ? double(bounded_integer(*at, key)) : bounded_number(*at, key));
+    } catch (const Error& e) {
+      out.push_back(e);
+    }
+  }
+  return out;
+}
+
 AcceptanceSettings read_acceptance(YamlReader& a) {
   AcceptanceSettings s;
   const bool has_accept = a.has("accept");
@@ -627,7 +709,7 @@ AcceptanceSettings read_acceptance(YamlReader& a) {
   }
   if (has_accept) {
     s.kind = AcceptanceSettings::Kind::kConstant;
-    s.accept = a.number("accept", 0.0, 1.0);
+    s.accept = bounded_number(a, "acceptance.accept");
     if (a.has("depth_profile")) s.depth_profile = a.numbers("depth_profile", 0.0, 1.0);
   } else if (a.has("per_position")) {
     s.kind = AcceptanceSettings::Kind::kConditional;
@@ -637,7 +719,7 @@ AcceptanceSettings read_acceptance(YamlReader& a) {
     s.per_position = a.numbers("unconditional", 0.0, 1.0);
   } else {
     s.kind = AcceptanceSettings::Kind::kTokensPerCycle;
-    s.tokens_per_cycle = a.number("tokens_per_cycle", 1.0, 1e6);
+    s.tokens_per_cycle = bounded_number(a, "acceptance.tokens_per_cycle");
   }
   if (a.has("tree_positional")) s.tree_positional = a.numbers("tree_positional", 0.0, 1.0);
   a.ignore("tree_positional");
@@ -691,6 +773,12 @@ ValidationSource read_validation_source(YamlReader& v) {
 
 Scenario read_scenario(YamlReader& r, const DataDir& data) {
   r.expect_header("scenario");
+  // Several broken bounds are reported together; a single one by the reader below, where it stands.
+  if (const auto problems = bound_problems(r); problems.size() > 1) {
+    std::string message = std::to_string(problems.size()) + " problems:";
+    for (const auto& p : problems) message += "\n  " + std::string(p.what());
+    throw Error(message);
+  }
   Scenario s;
   s.file = r.file();
   collect_leaf_keys(r.node(), "", s.explicit_keys);
@@ -718,8 +806,8 @@ Scenario read_scenario(YamlReader& r, const DataDir& data) {
   }
   {
     YamlReader p = r.child("parallel");
-    s.tp = static_cast<int>(p.integer("tp", 1, 1024));
-    s.pp = static_cast<int>(p.optional_integer("pp", 1, 1, 1024));
+    s.tp = static_cast<int>(bounded_integer(p, "parallel.tp"));
+    s.pp = static_cast<int>(bounded_integer(p, "parallel.pp", 1));
     p.finish();
     if (s.tp * s.pp > s.topology.gpus) {
       p.fail("tp", "= " + std::to_string(s.tp) + (s.pp > 1 ? " x pp " + std::to_string(s.pp) : "") + ": the topology '" +
@@ -736,8 +824,8 @@ Scenario read_scenario(YamlReader& r, const DataDir& data) {
   }
   {
     YamlReader w = r.child("workload");
-    s.batch = static_cast<int>(w.integer("batch", 1, 1'000'000));
-    s.context_tokens = static_cast<double>(w.integer("context", 0, 100'000'000));
+    s.batch = static_cast<int>(bounded_integer(w, "workload.batch"));
+    s.context_tokens = static_cast<double>(bounded_integer(w, "workload.context"));
     w.finish();
   }
   {
@@ -754,11 +842,11 @@ Scenario read_scenario(YamlReader& r, const DataDir& data) {
   {
     YamlReader sp = r.child("speculation");
     s.speculation.method = sp.optional_choice("method", {"eagle3"}, "eagle3");
-    s.speculation.num_steps = static_cast<int>(sp.integer("num_steps", 1, 64));
-    s.speculation.eagle_topk = static_cast<int>(sp.optional_integer("eagle_topk", 1, 1, 64));
+    s.speculation.num_steps = static_cast<int>(bounded_integer(sp, "speculation.num_steps"));
+    s.speculation.eagle_topk = static_cast<int>(bounded_integer(sp, "speculation.eagle_topk", 1));
     const int chain_tokens = s.speculation.num_steps + 1;
     s.speculation.num_draft_tokens =
-        static_cast<int>(sp.optional_integer("num_draft_tokens", chain_tokens, 2, 4096));
+        static_cast<int>(bounded_integer(sp, "speculation.num_draft_tokens", chain_tokens));
     // SGLang forces num_draft_tokens = num_steps + 1 when topk == 1 (docs/references/specdec.md#sglang-flags); so does specsim,
     // which keeps `--set speculation.num_steps=N` meaningful on a chain.
     if (s.speculation.eagle_topk == 1) s.speculation.num_draft_tokens = chain_tokens;
@@ -805,10 +893,10 @@ Scenario read_scenario(YamlReader& r, const DataDir& data) {
     s.comm.custom_profile = c->optional_string("custom_profile", "");
     s.comm.nccl_algo = c->optional_choice("nccl_algo", {"auto", "ring", "tree"}, "auto");
     s.comm.nccl_proto = c->optional_choice("nccl_proto", {"auto", "ll", "ll128", "simple"}, "auto");
-    s.comm.min_channels = static_cast<int>(c->optional_integer("min_channels", 0, 0, 64));
-    s.comm.max_channels = static_cast<int>(c->optional_integer("max_channels", 0, 0, 64));
-    s.comm.scale = c->optional_number("scale", 1.0, 0.0, 1e6);
-    s.comm.overlap = c->optional_number("overlap", 0.0, 0.0, 1.0);
+    s.comm.min_channels = static_cast<int>(bounded_integer(*c, "comm.min_channels", 0));
+    s.comm.max_channels = static_cast<int>(bounded_integer(*c, "comm.max_channels", 0));
+    s.comm.scale = bounded_number(*c, "comm.scale", 1.0);
+    s.comm.overlap = bounded_number(*c, "comm.overlap", 0.0);
     s.comm.fuse_residual_norm = c->optional_boolean("fuse_residual_norm", false);
     s.comm.rank_scaling = c->optional_choice("rank_scaling", {"off", "nccl", "power"}, "off");
     // A YAML list or comma-separated names, so that `--set comm.rank_profiles=a,b` can patch them.
@@ -929,7 +1017,7 @@ Scenario read_scenario(YamlReader& r, const DataDir& data) {
                             ": they must add up to it within " + units::format_fixed(100 * kVerifyPartsTolerance, 0) +
                             "% (kVerifyPartsTolerance: rounding of profiler figures)");
       }
-      mv.tokens_per_request = static_cast<int>(v->integer("tokens_per_request", 1, 4096));
+      mv.tokens_per_request = static_cast<int>(bounded_integer(*v, "measurements.verify.tokens_per_request"));
       mv.mode = read_mode(*v, "mode", LaunchMode::kEager);
       v->ignore("source");
       v->finish();
