@@ -157,3 +157,19 @@ TEST_CASE("cli: validate prints text, JSON and CSV from one report", "[validate]
   CHECK_THAT(unknown.err, Contains("--calibrate-on: no row named 'nosuch'") && Contains("a-chain2"));
   CHECK(unknown.out.empty());
 }
+
+TEST_CASE("calibration: a speculative run that is not held out calibrates the per-cycle term", "[validate]") {
+  const std::string a2 = kRows + "/run-a/a-chain2.yaml";
+  // held_out: false turns the measured 240 tok/s into an input: the model then reproduces it.
+  const specsim::CycleModel model(specsim::load_scenario(a2, {"measurements.speculative.held_out=false"}, kRoot));
+  const auto p = model.predict();
+  CHECK_THAT(p.spec_tokens_per_s, WithinRel(240.0, 1e-9));
+  CHECK_THAT(model.calibration().spec_extra_per_cycle_s.origin, Catch::Matchers::StartsWith("calibrated"));
+  CHECK_THAT(model.calibration().spec_extra_per_cycle_s.value,
+             WithinRel(specsim::fit_spec_extra_per_cycle(a2, kRoot), 1e-12));
+  // A value the scenario sets still wins over the measurement.
+  const specsim::CycleModel set(specsim::load_scenario(
+      a2, {"measurements.speculative.held_out=false", "host.spec_extra_per_cycle=1ms"}, kRoot));
+  CHECK(set.calibration().spec_extra_per_cycle_s.value == 1e-3);
+  CHECK(set.calibration().spec_extra_per_cycle_s.origin == "set");
+}

@@ -112,6 +112,33 @@ CycleModel::CycleModel(Scenario scenario)
                          calibration_.bandwidth_efficiency.value, calibration_.routing_skew.value);
   draft_ = ComputeModel(s.draft, s.gpu, s.tp, s.batch, s.context_tokens, s.compute,
                         calibration_.bandwidth_efficiency.value, calibration_.routing_skew.value);
+  calibrate_engine_cycle();
+}
+
+void CycleModel::calibrate_engine_cycle() {
+  const Measurements& m = scenario_.measurements;
+  if (!m.speculative_tokens_per_s || m.speculative_held_out || scenario_.explicit_keys.count("host.spec_extra_per_cycle")) {
+    return;
+  }
+  double extra = 0.0;
+  if (scenario_.as_measured && !scenario_.as_measured->measurements.speculative_held_out) {
+    // A what-if on a file whose run calibrates: the term comes from the run as it was measured.
+    extra = CycleModel(*scenario_.as_measured).calibration().spec_extra_per_cycle_s.value;
+  } else {
+    // The cycle is linear in the term: extra = B * tau / measured - (T_cycle - extra_now).
+    const Prediction p = predict();
+    extra = scenario_.batch * p.tokens_per_cycle / *m.speculative_tokens_per_s -
+            (p.cycle_s - scenario_.host.spec_extra_per_cycle_s);
+  }
+  if (extra < 0) {
+    calibration_.warnings.push_back("the measured speculative run is faster than the modelled cycle without engine "
+                                    "overhead: the calibrated per-cycle term is negative (" +
+                                    units::format_duration(extra) + ")");
+  }
+  scenario_.host.spec_extra_per_cycle_s = extra;
+  calibration_.spec_extra_per_cycle_s = {
+      extra, "calibrated: the measured speculative " + units::format_fixed(*m.speculative_tokens_per_s, 1) +
+                 " tok/s minus the modelled cycle without it"};
 }
 
 int CycleModel::target_allreduces() const {

@@ -1025,8 +1025,8 @@ Scenario read_scenario(YamlReader& r, const DataDir& data) {
     }
     if (auto sp = m->optional_child("speculative")) {
       s.measurements.speculative_tokens_per_s = sp->quantity("tokens_per_s", Quantity::kRate);
+      s.measurements.speculative_held_out = sp->optional_boolean("held_out", true);
       sp->ignore("source");
-      sp->ignore("held_out");
       sp->finish();
     }
     m->finish();

@@ -203,10 +203,12 @@ ValidationRow validate_row(const std::string& file, double spec_extra_per_cycle_
 }
 
 double fit_spec_extra_per_cycle(const std::string& file, const DataDir& data) {
-  const ValidationRow r = validate_row(file, data);
-  const double measured_cycle_s = r.batch * r.tokens_per_cycle / r.measured_spec_tokens_per_s;
-  const double predicted_cycle_s = r.batch * r.tokens_per_cycle / r.predicted_spec_tokens_per_s;
-  return measured_cycle_s - (predicted_cycle_s - r.spec_extra_per_cycle_s);
+  // The row's speculative run, no longer held out, calibrates the term (CycleModel does the fit).
+  Scenario s = load_row(file, data);
+  s.measurements.speculative_held_out = false;
+  s.explicit_keys.erase("host.spec_extra_per_cycle");
+  const CycleModel model(std::move(s));
+  return model.calibration().spec_extra_per_cycle_s.value;
 }
 
 ErrorSummary summarize_errors(const std::string& group, const std::vector<const ValidationRow*>& rows) {

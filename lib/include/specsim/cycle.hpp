@@ -118,6 +118,8 @@ class CycleModel {
   [[nodiscard]] int target_allreduces() const;
   [[nodiscard]] int draft_allreduces() const;
   void calibrate(const Scenario& basis);
+  // host.spec_extra_per_cycle from measurements.speculative when it is not held out.
+  void calibrate_engine_cycle();
 
   // The scenario the helpers below read: the one predicted, or during calibration the one measured.
   [[nodiscard]] const Scenario& active() const { return *active_; }

@@ -145,7 +145,10 @@ struct Measurements {
     LaunchMode mode = LaunchMode::kEager;
   };
   std::optional<Verify> verify;
-  std::optional<double> speculative_tokens_per_s;  // held out
+  std::optional<double> speculative_tokens_per_s;
+  // true (the default): compared with, never an input. false: the speculative run calibrates the
+  // engine's per-cycle overhead (host.spec_extra_per_cycle) unless the scenario sets it.
+  bool speculative_held_out = true;
   // The box the measurements were taken on, kept only when a what-if (`--set topology=...`,
   // `--set gpu=...`) moved the scenario to another one: calibration runs on this box and its
   // values (engine efficiency, eager overhead, host time) carry over to the other.

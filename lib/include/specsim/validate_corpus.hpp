@@ -12,7 +12,8 @@
 //
 // Calibrating on one run (`--calibrate-on`): a source that measured several configurations in one
 // run shares the engine's per-cycle overhead. The row calibrated on fixes
-// host.spec_extra_per_cycle so that its predicted speculative tokens/s equals its measurement; the
+// host.spec_extra_per_cycle so that its predicted speculative tokens/s equals its measurement
+// (CycleModel does it for any scenario whose measurements.speculative.held_out is false); the
 // cycle is linear in that term, so
 //
 //   extra = B * tau / measured_spec - (T_cycle - extra_in_row)
