@@ -93,3 +93,15 @@ TEST_CASE("problems: every broken bound of a scenario is reported at once, each 
   CHECK(one.code == 1);
   CHECK_THAT(one.err, !Catch::Matchers::Contains("problems:"));
 }
+
+TEST_CASE("held out: a what-if is not compared with the measured run", "[overrides]") {
+  // The default scenario's 60 tok/s was measured on its own box; on another box (or any --set)
+  // the comparison would be meaningless, so none is printed.
+  const auto home = specsim::test::run({"predict", "--accept", "0.747"});
+  REQUIRE(home.code == 0);
+  CHECK_THAT(home.out, Catch::Matchers::Contains("measured speculative (held out, not an input): 60.0 tok/s; prediction is"));
+  const auto other = specsim::test::run({"predict", "--set", "comm.nccl_proto=simple"});
+  REQUIRE(other.code == 0);
+  CHECK_THAT(other.out, Catch::Matchers::Contains("belongs to the scenario as measured, not to this what-if (--set): no comparison"));
+  CHECK_THAT(other.out, !Catch::Matchers::Contains("prediction is"));
+}

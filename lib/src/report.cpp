@@ -104,10 +104,15 @@ std::string render_text(const CycleModel& model, const Prediction& p) {
     os << "    all-reduce: " << cal.comm_source << (cal.comm_calibrated ? "" : "  [UNCALIBRATED]") << "\n";
   }
   for (const auto& w : cal.warnings) os << "  warning: " << w << "\n";
-  if (s.measurements.speculative_tokens_per_s) {
+  if (s.measurements.speculative_tokens_per_s && !s.patched_keys.empty()) {
+    // A what-if is another deployment: the run measured as the file states it is no yardstick for it.
+    os << "  measured speculative " << fixed(*s.measurements.speculative_tokens_per_s, 1)
+       << " tok/s belongs to the scenario as measured, not to this what-if (--set): no comparison\n";
+  } else if (s.measurements.speculative_tokens_per_s) {
     const double m = *s.measurements.speculative_tokens_per_s;
-    os << "  measured speculative (held out, not an input): " << fixed(m, 1) << " tok/s; prediction is "
-       << (p.spec_tokens_per_s >= m ? "+" : "") << fixed(100.0 * (p.spec_tokens_per_s / m - 1.0), 1) << "%\n";
+    os << "  measured speculative (" << (s.measurements.speculative_held_out ? "held out, not an input" : "an input")
+       << "): " << fixed(m, 1) << " tok/s; prediction is " << (p.spec_tokens_per_s >= m ? "+" : "")
+       << fixed(100.0 * (p.spec_tokens_per_s / m - 1.0), 1) << "%\n";
   }
   return os.str();
 }
