@@ -85,3 +85,32 @@ TEST_CASE("cli: check prints normalised files and rejects bad ones", "[cli]") {
   CHECK(bad.code == specsim::cli::kExitInput);
   CHECK_THAT(bad.err, Contains("missing-unit.yaml:5:19: memory_bandwidth"));
 }
+
+TEST_CASE("cli: a misspelt subcommand names the nearest one; every help page has a working example", "[cli]") {
+  const auto typo = run({"predcit"});
+  CHECK(typo.code == specsim::cli::kExitUsage);
+  CHECK_THAT(typo.err, Contains("'predcit' is not a subcommand; did you mean 'predict'?"));
+  const auto none = run({"zzzzzzzz"});
+  CHECK_THAT(none.err, Contains("is not a subcommand (subcommands: predict"));
+  for (const char* sub : {"predict", "check", "calibrate", "comm", "forward", "topology", "acceptance", "breakeven",
+                          "rank", "sweep", "validate"}) {
+    INFO(sub);
+    const auto help = run({sub, "--help"});
+    REQUIRE(help.code == 0);
+    CHECK_THAT(help.out, Contains(std::string("Usage: specsim ") + sub));
+    // The example's arguments, run in-process (outputs into a temporary folder): it must work.
+    const auto at = help.out.find("Example:\n  specsim ");
+    REQUIRE(at != std::string::npos);
+    const auto start = at + std::string("Example:\n  specsim ").size();
+    std::istringstream words(help.out.substr(start, help.out.find('\n', start) - start));
+    std::vector<std::string> args;
+    specsim::test::TempDir dir(std::string("specsim-example-") + sub);
+    for (std::string w; words >> w;) {
+      const bool output = !args.empty() && args.back() == "-o";
+      args.push_back(output ? (dir.path / w).string() : w);
+    }
+    const auto r = run(args);
+    CHECK(r.code == 0);
+    CHECK(r.err.empty());
+  }
+}

@@ -1,5 +1,7 @@
 #include "yaml_reader.hpp"
 
+#include "specsim/suggest.hpp"
+
 #include <yaml-cpp/eventhandler.h>
 
 #include <algorithm>
@@ -149,23 +151,6 @@ bool YamlReader::has(const std::string& key) const {
   return node_.IsMap() && node_[key].IsDefined() && !node_[key].IsNull();
 }
 
-namespace {
-// Levenshtein distance, to point at a likely typo when a required key is missing.
-std::size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diag = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-}  // namespace
 
 YAML::Node YamlReader::get(const std::string& key) const {
   if (!node_.IsMap()) fail_here("expected a mapping");
