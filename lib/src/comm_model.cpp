@@ -133,6 +133,7 @@ CommModel CommModel::build(const Scenario& s, double eager_overhead_per_op_s, do
     m.calibrated_ = m.nccl_curve_->measured();
     if (m.calibrated_) {
       m.source_ = "measured: " + s.comm_profile->name;
+      if (!s.comm_profile->points.empty()) m.measured_min_bytes_ = s.comm_profile->points.front().message_bytes;
     } else {
       std::vector<const CommProfile*> profiles{&*s.comm_profile};
       for (const auto& p : s.comm_rank_profiles) profiles.push_back(&p);
@@ -162,7 +163,14 @@ CommModel CommModel::build(const Scenario& s, double eager_overhead_per_op_s, do
 }
 
 double CommModel::nccl_s(double bytes) const {
-  double t = nccl_curve_ ? nccl_curve_->time_s(bytes) : nccl_prior_pick(prior_->measured, bytes).time_s;
+  double t = 0.0;
+  if (nccl_curve_ && bytes < measured_min_bytes_) {
+    const double join = measured_min_bytes_;
+    t = nccl_prior_pick(prior_->measured, bytes).time_s * nccl_curve_->time_s(join) /
+        nccl_prior_pick(prior_->measured, join).time_s;
+  } else {
+    t = nccl_curve_ ? nccl_curve_->time_s(bytes) : nccl_prior_pick(prior_->measured, bytes).time_s;
+  }
   if (prior_->what_if_differs) t *= nccl_prior_ratio(prior_->measured, prior_->what_if, bytes);
   return t;
 }

@@ -113,6 +113,15 @@ CycleModel::CycleModel(Scenario scenario)
   draft_ = ComputeModel(s.draft, s.gpu, s.tp, s.batch, s.context_tokens, s.compute,
                         calibration_.bandwidth_efficiency.value, calibration_.routing_skew.value);
   calibrate_engine_cycle();
+  // Say where the all-reduces of this deployment fall below the measured table.
+  if (const double min = comm_.measured_min_bytes(); min > 0 && target_allreduces() > 0) {
+    const double decode_bytes = message_bytes(s.model, s.batch);
+    if (decode_bytes < min) {
+      calibration_.warnings.push_back("the decode all-reduce (" + units::format_bytes(decode_bytes) +
+                                      ") is below the table's smallest measured message (" + units::format_bytes(min) +
+                                      "): priced by NCCL's prior joined to the table's first point (extrapolated)");
+    }
+  }
 }
 
 void CycleModel::calibrate_engine_cycle() {

@@ -47,6 +47,10 @@ class CommModel {
   [[nodiscard]] double eager_overhead_per_op_s() const { return eager_overhead_s_; }
   [[nodiscard]] bool calibrated() const { return calibrated_; }
   [[nodiscard]] const std::string& source() const { return source_; }  // what the time comes from
+  // The smallest message the NCCL table measured (0 = no table). Below it the time is NCCL's prior
+  // joined to the table's first point, t(S) = prior(S) * curve(S_min) / prior(S_min): the table's
+  // own alpha-beta fit would extrapolate a latency intercept from large messages alone.
+  [[nodiscard]] double measured_min_bytes() const { return measured_min_bytes_; }
 
  private:
   [[nodiscard]] double nccl_s(double bytes) const;
@@ -62,6 +66,7 @@ class CommModel {
   double scale_ = 1.0;
   double p2p_bytes_per_s_ = 0.0;
   bool calibrated_ = false;
+  double measured_min_bytes_ = 0.0;
   std::string source_ = "single rank";
 };
 
