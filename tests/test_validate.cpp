@@ -173,3 +173,22 @@ TEST_CASE("calibration: a speculative run that is not held out calibrates the pe
   CHECK(set.calibration().spec_extra_per_cycle_s.value == 1e-3);
   CHECK(set.calibration().spec_extra_per_cycle_s.origin == "set");
 }
+
+TEST_CASE("calibration: an end-to-end plain rate charges the step's residual per output token", "[validate]") {
+  // a-chain3: 150 tok/s plain at batch 1, tau 2.8. Measured end to end, the residual h of the plain
+  // step (6.67 ms minus the modelled forward) is paid per output token: a cycle emitting tau tokens
+  // pays h * tau of it, instead of h once.
+  const std::string row = kRows + "/run-a/a-chain3.yaml";
+  const specsim::CycleModel step(specsim::load_scenario(row, {}, kRoot));
+  const specsim::CycleModel e2e(specsim::load_scenario(row, {"measurements.baseline.includes_prefill=true"}, kRoot));
+  const auto ps = step.predict();
+  const auto pe = e2e.predict();
+  const double h = e2e.calibration().host_decode_s.value;
+  REQUIRE(e2e.calibration().host_per_output_token);
+  CHECK_THAT(h, WithinRel(step.calibration().host_decode_s.value, 1e-12));  // the same residual
+  CHECK_THAT(pe.baseline_tokens_per_s, WithinRel(150.0, 1e-9));            // plain still reproduced
+  CHECK_THAT(pe.spec_host_s - ps.spec_host_s, WithinRel(h * (pe.tokens_per_cycle - 1.0), 1e-9));
+  // Break-even is still the fixed point tau* = T_cycle(tau*) / T_base.
+  const double tau = pe.breakeven_tokens_per_cycle;
+  CHECK_THAT(e2e.cycle_s(tau) / e2e.baseline_step_s(), WithinRel(tau, 1e-6));
+}

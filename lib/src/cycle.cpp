@@ -47,6 +47,14 @@ CycleModel::CycleModel(Scenario scenario)
   const auto patched = [&](const char* key) { return scenario_.patched_keys.count(key) > 0; };
   const bool overrides = patched("compute.bandwidth_efficiency") || patched("compute.routing_skew") ||
                          patched("comm.eager_overhead_per_op") || patched("host.decode_per_step");
+  // A patch under measurements.* corrects what was measured, not the deployment: the basis takes it.
+  const bool measurement_patched = std::any_of(scenario_.patched_keys.begin(), scenario_.patched_keys.end(),
+                                               [](const std::string& k) { return k.rfind("measurements.", 0) == 0; });
+  if (measurement_patched) {
+    const auto box = basis.measurements.box;
+    basis.measurements = scenario_.measurements;
+    basis.measurements.box = box;
+  }
   active_ = &basis;
   Calibration calibrated;
   if (overrides) {
@@ -267,6 +275,11 @@ void CycleModel::calibrate(const Scenario& s) {
     }
     cal.host_decode_s = {host, "calibrated: measured step " + units::format_duration(step) +
                                    " minus the modelled forward " + units::format_duration(f.total_s())};
+    if (s.measurements.baseline_includes_prefill) {
+      // Prefill and batch tails are paid per output token: a cycle pays them tau times.
+      cal.host_per_output_token = true;
+      cal.host_decode_s.origin += "; measured end to end, so charged per output token (x tau per cycle)";
+    }
   } else {
     cal.host_decode_s = {0.0, "prior: 0 (no baseline measurement)"};
   }
@@ -421,18 +434,21 @@ Prediction CycleModel::predict(const SpeculationSettings& sp, const AcceptanceSe
   p.drafts.push_back(forward(draft_, s.draft, draft_allreduces(), b * p.tokens_per_cycle, s.engine.draft_mode, "draft extend"));
   p.draft_s = 0;
   for (const auto& d : p.drafts) p.draft_s += d.total_s();
-  p.spec_host_s = calibration_.host_decode_s.value + s.host.spec_extra_per_cycle_s +
+  p.spec_host_s = calibration_.host_decode_s.value * (calibration_.host_per_output_token ? p.tokens_per_cycle : 1.0) +
+                  s.host.spec_extra_per_cycle_s +
                   double(p.drafts.size()) * s.host.draft_step_overhead_s;
   p.cycle_s = p.verify.total_s() + p.draft_s + p.spec_host_s;
   p.spec_tokens_per_s = b * p.tokens_per_cycle / p.cycle_s;
   p.speedup = p.spec_tokens_per_s / p.baseline_tokens_per_s;
-  // Break-even: tau* = T_cycle(tau*) / T_base. Only the extend depends on tau, so iterate on it
-  // alone to the fixed point (a contraction: the extend's slope in tau is far below T_base).
-  const double fixed_part = p.cycle_s - p.drafts.back().total_s();
+  // Break-even: tau* = T_cycle(tau*) / T_base. The extend depends on tau, and so does a host time
+  // paid per output token (h tau): tau = (T_fixed + extend(tau)) / (T_base - h), iterated to its
+  // fixed point (a contraction: the extend's slope in tau is far below T_base - h = the forward).
+  const double per_token_host = calibration_.host_per_output_token ? calibration_.host_decode_s.value : 0.0;
+  const double fixed_part = p.cycle_s - p.drafts.back().total_s() - per_token_host * p.tokens_per_cycle;
   double tau = p.tokens_per_cycle;
   for (int i = 0; i < 8; ++i) {
     const double extend = forward(draft_, s.draft, draft_allreduces(), b * tau, s.engine.draft_mode, "").total_s();
-    const double next = (fixed_part + extend) / p.baseline_step_s;
+    const double next = (fixed_part + extend) / (p.baseline_step_s - per_token_host);
     const bool settled = std::fabs(next - tau) < 1e-9 * next;
     tau = next;
     if (settled) break;
@@ -465,7 +481,8 @@ double CycleModel::cycle_s(const SpeculationSettings& sp, double tau) const {
   }
   t += forward(draft_, s.draft, draft_allreduces(), b * tau, s.engine.draft_mode, "").total_s();
   const double draft_forwards = draft_steps + 1;  // the steps and the extend
-  return t + calibration_.host_decode_s.value + s.host.spec_extra_per_cycle_s + draft_forwards * s.host.draft_step_overhead_s;
+  const double host = calibration_.host_decode_s.value * (calibration_.host_per_output_token ? tau : 1.0);
+  return t + host + s.host.spec_extra_per_cycle_s + draft_forwards * s.host.draft_step_overhead_s;
 }
 
 }  // namespace specsim

@@ -1000,6 +1000,7 @@ Scenario read_scenario(YamlReader& r, const DataDir& data) {
     m->ignore("gpu");
     if (auto b = m->optional_child("baseline")) {
       s.measurements.baseline_tokens_per_s = b->quantity("tokens_per_s", Quantity::kRate);
+      s.measurements.baseline_includes_prefill = b->optional_boolean("includes_prefill", false);
       b->ignore("source");
       b->finish();
     }

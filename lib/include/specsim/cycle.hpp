@@ -38,6 +38,9 @@ struct Calibration {
   CalibratedValue routing_skew;
   CalibratedValue eager_overhead_per_op_s;
   CalibratedValue host_decode_s;
+  // The plain step's residual is per output token (an end-to-end measurement, prefill included):
+  // a speculative cycle pays it once per token it emits, host_decode_s * tau.
+  bool host_per_output_token = false;
   // The engine's speculative overheads (HostSettings): set by the scenario or the engine's prior.
   CalibratedValue spec_extra_per_cycle_s;
   CalibratedValue draft_step_overhead_s;

@@ -136,6 +136,9 @@ struct EnginePrior {
 // predictions with them.
 struct Measurements {
   std::optional<double> baseline_tokens_per_s;
+  // The plain rate was measured end to end (output tokens / wall time, prefill included): what the
+  // modelled step leaves is then spread over output tokens, not paid once per step.
+  bool baseline_includes_prefill = false;
   struct Verify {
     double step_s = 0.0;
     int allreduce_count = 0;
