@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <sstream>
 
 #include "cli_run.hpp"
 #include "specsim/cycle.hpp"
@@ -191,4 +192,22 @@ TEST_CASE("calibration: an end-to-end plain rate charges the step's residual per
   // Break-even is still the fixed point tau* = T_cycle(tau*) / T_base.
   const double tau = pe.breakeven_tokens_per_cycle;
   CHECK_THAT(e2e.cycle_s(tau) / e2e.baseline_step_s(), WithinRel(tau, 1e-6));
+}
+
+TEST_CASE("load: a scenario without an engine block takes every engine default", "[validate]") {
+  // b-chain3 states only engine.name: sglang, which is the default; without the block it is the same.
+  std::ifstream in(kRows + "/run-b/b-chain3.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string yaml = text.str();
+  const auto at = yaml.find("engine:\n  name: sglang\n");
+  REQUIRE(at != std::string::npos);
+  yaml.erase(at, std::string("engine:\n  name: sglang\n").size());
+  specsim::test::TempDir dir("specsim-no-engine");
+  const std::string file = (dir.path / "no-engine.yaml").string();
+  std::ofstream(file) << yaml;
+  const specsim::CycleModel without(specsim::load_scenario(file, {}, kRoot));
+  const specsim::CycleModel with(specsim::load_scenario(kRows + "/run-b/b-chain3.yaml", {}, kRoot));
+  CHECK(without.scenario().engine.name == "sglang");
+  CHECK(without.predict().spec_tokens_per_s == with.predict().spec_tokens_per_s);
 }

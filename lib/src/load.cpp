@@ -829,15 +829,17 @@ Scenario read_scenario(YamlReader& r, const DataDir& data) {
     w.finish();
   }
   {
-    YamlReader e = r.child("engine");
-    s.engine.name = e.optional_string("name", "sglang");
-    s.engine.decode_mode = read_mode(e, "decode_mode", LaunchMode::kGraph);
-    s.engine.verify_mode = read_mode(e, "verify_mode", LaunchMode::kGraph);
-    s.engine.draft_mode = read_mode(e, "draft_mode", LaunchMode::kGraph);
-    s.engine.extend_yields_first_draft = e.optional_boolean("extend_yields_first_draft", true);
-    if (e.has("embedding_allreduce")) s.engine.embedding_allreduce = e.boolean("embedding_allreduce");
-    e.ignore("embedding_allreduce");
-    e.finish();
+    // Every engine key has a default, so the block itself may be left out.
+    if (auto e = r.optional_child("engine")) {
+      s.engine.name = e->optional_string("name", "sglang");
+      s.engine.decode_mode = read_mode(*e, "decode_mode", LaunchMode::kGraph);
+      s.engine.verify_mode = read_mode(*e, "verify_mode", LaunchMode::kGraph);
+      s.engine.draft_mode = read_mode(*e, "draft_mode", LaunchMode::kGraph);
+      s.engine.extend_yields_first_draft = e->optional_boolean("extend_yields_first_draft", true);
+      if (e->has("embedding_allreduce")) s.engine.embedding_allreduce = e->boolean("embedding_allreduce");
+      e->ignore("embedding_allreduce");
+      e->finish();
+    }
   }
   {
     YamlReader sp = r.child("speculation");
