@@ -39,7 +39,7 @@ def run_json(*args):
 def has_subcommand(name):
     """Whether this specsim build has the subcommand (`rank`, `sweep` are newer than the rest)."""
     p = subprocess.run([str(BIN), name, "--help"], cwd=ROOT, capture_output=True, text=True)
-    return p.returncode == 0 and f"Usage: {name} " in p.stdout
+    return p.returncode == 0 and f"Usage: specsim {name} " in p.stdout
 
 
 def save(fig, name):
