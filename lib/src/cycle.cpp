@@ -42,49 +42,7 @@ CycleModel::CycleModel(Scenario scenario)
     basis.comm = CommSettings{};
     basis.comm.eager_overhead_per_op_s = overhead;
   }
-  // A calibrated key that a `--set` patch gives wins over calibration: the what-if is the point.
-  // Calibrate once without it first, so the report can show the calibrated value beside it.
-  const auto patched = [&](const char* key) { return scenario_.patched_keys.count(key) > 0; };
-  const bool overrides = patched("compute.bandwidth_efficiency") || patched("compute.routing_skew") ||
-                         patched("comm.eager_overhead_per_op") || patched("host.decode_per_step");
-  // A patch under measurements.* corrects what was measured, not the deployment: the basis takes it.
-  const bool measurement_patched = std::any_of(scenario_.patched_keys.begin(), scenario_.patched_keys.end(),
-                                               [](const std::string& k) { return k.rfind("measurements.", 0) == 0; });
-  if (measurement_patched) {
-    const auto box = basis.measurements.box;
-    basis.measurements = scenario_.measurements;
-    basis.measurements.box = box;
-  }
-  active_ = &basis;
-  Calibration calibrated;
-  if (overrides) {
-    calibrate(basis);
-    calibrated = calibration_;
-    calibration_ = Calibration{};
-    const auto take = [&](const char* key, auto& field, const auto& value) {
-      if (!patched(key)) return;
-      field = value;
-      basis.explicit_keys.insert(key);
-    };
-    take("compute.bandwidth_efficiency", basis.compute.bandwidth_efficiency, scenario_.compute.bandwidth_efficiency);
-    take("compute.routing_skew", basis.compute.routing_skew, scenario_.compute.routing_skew);
-    take("comm.eager_overhead_per_op", basis.comm.eager_overhead_per_op_s, scenario_.comm.eager_overhead_per_op_s);
-    take("host.decode_per_step", basis.host.decode_per_step_s, scenario_.host.decode_per_step_s);
-  }
-  calibrate(basis);
-  if (overrides) {
-    const auto beside = [](CalibratedValue& now, const CalibratedValue& before, bool is_patched, auto format) {
-      if (is_patched && now.origin == "set" && before.origin.rfind("calibrated", 0) == 0) {
-        now.origin = "set, calibrated: " + format(before.value);
-      }
-    };
-    const auto ratio = [](double v) { return units::format_fixed(v, 3); };
-    const auto duration = [](double v) { return units::format_duration(v); };
-    beside(calibration_.bandwidth_efficiency, calibrated.bandwidth_efficiency, patched("compute.bandwidth_efficiency"), ratio);
-    beside(calibration_.routing_skew, calibrated.routing_skew, patched("compute.routing_skew"), ratio);
-    beside(calibration_.eager_overhead_per_op_s, calibrated.eager_overhead_per_op_s, patched("comm.eager_overhead_per_op"), duration);
-    beside(calibration_.host_decode_s, calibrated.host_decode_s, patched("host.decode_per_step"), duration);
-  }
+  calibrate_with_overrides(basis);
   active_ = &scenario_;
   if (basis.topology.name != scenario_.topology.name || basis.gpu.name != scenario_.gpu.name) {
     calibration_.warnings.push_back("calibrated on the measured box " + basis.topology.name + " (" + basis.gpu.name +
@@ -129,6 +87,53 @@ CycleModel::CycleModel(Scenario scenario)
                                       ") is below the table's smallest measured message (" + units::format_bytes(min) +
                                       "): priced by NCCL's prior joined to the table's first point (extrapolated)");
     }
+  }
+}
+
+// Calibrates on `basis` (the scenario as measured). A calibrated key that a `--set` patch gives
+// wins over calibration, the what-if being the point: calibration runs once without it first, so the
+// report can show the calibrated value beside the set one.
+void CycleModel::calibrate_with_overrides(Scenario& basis) {
+  const auto patched = [&](const char* key) { return scenario_.patched_keys.count(key) > 0; };
+  const bool overrides = patched("compute.bandwidth_efficiency") || patched("compute.routing_skew") ||
+                         patched("comm.eager_overhead_per_op") || patched("host.decode_per_step");
+  // A patch under measurements.* corrects what was measured, not the deployment: the basis takes it.
+  const bool measurement_patched = std::any_of(scenario_.patched_keys.begin(), scenario_.patched_keys.end(),
+                                               [](const std::string& k) { return k.rfind("measurements.", 0) == 0; });
+  if (measurement_patched) {
+    const auto box = basis.measurements.box;
+    basis.measurements = scenario_.measurements;
+    basis.measurements.box = box;
+  }
+  active_ = &basis;
+  Calibration calibrated;
+  if (overrides) {
+    calibrate(basis);
+    calibrated = calibration_;
+    calibration_ = Calibration{};
+    const auto take = [&](const char* key, auto& field, const auto& value) {
+      if (!patched(key)) return;
+      field = value;
+      basis.explicit_keys.insert(key);
+    };
+    take("compute.bandwidth_efficiency", basis.compute.bandwidth_efficiency, scenario_.compute.bandwidth_efficiency);
+    take("compute.routing_skew", basis.compute.routing_skew, scenario_.compute.routing_skew);
+    take("comm.eager_overhead_per_op", basis.comm.eager_overhead_per_op_s, scenario_.comm.eager_overhead_per_op_s);
+    take("host.decode_per_step", basis.host.decode_per_step_s, scenario_.host.decode_per_step_s);
+  }
+  calibrate(basis);
+  if (overrides) {
+    const auto beside = [](CalibratedValue& now, const CalibratedValue& before, bool is_patched, auto format) {
+      if (is_patched && now.origin == "set" && before.origin.rfind("calibrated", 0) == 0) {
+        now.origin = "set, calibrated: " + format(before.value);
+      }
+    };
+    const auto ratio = [](double v) { return units::format_fixed(v, 3); };
+    const auto duration = [](double v) { return units::format_duration(v); };
+    beside(calibration_.bandwidth_efficiency, calibrated.bandwidth_efficiency, patched("compute.bandwidth_efficiency"), ratio);
+    beside(calibration_.routing_skew, calibrated.routing_skew, patched("compute.routing_skew"), ratio);
+    beside(calibration_.eager_overhead_per_op_s, calibrated.eager_overhead_per_op_s, patched("comm.eager_overhead_per_op"), duration);
+    beside(calibration_.host_decode_s, calibrated.host_decode_s, patched("host.decode_per_step"), duration);
   }
 }
 
@@ -434,9 +439,7 @@ Prediction CycleModel::predict(const SpeculationSettings& sp, const AcceptanceSe
   p.drafts.push_back(forward(draft_, s.draft, draft_allreduces(), b * p.tokens_per_cycle, s.engine.draft_mode, "draft extend"));
   p.draft_s = 0;
   for (const auto& d : p.drafts) p.draft_s += d.total_s();
-  p.spec_host_s = calibration_.host_decode_s.value * (calibration_.host_per_output_token ? p.tokens_per_cycle : 1.0) +
-                  s.host.spec_extra_per_cycle_s +
-                  double(p.drafts.size()) * s.host.draft_step_overhead_s;
+  p.spec_host_s = spec_host_s(double(p.drafts.size()), p.tokens_per_cycle);
   p.cycle_s = p.verify.total_s() + p.draft_s + p.spec_host_s;
   p.spec_tokens_per_s = b * p.tokens_per_cycle / p.cycle_s;
   p.speedup = p.spec_tokens_per_s / p.baseline_tokens_per_s;
@@ -480,9 +483,13 @@ double CycleModel::cycle_s(const SpeculationSettings& sp, double tau) const {
     t += forward(draft_, s.draft, draft_allreduces(), b * (first ? 1 : sp.eagle_topk), s.engine.draft_mode, "").total_s();
   }
   t += forward(draft_, s.draft, draft_allreduces(), b * tau, s.engine.draft_mode, "").total_s();
-  const double draft_forwards = draft_steps + 1;  // the steps and the extend
+  return t + spec_host_s(draft_steps + 1.0, tau);  // the steps and the extend
+}
+
+double CycleModel::spec_host_s(double draft_forwards, double tau) const {
+  const HostSettings& h = scenario_.host;
   const double host = calibration_.host_decode_s.value * (calibration_.host_per_output_token ? tau : 1.0);
-  return t + host + s.host.spec_extra_per_cycle_s + draft_forwards * s.host.draft_step_overhead_s;
+  return host + h.spec_extra_per_cycle_s + draft_forwards * h.draft_step_overhead_s;
 }
 
 }  // namespace specsim

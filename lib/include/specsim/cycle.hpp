@@ -121,8 +121,13 @@ class CycleModel {
   [[nodiscard]] int target_allreduces() const;
   [[nodiscard]] int draft_allreduces() const;
   void calibrate(const Scenario& basis);
+  // calibrate(basis) with the scenario's `--set` values of calibrated keys taking precedence.
+  void calibrate_with_overrides(Scenario& basis);
   // host.spec_extra_per_cycle from measurements.speculative when it is not held out.
   void calibrate_engine_cycle();
+  // Host and engine time of one speculative cycle: the plain step's host time (once, or tau times
+  // when it is paid per output token), the per-cycle overhead and the per-draft-forward overhead.
+  [[nodiscard]] double spec_host_s(double draft_forwards, double tau) const;
 
   // The scenario the helpers below read: the one predicted, or during calibration the one measured.
   [[nodiscard]] const Scenario& active() const { return *active_; }
