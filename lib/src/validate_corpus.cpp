@@ -108,33 +108,33 @@ ValidationRow predict_row(Scenario s) {
   row.band_p90_tokens_per_s = band.p90_tokens_per_s;
   row.warnings = cal.warnings;
 
-  row.inputs.push_back({"plain tokens/s", InputOrigin::kMeasured,
+  row.inputs.push_back({"plain tokens/s", "plain", InputOrigin::kMeasured,
                         units::format_fixed(row.measured_plain_tokens_per_s, 1) + " tok/s"});
-  row.inputs.push_back({"acceptance", InputOrigin::kMeasured, acceptance_detail(sc.acceptance)});
+  row.inputs.push_back({"acceptance", "acc", InputOrigin::kMeasured, acceptance_detail(sc.acceptance)});
   if (sc.tp > 1) {
-    row.inputs.push_back({"all-reduce", cal.comm_calibrated ? InputOrigin::kMeasured : InputOrigin::kPrior,
+    row.inputs.push_back({"all-reduce", "ar", cal.comm_calibrated ? InputOrigin::kMeasured : InputOrigin::kPrior,
                           cal.comm_source});
   }
-  row.inputs.push_back({"bandwidth efficiency", origin_of(cal.bandwidth_efficiency.origin),
+  row.inputs.push_back({"bandwidth efficiency", "bw", origin_of(cal.bandwidth_efficiency.origin),
                         units::format_fixed(cal.bandwidth_efficiency.value, 3) + " (" +
                             cal.bandwidth_efficiency.origin + ")"});
   if (row.moe) {
-    row.inputs.push_back({"routing skew", origin_of(cal.routing_skew.origin),
+    row.inputs.push_back({"routing skew", "skew", origin_of(cal.routing_skew.origin),
                           units::format_fixed(cal.routing_skew.value, 3) + " (" + cal.routing_skew.origin + ")"});
   }
   const bool eager = sc.engine.decode_mode == LaunchMode::kEager || sc.engine.verify_mode == LaunchMode::kEager ||
                      sc.engine.draft_mode == LaunchMode::kEager;
   if (eager && sc.tp > 1) {
-    row.inputs.push_back({"eager all-reduce overhead", origin_of(cal.eager_overhead_per_op_s.origin),
+    row.inputs.push_back({"eager all-reduce overhead", "eager", origin_of(cal.eager_overhead_per_op_s.origin),
                           units::format_duration(cal.eager_overhead_per_op_s.value) + " (" +
                               cal.eager_overhead_per_op_s.origin + ")"});
   }
-  row.inputs.push_back({"host per plain step", origin_of(cal.host_decode_s.origin),
+  row.inputs.push_back({"host per plain step", "host", origin_of(cal.host_decode_s.origin),
                         units::format_duration(cal.host_decode_s.value) + " (" + cal.host_decode_s.origin + ")"});
-  row.inputs.push_back({"spec overhead per cycle", origin_of(cal.spec_extra_per_cycle_s.origin),
+  row.inputs.push_back({"spec overhead per cycle", "extra", origin_of(cal.spec_extra_per_cycle_s.origin),
                         units::format_duration(cal.spec_extra_per_cycle_s.value) + " (" +
                             cal.spec_extra_per_cycle_s.origin + ")"});
-  row.inputs.push_back({"draft step overhead", origin_of(cal.draft_step_overhead_s.origin),
+  row.inputs.push_back({"draft step overhead", "step", origin_of(cal.draft_step_overhead_s.origin),
                         units::format_duration(cal.draft_step_overhead_s.value) + " (" +
                             cal.draft_step_overhead_s.origin + ")"});
   return row;

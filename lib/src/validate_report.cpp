@@ -31,16 +31,7 @@ std::string origins_code(const ValidationRow& r) {
   std::string out;
   for (const auto& in : r.inputs) {
     if (in.origin == InputOrigin::kMeasured) continue;
-    std::string abbrev;
-    if (in.name == "all-reduce") abbrev = "ar";
-    else if (in.name == "bandwidth efficiency") abbrev = "bw";
-    else if (in.name == "routing skew") abbrev = "skew";
-    else if (in.name == "eager all-reduce overhead") abbrev = "eager";
-    else if (in.name == "host per plain step") abbrev = "host";
-    else if (in.name == "spec overhead per cycle") abbrev = "extra";
-    else if (in.name == "draft step overhead") abbrev = "step";
-    else abbrev = in.name;
-    out += (out.empty() ? "" : " ") + abbrev + "=" + static_cast<char>(std::toupper(to_string(in.origin)[0]));
+    out += (out.empty() ? "" : " ") + in.code + "=" + static_cast<char>(std::toupper(to_string(in.origin)[0]));
   }
   return out;
 }

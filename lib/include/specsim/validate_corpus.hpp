@@ -36,7 +36,8 @@ enum class InputOrigin { kMeasured, kCalibrated, kSet, kPrior };
 [[nodiscard]] const char* to_string(InputOrigin o);
 
 struct RowInput {
-  std::string name;    // "acceptance", "comm", "bandwidth_efficiency", ...
+  std::string name;    // "acceptance", "all-reduce", "bandwidth efficiency", ...
+  std::string code;    // its short name in the text table's last column ("bw", "host", ...)
   InputOrigin origin = InputOrigin::kPrior;
   std::string detail;  // the value and how it was obtained
 };
