@@ -1,6 +1,6 @@
 // How long one prediction takes once the scenario is loaded and calibrated (aim: under 1 us),
 // and how long loading + calibration take; a 10^5-point sweep of draft settings (aim: under 1 s)
-// and 10^5 Monte Carlo cycles of an SGLang (5,4,8) tree (aim: under 50 ms), which the unit tests
+// (threads: wall time) and 10^5 Monte Carlo cycles of an SGLang (5,4,8) tree (aim: under 50 ms), which the unit tests
 // used to time (CI builds Debug, so the budgets live here).
 #include <benchmark/benchmark.h>
 
@@ -63,7 +63,7 @@ void BM_Sweep(benchmark::State& state) {
   }
   state.counters["points"] = 8 * 4 * 63 * 50;
 }
-BENCHMARK(BM_Sweep)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_Sweep)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_MonteCarloTree(benchmark::State& state) {
   specsim::AcceptanceModel m;
@@ -83,3 +83,31 @@ void BM_MonteCarloTree(benchmark::State& state) {
 BENCHMARK(BM_MonteCarloTree)->Arg(0)->Arg(10)->Unit(benchmark::kMillisecond);
 
 }  // namespace
+
+// calibrate() of a loaded scenario, then a prediction with it: what a sweep over a calibrated key
+// (compute.bandwidth_efficiency) pays per point, the copy of the scenario included.
+void BM_CalibrateLoaded(benchmark::State& state) {
+  const specsim::Scenario s = specsim::load_scenario(specsim::kDefaultScenario, {}, data());
+  for (auto _ : state) {
+    specsim::Scenario copy = s;
+    const specsim::Calibration c = specsim::calibrate(copy);
+    const specsim::CycleModel model(std::move(copy), c);
+    benchmark::DoNotOptimize(model.predict().spec_tokens_per_s);
+  }
+}
+BENCHMARK(BM_CalibrateLoaded)->Unit(benchmark::kMicrosecond);
+
+// 10^5 points over a calibrated key, each set on a copy of the loaded scenario and calibrated
+// again (aim: under 1 s on 2 cores), and over a key calibration does not read (one calibration).
+void BM_SweepKey(benchmark::State& state, const char* axis) {
+  const std::vector<specsim::SweepAxis> axes{specsim::parse_vary(axis)};
+  for (auto _ : state) {
+    const auto r = specsim::sweep(specsim::kDefaultScenario, {}, axes, data());
+    benchmark::DoNotOptimize(r.points.data());
+  }
+  state.counters["points"] = 100000;
+}
+BENCHMARK_CAPTURE(BM_SweepKey, bandwidth_efficiency, "compute.bandwidth_efficiency=0.2..0.8:100000")
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_SweepKey, kernel_floor, "compute.kernel_floor=1us..10us:100000")
+    ->Unit(benchmark::kMillisecond)->UseRealTime();

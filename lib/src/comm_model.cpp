@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <deque>
+#include <mutex>
 
 #include "specsim/comm_curve.hpp"
 #include "specsim/comm_scaling.hpp"
@@ -53,13 +55,40 @@ NcclPriorConfig nccl_prior_config(const Topology& topology, const GpuSpec& gpu, 
 // The scenario's topology says what the profile's points were measured over: NCCL's LL -> Simple
 // switch is located with its PCI latencies, so it is looked for on PCIe boxes only (on NVLink,
 // LL128 sits between the two).
+//
+// A fit depends only on the points, the rank count and the link, and what-ifs (sweeps, rank) build
+// a model per point from the same few tables: the last fits are kept and shared, keyed by exactly
+// those inputs.
 std::shared_ptr<const MeasuredCurve> measured_curve(const CommProfile& p, LinkClass link) {
+  struct Fitted {
+    std::vector<CommProfile::Point> points;
+    int ranks = 0;
+    bool locate_protocol_switch = false;
+    std::shared_ptr<const MeasuredCurve> curve;
+  };
+  static std::mutex mutex;
+  static std::deque<Fitted> fitted;  // most recent first
+  constexpr std::size_t kKept = 16;
+  const bool locate = link != LinkClass::kNvlink;
+  const auto same = [&](const Fitted& f) {
+    return f.ranks == p.ranks && f.locate_protocol_switch == locate &&
+           std::equal(f.points.begin(), f.points.end(), p.points.begin(), p.points.end(),
+                      [](const auto& a, const auto& b) { return a.message_bytes == b.message_bytes && a.time_s == b.time_s; });
+  };
+  {
+    const std::lock_guard lock(mutex);
+    if (const auto it = std::find_if(fitted.begin(), fitted.end(), same); it != fitted.end()) return it->curve;
+  }
   std::vector<CurvePoint> pts;
   for (const auto& pt : p.points) pts.push_back({pt.message_bytes, pt.time_s});
   CurveOptions o;
   o.ranks = p.ranks;
-  o.locate_protocol_switch = link != LinkClass::kNvlink;
-  return std::make_shared<const MeasuredCurve>(MeasuredCurve::fit(std::move(pts), o));
+  o.locate_protocol_switch = locate;
+  auto curve = std::make_shared<const MeasuredCurve>(MeasuredCurve::fit(std::move(pts), o));
+  const std::lock_guard lock(mutex);
+  fitted.push_front({p.points, p.ranks, locate, curve});
+  if (fitted.size() > kKept) fitted.pop_back();
+  return curve;
 }
 
 std::string rank_sources(const RankScaledCurve& curve, const std::vector<const CommProfile*>& profiles) {
@@ -93,17 +122,19 @@ struct CommModel::Prior {
 };
 
 CommModel CommModel::baseline(const Scenario& s) {
-  Scenario plain = s;
-  plain.comm = CommSettings{};
-  plain.comm.profile = s.comm.profile;
-  plain.custom_profile.reset();
-  return build(plain, 0.0, 0.0);
+  CommSettings plain;
+  plain.profile = s.comm.profile;
+  return build(s, plain, nullptr, 0.0, 0.0);
 }
 
 CommModel CommModel::build(const Scenario& s, double eager_overhead_per_op_s, double quantise_kernels_s) {
+  return build(s, s.comm, s.custom_profile ? &*s.custom_profile : nullptr, eager_overhead_per_op_s, quantise_kernels_s);
+}
+
+CommModel CommModel::build(const Scenario& s, const CommSettings& c, const CommProfile* custom_profile,
+                           double eager_overhead_per_op_s, double quantise_kernels_s) {
   CommModel m;
   if (s.tp <= 1) return m;
-  const CommSettings& c = s.comm;
   m.ranks_ = s.tp;
   m.eager_overhead_s_ = eager_overhead_per_op_s;
   m.quantise_s_ = quantise_kernels_s;
@@ -148,9 +179,9 @@ CommModel CommModel::build(const Scenario& s, double eager_overhead_per_op_s, do
       throw Error("comm.implementation = custom_oneshot: needs peer-to-peer access, and topology '" +
                   s.topology.name + "' has p2p off");
     }
-    if (s.custom_profile) {
-      m.custom_curve_ = measured_curve(*s.custom_profile, s.topology.link);
-      m.source_ = "measured: " + s.custom_profile->name;
+    if (custom_profile) {
+      m.custom_curve_ = measured_curve(*custom_profile, s.topology.link);
+      m.source_ = "measured: " + custom_profile->name;
     } else {
       m.calibrated_ = false;
       m.source_ = "uncalibrated: one-shot prior 7.5 us + (r-1) S / B_p2p";

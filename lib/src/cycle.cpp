@@ -24,14 +24,34 @@ double message_bytes(const TransformerSpec& m, double tokens) {
 
 }  // namespace
 
-CycleModel::CycleModel(Scenario scenario)
+CycleModel::CycleModel(Scenario scenario) : CycleModel(std::move(scenario), nullptr, true) {}
+
+CycleModel::CycleModel(Scenario scenario, const Calibration& measured)
+    : CycleModel(std::move(scenario), &measured, true) {}
+
+Calibration calibrate(const Scenario& scenario, const Calibration* without_overrides) {
+  CycleModel m(scenario, nullptr, false, without_overrides);
+  return std::move(m.calibration_);
+}
+
+CycleModel::CycleModel(Scenario scenario, const Calibration* measured, bool finish,
+                       const Calibration* without_overrides)
     : scenario_(std::move(scenario)),
       target_(scenario_.model, scenario_.gpu, scenario_.tp, scenario_.batch, scenario_.context_tokens,
               scenario_.compute, kPriorBandwidthEfficiency, 1.0),
       draft_(scenario_.draft, scenario_.gpu, scenario_.tp, scenario_.batch, scenario_.context_tokens,
              scenario_.compute, kPriorBandwidthEfficiency, 1.0) {
-  // Calibrate under the conditions the measurements were taken in: the scenario as its file
-  // states it (no what-if patches), on the box it names as measured.
+  if (measured) {
+    calibration_ = *measured;
+  } else {
+    calibrate_measured(without_overrides);
+  }
+  if (finish) apply_calibration();
+}
+
+// Calibrate under the conditions the measurements were taken in: the scenario as its file states
+// it (no what-if patches), on the box it names as measured.
+void CycleModel::calibrate_measured(const Calibration* without_overrides) {
   Scenario basis = scenario_.as_measured ? *scenario_.as_measured : scenario_;
   if (const auto& box = basis.measurements.box) {
     basis.topology = box->topology;
@@ -42,15 +62,20 @@ CycleModel::CycleModel(Scenario scenario)
     basis.comm = CommSettings{};
     basis.comm.eager_overhead_per_op_s = overhead;
   }
-  calibrate_with_overrides(basis);
+  calibrate_with_overrides(basis, without_overrides);
   active_ = &scenario_;
   if (basis.topology.name != scenario_.topology.name || basis.gpu.name != scenario_.gpu.name) {
     calibration_.warnings.push_back("calibrated on the measured box " + basis.topology.name + " (" + basis.gpu.name +
                                     "); its engine efficiency, eager overhead and host time are carried to " +
                                     scenario_.topology.name + " (" + scenario_.gpu.name + ")");
   }
+}
+
+// The models of the box predicted, with the calibrated values, and what the scenario itself says
+// about them (its notes, whether it fits, where its all-reduces leave the measured table).
+void CycleModel::apply_calibration() {
+  active_ = &scenario_;
   for (const auto& note : scenario_.notes) calibration_.warnings.push_back(note);
-  // The models of the box predicted, with the calibrated values.
   const Scenario& s = scenario_;
   {
     const auto origin = [&](const char* key, const EnginePrior::Term* term) -> std::string {
@@ -93,7 +118,7 @@ CycleModel::CycleModel(Scenario scenario)
 // Calibrates on `basis` (the scenario as measured). A calibrated key that a `--set` patch gives
 // wins over calibration, the what-if being the point: calibration runs once without it first, so the
 // report can show the calibrated value beside the set one.
-void CycleModel::calibrate_with_overrides(Scenario& basis) {
+void CycleModel::calibrate_with_overrides(Scenario& basis, const Calibration* without_overrides) {
   const auto patched = [&](const char* key) { return scenario_.patched_keys.count(key) > 0; };
   const bool overrides = patched("compute.bandwidth_efficiency") || patched("compute.routing_skew") ||
                          patched("comm.eager_overhead_per_op") || patched("host.decode_per_step");
@@ -108,8 +133,12 @@ void CycleModel::calibrate_with_overrides(Scenario& basis) {
   active_ = &basis;
   Calibration calibrated;
   if (overrides) {
-    calibrate(basis);
-    calibrated = calibration_;
+    if (without_overrides) {
+      calibrated = *without_overrides;
+    } else {
+      calibrate(basis);
+      calibrated = calibration_;
+    }
     calibration_ = Calibration{};
     const auto take = [&](const char* key, auto& field, const auto& value) {
       if (!patched(key)) return;

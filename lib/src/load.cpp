@@ -781,7 +781,11 @@ Scenario read_scenario(YamlReader& r, const DataDir& data) {
   }
   Scenario s;
   s.file = r.file();
-  collect_leaf_keys(r.node(), "", s.explicit_keys);
+  {
+    std::set<std::string> keys;
+    collect_leaf_keys(r.node(), "", keys);
+    s.explicit_keys = KeySet(std::move(keys));
+  }
   s.name = r.string("name");
   s.description = r.optional_string("description", "");
   r.ignore("source");

@@ -3,8 +3,14 @@
 #include <boost/math/tools/roots.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <mutex>
+#include <thread>
 
 #include "specsim/error.hpp"
+#include "specsim/scenario_fields.hpp"
 
 namespace specsim {
 
@@ -163,6 +169,47 @@ RankReport rank(const std::string& scenario, const std::vector<std::string>& pat
 
 // ---- sweep ----------------------------------------------------------------------------------------
 
+namespace {
+
+// "lo..hi:N": N values evenly spaced from lo to hi inclusive, each with the unit both ends carry
+// ("0.5..0.9:5", "1us..10us:10"): a long numeric axis without a long command line.
+std::vector<std::string> spaced_values(const std::string& text, const std::string& lo_text, const std::string& rest) {
+  const auto colon = rest.find(':');
+  const auto split = [](const std::string& t, double& v) -> std::string {
+    std::size_t used = 0;
+    try {
+      v = std::stod(t, &used);
+    } catch (const std::exception&) {
+      return "\n";  // no number: never a unit
+    }
+    return t.substr(used);
+  };
+  double lo = 0, hi = 0;
+  const std::string unit = split(lo_text, lo);
+  const std::string hi_unit = split(rest.substr(0, colon), hi);
+  long long n = 0;
+  std::size_t used = 0;
+  try {
+    n = std::stoll(rest.substr(colon + 1), &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (unit == "\n" || unit != hi_unit || !std::isfinite(lo) || !std::isfinite(hi) || hi < lo || used == 0 ||
+      used != rest.size() - colon - 1 || n < 2 || n > 10'000'000) {
+    throw Error({"--vary", 0, 0}, text,
+                "a spaced range is lo..hi:N, lo <= hi with the same unit, 2 <= N <= 10^7 (e.g. 0.5..0.9:5, 1us..10us:10)");
+  }
+  std::vector<std::string> values;
+  char buf[64];
+  for (long long i = 0; i < n; ++i) {
+    std::snprintf(buf, sizeof buf, "%.9g", lo + (hi - lo) * double(i) / double(n - 1));
+    values.push_back(buf + unit);
+  }
+  return values;
+}
+
+}  // namespace
+
 SweepAxis parse_vary(const std::string& text) {
   const auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
@@ -171,7 +218,9 @@ SweepAxis parse_vary(const std::string& text) {
   SweepAxis axis;
   axis.key = text.substr(0, eq);
   const std::string rest = text.substr(eq + 1);
-  if (const auto dots = rest.find(".."); dots != std::string::npos) {
+  if (const auto dots = rest.find(".."); dots != std::string::npos && rest.find(':', dots) != std::string::npos) {
+    axis.values = spaced_values(text, rest.substr(0, dots), rest.substr(dots + 2));
+  } else if (dots != std::string::npos) {
     long long a = 0, b = 0;
     std::size_t ua = 0, ub = 0;
     try {
@@ -200,35 +249,86 @@ SweepAxis parse_vary(const std::string& text) {
 
 namespace {
 
-const std::vector<std::string> kFastKeys = {"speculation.num_steps", "speculation.eagle_topk",
-                                            "speculation.num_draft_tokens", "acceptance.accept"};
+// One grid point: the loaded scenario with the axis values set on a copy (what-if on values), or
+// loaded again with them as `--set` patches when an axis names a key only the loader reads.
+class PointEvaluator {
+ public:
+  PointEvaluator(const std::string& scenario, const std::vector<std::string>& patches,
+                 const std::vector<SweepAxis>& axes, const DataDir& data)
+      : scenario_(scenario), patches_(patches), axes_(axes), data_(data) {
+    on_values_ = std::all_of(axes.begin(), axes.end(), [](const SweepAxis& a) { return is_scenario_field(a.key); });
+    if (!on_values_) {
+      reject_unknown_keys();
+      return;
+    }
+    // Each value is parsed once, before the grid: a malformed one is an error of the option.
+    for (const auto& a : axes) {
+      auto& parsed = values_.emplace_back();
+      for (const auto& v : a.values) parsed.push_back(parse_field_value(a.key, v, {"--vary", 0, 0}));
+    }
+    base_.emplace(load_scenario(scenario, patches, data));
+    measured_ = base_->as_measured ? base_->as_measured : std::make_shared<const Scenario>(*base_);
+    // Calibration reads the scenario as measured and the calibrated keys: when no axis sets one,
+    // every point shares the base's.
+    const bool shared = std::none_of(axes.begin(), axes.end(), [](const SweepAxis& a) { return field_affects_calibration(a.key); });
+    if (shared) {
+      calibration_ = calibrate(*base_);
+    } else {
+      // What each point's set value is shown beside: the calibration with no calibrated key set.
+      Scenario plain = *base_;
+      for (const auto& a : axes) plain.patched_keys.erase(a.key);
+      for (const auto& key : base_->patched_keys) {
+        if (field_affects_calibration(key)) plain.patched_keys.erase(key);
+      }
+      without_overrides_ = calibrate(plain);
+    }
+  }
 
-int parse_int(const std::string& key, const std::string& v) {
-  std::size_t used = 0;
-  long long x = 0;
-  try {
-    x = std::stoll(v, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != v.size() || x < 0 || x > 100000) throw Error({"--vary", 0, 0}, key, "'" + v + "' is not a count");
-  return static_cast<int>(x);
-}
+  [[nodiscard]] bool on_values() const { return on_values_; }
 
-// The same draft-shape rules load_scenario applies, for points that skip the loader.
-std::string shape_problem(const SpeculationSettings& sp, bool tokens_given) {
-  if (sp.num_steps < 1 || sp.num_steps > 64) return "num_steps must be in [1, 64]";
-  if (sp.eagle_topk < 1) return "eagle_topk must be >= 1";
-  if (sp.eagle_topk == 1) {
-    if (tokens_given && sp.num_draft_tokens != sp.num_steps + 1) return "a chain verifies num_steps + 1 tokens";
-    return "";
+  Prediction operator()(const std::vector<std::size_t>& index) const {
+    if (!on_values_) {
+      std::vector<std::string> point = patches_;
+      for (std::size_t i = 0; i < axes_.size(); ++i) point.push_back(axes_[i].key + "=" + axes_[i].values[index[i]]);
+      return CycleModel(load_scenario(scenario_, point, data_)).predict();
+    }
+    Scenario s = *base_;
+    s.as_measured = measured_;
+    for (std::size_t i = 0; i < axes_.size(); ++i) set_field(s, values_[i][index[i]]);
+    if (const std::string why = settle_fields(s); !why.empty()) throw Error(why);
+    if (calibration_) return CycleModel(std::move(s), *calibration_).predict();
+    const Calibration calibration = calibrate(s, &*without_overrides_);
+    return CycleModel(std::move(s), calibration).predict();
   }
-  if (sp.num_draft_tokens < 2) return "num_draft_tokens must be >= 2";
-  if (sp.num_draft_tokens > 1 + static_cast<long long>(sp.num_steps) * sp.eagle_topk * sp.eagle_topk) {
-    return "more draft tokens than num_steps and eagle_topk can draft";
+
+ private:
+  // A key the loader does not know fails every point alike: say so before the grid runs.
+  void reject_unknown_keys() const {
+    for (const auto& a : axes_) {
+      if (is_scenario_field(a.key)) continue;
+      std::vector<std::string> point = patches_;
+      point.push_back(a.key + "=" + a.values.front());
+      try {
+        (void)load_scenario(scenario_, point, data_);
+      } catch (const Error& e) {
+        if (e.key_path() == a.key && std::string(e.what()).find("unknown key") != std::string::npos) {
+          throw Error({"--vary", 0, 0}, a.key, e.message());
+        }
+      }
+    }
   }
-  return "";
-}
+
+  const std::string& scenario_;
+  const std::vector<std::string>& patches_;
+  const std::vector<SweepAxis>& axes_;
+  const DataDir& data_;
+  bool on_values_ = false;
+  std::vector<std::vector<FieldValue>> values_;  // per axis, per value
+  std::optional<Scenario> base_;
+  std::shared_ptr<const Scenario> measured_;
+  std::optional<Calibration> calibration_;         // shared by every point
+  std::optional<Calibration> without_overrides_;  // an axis is a calibrated key: per point, beside this
+};
 
 }  // namespace
 
@@ -249,79 +349,86 @@ SweepResult sweep(const std::string& scenario, const std::vector<std::string>& p
     total *= a.values.size();
     if (total > 10'000'000) throw Error({"--vary", 0, 0}, a.key, "the grid exceeds 10^7 points");
   }
-  result.fast_path = std::all_of(axes.begin(), axes.end(), [](const SweepAxis& a) {
-    return std::find(kFastKeys.begin(), kFastKeys.end(), a.key) != kFastKeys.end();
-  });
-  std::optional<CycleModel> model;
-  if (result.fast_path) model.emplace(load_scenario(scenario, patches, data));
-  std::vector<std::size_t> index(axes.size(), 0);
-  result.points.reserve(total);
+  const PointEvaluator evaluate(scenario, patches, axes, data);
+  result.fast_path = evaluate.on_values();
   result.total = total;
-  std::string first_invalid_key;  // the axis key the first invalid point's error names, if any
-  for (std::size_t n = 0; n < total; ++n) {
-    if (stop != nullptr && stop->load()) {
-      result.interrupted = true;
-      break;
+  // Points are independent: workers take blocks of consecutive points; each point's outcome lands
+  // in its slot, so the result (and the first invalid point) does not depend on the threads.
+  struct Outcome {
+    std::optional<SweepPoint> point;  // its figures; the values are filled in below
+    std::string invalid;      // why not, when invalid
+    std::string invalid_key;  // the key the error names
+    bool done = false;
+  };
+  std::vector<Outcome> outcomes(total);
+  std::atomic<std::size_t> next{0};
+  std::atomic<std::size_t> finished{0};
+  std::atomic<bool> interrupted{false};
+  std::mutex failure_mutex;
+  std::exception_ptr failure;  // anything but an invalid point ends the sweep
+  constexpr std::size_t kBlock = 256;
+  const auto work = [&](bool reports_progress) {
+    std::vector<std::size_t> index(axes.size());
+    for (std::size_t start; (start = next.fetch_add(kBlock)) < total;) {
+      for (std::size_t n = start; n < std::min(total, start + kBlock); ++n) {
+        if ((stop != nullptr && stop->load()) || interrupted.load()) {
+          interrupted.store(true);
+          return;
+        }
+        for (std::size_t i = axes.size(), rest = n; i-- > 0; rest /= axes[i].values.size()) {
+          index[i] = rest % axes[i].values.size();  // odometer, last axis fastest
+        }
+        Outcome& o = outcomes[n];
+        try {
+          const Prediction p = evaluate(index);
+          o.point = SweepPoint{{}, p.spec_tokens_per_s, p.speedup, p.tokens_per_cycle, p.cycle_s, p.baseline_tokens_per_s};
+        } catch (const Error& e) {
+          o.invalid = e.what();
+          o.invalid_key = e.key_path();
+        } catch (...) {
+          const std::lock_guard lock(failure_mutex);
+          if (!failure) failure = std::current_exception();
+          interrupted.store(true);
+          return;
+        }
+        o.done = true;
+        ++finished;
+      }
+      if (reports_progress && progress) progress(finished.load(), total);
     }
+  };
+  const std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, total / kBlock + 1);
+  {
+    std::vector<std::jthread> workers;
+    for (std::size_t t = 1; t < threads; ++t) workers.emplace_back(work, false);
+    work(true);
+  }
+  if (failure) std::rethrow_exception(failure);
+  result.interrupted = interrupted.load() && finished.load() < total;
+  result.points.reserve(finished.load());
+  std::string first_invalid_key;  // the axis key the first invalid point's error names, if any
+  std::vector<std::size_t> index(axes.size());
+  for (std::size_t n = 0; n < total; ++n) {
+    const Outcome& o = outcomes[n];
+    if (!o.done) continue;
     ++result.evaluated;
+    for (std::size_t i = axes.size(), rest = n; i-- > 0; rest /= axes[i].values.size()) {
+      index[i] = rest % axes[i].values.size();
+    }
     std::vector<std::string> values;
     for (std::size_t i = 0; i < axes.size(); ++i) values.push_back(axes[i].values[index[i]]);
-    try {
-      Prediction p;
-      if (result.fast_path) {
-        SpeculationSettings sp = model->scenario().speculation;
-        AcceptanceSettings acc = model->scenario().acceptance;
-        bool tokens_given = false;
-        for (std::size_t i = 0; i < axes.size(); ++i) {
-          const std::string& k = axes[i].key;
-          if (k == "acceptance.accept") {
-            double a = 0;
-            std::size_t used = 0;
-            try {
-              a = std::stod(values[i], &used);
-            } catch (const std::exception&) {
-              used = 0;
-            }
-            if (used != values[i].size() || !(a >= 0 && a <= 1)) {
-              throw Error({"--vary", 0, 0}, k, "'" + values[i] + "' is not an acceptance in [0, 1]");
-            }
-            acc.kind = AcceptanceSettings::Kind::kConstant;
-            acc.accept = a;
-          } else if (k == "speculation.num_steps") {
-            sp.num_steps = parse_int(k, values[i]);
-          } else if (k == "speculation.eagle_topk") {
-            sp.eagle_topk = parse_int(k, values[i]);
-          } else {
-            sp.num_draft_tokens = parse_int(k, values[i]);
-            tokens_given = true;
-          }
-        }
-        if (sp.eagle_topk == 1 && !tokens_given) sp.num_draft_tokens = sp.num_steps + 1;
-        if (const std::string why = shape_problem(sp, tokens_given); !why.empty()) throw Error(why);
-        p = model->predict(sp, acc);
-      } else {
-        std::vector<std::string> point = patches;
-        for (std::size_t i = 0; i < axes.size(); ++i) point.push_back(axes[i].key + "=" + values[i]);
-        p = CycleModel(load_scenario(scenario, point, data)).predict();
-      }
-      result.baseline_tokens_per_s = p.baseline_tokens_per_s;
-      result.points.push_back({values, p.spec_tokens_per_s, p.speedup, p.tokens_per_cycle, p.cycle_s});
-    } catch (const Error& e) {
-      if (e.where().file == "--vary") throw;  // a malformed value, not an invalid combination
-      if (result.invalid++ == 0) {
-        std::string at;
-        for (std::size_t i = 0; i < axes.size(); ++i) at += (i ? " " : "") + axes[i].key + "=" + values[i];
-        result.invalid_example = at + ": " + e.what();
-        for (const auto& a : axes) {
-          if (e.key_path() == a.key) first_invalid_key = a.key;
-        }
+    if (o.point) {
+      result.baseline_tokens_per_s = o.point->baseline_tokens_per_s;
+      result.points.push_back(*o.point);
+      result.points.back().values = std::move(values);
+    } else if (result.invalid++ == 0) {
+      std::string at;
+      for (std::size_t i = 0; i < axes.size(); ++i) at += (i ? " " : "") + axes[i].key + "=" + values[i];
+      result.invalid_example = at + ": " + o.invalid;
+      for (const auto& a : axes) {
+        if (o.invalid_key == a.key) first_invalid_key = a.key;
       }
     }
-    for (std::size_t i = axes.size(); i-- > 0;) {  // odometer, last axis fastest
-      if (++index[i] < axes[i].values.size()) break;
-      index[i] = 0;
-    }
-    if (progress && (n + 1) % 1024 == 0) progress(n + 1, total);
   }
   if (progress && !result.interrupted) progress(total, total);
   if (result.points.empty() && !result.interrupted) {

@@ -54,6 +54,9 @@ class CommModel {
 
  private:
   [[nodiscard]] double nccl_s(double bytes) const;
+  // build with `settings` and `custom_profile` in place of the scenario's own.
+  static CommModel build(const Scenario& scenario, const CommSettings& settings, const CommProfile* custom_profile,
+                         double eager_overhead_per_op_s, double quantise_kernels_s);
 
   int ranks_ = 1;
   std::shared_ptr<const RankScaledCurve> nccl_curve_;  // the profile's curve, or scaled to tp ranks

@@ -84,9 +84,22 @@ struct Prediction {
   double dominant_share = 0.0;
 };
 
+class CycleModel;
+
+// The free parameters of `scenario` calibrated from its measurements, under the conditions they were
+// taken in (Scenario::as_measured, Measurements::box), each with its origin; a calibrated key the
+// scenario sets (file, --set, --vary) wins and says "set". CycleModel(s, calibrate(s)) is
+// CycleModel(s); what-ifs that leave the calibrated keys and measurements alone share one.
+// `without_overrides`, when given, is calibrate() of the same scenario with no calibrated key set
+// (what a set value is shown beside): a sweep over a calibrated key makes it once, not per point.
+[[nodiscard]] Calibration calibrate(const Scenario& scenario, const Calibration* without_overrides = nullptr);
+
 class CycleModel {
  public:
   explicit CycleModel(Scenario scenario);  // validates and calibrates; throws specsim::Error
+  // With a calibration already made (calibrate() of this scenario or of one that differs only in
+  // keys calibration does not read): what sweeps use to skip calibrating every point.
+  CycleModel(Scenario scenario, const Calibration& measured);
   // The compute models point into the scenario held here: not copyable.
   CycleModel(const CycleModel&) = delete;
   CycleModel& operator=(const CycleModel&) = delete;
@@ -120,9 +133,15 @@ class CycleModel {
                                          const char* phase, int step = 0) const;
   [[nodiscard]] int target_allreduces() const;
   [[nodiscard]] int draft_allreduces() const;
+  friend Calibration calibrate(const Scenario& scenario, const Calibration* without_overrides);
+  CycleModel(Scenario scenario, const Calibration* measured, bool finish,
+             const Calibration* without_overrides = nullptr);
+  // calibration_ from the scenario as measured, overrides applied.
+  void calibrate_measured(const Calibration* without_overrides);
+  void apply_calibration();   // the predicted box's models from calibration_, and its warnings
   void calibrate(const Scenario& basis);
   // calibrate(basis) with the scenario's `--set` values of calibrated keys taking precedence.
-  void calibrate_with_overrides(Scenario& basis);
+  void calibrate_with_overrides(Scenario& basis, const Calibration* without_overrides);
   // host.spec_extra_per_cycle from measurements.speculative when it is not held out.
   void calibrate_engine_cycle();
   // Host and engine time of one speculative cycle: the plain step's host time (once, or tau times

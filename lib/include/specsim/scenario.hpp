@@ -175,6 +175,40 @@ struct ValidationSource {
   std::vector<std::string> assumptions;  // what the row assumes where the source is silent
 };
 
+// A set of dotted keys ("compute.bandwidth_efficiency"). Copies share one set until one of them
+// changes it: what-ifs copy a scenario per point and add a key or two.
+class KeySet {
+ public:
+  KeySet() = default;
+  explicit KeySet(std::set<std::string> keys) : keys_(std::make_shared<std::set<std::string>>(std::move(keys))) {}
+  [[nodiscard]] std::size_t count(const std::string& key) const { return keys_ ? keys_->count(key) : 0; }
+  [[nodiscard]] bool empty() const { return !keys_ || keys_->empty(); }
+  void insert(const std::string& key) {
+    if (!count(key)) own().insert(key);
+  }
+  void erase(const std::string& key) {
+    if (count(key)) own().erase(key);
+  }
+  [[nodiscard]] std::set<std::string>::const_iterator begin() const { return keys().begin(); }
+  [[nodiscard]] std::set<std::string>::const_iterator end() const { return keys().end(); }
+
+ private:
+  [[nodiscard]] const std::set<std::string>& keys() const {
+    static const std::set<std::string> none;
+    return keys_ ? *keys_ : none;
+  }
+  // A set this copy alone holds, copied from the shared one first when others hold it too.
+  std::set<std::string>& own() {
+    if (!keys_) {
+      keys_ = std::make_shared<std::set<std::string>>();
+    } else if (keys_.use_count() > 1) {
+      keys_ = std::make_shared<std::set<std::string>>(*keys_);
+    }
+    return *keys_;
+  }
+  std::shared_ptr<std::set<std::string>> keys_;
+};
+
 struct Scenario {
   // The scenario as its file states it, before `--set` patches: the conditions the measurements
   // were taken under, where calibration runs. Empty when nothing was patched.
@@ -205,8 +239,8 @@ struct Scenario {
   std::optional<EnginePrior> engine_prior;     // models/engines/<engine.name>.yaml, when there is one
   // Dotted leaf keys the file or a `--set` patch states ("compute.bandwidth_efficiency"): a value
   // under one of them is "set"; any other value is a default, reported as a prior.
-  std::set<std::string> explicit_keys;
-  std::set<std::string> patched_keys;  // those a `--set` patch gave (a what-if)
+  KeySet explicit_keys;
+  KeySet patched_keys;  // those a `--set` patch gave (a what-if)
   // What loading assumed or found odd but not wrong (KV heads replicated under TP, a draft trained
   // for another model, a comm profile from another box); reports print them as warnings.
   std::vector<std::string> notes;

@@ -91,6 +91,7 @@ struct SweepPoint {
   double speedup = 0.0;
   double tokens_per_cycle = 0.0;
   double cycle_s = 0.0;
+  double baseline_tokens_per_s = 0.0;  // plain decoding at this point (axes on the model or box move it)
 };
 
 struct SweepResult {
@@ -98,8 +99,8 @@ struct SweepResult {
   std::vector<SweepPoint> points;  // best first
   std::size_t invalid = 0;         // combinations skipped
   std::string invalid_example;     // the first one's reason
-  double baseline_tokens_per_s = 0.0;
-  bool fast_path = false;          // draft settings only: one calibration for the whole grid
+  double baseline_tokens_per_s = 0.0;  // plain decoding of the last point evaluated
+  bool fast_path = false;          // every axis a scenario field: points set values on one loaded scenario
   std::size_t total = 0;           // points in the grid
   std::size_t evaluated = 0;       // points tried: total, or fewer when interrupted
   bool interrupted = false;        // `stop` was set before the grid was done
@@ -107,10 +108,12 @@ struct SweepResult {
 
 using SweepProgress = std::function<void(std::size_t done, std::size_t total)>;
 
-// The full grid. Draft-setting axes (speculation.num_steps, eagle_topk, num_draft_tokens,
-// acceptance.accept) reuse one calibrated model; any other key reloads the scenario per point.
-// Throws specsim::Error naming the option for a key given on two axes, and, once the grid is done,
-// when no point is valid (naming the axis key of the first failure, e.g. an unknown key). `stop`,
+// The full grid. When every axis is a scenario field (scenario_fields.hpp), the scenario is loaded
+// once and each point sets its values on a copy; calibration runs once too unless an axis is a
+// calibrated key. Any other key (a model, a profile, parallel.tp) reloads the scenario per point.
+// Throws specsim::Error naming the option for a key given on two axes, a malformed value or a key
+// the loader does not know (before the grid runs), and, once the grid is done, when no point is
+// valid (naming the axis key of the first failure). `stop`,
 // when given, is read before each point (a signal handler may set it): once set, the sweep returns
 // the points evaluated so far, best first, with `interrupted` set.
 [[nodiscard]] SweepResult sweep(const std::string& scenario, const std::vector<std::string>& patches,

@@ -1,0 +1,47 @@
+// The scalar keys of a scenario that a what-if can change on a loaded Scenario value, without
+// reading a file again: the draft shape, acceptance, workload, and the compute, comm and host
+// terms. Sweeps parse each axis value once and set it on a copy of the loaded scenario per point;
+// every other key goes through the loader (load_scenario with a `--set` patch).
+//
+// Values are read as in a scenario file (units, "calibrate" where the file allows it) and within
+// the same ranges; tests/test_scenario_fields.cpp checks each key against the loader at its bounds.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "specsim/error.hpp"
+#include "specsim/scenario.hpp"
+
+namespace specsim {
+
+struct ScenarioField;
+
+// One parsed value of one field: `value` empty means "calibrate".
+struct FieldValue {
+  const ScenarioField* field = nullptr;
+  std::optional<double> value;
+};
+
+// Whether `key` (dotted, as in a scenario file) is a field of the table.
+[[nodiscard]] bool is_scenario_field(const std::string& key);
+[[nodiscard]] std::vector<std::string> scenario_field_keys();
+// Whether a value of `key` changes what calibration computes (a calibrated key or a measurement).
+[[nodiscard]] bool field_affects_calibration(const std::string& key);
+
+// Parses `text` for `key`; throws specsim::Error at `where` (e.g. {"--vary", 0, 0}) naming the key
+// when the text is malformed or out of the key's range.
+[[nodiscard]] FieldValue parse_field_value(const std::string& key, const std::string& text,
+                                           const SourceLocation& where);
+
+// Sets the value on `s` and records the key as set by a patch (explicit_keys, patched_keys).
+void set_field(Scenario& s, const FieldValue& v);
+
+// After set_field: derives what the set fields imply (a chain verifies num_steps + 1 tokens) and
+// checks the rules that join several fields (the draft shape, channel bounds, what calibration
+// can solve); returns the first broken one, empty when they hold. The loader states the same
+// rules with file and line; this is what points that skip the loader are held to.
+[[nodiscard]] std::string settle_fields(Scenario& s);
+
+}  // namespace specsim

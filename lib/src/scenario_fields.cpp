@@ -1,0 +1,170 @@
+#include "specsim/scenario_fields.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <span>
+
+#include "specsim/units.hpp"
+
+namespace specsim {
+
+enum class FieldKind { kCount, kNumber, kDuration };
+
+struct ScenarioField {
+  const char* key;
+  FieldKind kind;
+  double min = 0.0;  // kCount and kNumber; durations are held to the plausible range of units::parse
+  double max = 0.0;
+  bool calibrate = false;  // "calibrate" is a value
+  void (*set)(Scenario&, std::optional<double>);
+};
+
+namespace {
+
+int as_int(std::optional<double> v) { return static_cast<int>(*v); }
+
+// The ranges are those load.cpp reads the same keys with (kScenarioBounds, read_compute_keys).
+constexpr double kMaxEfficiency = 2.0;
+const ScenarioField kFields[] = {
+    {"workload.batch", FieldKind::kCount, 1, 1'000'000, false, [](Scenario& s, auto v) { s.batch = as_int(v); }},
+    {"workload.context", FieldKind::kCount, 0, 100'000'000, false,
+     [](Scenario& s, auto v) { s.context_tokens = std::floor(*v); }},
+    {"speculation.num_steps", FieldKind::kCount, 1, 64, false,
+     [](Scenario& s, auto v) { s.speculation.num_steps = as_int(v); }},
+    {"speculation.eagle_topk", FieldKind::kCount, 1, 64, false,
+     [](Scenario& s, auto v) { s.speculation.eagle_topk = as_int(v); }},
+    {"speculation.num_draft_tokens", FieldKind::kCount, 2, 4096, false,
+     [](Scenario& s, auto v) { s.speculation.num_draft_tokens = as_int(v); }},
+    {"acceptance.accept", FieldKind::kNumber, 0, 1, false,
+     [](Scenario& s, auto v) {
+       s.acceptance.kind = AcceptanceSettings::Kind::kConstant;
+       s.acceptance.accept = *v;
+     }},
+    {"compute.bandwidth_efficiency", FieldKind::kNumber, 0.01, kMaxEfficiency, true,
+     [](Scenario& s, auto v) { s.compute.bandwidth_efficiency = v; }},
+    {"compute.flop_efficiency", FieldKind::kNumber, 0.01, 1.0, false,
+     [](Scenario& s, auto v) { s.compute.flop_efficiency = *v; }},
+    {"compute.routing_skew", FieldKind::kNumber, 0.01, 1.0, true,
+     [](Scenario& s, auto v) { s.compute.routing_skew = v; }},
+    {"compute.expert_bandwidth_efficiency", FieldKind::kNumber, 0.01, kMaxEfficiency, false,
+     [](Scenario& s, auto v) { s.compute.expert_bandwidth_efficiency = v; }},
+    {"compute.kv_efficiency_decode", FieldKind::kNumber, 0.01, kMaxEfficiency, false,
+     [](Scenario& s, auto v) { s.compute.kv_efficiency_decode = v; }},
+    {"compute.kv_efficiency_verify", FieldKind::kNumber, 0.01, kMaxEfficiency, false,
+     [](Scenario& s, auto v) { s.compute.kv_efficiency_verify = v; }},
+    {"compute.eager_overlap_exponent", FieldKind::kNumber, 1.0, 1000.0, false,
+     [](Scenario& s, auto v) { s.compute.eager_overlap_exponent = v; }},
+    {"compute.kernel_floor", FieldKind::kDuration, 0, 0, false,
+     [](Scenario& s, auto v) { s.compute.kernel_floor_s = *v; }},
+    {"compute.eager_launch_per_kernel", FieldKind::kDuration, 0, 0, false,
+     [](Scenario& s, auto v) { s.compute.eager_launch_per_kernel_s = *v; }},
+    {"compute.graph_launch", FieldKind::kDuration, 0, 0, false,
+     [](Scenario& s, auto v) { s.compute.graph_launch_s = *v; }},
+    {"compute.eager_multi_token_step", FieldKind::kDuration, 0, 0, false,
+     [](Scenario& s, auto v) { s.compute.eager_multi_token_step_s = *v; }},
+    {"compute.multi_token_step", FieldKind::kDuration, 0, 0, false,
+     [](Scenario& s, auto v) { s.compute.multi_token_step_s = *v; }},
+    {"compute.per_token_layer", FieldKind::kDuration, 0, 0, false,
+     [](Scenario& s, auto v) { s.compute.per_token_layer_s = *v; }},
+    {"comm.scale", FieldKind::kNumber, 0, 1e6, false, [](Scenario& s, auto v) { s.comm.scale = *v; }},
+    {"comm.overlap", FieldKind::kNumber, 0, 1, false, [](Scenario& s, auto v) { s.comm.overlap = *v; }},
+    {"comm.min_channels", FieldKind::kCount, 0, 64, false, [](Scenario& s, auto v) { s.comm.min_channels = as_int(v); }},
+    {"comm.max_channels", FieldKind::kCount, 0, 64, false, [](Scenario& s, auto v) { s.comm.max_channels = as_int(v); }},
+    {"comm.eager_overhead_per_op", FieldKind::kDuration, 0, 0, true,
+     [](Scenario& s, auto v) { s.comm.eager_overhead_per_op_s = v; }},
+    {"host.decode_per_step", FieldKind::kDuration, 0, 0, true,
+     [](Scenario& s, auto v) { s.host.decode_per_step_s = v; }},
+    {"host.spec_extra_per_cycle", FieldKind::kDuration, 0, 0, false,
+     [](Scenario& s, auto v) { s.host.spec_extra_per_cycle_s = *v; }},
+    {"host.draft_step_overhead", FieldKind::kDuration, 0, 0, false,
+     [](Scenario& s, auto v) { s.host.draft_step_overhead_s = *v; }},
+};
+
+// The keys whose value calibration reads (CycleModel::calibrate_with_overrides takes a set value
+// over the calibrated one; the rest of calibration runs on the scenario as measured).
+constexpr const char* kCalibratedKeys[] = {"compute.bandwidth_efficiency", "compute.routing_skew",
+                                           "comm.eager_overhead_per_op", "host.decode_per_step"};
+
+const ScenarioField* find_field(const std::string& key) {
+  const auto it = std::find_if(std::begin(kFields), std::end(kFields), [&](const ScenarioField& f) { return key == f.key; });
+  return it == std::end(kFields) ? nullptr : &*it;
+}
+
+std::string show(double v) {
+  std::string s = units::format_fixed(v, 6);
+  s.erase(s.find_last_not_of('0') + 1);
+  if (s.back() == '.') s.pop_back();
+  return s;
+}
+
+}  // namespace
+
+bool is_scenario_field(const std::string& key) { return find_field(key) != nullptr; }
+
+std::vector<std::string> scenario_field_keys() {
+  std::vector<std::string> keys;
+  for (const ScenarioField& f : kFields) keys.emplace_back(f.key);
+  return keys;
+}
+
+bool field_affects_calibration(const std::string& key) {
+  return key.rfind("measurements.", 0) == 0 ||
+         std::any_of(std::begin(kCalibratedKeys), std::end(kCalibratedKeys), [&](const char* k) { return key == k; });
+}
+
+FieldValue parse_field_value(const std::string& key, const std::string& text, const SourceLocation& where) {
+  const ScenarioField* f = find_field(key);
+  if (f == nullptr) throw Error(where, key, "not a field a what-if can set on a loaded scenario");
+  FieldValue out{f, std::nullopt};
+  if (f->calibrate && text == "calibrate") return out;
+  if (f->kind == FieldKind::kDuration) {
+    try {
+      out.value = units::parse(text, units::Quantity::kDuration);
+    } catch (const Error& e) {
+      throw Error(where, key, e.message());
+    }
+    return out;
+  }
+  std::size_t used = 0;
+  double v = 0.0;
+  try {
+    v = f->kind == FieldKind::kCount ? static_cast<double>(std::stoll(text, &used)) : std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || !std::isfinite(v)) {
+    throw Error(where, key, std::string(f->kind == FieldKind::kCount ? "expected an integer" : "expected a finite number") +
+                                ", got '" + text + "'");
+  }
+  if (v < f->min || v > f->max) {
+    throw Error(where, key, "= " + text + ": must be in [" + show(f->min) + ", " + show(f->max) + "]");
+  }
+  out.value = v;
+  return out;
+}
+
+void set_field(Scenario& s, const FieldValue& v) {
+  v.field->set(s, v.value);
+  s.explicit_keys.insert(v.field->key);
+  s.patched_keys.insert(v.field->key);
+}
+
+std::string settle_fields(Scenario& s) {
+  SpeculationSettings& sp = s.speculation;
+  const bool tokens_given = s.patched_keys.count("speculation.num_draft_tokens") > 0;
+  if (sp.eagle_topk == 1 && !tokens_given) sp.num_draft_tokens = sp.num_steps + 1;
+  if (sp.eagle_topk == 1) {
+    if (tokens_given && sp.num_draft_tokens != sp.num_steps + 1) return "a chain verifies num_steps + 1 tokens";
+  } else if (sp.num_draft_tokens > 1 + static_cast<long long>(sp.num_steps) * sp.eagle_topk * sp.eagle_topk) {
+    return "more draft tokens than num_steps and eagle_topk can draft";
+  }
+  if (!s.compute.bandwidth_efficiency && !s.compute.routing_skew) {
+    return "only one of bandwidth_efficiency and routing_skew can be 'calibrate'";
+  }
+  if (s.comm.min_channels && s.comm.max_channels && s.comm.min_channels > s.comm.max_channels) {
+    return "comm.min_channels must not exceed max_channels";
+  }
+  return "";
+}
+
+}  // namespace specsim

@@ -1,0 +1,130 @@
+#include <catch2/catch.hpp>
+
+#include <map>
+#include <string>
+
+#include "specsim/cycle.hpp"
+#include "specsim/load.hpp"
+#include "specsim/scenario_fields.hpp"
+#include "specsim/whatif.hpp"
+
+using Catch::Matchers::Contains;
+
+namespace {
+
+const specsim::DataDir kRoot(SPECSIM_SOURCE_DIR);
+
+// For every field: a value inside its range that moves the default scenario, and one outside it
+// (or malformed). A field added to the table without a line here fails the first test below.
+struct Probe {
+  std::string good;
+  std::string bad;
+};
+const std::map<std::string, Probe> kProbes = {
+    {"workload.batch", {"4", "0"}},
+    {"workload.context", {"32768", "-1"}},
+    {"speculation.num_steps", {"5", "65"}},
+    {"speculation.eagle_topk", {"2", "0"}},
+    {"speculation.num_draft_tokens", {"4", "1"}},
+    {"acceptance.accept", {"0.6", "1.5"}},
+    {"compute.bandwidth_efficiency", {"0.6", "84"}},
+    {"compute.flop_efficiency", {"0.01", "1.5"}},
+    {"compute.routing_skew", {"0.5", "2"}},
+    {"compute.expert_bandwidth_efficiency", {"0.5", "0"}},
+    {"compute.kv_efficiency_decode", {"0.5", "3"}},
+    {"compute.kv_efficiency_verify", {"0.5", "3"}},
+    {"compute.eager_overlap_exponent", {"2", "0.5"}},
+    {"compute.kernel_floor", {"4us", "4"}},
+    {"compute.eager_launch_per_kernel", {"8us", "8 parsecs"}},
+    {"compute.graph_launch", {"50us", "-1us"}},
+    {"compute.eager_multi_token_step", {"30us", "1e300s"}},
+    {"compute.multi_token_step", {"20us", "x"}},
+    {"compute.per_token_layer", {"2us", "nan"}},
+    {"comm.scale", {"0.5", "-1"}},
+    {"comm.overlap", {"0.3", "2"}},
+    {"comm.min_channels", {"16", "65"}},
+    {"comm.max_channels", {"2", "-1"}},
+    {"comm.eager_overhead_per_op", {"0us", "fast"}},
+    {"host.decode_per_step", {"1ms", "1"}},
+    {"host.spec_extra_per_cycle", {"2ms", "2 m"}},
+    {"host.draft_step_overhead", {"200us", "inf"}},
+};
+
+double spec_rate(const specsim::SweepResult& r) {
+  REQUIRE(r.points.size() == 1);
+  return r.points[0].tokens_per_s;
+}
+
+}  // namespace
+
+TEST_CASE("scenario fields: a value set on the loaded scenario predicts what the loader's --set does",
+          "[scenario_fields][sweep]") {
+  const auto as_is = specsim::CycleModel(specsim::load_scenario(specsim::kDefaultScenario, {}, kRoot)).predict();
+  for (const std::string& key : specsim::scenario_field_keys()) {
+    INFO(key);
+    const auto probe = kProbes.find(key);
+    REQUIRE(probe != kProbes.end());
+    const std::string patch = key + "=" + probe->second.good;
+    const auto loaded = specsim::CycleModel(specsim::load_scenario(specsim::kDefaultScenario, {patch}, kRoot)).predict();
+    const auto r = specsim::sweep(specsim::kDefaultScenario, {}, {specsim::parse_vary(patch)}, kRoot);
+    CHECK(r.fast_path);
+    // The same code runs on the same numbers: equal to the last bit, plain rate included.
+    CHECK(spec_rate(r) == loaded.spec_tokens_per_s);
+    CHECK(r.points[0].baseline_tokens_per_s == loaded.baseline_tokens_per_s);
+    CHECK(r.points[0].tokens_per_cycle == loaded.tokens_per_cycle);
+    // The probe moves the prediction (plain or speculative), so a setter that wrote the wrong field
+    // would show. On the default chain, num_draft_tokens can only be num_steps + 1 = 4, as it is;
+    // NCCL's model gives the PCIe box's 2-channel graph no gain or loss from a cap on channels.
+    if (key != "speculation.num_draft_tokens" && key != "comm.max_channels") {
+      CHECK((loaded.spec_tokens_per_s != as_is.spec_tokens_per_s ||
+             loaded.baseline_tokens_per_s != as_is.baseline_tokens_per_s));
+    }
+  }
+}
+
+TEST_CASE("scenario fields: a value out of range or malformed is refused here and by the loader",
+          "[scenario_fields][invalid]") {
+  for (const auto& [key, probe] : kProbes) {
+    INFO(key << "=" << probe.bad);
+    CHECK(specsim::is_scenario_field(key));
+    CHECK_THROWS_WITH(specsim::parse_field_value(key, probe.bad, {"--vary", 0, 0}), Contains("--vary: " + key));
+    CHECK_THROWS(specsim::load_scenario(specsim::kDefaultScenario, {key + "=" + probe.bad}, kRoot));
+  }
+  CHECK_FALSE(specsim::is_scenario_field("model"));
+  CHECK_FALSE(specsim::is_scenario_field("parallel.tp"));
+}
+
+TEST_CASE("scenario fields: calibrated keys say 'set' with the calibrated value beside, per point",
+          "[scenario_fields][overrides]") {
+  CHECK(specsim::field_affects_calibration("compute.bandwidth_efficiency"));
+  CHECK(specsim::field_affects_calibration("measurements.verify.step"));
+  CHECK_FALSE(specsim::field_affects_calibration("compute.kernel_floor"));
+  // The default scenario calibrates routing skew (0.209) from its verify's measured compute.
+  const auto r = specsim::sweep(specsim::kDefaultScenario, {},
+                                {specsim::parse_vary("compute.routing_skew=0.1..0.9:5")}, kRoot);
+  REQUIRE(r.points.size() == 5);
+  for (const auto& p : r.points) {
+    const auto loaded = specsim::CycleModel(specsim::load_scenario(
+        specsim::kDefaultScenario, {"compute.routing_skew=" + p.values[0]}, kRoot));
+    INFO(p.values[0]);
+    CHECK(p.tokens_per_s == loaded.predict().spec_tokens_per_s);
+    CHECK_THAT(loaded.calibration().routing_skew.origin, Contains("set, calibrated: 0.209"));
+  }
+  // With the scenario and calibration apart: calibrate(s) then CycleModel(s, c) is CycleModel(s).
+  const auto s = specsim::load_scenario(specsim::kDefaultScenario, {"compute.routing_skew=0.5"}, kRoot);
+  const specsim::Calibration c = specsim::calibrate(s);
+  CHECK(c.routing_skew.value == 0.5);
+  CHECK_THAT(c.routing_skew.origin, Contains("set, calibrated: 0.209"));
+  CHECK(specsim::CycleModel(s, c).predict().spec_tokens_per_s == specsim::CycleModel(s).predict().spec_tokens_per_s);
+}
+
+TEST_CASE("sweep: lo..hi:N spaces N values, units kept; bad forms name the option", "[sweep]") {
+  const auto a = specsim::parse_vary("compute.bandwidth_efficiency=0.5..0.9:5");
+  CHECK(a.values == std::vector<std::string>{"0.5", "0.6", "0.7", "0.8", "0.9"});
+  const auto b = specsim::parse_vary("compute.kernel_floor=1us..2us:3");
+  CHECK(b.values == std::vector<std::string>{"1us", "1.5us", "2us"});
+  for (const char* bad : {"k=1us..2ms:3", "k=2..1:3", "k=1..2:1", "k=1..2:x", "k=a..2:3"}) {
+    INFO(bad);
+    CHECK_THROWS_WITH(specsim::parse_vary(bad), Contains("--vary") && Contains("a spaced range is lo..hi:N"));
+  }
+}
