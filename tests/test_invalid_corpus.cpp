@@ -54,7 +54,7 @@ void load(const std::string& format, const std::string& name) {
   } else if (kind == "logs" || kind == "engine_log") {
     (void)specsim::parse_engine_log_file(path);
   } else if (kind == "topo") {
-    (void)specsim::import_nvidia_smi_topo(path, specsim::TopoImportOptions{"t", "rtx-4090"});
+    (void)specsim::import_nvidia_smi_topo(path, specsim::TopoImportOptions{"t", "rtx-4090", true, 4});
   } else if (kind == "validation") {
     (void)specsim::validate_row(path, kRoot);
   } else if (kind == "interventions") {
