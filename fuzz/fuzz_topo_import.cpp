@@ -16,6 +16,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   specsim::TopoImportOptions options;
   options.name = "fuzz";
   options.gpu = "rtx-pro-6000-server";
+  options.pcie_generation = 5;
   specsim::Topology imported;
   try {
     imported = specsim::parse_nvidia_smi_topo(text, "<fuzz>", options);

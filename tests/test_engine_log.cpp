@@ -243,6 +243,8 @@ TEST_CASE("damaged engine log lines give exact errors", "[engine_log]") {
       {"llamacpp_rate_mismatch.log",
        {":2:20: ", "draft acceptance: expected accepted/generated = 0.644788, got 0.74479"}},
       {"llamacpp_unclosed_list.log", {":2:147: ", "expected ')', got the end of the line"}},
+      {"llama_speculative_accept_exceeds.log",
+       {":3: ", "llama-speculative summary line: n_accept: n_accept = 147 exceeds n_drafted = 132"}},
   };
   // Every damaged file has an expectation, and every expectation a file.
   std::size_t files = 0;
@@ -262,4 +264,102 @@ TEST_CASE("damaged engine log lines give exact errors", "[engine_log]") {
     CHECK_THROWS_WITH(specsim::parse_engine_log_file(path),
                       Contains(name + want.first) && Contains(want.second));
   }
+}
+
+TEST_CASE("llama-speculative end summary (llama.cpp PR 2926 and PR 3006)", "[engine_log]") {
+  auto records = specsim::parse_engine_log_file(valid_log("llama_speculative_pr2926.log"));
+  REQUIRE(records.size() == 1);
+  const auto& r = records[0];
+  CHECK(r.format == LogFormat::kLlamaSpeculative);
+  CHECK(r.where.line == 6);  // the n_drafted line
+  CHECK(r.num_draft_positions == 8);
+  CHECK(r.accepted_tokens == 47);
+  CHECK(r.drafted_tokens == 132);
+  // Each verify emits its accepted drafts plus one target token: cycles = 129 - 47 = 82,
+  // tau = 129 / 82 = 1.5732.
+  CHECK(r.cycles == 82.0);
+  CHECK_THAT(r.tokens_per_cycle, WithinRel(129.0 / 82.0, 1e-12));
+  CHECK_THAT(*r.logged_accept_rate, WithinRel(0.35606, 1e-9));
+  // PR 3006, 16-token drafts: 266 - 223 = 43 cycles, tau = 266 / 43 = 6.186.
+  records = specsim::parse_engine_log_file(valid_log("llama_speculative_pr3006.log"));
+  REQUIRE(records.size() == 1);
+  CHECK_THAT(records[0].tokens_per_cycle, WithinRel(266.0 / 43.0, 1e-12));
+  const auto s = specsim::summarize(records);
+  CHECK_THAT(*s.draft_accept_rate, WithinRel(223.0 / 254.0, 1e-12));
+}
+
+TEST_CASE("vLLM /metrics: two scrapes give the interval, and agree with the log line", "[engine_log]") {
+  const auto records = specsim::parse_engine_log_file(valid_log("vllm_metrics_pr24127_interval.prom"));
+  REQUIRE(records.size() == 1);
+  const auto& r = records[0];
+  CHECK(r.format == LogFormat::kVllmMetrics);
+  CHECK_FALSE(r.cumulative);
+  // Differences: drafts 159 - 100 = 59, draft tokens 795 - 500 = 295, accepted 562 - 300 = 262.
+  CHECK(r.cycles == 59.0);
+  CHECK(r.drafted_tokens == 295);
+  CHECK(r.accepted_tokens == 262);
+  // tau = 1 + 262 / 59 = 5.4407, the "Mean acceptance length: 5.44" the same interval logged.
+  CHECK_THAT(r.tokens_per_cycle, WithinRel(1.0 + 262.0 / 59.0, 1e-12));
+  const auto logged = specsim::parse_engine_log_file(valid_log("vllm_v1_pr24127.log"));
+  CHECK_THAT(r.tokens_per_cycle, WithinAbs(logged[0].tokens_per_cycle, 0.005));
+  // Per position 58, 56, 54, 52, 42 of 59: the logged 0.983, 0.949, 0.915, 0.881, 0.712.
+  REQUIRE(r.unconditional_rates.size() == 5);
+  for (std::size_t j = 0; j < 5; ++j) {
+    CHECK_THAT(r.unconditional_rates[j], WithinAbs(logged[0].unconditional_rates[j], 0.0005));
+  }
+  // One scrape alone (the first five counters) gives totals since start, and says so.
+  std::istringstream one(
+      "vllm:spec_decode_num_drafts_total{engine=\"0\",model_name=\"m\"} 100.0\n"
+      "vllm:spec_decode_num_draft_tokens_total{engine=\"0\",model_name=\"m\"} 500.0\n"
+      "vllm:spec_decode_num_accepted_tokens_total{engine=\"0\",model_name=\"m\"} 300.0\n");
+  const auto totals = specsim::parse_engine_log(one, "<one scrape>");
+  REQUIRE(totals.size() == 1);
+  CHECK(totals[0].cumulative);
+  CHECK_THAT(totals[0].tokens_per_cycle, WithinRel(4.0, 1e-12));  // 1 + 300 / 100
+  const auto s = specsim::summarize(totals);
+  bool said = false;
+  for (const auto& n : s.notes) said = said || n.find("totals since the server started") != std::string::npos;
+  CHECK(said);
+}
+
+TEST_CASE("vLLM /metrics: data-parallel engines are records of their own, pooled by drafts", "[engine_log]") {
+  std::istringstream dp(
+      "vllm:spec_decode_num_drafts_total{engine=\"0\",model_name=\"m\"} 20.0\n"
+      "vllm:spec_decode_num_draft_tokens_total{engine=\"0\",model_name=\"m\"} 60.0\n"
+      "vllm:spec_decode_num_accepted_tokens_total{engine=\"0\",model_name=\"m\"} 40.0\n"
+      "vllm:spec_decode_num_drafts_total{engine=\"1\",model_name=\"m\"} 30.0\n"
+      "vllm:spec_decode_num_draft_tokens_total{engine=\"1\",model_name=\"m\"} 90.0\n"
+      "vllm:spec_decode_num_accepted_tokens_total{engine=\"1\",model_name=\"m\"} 30.0\n");
+  const auto records = specsim::parse_engine_log(dp, "<dp>");
+  REQUIRE(records.size() == 2);
+  // tau = 1 + (40 + 30) / (20 + 30) = 2.4, not the mean of 3.0 and 2.0.
+  CHECK_THAT(specsim::summarize(records).tokens_per_cycle, WithinRel(2.4, 1e-12));
+}
+
+TEST_CASE("SGLang /metrics gauges: one record per scrape", "[engine_log]") {
+  const auto records = specsim::parse_engine_log_file(valid_log("sglang_metrics_issue11948.prom"));
+  REQUIRE(records.size() == 2);
+  CHECK(records[0].format == LogFormat::kSglangMetrics);
+  CHECK(records[0].tokens_per_cycle == 1.95);
+  CHECK(records[1].tokens_per_cycle == 2.05);
+  CHECK(records[0].running_requests == 1);
+  // Equal running requests: tau = (1.95 + 2.05) / 2 = 2.0, as the two log lines give.
+  CHECK_THAT(specsim::summarize(records).tokens_per_cycle, WithinRel(2.0, 1e-12));
+}
+
+TEST_CASE("pooling different draft lengths or engines is a warning, not a silent cut", "[engine_log]") {
+  // K = 5 (vLLM PR 24127) with K = 3 (llama.cpp PR 24536): only 3 positions are pooled, and the
+  // warning names the positions left out; two engines, and that is said too.
+  auto records = specsim::parse_engine_log_file(valid_log("vllm_v1_pr24127.log"));
+  const auto more = specsim::parse_engine_log_file(valid_log("llamacpp_pr24536.log"));
+  records.insert(records.end(), more.begin(), more.end());
+  const auto s = specsim::summarize(records);
+  CHECK(s.unconditional_rates.size() == 3);
+  REQUIRE(s.warnings.size() == 2);
+  CHECK_THAT(s.warnings[0], Contains("records log 3 to 5 per-position rates") && Contains("positions 4-5 are left out"));
+  CHECK_THAT(s.warnings[1], Contains("lines from different engines pooled together (vllm-v1, llama.cpp)"));
+  CHECK(specsim::position_mismatch_warning(5, 3) ==
+        "the measured acceptance has 5 positions and the scenario drafts 3: positions 4-5 not used (set "
+        "speculation.num_steps=5 to use them)");
+  CHECK(specsim::position_mismatch_warning(3, 3).empty());
 }

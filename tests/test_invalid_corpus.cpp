@@ -54,7 +54,7 @@ void load(const std::string& format, const std::string& name) {
   } else if (kind == "logs" || kind == "engine_log") {
     (void)specsim::parse_engine_log_file(path);
   } else if (kind == "topo") {
-    (void)specsim::import_nvidia_smi_topo(path, specsim::TopoImportOptions{"t", "rtx-4090"});
+    (void)specsim::import_nvidia_smi_topo(path, specsim::TopoImportOptions{"t", "rtx-4090", true, 4});
   } else if (kind == "validation") {
     (void)specsim::validate_row(path, kRoot);
   } else if (kind == "interventions") {
@@ -129,6 +129,13 @@ const std::map<std::string, Expected>& corpus() {
       {"llm/unknown-key-typo.yaml", {"mlp.intermediate_sise: unknown key (known keys here: intermediate_size)", 16}},
       {"llm/wrong-kind.yaml", {"kind: expected 'llm', got 'gpu'", 2}},
       {"llm/zero-head-dim.yaml", {"attention.head_dim: = 0: must be in [1, 10000000]", 13}},
+      {"logs/llama_speculative_accept_exceeds.log", {"n_accept = 147 exceeds n_drafted = 132", 3}},
+      {"logs/sglang_metrics_implausible.prom", {"sglang:spec_accept_length", 1}},
+      {"logs/vllm_metrics_counter_fell.prom", {"counter fell from 500 (line 7) to 495", 16}},
+      {"logs/vllm_metrics_missing_accepted.prom",
+       {"vllm:spec_decode_num_accepted_tokens_total: missing for {engine=\"0\",model_name=\"Qwen/Qwen3.6-35B-A3B-FP8\"}", 0}},
+      {"logs/vllm_metrics_two_models.prom",
+       {"the scrape holds metrics of 2 models: 'facebook/opt-125m' (line 3), 'facebook/opt-350m' (line 22)", 0}},
       {"logs/llamacpp_missing_slash.log", {"llama.cpp draft acceptance line: expected '/', got '259 generated)", 2}},
       {"logs/llamacpp_rate_mismatch.log", {"draft acceptance: expected accepted/generated = 0.644788, got 0.74479", 2}},
       {"logs/llamacpp_unclosed_list.log", {"expected ')', got the end of the line", 2}},

@@ -238,12 +238,12 @@ TEST_CASE("consistency: engine logs: impossible acceptance lengths refused, cut 
   const std::vector<specsim::LogRecord> records{five, three};
   const auto s = specsim::summarize(records);
   CHECK(s.unconditional_rates.size() == 3);
-  CHECK(has_note(s.notes, "lines log 3 to 5 per-position rates"));
+  CHECK(has_note(s.warnings, "records log 3 to 5 per-position rates"));
   // Different engines pooled: noted.
   auto sg = specsim::parse_engine_log_line(line("2.5"), where);
   REQUIRE(sg);
   const std::vector<specsim::LogRecord> mixed{*sg, three};
-  CHECK(has_note(specsim::summarize(mixed).notes, "lines from different engines pooled together"));
+  CHECK(has_note(specsim::summarize(mixed).warnings, "lines from different engines pooled together"));
 }
 
 TEST_CASE("consistency: the compute CSV refuses counts that wrap and times no forward takes", "[consistency]") {

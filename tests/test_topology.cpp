@@ -29,6 +29,7 @@ specsim::Topology import(const std::string& path) {
   specsim::TopoImportOptions o;
   o.name = "t";
   o.gpu = "rtx-4090";
+  o.pcie_generation = 4;
   return specsim::import_nvidia_smi_topo(path, o);
 }
 
@@ -63,7 +64,7 @@ TEST_CASE("topo import: 8x RTX 4090, PIX per socket and SYS across (nccl-tests#3
   CHECK(t.link == LinkClass::kSys);
   CHECK(t.numa_nodes == std::vector<int>{0, 0, 0, 0, 1, 1, 1, 1});
   CHECK(t.p2p);                   // the default: topo -m does not say
-  CHECK(t.pcie_generation == 5);  // the default
+  CHECK(t.pcie_generation == 4);  // as the caller passed it: topo -m does not say
 }
 
 TEST_CASE("topo import: PHB, NODE and SYS mixed on 5 GPUs (club-3090#46)", "[topology]") {
@@ -124,7 +125,7 @@ TEST_CASE("topo import: the old SOC class reads as SYS (TensorFlow GDR README)",
 }
 
 TEST_CASE("topo import: damaged outputs name file, line and what is wrong", "[topology]") {
-  const specsim::TopoImportOptions o{"t", "rtx-4090"};
+  const specsim::TopoImportOptions o{"t", "rtx-4090", true, 4};
   // Each copy of nccl-tests-307-8x4090-pix-sys.txt has one damage (invalid/topo/SOURCES.md).
   CHECK_THROWS_WITH(specsim::import_nvidia_smi_topo(damaged("ragged-row.txt"), o),
                     Contains("ragged-row.txt:5: row GPU3 has 11 fields, the header (line 1) has 12 columns "
@@ -239,4 +240,98 @@ TEST_CASE("topology files: the shipped boxes load with their matrices", "[topolo
   }
   CHECK(specsim::load_topology(kModels + "4x-h200-nvswitch.yaml").comm_profile.empty());
   CHECK(specsim::load_topology(kModels + "2x-h200-nvswitch.yaml").comm_profile.empty());
+}
+
+TEST_CASE("topo import: a DGX-1V rings over NVLink, not over its SYS pairs (DLPerf HugeCTR report)", "[topology]") {
+  const auto t = import(real("dlperf-hugectr-dgx1v-nv1-nv2-sys.txt"));
+  REQUIRE(t.gpus == 8);
+  CHECK(pair(t, 0, 1) == "NV1");
+  CHECK(pair(t, 0, 3) == "NV2");
+  CHECK(pair(t, 0, 5) == "SYS");
+  // The slowest pair is SYS, but the NV2 pairs alone close a ring through all eight GPUs:
+  // 0-3 NV2, 3-2 NV2, 2-1 NV2, 1-5 NV2, 5-6 NV2, 6-7 NV2, 7-4 NV2, 4-0 NV2. NCCL's search starts
+  // at NVLink paths and only widens when no ring is found, so the ring's slowest hop is NV2.
+  CHECK(specsim::slowest_pair_link(t).first == LinkClass::kSys);
+  CHECK(t.link == LinkClass::kNvlink);
+  CHECK(t.nvlinks == 2);
+  CHECK(t.numa_nodes.empty());  // CPU Affinity only
+}
+
+TEST_CASE("ring link: NVLink only where NV pairs close a ring through every GPU", "[topology]") {
+  TempDir dir("specsim_test_topology_ring");
+  // 4 GPUs, NV pairs 0-1 and 2-3 only: no ring over NVLink (GPUs 1 and 2 have no NV pair), so the
+  // ring needs PIX hops 1-2 and 3-0: its link is PIX, faster than the SYS pairs 0-2 and 1-3 it avoids.
+  auto t = load_with(dir, "gpus: 4\nlinks: ['X NV4 SYS PIX', 'NV4 X PIX SYS', 'SYS PIX X NV4', 'PIX SYS NV4 X']\n");
+  CHECK(t.link == LinkClass::kPix);
+  // Two GPUs: the ring is their one pair.
+  t = load_with(dir, "gpus: 2\nlinks: ['X NV12', 'NV12 X']\n");
+  CHECK(t.link == LinkClass::kNvlink);
+  CHECK(t.nvlinks == 12);
+  // A star over PIX (GPU0 to all) and SYS elsewhere: a ring through 4 GPUs needs a SYS hop.
+  t = load_with(dir, "gpus: 4\nlinks: ['X PIX PIX PIX', 'PIX X SYS SYS', 'PIX SYS X SYS', 'PIX SYS SYS X']\n");
+  CHECK(t.link == LinkClass::kSys);
+}
+
+TEST_CASE("topology import CLI: the DGX-1V file says NV2 and why", "[topology]") {
+  TempDir dir("specsim_test_topology_dgx1");
+  const std::string out = (dir.path / "dgx1.yaml").string();
+  const auto r = run({"topology", "import", real("dlperf-hugectr-dgx1v-nv1-nv2-sys.txt"), "-o", out, "--gpu", "a100-sxm"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Contains("ring link NV2 (a ring over NV2 pairs avoids the slowest pair, SYS"));
+  const auto t = specsim::load_topology(out);
+  CHECK(t.link == LinkClass::kNvlink);
+  CHECK(t.nvlinks == 2);
+}
+
+TEST_CASE("topology import CLI: PCIe generation from the GPU file, --pcie-generation overrides", "[topology]") {
+  TempDir dir("specsim_test_topology_pcie");
+  const std::string out = (dir.path / "box.yaml").string();
+  const std::string in = real("nccl-tests-307-8x4090-pix-sys.txt");
+  // models/gpu/rtx-4090.yaml: pcie_generation: 4 (Ada); the importer used to write 5.
+  auto r = run({"topology", "import", in, "-o", out, "--gpu", "rtx-4090"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Contains("PCIe Gen4 (from the GPU file rtx-4090.yaml)"));
+  CHECK(specsim::load_topology(out).pcie_generation == 4);
+  // models/gpu/h200.yaml: Gen5.
+  r = run({"topology", "import", real("nccl-1453-8x-nv18-nvswitch.txt"), "-o", out, "--gpu", "h200", "--force"});
+  REQUIRE(r.code == 0);
+  CHECK(specsim::load_topology(out).pcie_generation == 5);
+  r = run({"topology", "import", in, "-o", out, "--gpu", "rtx-4090", "--pcie-generation", "3", "--force"});
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Contains("PCIe Gen3 (from --pcie-generation)"));
+  CHECK(specsim::load_topology(out).pcie_generation == 3);
+  // The library refuses an import without a generation rather than guessing one.
+  specsim::TopoImportOptions o;
+  o.name = "t";
+  o.gpu = "rtx-4090";
+  CHECK_THROWS_WITH(specsim::import_nvidia_smi_topo(in, o), Contains("pcie_generation = 0: must lie in [3, 7]"));
+}
+
+TEST_CASE("topology import CLI: a one-GPU box has no ring link and predicts at TP1", "[topology]") {
+  TempDir dir("specsim_test_topology_one");
+  // What `nvidia-smi topo -m` prints on a one-GPU host (driver 5xx columns): one X cell.
+  const std::string in = (dir.path / "one.txt").string();
+  std::ofstream(in) << "        GPU0    CPU Affinity    NUMA Affinity   GPU NUMA ID\n"
+                       "GPU0     X      0-15            0               N/A\n";
+  const std::string out = (dir.path / "one.yaml").string();
+  const auto r = run({"topology", "import", in, "-o", out, "--gpu", "a100-40gb"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Contains("1 GPU, no ring (no GPU-to-GPU link; TP1 only)"));
+  std::ifstream written(out);
+  const std::string yaml((std::istreambuf_iterator<char>(written)), std::istreambuf_iterator<char>());
+  CHECK(yaml.find("\nlink:") == std::string::npos);
+  const auto t = specsim::load_topology(out);
+  CHECK(t.gpus == 1);
+  CHECK(t.numa_nodes == std::vector<int>{0});
+  const auto p = run({"predict", "--set", "topology=" + out, "--set", "parallel.tp=1", "--json"});
+  INFO(p.err);
+  CHECK(p.code == 0);
+}
+
+TEST_CASE("topology import CLI: --help says --gpu is required", "[topology]") {
+  const auto r = run({"topology", "import", "--help"});
+  CHECK_THAT(r.out, Contains("Required. GPU model"));
 }

@@ -86,19 +86,21 @@ TEST_CASE("predict --monte-carlo reports the spread and --acceptance-log uses po
   // vLLM logs unconditional rates 0.983, 0.949, 0.915, ... for five positions; the default
   // scenario drafts 3, so tau = 1 + 0.983 + 0.949 + 0.915 = 3.847, and the cut is said, not silent.
   CHECK_THAT(from_log["speculative"]["tokens_per_cycle"].get<double>(), WithinRel(3.847, 1e-9));
-  REQUIRE(from_log.contains("notes"));
-  CHECK(from_log["notes"] == nlohmann::json::array(
-                                 {"the acceptance has 5 positions and the scenario drafts 3: positions 4-5 not used"}));
+  REQUIRE(from_log.contains("warnings"));
+  CHECK(from_log["warnings"] == nlohmann::json::array(
+                                    {"the measured acceptance has 5 positions and the scenario drafts 3: positions 4-5 not "
+                                     "used (set speculation.num_steps=5 to use them)"}));
   const auto text = specsim::test::run({"predict", "--acceptance-log", log});
-  CHECK_THAT(text.out, Contains("note: the acceptance has 5 positions and the scenario drafts 3: positions 4-5 not used"));
+  CHECK_THAT(text.out, Contains("warning: the measured acceptance has 5 positions and the scenario drafts 3: positions "
+                                "4-5 not used"));
   // Drafting 5, all five are used and nothing is noted.
   const auto five = run_json({"predict", "--acceptance-log", log, "--json", "--set", "speculation.num_steps=5",
                               "--set", "speculation.num_draft_tokens=6"});
-  CHECK_FALSE(five.contains("notes"));
+  CHECK_FALSE(five.contains("warnings"));
   // Drafting more than measured repeats the last conditional rate, and says so.
   const auto two = run_json({"predict", "--accept-per-position", "0.8,0.7", "--json"});
-  CHECK(two["notes"] == nlohmann::json::array(
-                              {"the acceptance has 2 positions and the scenario drafts 3: position 3 repeats position 2's "
+  CHECK(two["warnings"] == nlohmann::json::array(
+                              {"the measured acceptance has 2 positions and the scenario drafts 3: position 3 repeats position 2's "
                                "conditional rate"}));
 }
 
@@ -108,4 +110,18 @@ TEST_CASE("acceptance: JSON summary keys", "[acceptance][cli]") {
   CHECK_THAT(j["tokens_per_cycle"].get<double>(), WithinRel(5.44, 1e-3));
   CHECK(j["per_position"].size() == 5);
   CHECK(j["lines"] == 1);
+}
+
+TEST_CASE("acceptance: mixed draft lengths and engines warn in text and JSON", "[acceptance][cli]") {
+  const std::string dir = std::string(SPECSIM_TEST_DATA_DIR) + "/valid/logs/";
+  const auto j = run_json({"acceptance", dir + "vllm_v1_pr24127.log", dir + "llamacpp_pr24536.log", "--json"});
+  REQUIRE(j["warnings"].size() == 2);
+  CHECK_THAT(j["warnings"][0].get<std::string>(), Contains("positions 4-5 are left out"));
+  const auto text = specsim::test::run({"acceptance", dir + "vllm_v1_pr24127.log", dir + "llamacpp_pr24536.log"});
+  CHECK_THAT(text.out, Contains("warning: records log 3 to 5 per-position rates") &&
+                           Contains("warning: lines from different engines pooled together"));
+  // A /metrics scrape reads like a log.
+  const auto m = run_json({"acceptance", dir + "vllm_metrics_pr24127_interval.prom", "--json"});
+  CHECK_THAT(m["tokens_per_cycle"].get<double>(), WithinRel(1.0 + 262.0 / 59.0, 1e-9));
+  CHECK(m["formats"] == "vllm-metrics");
 }

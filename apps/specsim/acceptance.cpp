@@ -46,6 +46,7 @@ void run_acceptance(const AcceptanceOptions& o, Io& io) {
     if (s.draft_accept_rate) j["draft_accept_rate"] = *s.draft_accept_rate;
     j["confidence"] = o.confidence;
     j["notes"] = s.notes;
+    j["warnings"] = s.warnings;
     io.out << j.dump(2) << "\n";
     return;
   }
@@ -64,6 +65,7 @@ void run_acceptance(const AcceptanceOptions& o, Io& io) {
     out += "\n";
   }
   if (s.throughput_tokens_per_s) out += "  throughput                " + fixed(*s.throughput_tokens_per_s, 2) + " tok/s\n";
+  for (const auto& w : s.warnings) out += "  warning: " + w + "\n";
   for (const auto& n : s.notes) out += "  note: " + n + "\n";
   io.out << out;
 }
@@ -72,8 +74,8 @@ void run_acceptance(const AcceptanceOptions& o, Io& io) {
 
 void setup_acceptance(CLI::App& app, Io& io) {
   auto opts = std::make_shared<AcceptanceOptions>();
-  CLI::App* sub = app.add_subcommand("acceptance", "Summarise acceptance from SGLang, vLLM and llama.cpp logs");
-  sub->add_option("logs", opts->logs, "Engine log files")->required()->check(CLI::ExistingFile);
+  CLI::App* sub = app.add_subcommand("acceptance", "Summarise acceptance from SGLang, vLLM and llama.cpp logs and /metrics scrapes");
+  sub->add_option("logs", opts->logs, "Engine logs or saved /metrics scrapes (SGLang, vLLM, llama-server, llama-speculative)")->required()->check(CLI::ExistingFile);
   sub->add_option("--confidence", opts->confidence, "Confidence of the intervals")->check(CLI::Range(0.5, 0.9999));
   sub->add_flag("--json", opts->json, "Print one JSON object");
   sub->callback([opts, &io]() { run_acceptance(*opts, io); });

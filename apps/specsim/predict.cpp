@@ -33,13 +33,15 @@ struct PredictOptions {
 };
 
 // The acceptance a set of engine logs supports: pooled per-position rates when logged, else tau.
-AcceptanceSettings from_logs(const std::vector<std::string>& files) {
+// The pooling's own warnings (draft lengths or engines that differ) are appended to `warnings`.
+AcceptanceSettings from_logs(const std::vector<std::string>& files, std::vector<std::string>& warnings) {
   std::vector<LogRecord> records;
   for (const auto& f : files) {
     auto r = parse_engine_log_file(f);
     records.insert(records.end(), r.begin(), r.end());
   }
   const AcceptanceSummary sum = summarize(records);
+  warnings.insert(warnings.end(), sum.warnings.begin(), sum.warnings.end());
   AcceptanceSettings a;
   if (!sum.unconditional_rates.empty()) {
     a.kind = AcceptanceSettings::Kind::kUnconditional;
@@ -54,24 +56,15 @@ AcceptanceSettings from_logs(const std::vector<std::string>& files) {
 std::string fixed(double v, int digits) { return units::format_fixed(v, digits); }
 
 // The cycle model fits a per-position list to the draft length (cycle.cpp: a longer list is cut,
-// a shorter one repeats its last rate); say so, rather than let measured positions vanish silently.
-std::vector<std::string> acceptance_notes(const Scenario& s) {
+// a shorter one repeats its last rate); say so as a warning, rather than let measured positions
+// vanish silently.
+std::vector<std::string> acceptance_warnings(const Scenario& s) {
   using Kind = AcceptanceSettings::Kind;
   const auto& a = s.acceptance;
   if (a.kind != Kind::kConditional && a.kind != Kind::kUnconditional) return {};
-  const std::size_t n = a.per_position.size(), k = static_cast<std::size_t>(s.speculation.num_steps);
-  const std::string has = "the acceptance has " + std::to_string(n) + " positions and the scenario drafts " +
-                          std::to_string(k);
-  if (n > k) {
-    return {has + ": position" + (n == k + 1 ? " " + std::to_string(n) : "s " + std::to_string(k + 1) + "-" + std::to_string(n)) +
-            " not used"};
-  }
-  if (n < k && n > 0) {
-    return {has + ": position" +
-            (k == n + 1 ? " " + std::to_string(k) + " repeats" : "s " + std::to_string(n + 1) + "-" + std::to_string(k) + " repeat") +
-            " position " + std::to_string(n) + "'s conditional rate"};
-  }
-  return {};
+  std::string w = position_mismatch_warning(a.per_position.size(), s.speculation.num_steps);
+  if (w.empty()) return {};
+  return {std::move(w)};
 }
 
 void run_predict(const PredictOptions& o, Io& io) {
@@ -85,10 +78,10 @@ void run_predict(const PredictOptions& o, Io& io) {
   } else if (o.accept_length) {
     s.acceptance.kind = AcceptanceSettings::Kind::kTokensPerCycle;
     s.acceptance.tokens_per_cycle = *o.accept_length;
-  } else if (!o.acceptance_logs.empty()) {
-    s.acceptance = from_logs(o.acceptance_logs);
   }
-  const std::vector<std::string> notes = acceptance_notes(s);
+  std::vector<std::string> warnings;
+  if (!o.acceptance_logs.empty()) s.acceptance = from_logs(o.acceptance_logs, warnings);  // excludes the others
+  for (auto& w : acceptance_warnings(s)) warnings.push_back(std::move(w));
   const CycleModel model(std::move(s));
   const Prediction p = model.predict();
   std::optional<MonteCarloResult> mc;
@@ -118,11 +111,11 @@ void run_predict(const PredictOptions& o, Io& io) {
                                             {"p50", batch * mc->request_tokens_per_s.p50},
                                             {"p90", batch * mc->request_tokens_per_s.p90}}}};
     }
-    if (!notes.empty()) j["notes"] = notes;
+    if (!warnings.empty()) j["warnings"] = warnings;
     text = j.dump(2) + "\n";
   } else {
     text = render_text(model, p);
-    for (const auto& n : notes) text += "  note: " + n + "\n";
+    for (const auto& w : warnings) text += "  warning: " + w + "\n";
     if (mc) {
       text += "\n  Monte Carlo (seed " + std::to_string(o.seed) + ", " + std::to_string(mc->num_cycles) +
               " cycles): tokens per cycle " + fixed(mc->mean_tokens_per_cycle, 3) + " [99% " +

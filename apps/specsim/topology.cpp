@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <ostream>
 
 #include "cli.hpp"
@@ -22,7 +23,7 @@ struct TopologyImportOptions {
   std::string output;
   std::string gpu;              // required, but checked in run_ so the error can list the GPU names
   bool p2p = true;
-  int pcie_generation = 5;
+  std::optional<int> pcie_generation;  // default: the GPU file's pcie_generation
   std::string name;             // default: the output file's stem
   bool force = false;
 };
@@ -39,30 +40,42 @@ void run_topology_import(const TopologyImportOptions& o, Io& io) {
     throw Error("--gpu: required: nvidia-smi topo -m does not name the GPU model; pass --gpu NAME (known: " +
                 known + ")");
   }
+  std::string gpu_file;
   try {
-    (void)data.resolve(DataKind::kGpu, o.gpu);
+    gpu_file = data.resolve(DataKind::kGpu, o.gpu);
   } catch (const Error& e) {
     throw Error("--gpu: " + e.message());
   }
+  const GpuSpec gpu = load_gpu(gpu_file);
   TopoImportOptions options;
   options.gpu = o.gpu;
   options.p2p = o.p2p;
-  options.pcie_generation = o.pcie_generation;
+  options.pcie_generation = o.pcie_generation.value_or(gpu.pcie_generation);
+  const std::string pcie_from =
+      o.pcie_generation ? std::string("--pcie-generation") : "the GPU file " + std::filesystem::path(gpu_file).filename().string();
   options.name = o.name.empty() ? std::filesystem::path(o.output).stem().string() : o.name;
   Topology t = import_nvidia_smi_topo(o.input, options);
 
   const std::string file = std::filesystem::path(o.input).filename().string();
   const std::string comments =
       "Written by `specsim topology import` from " + file + " (nvidia-smi topo -m).\n"
-      "links and numa come from that output; gpu, p2p and pcie_generation from the command line\n"
-      "(topo -m shows none of them; `nvidia-smi topo -p2p r` shows whether P2P is granted).";
+      "links and numa come from that output; gpu and p2p from the command line, pcie_generation from\n" +
+      pcie_from + " (topo -m shows none of them; `nvidia-smi topo -p2p r` shows whether P2P is granted).";
   // Read the temporary file back with the loader, so a file that is written is one that loads.
   write_file_atomically(o.output, render_topology_yaml(t, "nvidia-smi topo -m: " + file, comments), output,
                         [](const std::string& tmp) { (void)load_topology(tmp); });
 
-  std::string report = "wrote " + o.output + ": " + std::to_string(t.gpus) + " GPUs, ring link " +
-                       link_name(t.link, t.nvlinks) + " (slowest pair), p2p " + (t.p2p ? "on" : "off") +
-                       ", PCIe Gen" + std::to_string(t.pcie_generation) + "\n";
+  const auto [slowest, slowest_nvlinks] = slowest_pair_link(t);
+  std::string ring = "1 GPU, no ring (no GPU-to-GPU link; TP1 only)";
+  if (t.gpus > 1) {
+    ring = std::to_string(t.gpus) + " GPUs, ring link " + link_name(t.link, t.nvlinks);
+    ring += slowest == t.link && slowest_nvlinks == t.nvlinks
+                ? " (slowest pair)"
+                : " (a ring over " + link_name(t.link, t.nvlinks) + " pairs avoids the slowest pair, " +
+                      link_name(slowest, slowest_nvlinks) + ", as NCCL's search does)";
+  }
+  std::string report = "wrote " + o.output + ": " + ring + ", p2p " + (t.p2p ? "on" : "off") + ", PCIe Gen" +
+                       std::to_string(t.pcie_generation) + " (from " + pcie_from + ")\n";
   std::map<std::string, int> pairs;
   for (int i = 0; i < t.gpus; ++i) {
     for (int j = i + 1; j < t.gpus; ++j) ++pairs[link_name(t.pair_links[i][j], t.pair_nvlinks[i][j])];
@@ -89,13 +102,14 @@ void setup_topology(CLI::App& app, Io& io) {
   CLI::App* import = topology->add_subcommand("import", "nvidia-smi topo -m output -> topology YAML");
   import->add_option("file", opts->input, "Saved output of `nvidia-smi topo -m`")->required()->check(CLI::ExistingFile);
   import->add_option("-o,--output", opts->output, "Topology file to write (TOPO.yaml)")->required();
-  import->add_option("--gpu", opts->gpu, "GPU model (models/gpu name or file): topo -m does not say");
+  import->add_option("--gpu", opts->gpu,
+                     "Required. GPU model (models/gpu name or file, e.g. rtx-4090): topo -m does not say");
   import->add_option("--p2p", opts->p2p, "Whether the driver grants PCIe P2P (topo -m does not say)")
       ->transform(CLI::CheckedTransformer(std::map<std::string, bool>{{"on", true}, {"off", false}}))
       ->capture_default_str();
-  import->add_option("--pcie-generation", opts->pcie_generation, "PCIe generation of the GPU links")
-      ->check(CLI::Range(3, 7))
-      ->capture_default_str();
+  import->add_option("--pcie-generation", opts->pcie_generation,
+                     "PCIe generation of the GPU links (default: the GPU file's pcie_generation)")
+      ->check(CLI::Range(3, 7));
   import->add_option("--name", opts->name, "Topology name (default: the output file's stem)");
   import->add_flag("--force", opts->force, "Replace a read-only output, or write into a device or FIFO in place");
   import->callback([opts, &io]() { run_topology_import(*opts, io); });

@@ -463,6 +463,308 @@ LogRecord parse_llama_cpp(std::string_view line, const SourceLocation& where) {
   return r;
 }
 
+
+// ---- llama-speculative's end summary ----------------------------------------------------------
+
+// "key = value" with the key at the start of the line (after blanks): the value's text and column.
+std::optional<Piece> summary_value(std::string_view line, std::string_view key) {
+  std::size_t shift = 0;
+  const std::string_view t = trim(line, &shift);
+  if (!t.starts_with(key)) return std::nullopt;
+  std::size_t pos = key.size();
+  while (pos < t.size() && t[pos] == ' ') ++pos;
+  if (pos >= t.size() || t[pos] != '=') return std::nullopt;
+  ++pos;
+  while (pos < t.size() && t[pos] == ' ') ++pos;
+  return Piece{t.substr(pos), static_cast<int>(shift + pos) + 1};
+}
+
+// The summary block speculative.cpp prints at the end of a run, found by its `n_drafted` line:
+//   n_draft   = 8 / n_predict = 129 / n_drafted = 132 / n_accept  = 47 / accept    = 35.606%
+// Every verify cycle emits its accepted drafts plus one target token, so cycles = n_predict -
+// n_accept and tau = n_predict / cycles; the drafts' count per cycle is n_drafted / cycles.
+std::optional<LogRecord> parse_llama_speculative(const std::vector<std::string>& lines, std::size_t i,
+                                                 const std::string& file) {
+  if (!summary_value(lines[i], "n_drafted")) return std::nullopt;
+  const SourceLocation where{file, static_cast<int>(i) + 1, 0};
+  LineParser p(lines[i], where, "llama-speculative summary");
+  // The block's other lines sit within a few lines of n_drafted.
+  const auto find = [&](std::string_view key) -> std::pair<Piece, int> {
+    const std::size_t from = i >= 3 ? i - 3 : 0, to = std::min(lines.size(), i + 4);
+    for (std::size_t k = from; k < to; ++k) {
+      if (auto v = summary_value(lines[k], key)) return {*v, static_cast<int>(k) + 1};
+    }
+    p.fail(0, "", "missing '" + std::string(key) + " = ...' next to n_drafted (the summary prints n_draft, "
+                  "n_predict, n_drafted, n_accept and accept on consecutive lines)");
+  };
+  const auto count_at = [&](std::string_view key) {
+    const auto [piece, line_no] = find(key);
+    LineParser at(lines[static_cast<std::size_t>(line_no) - 1], SourceLocation{file, line_no, 0},
+                  "llama-speculative summary");
+    Field f;
+    f.key = std::string(key);
+    return at.count(f, piece);
+  };
+  LogRecord r;
+  r.format = LogFormat::kLlamaSpeculative;
+  r.where = where;
+  const std::int64_t k = count_at("n_draft");
+  const std::int64_t predicted = count_at("n_predict");
+  const std::int64_t drafted = count_at("n_drafted");
+  const std::int64_t accepted = count_at("n_accept");
+  const auto [rate_piece, rate_line] = find("accept");
+  LineParser rate_parser(lines[static_cast<std::size_t>(rate_line) - 1], SourceLocation{file, rate_line, 0},
+                         "llama-speculative summary");
+  Field rate_field;
+  rate_field.key = "accept";
+  const double percent = rate_parser.number(rate_field, rate_piece, "%");
+  if (percent > 100.0) rate_parser.fail(rate_piece.column, "accept", "expected a percentage in [0, 100], got '" + std::string(rate_piece.text) + "'");
+  if (accepted > drafted) p.fail(0, "n_accept", "n_accept = " + std::to_string(accepted) + " exceeds n_drafted = " + std::to_string(drafted));
+  if (accepted >= predicted) {
+    p.fail(0, "n_accept", "n_accept = " + std::to_string(accepted) + " must be below n_predict = " +
+                              std::to_string(predicted) + " (every cycle emits one target token)");
+  }
+  if (drafted > 0 && std::abs(percent / 100.0 - double(accepted) / double(drafted)) > kThreeDecimals / 100.0 + 1e-9) {
+    rate_parser.fail(rate_piece.column, "accept",
+                     "expected n_accept/n_drafted = " + fmt(100.0 * double(accepted) / double(drafted)) + "%, got '" +
+                         std::string(rate_piece.text) + "'");
+  }
+  r.num_draft_positions = static_cast<int>(k);
+  r.accepted_tokens = accepted;
+  r.drafted_tokens = drafted;
+  r.logged_accept_rate = percent / 100.0;
+  r.cycles = double(predicted - accepted);
+  r.cycles_are_counts = true;
+  r.tokens_per_cycle = double(predicted) / r.cycles;
+  return r;
+}
+
+// ---- Prometheus /metrics text ------------------------------------------------------------------
+
+constexpr std::string_view kVllmPrefix = "vllm:spec_decode_";
+constexpr std::string_view kSglangPrefix = "sglang:spec_accept";
+
+struct Sample {
+  std::string name;
+  std::map<std::string, std::string> labels;
+  double value = 0.0;
+  int line = 0;
+  int value_column = 0;
+};
+
+// One exposition line `name{k="v",...} value [timestamp]`.
+Sample read_sample(const std::string& line, int line_no, const std::string& file) {
+  const SourceLocation where{file, line_no, 0};
+  LineParser p(line, where, "Prometheus sample");
+  Sample s;
+  s.line = line_no;
+  std::size_t pos = line.find_first_of("{ ");
+  if (pos == std::string::npos) p.fail(static_cast<int>(line.size()) + 1, "", "expected a value after the metric name");
+  s.name = line.substr(0, pos);
+  if (line[pos] == '{') {
+    const std::size_t close = line.find('}', pos);
+    if (close == std::string::npos) p.fail(static_cast<int>(pos) + 1, s.name, "label set without a closing '}'");
+    std::size_t at = pos + 1;
+    while (at < close) {
+      const std::size_t eq = line.find('=', at);
+      if (eq == std::string::npos || eq > close || eq + 1 >= line.size() || line[eq + 1] != '"') {
+        p.fail(static_cast<int>(at) + 1, s.name, "expected label=\"value\" in the label set");
+      }
+      const std::size_t end = line.find('"', eq + 2);
+      if (end == std::string::npos || end > close) p.fail(static_cast<int>(eq) + 2, s.name, "unterminated label value");
+      std::string key(trim(std::string_view(line).substr(at, eq - at)));
+      s.labels[key] = line.substr(eq + 2, end - eq - 2);
+      at = end + 1;
+      while (at < close && (line[at] == ',' || line[at] == ' ')) ++at;
+    }
+    pos = close + 1;
+  }
+  std::size_t shift = 0;
+  std::string_view rest = trim(std::string_view(line).substr(pos), &shift);
+  rest = rest.substr(0, rest.find(' '));  // an optional timestamp follows
+  s.value_column = static_cast<int>(pos + shift) + 1;
+  Field f;
+  f.key = s.name;
+  s.value = p.number(f, Piece{rest, s.value_column});
+  return s;
+}
+
+std::string label_text(const std::map<std::string, std::string>& labels) {
+  std::string out;
+  for (const auto& [k, v] : labels) out += (out.empty() ? "" : ",") + k + "=\"" + v + "\"";
+  return "{" + out + "}";
+}
+
+std::vector<LogRecord> parse_prometheus(const std::vector<std::string>& lines, const std::string& file) {
+  std::vector<Sample> samples;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    std::size_t shift = 0;
+    const std::string_view t = trim(lines[i], &shift);
+    if (t.empty() || t.front() == '#') continue;
+    if (!t.starts_with(kVllmPrefix) && !t.starts_with(kSglangPrefix) && !t.starts_with("sglang:num_running_reqs")) continue;
+    if (t.find("_created") != std::string_view::npos) continue;  // creation timestamps, not counts
+    samples.push_back(read_sample(std::string(t), static_cast<int>(i) + 1, file));
+  }
+  if (samples.empty()) return {};
+  const SourceLocation whole{file, 0, 0};
+  // One model per file: pooling two models' acceptance would mean nothing.
+  std::map<std::string, int> models;
+  for (const auto& s : samples) {
+    if (auto it = s.labels.find("model_name"); it != s.labels.end()) models.emplace(it->second, s.line);
+  }
+  if (models.size() > 1) {
+    std::string list;
+    for (const auto& [m, line] : models) list += (list.empty() ? "" : ", ") + ("'" + m + "' (line " + std::to_string(line) + ")");
+    throw Error(whole, "model_name", "the scrape holds metrics of " + std::to_string(models.size()) + " models: " + list +
+                                         "; split it into one file per model");
+  }
+  // Series key: the label set without `position`.
+  const auto series_of = [](const Sample& s) {
+    auto l = s.labels;
+    l.erase("position");
+    return label_text(l);
+  };
+  std::vector<LogRecord> out;
+  const bool vllm = std::any_of(samples.begin(), samples.end(), [](const Sample& s) { return s.name.starts_with(kVllmPrefix); });
+  if (vllm) {
+    // Per series: each counter's first and last value (one scrape: last only, first = 0).
+    struct Counter {
+      const Sample* first = nullptr;
+      const Sample* last = nullptr;
+      int scrapes = 0;
+    };
+    std::map<std::string, std::map<std::string, Counter>> series;  // series -> counter name (+position)
+    for (const auto& s : samples) {
+      if (!s.name.starts_with(kVllmPrefix)) continue;
+      std::string key = s.name;
+      if (auto it = s.labels.find("position"); it != s.labels.end()) key += "#" + it->second;
+      Counter& c = series[series_of(s)][key];
+      if (c.last && s.value < c.last->value) {
+        throw Error({file, s.line, s.value_column}, s.name,
+                    "counter fell from " + fmt(c.last->value) + " (line " + std::to_string(c.last->line) + ") to " +
+                        fmt(s.value) + ": the server restarted between scrapes; use scrapes of one server run");
+      }
+      if (!c.first) c.first = &s;
+      c.last = &s;
+      ++c.scrapes;
+      if (c.scrapes > 2) {
+        throw Error({file, s.line, 0}, s.name, "a third sample of the same counter: give one scrape (totals) or two "
+                                               "(before and after, whose difference is used)");
+      }
+      if (s.value != std::floor(s.value)) {
+        throw Error({file, s.line, s.value_column}, s.name, "expected a whole count, got " + fmt(s.value));
+      }
+      if (const std::string why = implausible(s.value, Magnitude::kTokenCount); !why.empty()) {
+        throw Error({file, s.line, s.value_column}, s.name, why);
+      }
+    }
+    for (const auto& [labels, counters] : series) {
+      const auto get = [&](const std::string& name) -> std::pair<double, const Sample*> {
+        const auto it = counters.find(std::string(kVllmPrefix) + name);
+        if (it == counters.end()) {
+          throw Error(whole, std::string(kVllmPrefix) + name,
+                      "missing for " + labels + ": a scrape needs vllm:spec_decode_num_drafts_total, "
+                      "_num_draft_tokens_total and _num_accepted_tokens_total");
+        }
+        const Counter& c = it->second;
+        return {c.scrapes == 2 ? c.last->value - c.first->value : c.last->value, c.last};
+      };
+      const auto [drafts, drafts_at] = get("num_drafts_total");
+      const auto [drafted, drafted_at] = get("num_draft_tokens_total");
+      const auto [accepted, accepted_at] = get("num_accepted_tokens_total");
+      LogRecord r;
+      r.format = LogFormat::kVllmMetrics;
+      r.where = {file, drafts_at->line, 0};
+      r.cumulative = counters.begin()->second.scrapes == 1;
+      if (accepted > drafted) {
+        throw Error({file, accepted_at->line, accepted_at->value_column}, accepted_at->name,
+                    fmt(accepted) + " accepted exceeds " + fmt(drafted) + " draft tokens (line " + std::to_string(drafted_at->line) + ")");
+      }
+      if (drafted < drafts) {
+        throw Error({file, drafted_at->line, drafted_at->value_column}, drafted_at->name,
+                    fmt(drafted) + " draft tokens but " + fmt(drafts) + " drafts (line " + std::to_string(drafts_at->line) +
+                        "): every draft proposes at least one token");
+      }
+      // Per position j (labels position="0", "1", ...): a_j = count_j / drafts.
+      std::map<int, std::pair<double, const Sample*>> per_pos;
+      for (const auto& [key, c] : counters) {
+        const auto hash = key.find('#');
+        if (hash == std::string::npos) continue;
+        const std::string pos = key.substr(hash + 1);
+        if (pos.empty() || pos.size() > 3 || pos.find_first_not_of("0123456789") != std::string::npos) {
+          throw Error({file, c.last->line, 0}, c.last->name, "position=\"" + pos + "\": expected 0, 1, 2, ...");
+        }
+        per_pos[std::stoi(pos)] = {c.scrapes == 2 ? c.last->value - c.first->value : c.last->value, c.last};
+      }
+      double sum = 0.0;
+      int expect = 0;
+      for (const auto& [j, v] : per_pos) {
+        if (j != expect) {
+          throw Error({file, v.second->line, 0}, v.second->name,
+                      "position " + std::to_string(j) + " without position " + std::to_string(expect));
+        }
+        ++expect;
+        if (v.first > drafts) {
+          throw Error({file, v.second->line, v.second->value_column}, v.second->name,
+                      "position " + std::to_string(j) + " accepted " + fmt(v.first) + " times in " + fmt(drafts) + " drafts");
+        }
+        sum += v.first;
+        r.unconditional_rates.push_back(drafts > 0 ? v.first / drafts : 0.0);
+      }
+      // vLLM counts each accepted token at its position, so the positions add up to the total.
+      if (!per_pos.empty() && sum != accepted) {
+        throw Error({file, accepted_at->line, accepted_at->value_column}, accepted_at->name,
+                    "the per-position counters add up to " + fmt(sum) + ", not " + fmt(accepted));
+      }
+      if (!r.unconditional_rates.empty()) r.num_draft_positions = static_cast<int>(r.unconditional_rates.size());
+      r.accepted_tokens = static_cast<std::int64_t>(accepted);
+      r.drafted_tokens = static_cast<std::int64_t>(drafted);
+      r.cycles = drafts;
+      r.cycles_are_counts = true;
+      r.tokens_per_cycle = drafts > 0 ? 1.0 + accepted / drafts : 1.0;
+      if (const std::string why = implausible(r.tokens_per_cycle, Magnitude::kTokensPerCycle); !why.empty()) {
+        throw Error({file, accepted_at->line, accepted_at->value_column}, accepted_at->name, why);
+      }
+      out.push_back(std::move(r));
+    }
+    return out;
+  }
+  // SGLang gauges: every sample of spec_accept_length is one interval's tau.
+  std::map<std::string, const Sample*> running;  // series -> latest num_running_reqs before it
+  for (const auto& s : samples) {
+    if (s.name == "sglang:num_running_reqs") {
+      running[series_of(s)] = &s;
+      continue;
+    }
+    if (s.name == "sglang:spec_accept_rate") {
+      if (s.value > 1.0) throw Error({file, s.line, s.value_column}, s.name, "expected a rate in [0, 1], got " + fmt(s.value));
+      continue;
+    }
+    if (s.name != "sglang:spec_accept_length") continue;
+    if (s.value < 1.0) {
+      throw Error({file, s.line, s.value_column}, s.name,
+                  "expected a value >= 1 (the accept length counts the bonus token), got " + fmt(s.value));
+    }
+    if (const std::string why = implausible(s.value, Magnitude::kTokensPerCycle); !why.empty()) {
+      throw Error({file, s.line, s.value_column}, s.name, why);
+    }
+    LogRecord r;
+    r.format = LogFormat::kSglangMetrics;
+    r.where = {file, s.line, 0};
+    r.tokens_per_cycle = s.value;
+    const auto it = running.find(series_of(s));
+    r.cycles = it != running.end() && it->second->value > 0 ? it->second->value : 1.0;
+    if (it != running.end()) r.running_requests = static_cast<int>(it->second->value);
+    r.cycles_are_counts = false;
+    out.push_back(std::move(r));
+  }
+  if (out.empty()) {
+    throw Error(whole, "sglang:spec_accept_length",
+                "the scrape has SGLang speculative metrics but no sglang:spec_accept_length sample");
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string_view to_string(LogFormat format) {
@@ -471,6 +773,9 @@ std::string_view to_string(LogFormat format) {
     case LogFormat::kVllmV1: return "vllm-v1";
     case LogFormat::kVllmV0: return "vllm-v0";
     case LogFormat::kLlamaCpp: return "llama.cpp";
+    case LogFormat::kLlamaSpeculative: return "llama-speculative";
+    case LogFormat::kVllmMetrics: return "vllm-metrics";
+    case LogFormat::kSglangMetrics: return "sglang-metrics";
   }
   return "?";
 }
@@ -488,10 +793,21 @@ std::optional<LogRecord> parse_engine_log_line(std::string_view line, const Sour
 }
 
 std::vector<LogRecord> parse_engine_log(std::istream& in, const std::string& file_name) {
-  std::vector<LogRecord> out;
-  std::string line;
-  for (int number = 1; std::getline(in, line); ++number) {
-    if (auto r = parse_engine_log_line(line, SourceLocation{file_name, number, 0})) {
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    lines.push_back(std::move(line));
+  }
+  std::vector<LogRecord> out = parse_prometheus(lines, file_name);
+  const bool metrics_file = !out.empty();
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const int number = static_cast<int>(i) + 1;
+    if (metrics_file) break;
+    if (auto r = parse_llama_speculative(lines, i, file_name)) {
+      out.push_back(std::move(*r));
+      continue;
+    }
+    if (auto r = parse_engine_log_line(lines[i], SourceLocation{file_name, number, 0})) {
       out.push_back(std::move(*r));
     }
   }
@@ -505,8 +821,9 @@ std::vector<LogRecord> parse_engine_log_file(const std::string& path) {
   if (records.empty()) {
     throw Error(SourceLocation{path, 0, 0}, "",
                 "no speculative-decoding metrics line found; expected SGLang 'Decode batch. ... "
-                "accept len: X', vLLM 'SpecDecoding metrics: ...' or 'Speculative metrics: ...', or "
-                "llama.cpp 'draft acceptance = ...'");
+                "accept len: X', vLLM 'SpecDecoding metrics: ...' or 'Speculative metrics: ...', "
+                "llama.cpp 'draft acceptance = ...', llama-speculative's 'n_drafted = ...' summary, or a "
+                "Prometheus /metrics scrape with vllm:spec_decode_* counters or sglang:spec_accept_length");
   }
   return records;
 }
@@ -587,9 +904,10 @@ AcceptanceSummary summarize(std::span<const LogRecord> records, double confidenc
     rate_cycles += r->cycles;
   }
   if (most_positions > positions) {
-    s.notes.push_back("lines log " + std::to_string(positions) + " to " + std::to_string(most_positions) +
-                      " per-position rates (different draft lengths); only the first " + std::to_string(positions) +
-                      ", which every line has, are pooled");
+    s.warnings.push_back("records log " + std::to_string(positions) + " to " + std::to_string(most_positions) +
+                         " per-position rates (different draft lengths pooled); only the first " +
+                         std::to_string(positions) + ", which every record has, are pooled; positions " +
+                         std::to_string(positions + 1) + "-" + std::to_string(most_positions) + " are left out");
   }
   if (positions > 0) {
     s.unconditional_rates.assign(positions, 0.0);
@@ -672,10 +990,35 @@ AcceptanceSummary summarize(std::span<const LogRecord> records, double confidenc
   if (has(LogFormat::kLlamaCpp)) {
     s.notes.push_back("llama.cpp drafts estimated as accepted / sum of per-position rates");
   }
+  if (has(LogFormat::kLlamaSpeculative)) {
+    s.notes.push_back("llama-speculative cycles counted as n_predict - n_accept (each verify emits one target token)");
+  }
+  if (std::any_of(pool.begin(), pool.end(), [](const LogRecord* r) { return r->format == LogFormat::kVllmMetrics && r->cumulative; })) {
+    s.notes.push_back("a single /metrics scrape gives totals since the server started; scrape before and after a run "
+                      "to measure that run alone");
+  }
   if (s.formats.size() > 1) {
-    s.notes.push_back("lines from different engines pooled together");
+    std::string list;
+    for (const auto f : s.formats) list += (list.empty() ? "" : ", ") + std::string(to_string(f));
+    s.warnings.push_back("lines from different engines pooled together (" + list +
+                         "): their acceptance definitions and workloads may differ");
   }
   return s;
+}
+
+std::string position_mismatch_warning(std::size_t positions, int num_draft_steps) {
+  const auto k = static_cast<std::size_t>(std::max(num_draft_steps, 0));
+  if (positions == 0 || positions == k) return {};
+  const std::string has = "the measured acceptance has " + std::to_string(positions) + " positions and the scenario drafts " +
+                          std::to_string(k);
+  if (positions > k) {
+    return has + ": position" +
+           (positions == k + 1 ? " " + std::to_string(positions) : "s " + std::to_string(k + 1) + "-" + std::to_string(positions)) +
+           " not used (set speculation.num_steps=" + std::to_string(positions) + " to use them)";
+  }
+  return has + ": position" +
+         (k == positions + 1 ? " " + std::to_string(k) + " repeats" : "s " + std::to_string(positions + 1) + "-" + std::to_string(k) + " repeat") +
+         " position " + std::to_string(positions) + "'s conditional rate";
 }
 
 AcceptanceModel acceptance_from_summary(const AcceptanceSummary& summary, int num_draft_steps) {

@@ -1,6 +1,9 @@
 #include "specsim/hardware.hpp"
 
+#include <algorithm>
+#include <bit>
 #include <cctype>
+#include <cstdint>
 
 namespace specsim {
 
@@ -57,6 +60,63 @@ std::pair<LinkClass, int> slowest_pair_link(const Topology& t) {
     }
   }
   return slowest ? *slowest : std::make_pair(t.link, t.nvlinks);
+}
+
+namespace {
+
+// True when the graph `adjacent` (bit j of adjacent[i]: GPUs i and j may be neighbours on the ring)
+// has a cycle through all n GPUs. Held-Karp style: reach[mask] holds the GPUs a path from GPU 0
+// through exactly the GPUs of mask can end at.
+bool has_ring(const std::vector<std::uint32_t>& adjacent) {
+  const auto n = adjacent.size();
+  if (n == 2) return (adjacent[0] & 2u) != 0;
+  std::vector<std::uint32_t> reach(std::size_t{1} << n, 0);
+  reach[1] = 1;
+  for (std::uint32_t mask = 1; mask < reach.size(); mask += 2) {  // paths always hold GPU 0
+    for (std::size_t v = 0; v < n; ++v) {
+      if (!(reach[mask] >> v & 1u)) continue;
+      std::uint32_t next = adjacent[v] & ~mask;
+      while (next) {
+        const auto w = static_cast<std::size_t>(std::countr_zero(next));
+        next &= next - 1;
+        reach[mask | (1u << w)] |= 1u << w;
+      }
+    }
+  }
+  const std::uint32_t full = static_cast<std::uint32_t>(reach.size() - 1);
+  return (reach[full] & adjacent[0]) != 0;
+}
+
+}  // namespace
+
+std::pair<LinkClass, int> ring_link(const Topology& t) {
+  const std::size_t n = t.pair_links.size();
+  if (n < 2) return {t.link, t.nvlinks};
+  if (n > static_cast<std::size_t>(kMaxRingSearchGpus)) return slowest_pair_link(t);
+  const auto nvlinks = [&](std::size_t i, std::size_t j) {
+    return i < t.pair_nvlinks.size() && j < t.pair_nvlinks[i].size() ? t.pair_nvlinks[i][j] : 0;
+  };
+  // Candidate classes, fastest first.
+  std::vector<std::pair<LinkClass, int>> classes;
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t j = i + 1; j < n; ++j) {
+      const std::pair<LinkClass, int> c{t.pair_links[i][j], nvlinks(i, j)};
+      if (std::find(classes.begin(), classes.end(), c) == classes.end()) classes.push_back(c);
+    }
+  }
+  std::sort(classes.begin(), classes.end(), [](const auto& a, const auto& b) {
+    return slower_link(b.first, b.second, a.first, a.second);
+  });
+  for (const auto& c : classes) {
+    std::vector<std::uint32_t> adjacent(n, 0);
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t j = 0; j < n; ++j) {
+        if (i != j && !slower_link(t.pair_links[i][j], nvlinks(i, j), c.first, c.second)) adjacent[i] |= 1u << j;
+      }
+    }
+    if (has_ring(adjacent)) return c;
+  }
+  return slowest_pair_link(t);  // unreachable: with every pair allowed the complete graph has a ring
 }
 
 const char* to_string(LaunchMode m) { return m == LaunchMode::kGraph ? "graph" : "eager"; }

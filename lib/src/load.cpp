@@ -368,8 +368,8 @@ Topology read_topology(YamlReader& r) {
     }
   } else {
     r.ignore("link");
-    const auto [slowest, nvlinks] = slowest_pair_link(t);
-    t.link = slowest;
+    const auto [ring, nvlinks] = ring_link(t);
+    t.link = ring;
     t.nvlinks = nvlinks;
   }
   t.comm_profile = r.optional_string("comm_profile", "");

@@ -98,6 +98,10 @@ Header read_header(const std::string& line, const std::vector<Token>& tok, int l
 }  // namespace
 
 Topology parse_nvidia_smi_topo(const std::string& text, const std::string& file, const TopoImportOptions& options) {
+  if (options.pcie_generation < 3 || options.pcie_generation > 7) {
+    throw Error("topology import: pcie_generation = " + std::to_string(options.pcie_generation) +
+                ": must lie in [3, 7] (topo -m does not say it; take the GPU file's pcie_generation)");
+  }
   std::optional<Header> header;
   std::vector<std::vector<std::string>> cells;  // cells[i][j] as printed, GPU rows in order
   std::vector<int> row_lines;
@@ -204,8 +208,8 @@ Topology parse_nvidia_smi_topo(const std::string& text, const std::string& file,
       t.pair_nvlinks[i][j] = parse_nvlink_count(cells[i][j]);
     }
   }
-  const auto [slowest, nvlinks] = slowest_pair_link(t);
-  t.link = slowest;
+  const auto [ring, nvlinks] = ring_link(t);
+  t.link = ring;
   t.nvlinks = nvlinks;
   bool all_numa = true;
   for (const auto& node : numa) all_numa = all_numa && node.has_value();
@@ -237,7 +241,8 @@ std::string render_topology_yaml(const Topology& t, const std::string& source, c
   y << YAML::Key << "gpus" << YAML::Value << t.gpus;
   y << YAML::Key << "p2p" << YAML::Value << t.p2p;
   y << YAML::Key << "pcie_generation" << YAML::Value << t.pcie_generation;
-  y << YAML::Key << "link" << YAML::Value << link_name(t.link, t.nvlinks);
+  // One GPU has no ring: the file says so by its one-cell matrix and no `link`.
+  if (t.gpus > 1) y << YAML::Key << "link" << YAML::Value << link_name(t.link, t.nvlinks);
   if (!t.pair_links.empty()) {
     y << YAML::Key << "links" << YAML::Value << YAML::BeginSeq;
     for (std::size_t i = 0; i < t.pair_links.size(); ++i) {

@@ -12,9 +12,22 @@
 //             Number of emitted tokens: M.`       (counters cumulative since server start)
 //   llama.cpp `draft acceptance = R ( A accepted / D generated), mean acceptance length = X,
 //             acceptance rate per position = (a_1, ..., a_K)`
+//   llama-speculative's end summary, one value a line: `n_draft = K`, `n_predict = P`,
+//             `n_drafted = D`, `n_accept = A`, `accept = R%` (examples/speculative/speculative.cpp):
+//             cycles = P - A (each verify emits its accepted drafts plus one), tau = P / (P - A).
+//   Prometheus `/metrics` text (one scrape, or two: before and after, whose difference is used):
+//     vLLM    counters vllm:spec_decode_num_drafts_total, _num_draft_tokens_total,
+//             _num_accepted_tokens_total, _num_accepted_tokens_per_pos_total{position="j"}
+//             (vllm/v1/spec_decode/metrics.py, SpecDecodingProm): tau = 1 + accepted / drafts,
+//             a_j = per_pos_j / drafts. One record per label set (engine); different model_name
+//             values in one file are refused.
+//     SGLang  gauges sglang:spec_accept_length (tau of the last logged interval) and
+//             sglang:spec_accept_rate, weighted by sglang:num_running_reqs when present
+//             (python/sglang/srt/metrics/collector.py); one record per scrape and label set.
 // A line carrying a format's marker ("Decode batch." with "accept len", "SpecDecoding metrics:",
-// "Speculative metrics:", "draft acceptance =") must parse completely; otherwise parsing throws
-// specsim::Error with file:line:column and what was expected there. Other lines are skipped.
+// "Speculative metrics:", "draft acceptance =", "n_drafted", "vllm:spec_decode_", "sglang:spec_accept")
+// must parse completely; otherwise parsing throws specsim::Error with file:line:column and what was
+// expected there. Other lines are skipped.
 #pragma once
 
 #include <cstdint>
@@ -30,8 +43,9 @@
 
 namespace specsim {
 
-enum class LogFormat { kSglang, kVllmV1, kVllmV0, kLlamaCpp };
-[[nodiscard]] std::string_view to_string(LogFormat format);  // "sglang", "vllm-v1", ...
+enum class LogFormat { kSglang, kVllmV1, kVllmV0, kLlamaCpp, kLlamaSpeculative, kVllmMetrics, kSglangMetrics };
+// "sglang", "vllm-v1", "vllm-v0", "llama.cpp", "llama-speculative", "vllm-metrics", "sglang-metrics"
+[[nodiscard]] std::string_view to_string(LogFormat format);
 
 // One metrics line. Rates are fractions (vLLM's "88.8%" becomes 0.888).
 struct LogRecord {
@@ -94,7 +108,9 @@ struct AcceptanceSummary {
   // Per position j: successes round(a_j * drafts) of drafts trials, Clopper-Pearson.
   std::vector<ConfidenceInterval> unconditional_rate_intervals;
 
-  std::vector<std::string> notes;  // assumptions the numbers rest on, for reports
+  std::vector<std::string> notes;     // assumptions the numbers rest on, for reports
+  std::vector<std::string> warnings;  // what the reader must see: pooled lines that disagree (draft
+                                      // lengths, engines), positions left out
 };
 
 // Throws specsim::Error when records is empty or confidence is outside (0, 1).
@@ -106,5 +122,10 @@ struct AcceptanceSummary {
 // the given chain length (SGLang lines do not say it: pass --speculative-num-steps).
 [[nodiscard]] AcceptanceModel acceptance_from_summary(const AcceptanceSummary& summary,
                                                       int num_draft_steps);
+
+// The warning to show when measured per-position rates (count `positions`) meet a scenario that
+// drafts `num_draft_steps`: positions beyond the scenario are not used, or the scenario's extra
+// steps repeat the last measured conditional rate. Empty when they agree or nothing is per-position.
+[[nodiscard]] std::string position_mismatch_warning(std::size_t positions, int num_draft_steps);
 
 }  // namespace specsim

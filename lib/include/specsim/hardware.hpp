@@ -61,6 +61,19 @@ struct Topology {
 // t.link and t.nvlinks when the topology has no pair matrix or a single GPU.
 [[nodiscard]] std::pair<LinkClass, int> slowest_pair_link(const Topology& t);
 
+// The class of the slowest hop of the ring NCCL builds over all GPUs of t.pair_links. NCCL's graph
+// search (src/graph/search.cc, ncclTopoCompute) starts with GPU-to-GPU paths limited to NVLink and
+// widens the limit one path type at a time (NVL, then PIX, PXB, PHB, NODE, SYS) only while no ring is
+// found; it also tries the highest bandwidth first (docs/references/nccl.md#ring-search). So the
+// ring's link is the fastest class c such that a ring through every GPU exists using only pairs at
+// least as fast as c (a Hamiltonian cycle; for two GPUs, their one pair). On a DGX-1V hybrid cube
+// mesh that is NV2 (0-3-2-1-5-6-7-4-0), where the slowest pair is SYS. Only direct pairs count: a
+// path through a third GPU's NVLink (NCCL's PATH_NVB) is not modelled. Above kMaxRingSearchGpus
+// GPUs the search is skipped and the slowest pair is returned. t.link/t.nvlinks with fewer than two
+// GPUs or no matrix.
+inline constexpr int kMaxRingSearchGpus = 20;  // 2^20 subsets x 20 end GPUs: a few MB, well under a second
+[[nodiscard]] std::pair<LinkClass, int> ring_link(const Topology& t);
+
 enum class LaunchMode { kGraph, kEager };
 [[nodiscard]] const char* to_string(LaunchMode m);
 
