@@ -26,9 +26,11 @@ void run_check(const CheckOptions& o, Io& io) {
 void setup_check(CLI::App& app, Io& io) {
   auto opts = std::make_shared<CheckOptions>();
   CLI::App* sub = app.add_subcommand("check", "Validate data files and print them normalised");
-  sub->add_option("files", opts->files, "Data files (model, GPU, topology, profile, scenario)")
+  sub->add_option("files", opts->files,
+                  "Data files (model, GPU, topology, profile, scenario), or a Hugging Face checkpoint directory "
+                  "holding config.json")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(CLI::ExistingPath);
   sub->callback([opts, &io]() { run_check(*opts, io); });
 }
 

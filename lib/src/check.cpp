@@ -2,6 +2,7 @@
 // default filled in and every unit spelled out, so a person sees what specsim understood.
 #include <yaml-cpp/yaml.h>
 
+#include <filesystem>
 #include <sstream>
 
 #include "specsim/compute_fit.hpp"
@@ -30,6 +31,24 @@ void emit_model(YAML::Emitter& e, const TransformerSpec& m) {
   e << YAML::Key << "heads" << YAML::Value << m.attention.heads;
   e << YAML::Key << "kv_heads" << YAML::Value << m.attention.kv_heads;
   e << YAML::Key << "params_per_layer" << YAML::Value << m.attention_params();
+  if (m.attention.output_gate) e << YAML::Key << "output_gate" << YAML::Value << true;
+  if (m.attention.sinks) e << YAML::Key << "sinks" << YAML::Value << true;
+  const LayerAttention& la = m.layer_attention;
+  if (la.windowed_layers > 0) {
+    e << YAML::Key << "windowed_layers" << YAML::Value << la.windowed_layers;
+    e << YAML::Key << "window_tokens" << YAML::Value << la.window;
+  }
+  if (la.linear_layers > 0) {
+    e << YAML::Key << "linear_layers" << YAML::Value << la.linear_layers;
+    e << YAML::Key << "linear" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    e << YAML::Key << "key_heads" << YAML::Value << la.linear.key_heads;
+    e << YAML::Key << "value_heads" << YAML::Value << la.linear.value_heads;
+    e << YAML::Key << "key_head_dim" << YAML::Value << la.linear.key_head_dim;
+    e << YAML::Key << "value_head_dim" << YAML::Value << la.linear.value_head_dim;
+    e << YAML::Key << "conv_kernel" << YAML::Value << la.linear.conv_kernel;
+    e << YAML::Key << "params_per_layer" << YAML::Value << m.linear_attention_params();
+    e << YAML::EndMap;
+  }
   e << YAML::EndMap;
   if (m.moe) {
     e << YAML::Key << "moe" << YAML::Value << YAML::BeginMap;
@@ -43,17 +62,30 @@ void emit_model(YAML::Emitter& e, const TransformerSpec& m) {
   e << YAML::Key << "attention" << YAML::Value << to_string(m.weights.attention);
   e << YAML::Key << "dense_mlp" << YAML::Value << to_string(m.weights.dense_mlp);
   e << YAML::Key << "experts" << YAML::Value << to_string(m.weights.experts);
+  e << YAML::Key << "shared_experts" << YAML::Value << to_string(m.weights.shared_experts);
   e << YAML::Key << "lm_head" << YAML::Value << to_string(m.weights.lm_head);
   e << YAML::EndMap;
   e << YAML::Key << "total_params" << YAML::Value << m.total_params();
   e << YAML::Key << "active_params" << YAML::Value << m.active_params();
   e << YAML::Key << "allreduce_per_layer" << YAML::Value << m.collectives.allreduce_per_layer;
-  if (m.eagle3) e << YAML::Key << "eagle3_target" << YAML::Value << m.eagle3->target;
+  e << YAML::Key << "mtp_layers" << YAML::Value << m.mtp_layers;
+  if (m.eagle3) {
+    e << YAML::Key << "eagle" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    e << YAML::Key << "version" << YAML::Value << m.eagle3->version;
+    e << YAML::Key << "target" << YAML::Value << (m.eagle3->target.empty() ? "unnamed" : m.eagle3->target);
+    e << YAML::Key << "aux_hidden_states" << YAML::Value << m.eagle3->aux_hidden_states;
+    e << YAML::Key << "draft_vocab_size" << YAML::Value << m.eagle3->draft_vocab_size;
+    e << YAML::EndMap;
+  }
 }
 
 }  // namespace
 
-std::string check_data_file(const std::string& path, const DataDir& data) {
+std::string check_data_file(const std::string& path_or_dir, const DataDir& data) {
+  // A Hugging Face checkpoint directory is checked through its config.json, as load_model reads it.
+  const std::string path = std::filesystem::is_directory(path_or_dir)
+                               ? (std::filesystem::path(path_or_dir) / "config.json").string()
+                               : path_or_dir;
   std::string kind;
   {
     detail::YamlReader r = detail::YamlReader::load_file(path);

@@ -30,8 +30,8 @@ ComputeModel::ComputeModel(const TransformerSpec& model, const GpuSpec& gpu, int
   flops_ = settings.flop_efficiency * (fp8_math ? *gpu.fp8_flop_per_s : gpu.bf16_flop_per_s);
   const double r = tp_;
   const WeightDtypes& w = model.weights;
-  const double attn_bytes = model.attention_params() * bytes_per_param(w.attention) / r;
-  const double attn_flops = 2.0 * model.attention_params() / r;
+  const double attn_bytes = model.mean_attention_params() * bytes_per_param(w.attention) / r;
+  const double attn_flops = 2.0 * model.mean_attention_params() / r;
   dense_layer_.bytes_fixed = attn_bytes + model.dense_mlp_params() * bytes_per_param(w.dense_mlp) / r;
   dense_layer_.flops_per_token = attn_flops + 2.0 * model.dense_mlp_params() / r;
   if (model.moe) {
@@ -50,12 +50,12 @@ ComputeModel::ComputeModel(const TransformerSpec& model, const GpuSpec& gpu, int
     head_.bytes_fixed += fc * 2.0 / r;
     head_.flops_per_token += 2.0 * fc / r;
   }
-  kv_bytes_per_layer_ = context_ * model.kv_bytes_per_token_layer(tp_);
+  kv_bytes_per_layer_ = model.attention_state_bytes_per_layer(tp_, context_);
   // QK^T and PV over the context: 2 * 2 * heads_per_rank * head_dim flops per context token.
   const AttentionSpec& a = model.attention;
   const double heads_per_rank = std::max(1.0, double(a.heads) / r);
   const double dim = a.kind == AttentionKind::kMla ? (a.kv_lora_rank + a.qk_rope_head_dim) : a.head_dim;
-  attention_flops_per_token_ = 4.0 * heads_per_rank * dim * context_;
+  attention_flops_per_token_ = 4.0 * heads_per_rank * dim * model.attended_context(context_);
 }
 
 double ComputeModel::bytes_read(double tokens) const {

@@ -11,6 +11,7 @@
 #include "specsim/compute_fit.hpp"
 #include "specsim/units.hpp"
 #include "specsim/plausibility.hpp"
+#include "hf_config.hpp"
 #include "yaml_reader.hpp"
 
 namespace specsim {
@@ -68,7 +69,7 @@ Dtype read_dtype(YamlReader& r, const std::string& key, Dtype fallback) {
   }
   const std::string s = r.string(key);
   if (auto d = parse_dtype(s)) return *d;
-  r.fail(key, "'" + s + "' is not one of: fp32, bf16, fp16, fp8, int4-g32, int4-g128, nvfp4, mxfp4");
+  r.fail(key, "'" + s + "' is not one of: " + dtype_names());
 }
 
 LaunchMode read_mode(YamlReader& r, const std::string& key, LaunchMode fallback) {
@@ -163,78 +164,6 @@ TransformerSpec read_model_yaml(YamlReader& r) {
   }
   r.finish();
   return m;
-}
-
-// ---- Hugging Face config.json -----------------------------------------------------------------
-// Key names per family from docs/references/models.md#config-keys. Kimi-K2.5 nests the language model under text_config.
-
-TransformerSpec read_hf_config(YamlReader& root) {
-  YamlReader r = root;
-  root.ignore("architectures");
-  if (root.has("text_config")) r = root.child("text_config");
-  const std::string type = r.string("model_type");
-  TransformerSpec m;
-  m.name = root.file().substr(root.file().find_last_of('/') + 1);
-  m.description = "Hugging Face config.json (model_type " + type + ")";
-  m.layers = count(r, "num_hidden_layers");
-  m.hidden_size = count(r, "hidden_size");
-  m.vocab_size = count(r, "vocab_size");
-  m.attention.heads = count(r, "num_attention_heads");
-  m.attention.kv_heads = static_cast<int>(r.optional_integer("num_key_value_heads", m.attention.heads, 1, kMaxCount));
-  const bool deepseek = type == "deepseek_v3" || type == "deepseek_v2" || type == "kimi_k2";
-  // GQA shares each KV head among heads / kv_heads query heads, as the YAML reader checks; MLA
-  // (below) has one latent instead and ignores the count.
-  if (!deepseek && m.attention.heads % m.attention.kv_heads != 0) {
-    r.fail("num_key_value_heads", "must divide num_attention_heads (" + std::to_string(m.attention.heads) + ")");
-  }
-  if (deepseek) {
-    m.attention.kind = AttentionKind::kMla;
-    m.attention.kv_heads = m.attention.heads;
-    m.attention.q_lora_rank = static_cast<int>(r.optional_integer("q_lora_rank", 0, 0, kMaxCount));
-    m.attention.kv_lora_rank = count(r, "kv_lora_rank");
-    m.attention.qk_nope_head_dim = count(r, "qk_nope_head_dim");
-    m.attention.qk_rope_head_dim = count(r, "qk_rope_head_dim");
-    m.attention.v_head_dim = count(r, "v_head_dim");
-    m.intermediate_size = count(r, "intermediate_size");
-    MoeSpec e;
-    e.experts = count(r, "n_routed_experts");
-    e.experts_per_token = count(r, "num_experts_per_tok");
-    e.shared_experts = static_cast<int>(r.optional_integer("n_shared_experts", 0, 0, kMaxCount));
-    e.expert_intermediate_size = count(r, "moe_intermediate_size");
-    m.moe = e;
-    m.dense_layers = static_cast<int>(r.optional_integer("first_k_dense_replace", 0, 0, m.layers));
-  } else if (type == "qwen3_moe") {
-    m.attention.head_dim = static_cast<int>(r.optional_integer("head_dim", m.hidden_size / m.attention.heads, 1, kMaxCount));
-    m.intermediate_size = count(r, "intermediate_size");
-    MoeSpec e;
-    e.experts = count(r, "num_experts");
-    e.experts_per_token = count(r, "num_experts_per_tok");
-    e.expert_intermediate_size = count(r, "moe_intermediate_size");
-    m.moe = e;
-    int dense = 0;
-    if (r.has("mlp_only_layers")) dense = static_cast<int>(r.numbers("mlp_only_layers", 0, m.layers).size());
-    if (r.node()["mlp_only_layers"].IsSequence() && r.node()["mlp_only_layers"].size() == 0) dense = 0;
-    m.dense_layers = dense;
-  } else if (type == "llama" || type == "qwen3" || type == "qwen2" || type == "mistral") {
-    m.attention.head_dim = static_cast<int>(r.optional_integer("head_dim", m.hidden_size / m.attention.heads, 1, kMaxCount));
-    m.intermediate_size = count(r, "intermediate_size");
-    m.dense_layers = m.layers;
-  } else {
-    r.fail("model_type", "'" + type + "' is not supported (known: llama, qwen3, qwen3_moe, deepseek_v3, kimi_k2)");
-  }
-  // Quantisation: DeepSeek/Kimi-K2 ship fp8 blocks; Kimi-K2.5 int4 routed experts (docs/references/models.md#kimi-int4).
-  if (r.has("quantization_config")) {
-    const YAML::Node q = r.node()["quantization_config"];
-    const std::string method = q["quant_method"] ? q["quant_method"].Scalar() : "";
-    if (method == "fp8") {
-      m.weights = {Dtype::kFp8, Dtype::kFp8, Dtype::kFp8, Dtype::kFp8, Dtype::kBf16};
-    } else if (method == "compressed-tensors") {
-      m.weights.experts = Dtype::kInt4G32;
-    } else if (method == "mxfp4") {
-      m.weights.experts = Dtype::kMxfp4;
-    }
-  }
-  return m;  // unknown keys are expected in config.json: it carries far more than the cost model uses
 }
 
 // ---- GPU, topology, comm profile ----------------------------------------------------------------
@@ -470,10 +399,6 @@ ComputeProfile read_compute_profile(YamlReader& r) {
   return p;
 }
 
-bool looks_like_hf_config(const YamlReader& r) {
-  return !r.has("schema_version") && (r.has("model_type") || r.has("text_config"));
-}
-
 }  // namespace
 
 // ---- data directory -------------------------------------------------------------------------------
@@ -517,9 +442,12 @@ std::string DataDir::resolve(DataKind kind, const std::string& name) const {
 // ---- public loaders -----------------------------------------------------------------------------
 
 TransformerSpec load_model(const std::string& path) {
-  YamlReader r = YamlReader::load_file(path);
-  if (looks_like_hf_config(r)) return read_hf_config(r);
-  return read_model_yaml(r);
+  // A Hugging Face checkpoint directory is read through its config.json.
+  const std::string file = fs::is_directory(path) ? (fs::path(path) / "config.json").string() : path;
+  YamlReader r = YamlReader::load_file(file);
+  TransformerSpec m = detail::looks_like_hf_config(r) ? detail::read_hf_config(r) : read_model_yaml(r);
+  m.file = file;
+  return m;
 }
 
 GpuSpec load_gpu(const std::string& path) {
@@ -602,16 +530,21 @@ void check_roles(YamlReader& r, Scenario& s) {
     r.fail("model", "'" + s.model.name + "' is an EAGLE-3 draft head (it has an eagle3 block); the target model "
                     "must be a full model (the draft goes under 'draft')");
   }
-  if (!s.draft.eagle3) r.fail("draft", "'" + s.draft.name + "' is not an EAGLE-3 draft head (no eagle3 block)");
+  if (!s.draft.eagle3) {
+    r.fail("draft", "'" + s.draft.name + "' is not an EAGLE-3 draft head (no eagle3 block; a config.json names an "
+                    "EAGLE architecture such as LlamaForCausalLMEagle3 or carries draft_vocab_size)");
+  }
   const Eagle3Spec& e = *s.draft.eagle3;
   const auto mismatch = [&](const std::string& what, long long draft, long long model) {
-    r.fail("draft", "'" + s.draft.name + "' (built for " + e.target + ") does not fit the model '" + s.model.name +
-                        "': " + what + " " + std::to_string(draft) + " vs the model's " + std::to_string(model));
+    const std::string built = e.target.empty() ? "" : " (built for " + e.target + ")";
+    r.fail("draft", "'" + s.draft.name + "'" + built + " does not fit the model '" + s.model.name + "': " + what + " " +
+                        std::to_string(draft) + " vs the model's " + std::to_string(model) + " (draft file " +
+                        s.draft.file + ", model file " + s.model.file + ")");
   };
   if (s.draft.hidden_size != s.model.hidden_size) mismatch("hidden_size", s.draft.hidden_size, s.model.hidden_size);
   if (s.draft.vocab_size != s.model.vocab_size) mismatch("vocab_size", s.draft.vocab_size, s.model.vocab_size);
   if (e.draft_vocab_size > s.model.vocab_size) mismatch("eagle3.draft_vocab_size", e.draft_vocab_size, s.model.vocab_size);
-  if (e.target != s.model.name) {
+  if (!e.target.empty() && e.target != s.model.name) {
     s.notes.push_back("the draft '" + s.draft.name + "' was trained for '" + e.target + "', not '" + s.model.name +
                       "': its shapes fit, but its acceptance on this model is not measured");
   }

@@ -1,5 +1,6 @@
 #include "specsim/model_spec.hpp"
 
+#include <algorithm>
 #include <array>
 #include <utility>
 
@@ -13,14 +14,23 @@ struct DtypeInfo {
   const char* name;
   double bytes;
 };
-// Scale overheads: int4 group 32 with a bf16 scale = 0.5 + 2/32; group 128 = 0.5 + 2/128;
-// NVFP4 = 0.5 + 1/16 (fp8 scale per 16); MXFP4 = 0.5 + 1/32 (e8m0 per 32); fp8 with 128x128 fp32
-// block scales = 1 + 4/16384.
+// Scale overheads: int4 group 32 with a bf16 scale = 0.5 + 2/32; group 64 = 0.5 + 2/64; group 128 =
+// 0.5 + 2/128; NVFP4 = 0.5 + 1/16 (fp8 scale per 16); MXFP4 = 0.5 + 1/32 (e8m0 per 32); fp8 with
+// 128x128 fp32 block scales = 1 + 4/16384. int8 and int4-channel: one scale per output row, left out.
+// AWQ and GPTQ also store a 4-bit zero point per group (+0.25/128 B at group 128), left out too.
 constexpr std::array kDtypes{
     DtypeInfo{Dtype::kFp32, "fp32", 4.0},          DtypeInfo{Dtype::kBf16, "bf16", 2.0},
     DtypeInfo{Dtype::kFp16, "fp16", 2.0},          DtypeInfo{Dtype::kFp8, "fp8", 1.0 + 4.0 / 16384.0},
-    DtypeInfo{Dtype::kInt4G32, "int4-g32", 0.5625}, DtypeInfo{Dtype::kInt4G128, "int4-g128", 0.515625},
-    DtypeInfo{Dtype::kNvfp4, "nvfp4", 0.5625},      DtypeInfo{Dtype::kMxfp4, "mxfp4", 0.53125}};
+    DtypeInfo{Dtype::kInt8, "int8", 1.0},          DtypeInfo{Dtype::kInt4G32, "int4-g32", 0.5625},
+    DtypeInfo{Dtype::kInt4G64, "int4-g64", 0.53125}, DtypeInfo{Dtype::kInt4G128, "int4-g128", 0.515625},
+    DtypeInfo{Dtype::kInt4Channel, "int4-channel", 0.5}, DtypeInfo{Dtype::kNvfp4, "nvfp4", 0.5625},
+    DtypeInfo{Dtype::kMxfp4, "mxfp4", 0.53125}};
+
+// All layers' attention parameters: layers x attention_params() unless some layers are linear.
+double attention_params_all_layers(const TransformerSpec& m) {
+  if (m.layer_attention.linear_layers == 0) return m.layers * m.attention_params();
+  return m.full_attention_layers() * m.attention_params() + m.layer_attention.linear_layers * m.linear_attention_params();
+}
 }  // namespace
 
 double bytes_per_param(Dtype d) {
@@ -44,6 +54,12 @@ std::optional<Dtype> parse_dtype(const std::string& text) {
   return std::nullopt;
 }
 
+std::string dtype_names() {
+  std::string out;
+  for (const auto& i : kDtypes) out += (out.empty() ? "" : ", ") + std::string(i.name);
+  return out;
+}
+
 double TransformerSpec::attention_params() const {
   const double h = hidden_size;
   const AttentionSpec& a = attention;
@@ -58,8 +74,26 @@ double TransformerSpec::attention_params() const {
            double(a.heads) * a.v_head_dim * h;
   }
   // GQA: H*(heads + 2 kv)*d + heads*d*H. EAGLE-3's qkv projection reads [embedding; hidden], 2H.
-  const double qkv_in = eagle3 ? 2.0 * h : h;
-  return qkv_in * (a.heads + 2.0 * a.kv_heads) * a.head_dim + double(a.heads) * a.head_dim * h;
+  // An output gate doubles the query projection.
+  const double qkv_in = eagle3 && eagle3->version == 3 ? 2.0 * h : h;
+  const double q_heads = a.output_gate ? 2.0 * a.heads : a.heads;
+  return qkv_in * (q_heads + 2.0 * a.kv_heads) * a.head_dim + double(a.heads) * a.head_dim * h;
+}
+
+double TransformerSpec::linear_attention_params() const {
+  if (layer_attention.linear_layers == 0) return 0.0;
+  // Gated DeltaNet (docs/references/models.md#hybrid-attention): in_proj_qkvz H*(2 nk dk + 2 nv dv),
+  // in_proj_ba H*2 nv, a depthwise conv over q, k, v of (2 nk dk + nv dv)*kernel, out_proj nv dv*H.
+  const LinearAttentionSpec& l = layer_attention.linear;
+  const double h = hidden_size;
+  const double qk = double(l.key_heads) * l.key_head_dim;
+  const double v = double(l.value_heads) * l.value_head_dim;
+  return h * (2.0 * qk + 2.0 * v + 2.0 * l.value_heads) + (2.0 * qk + v) * l.conv_kernel + v * h;
+}
+
+double TransformerSpec::mean_attention_params() const {
+  if (layer_attention.linear_layers == 0) return attention_params();
+  return attention_params_all_layers(*this) / layers;
 }
 
 double TransformerSpec::dense_mlp_params() const { return 3.0 * hidden_size * double(intermediate_size); }
@@ -74,7 +108,7 @@ double TransformerSpec::lm_head_params() const {
 }
 
 double TransformerSpec::total_params() const {
-  double p = layers * attention_params() + dense_layers * dense_mlp_params() + lm_head_params();
+  double p = attention_params_all_layers(*this) + dense_layers * dense_mlp_params() + lm_head_params();
   if (moe) p += moe_layers() * (moe->experts + moe->shared_experts) * expert_params();
   if (eagle3) {
     p += double(eagle3->aux_hidden_states) * hidden_size * hidden_size;  // fc
@@ -85,7 +119,7 @@ double TransformerSpec::total_params() const {
 }
 
 double TransformerSpec::active_params() const {
-  double p = layers * attention_params() + dense_layers * dense_mlp_params() + lm_head_params();
+  double p = attention_params_all_layers(*this) + dense_layers * dense_mlp_params() + lm_head_params();
   if (moe) p += moe_layers() * (moe->experts_per_token + moe->shared_experts) * expert_params();
   if (eagle3) {
     p += double(eagle3->aux_hidden_states) * hidden_size * hidden_size;
@@ -96,7 +130,7 @@ double TransformerSpec::active_params() const {
 }
 
 double TransformerSpec::weight_bytes() const {
-  double b = layers * attention_params() * bytes_per_param(weights.attention) +
+  double b = attention_params_all_layers(*this) * bytes_per_param(weights.attention) +
              dense_layers * dense_mlp_params() * bytes_per_param(weights.dense_mlp) +
              lm_head_params() * bytes_per_param(weights.lm_head);
   if (moe) {
@@ -119,6 +153,33 @@ double TransformerSpec::kv_bytes_per_token_layer(int tp) const {
   }
   const int kv_per_rank = std::max(1, attention.kv_heads / std::max(1, tp));
   return 2.0 * kv_per_rank * attention.head_dim * act;
+}
+
+double TransformerSpec::attention_state_bytes_per_layer(int tp, double context) const {
+  const LayerAttention& la = layer_attention;
+  if (la.windowed_layers == 0 && la.linear_layers == 0) return context * kv_bytes_per_token_layer(tp);
+  const double kv = kv_bytes_per_token_layer(tp);
+  const int full = layers - la.windowed_layers - la.linear_layers;
+  double bytes = full * context * kv + la.windowed_layers * std::min(context, double(la.window)) * kv;
+  if (la.linear_layers > 0) {
+    // Assumption: the recurrent state (value heads x dk x dv) and the convolution's last
+    // kernel-1 inputs are held in the activation dtype, split over TP by value head, and read once
+    // per forward (docs/references/models.md#hybrid-attention).
+    const LinearAttentionSpec& l = la.linear;
+    const double share = double(std::max(1, l.value_heads / std::max(1, tp))) / std::max(1, l.value_heads);
+    const double state = double(l.value_heads) * l.key_head_dim * l.value_head_dim;
+    const double conv = (2.0 * l.key_heads * l.key_head_dim + double(l.value_heads) * l.value_head_dim) *
+                        std::max(0, l.conv_kernel - 1);
+    bytes += la.linear_layers * (state + conv) * share * bytes_per_param(activation_dtype);
+  }
+  return bytes / layers;
+}
+
+double TransformerSpec::attended_context(double context) const {
+  const LayerAttention& la = layer_attention;
+  if (la.windowed_layers == 0 && la.linear_layers == 0) return context;
+  const int full = layers - la.windowed_layers - la.linear_layers;
+  return (full * context + la.windowed_layers * std::min(context, double(la.window))) / layers;
 }
 
 std::string check_tensor_parallel(const TransformerSpec& model, int tp) {

@@ -31,7 +31,8 @@ class DataDir {
   std::string root_;
 };
 
-// models/llm/*.yaml, or a Hugging Face config.json (Llama, Qwen3, DeepSeek/Kimi families).
+// models/llm/*.yaml, a Hugging Face config.json, or a checkpoint directory holding config.json
+// (families and quantization methods: docs/schema.md, llm).
 [[nodiscard]] TransformerSpec load_model(const std::string& path);
 [[nodiscard]] GpuSpec load_gpu(const std::string& path);
 [[nodiscard]] Topology load_topology(const std::string& path);

@@ -10,14 +10,18 @@
 
 namespace specsim {
 
-enum class Dtype { kFp32, kBf16, kFp16, kFp8, kInt4G32, kInt4G128, kNvfp4, kMxfp4 };
+enum class Dtype { kFp32, kBf16, kFp16, kFp8, kInt8, kInt4G32, kInt4G64, kInt4G128, kInt4Channel, kNvfp4, kMxfp4 };
 
 // Bytes per stored parameter, scales included: int4 with one bf16 scale per 32 weights is
 // 0.5 + 2/32 = 0.5625 B (docs/references/models.md#kimi-int4, an estimate: the scale dtype was not read); fp8 with a
 // 128x128 block scale is ~1 B; NVFP4 0.5 + 1/16 (fp8 scale per 16); MXFP4 0.5 + 1/32 (e8m0 per 32).
+// int8 and int4-channel carry one scale per output row, which is under 0.1% of the weights and
+// left out (docs/references/models.md#quantization).
 [[nodiscard]] double bytes_per_param(Dtype d);
 [[nodiscard]] const char* to_string(Dtype d);
 [[nodiscard]] std::optional<Dtype> parse_dtype(const std::string& text);
+// "fp32, bf16, ...": every name parse_dtype accepts, for error messages.
+[[nodiscard]] std::string dtype_names();
 
 enum class AttentionKind { kGqa, kMla };
 
@@ -31,6 +35,32 @@ struct AttentionSpec {
   int qk_nope_head_dim = 0;
   int qk_rope_head_dim = 0;
   int v_head_dim = 0;
+  // Qwen3-Next's full-attention layers gate their output with a second query-sized projection, so
+  // q_proj is 2 x heads x head_dim wide (docs/references/models.md#hybrid-attention).
+  bool output_gate = false;
+  // gpt-oss adds one learned sink logit per head; it costs `heads` parameters a layer and is
+  // recorded, not priced (docs/references/models.md#hybrid-attention).
+  bool sinks = false;
+};
+
+// Layers that do not attend to the whole context. Sliding-window layers (gpt-oss, Mistral-7B v0.1)
+// read at most `window` past tokens; Llama-4's chunked layers read the tokens of their chunk, at
+// most `window` (priced as a sliding window: an upper bound). Linear-attention layers (Qwen3-Next's
+// Gated DeltaNet) keep a fixed-size state per request instead of a KV cache. The remaining
+// layers attend to everything. All counts 0: every layer is full attention, as before.
+struct LinearAttentionSpec {
+  int key_heads = 0;
+  int value_heads = 0;
+  int key_head_dim = 0;
+  int value_head_dim = 0;
+  int conv_kernel = 0;  // causal depthwise convolution over q, k and v
+};
+
+struct LayerAttention {
+  int windowed_layers = 0;
+  int window = 0;  // tokens
+  int linear_layers = 0;
+  LinearAttentionSpec linear;
 };
 
 struct MoeSpec {
@@ -61,9 +91,13 @@ struct KernelCounts {
 };
 
 struct Eagle3Spec {
-  std::string target;         // the target model's name
+  std::string target;         // the target model's name; "" when the file does not say (HF configs)
   int aux_hidden_states = 3;  // fc input is aux_hidden_states x target hidden (docs/references/models.md#eagle3-structure)
   int draft_vocab_size = 32000;
+  // 3: EAGLE-3, the qkv projection reads [embedding; hidden] (2H). 1: an EAGLE-1/2 head, whose fc
+  // fuses [embedding; feature] (aux_hidden_states 2) first, so qkv reads H and the vocabulary is
+  // the target's (docs/references/models.md#eagle1-structure).
+  int version = 3;
 };
 
 struct TransformerSpec {
@@ -81,18 +115,34 @@ struct TransformerSpec {
   CollectiveCounts collectives;
   KernelCounts kernels;
   std::optional<Eagle3Spec> eagle3;
+  LayerAttention layer_attention;
+  // Multi-token-prediction modules shipped with the model (`num_nextn_predict_layers`); read and
+  // reported, not yet used by the cost model.
+  int mtp_layers = 0;
+  std::string file;  // where it was loaded from, for messages; "" when built in code
 
   [[nodiscard]] int moe_layers() const { return layers - dense_layers; }
-  // Parameters of one layer's attention block (docs/references/models.md#layer-params formulas; EAGLE-3 qkv reads 2H).
+  [[nodiscard]] int full_attention_layers() const { return layers - layer_attention.linear_layers; }
+  // Parameters of one full-attention layer's attention block (docs/references/models.md#layer-params formulas;
+  // EAGLE-3 qkv reads 2H).
   [[nodiscard]] double attention_params() const;
+  // One Gated DeltaNet layer (docs/references/models.md#hybrid-attention); 0 without linear layers.
+  [[nodiscard]] double linear_attention_params() const;
+  // Attention parameters averaged over all layers: attention_params() unless some layers are linear.
+  [[nodiscard]] double mean_attention_params() const;
   [[nodiscard]] double dense_mlp_params() const;  // 3 H I (SwiGLU)
   [[nodiscard]] double expert_params() const;     // 3 H I_expert
   [[nodiscard]] double lm_head_params() const;    // vocab (draft vocab for EAGLE-3) x H
   [[nodiscard]] double total_params() const;      // embedding excluded for EAGLE-3 heads
   [[nodiscard]] double active_params() const;     // per token
   [[nodiscard]] double weight_bytes() const;      // all weights as stored, scales included
-  // KV-cache bytes one token adds to one layer, on one TP rank of `tp`.
+  // KV-cache bytes one token adds to one full-attention layer, on one TP rank of `tp`.
   [[nodiscard]] double kv_bytes_per_token_layer(int tp) const;
+  // Attention state one request reads in one layer at `context` tokens, averaged over the layers,
+  // on one TP rank: context x kv_bytes_per_token_layer when every layer is full attention.
+  [[nodiscard]] double attention_state_bytes_per_layer(int tp, double context) const;
+  // Context tokens one layer's attention scores, averaged over the layers (linear layers: none).
+  [[nodiscard]] double attended_context(double context) const;
 };
 
 // Tensor parallelism splits the attention heads over `tp` ranks, so tp must divide heads. KV heads

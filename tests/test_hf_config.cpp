@@ -1,0 +1,276 @@
+// Hugging Face config.json files of every supported family and quantization scheme, read from
+// trimmed copies of real configs (tests/data/valid/hf/SOURCES.md names where each comes from).
+// Parameter counts use docs/references/models.md#layer-params and are checked against the
+// published totals named beside them; norms, biases and routers are left out, hence WithinRel.
+#include <catch2/catch.hpp>
+
+#include "specsim/error.hpp"
+#include "specsim/load.hpp"
+
+using Catch::Matchers::Contains;
+using Catch::Matchers::WithinRel;
+using specsim::Dtype;
+
+namespace {
+const std::string kHf = std::string(SPECSIM_TEST_DATA_DIR) + "/valid/hf/";
+const specsim::DataDir kRoot(SPECSIM_SOURCE_DIR);
+
+specsim::TransformerSpec hf(const std::string& name) { return specsim::load_model(kHf + name); }
+}  // namespace
+
+TEST_CASE("hf: llama reads as a dense GQA model in BF16", "[hf]") {
+  const auto m = hf("llama-3.3-70b.config.json");
+  CHECK(m.layers == 80);
+  CHECK(m.dense_layers == 80);
+  CHECK(m.attention.head_dim == 128);  // hidden / heads = 8192 / 64
+  CHECK(m.weights.attention == Dtype::kBf16);
+  CHECK(m.mtp_layers == 0);
+  // H (heads + 2 kv) d + heads d H = 8192 x 80 x 128 + 64 x 128 x 8192 = 150,994,944
+  CHECK_THAT(m.attention_params(), WithinRel(150994944.0, 1e-12));
+}
+
+TEST_CASE("hf: mistral with AWQ: every layer windowed, int4 in groups of 128, LM head BF16", "[hf]") {
+  const auto m = hf("zephyr-7b-alpha-awq.config.json");
+  CHECK(m.layer_attention.windowed_layers == 32);
+  CHECK(m.layer_attention.window == 4096);
+  CHECK(m.weights.attention == Dtype::kInt4G128);
+  CHECK(m.weights.dense_mlp == Dtype::kInt4G128);
+  CHECK(m.weights.lm_head == Dtype::kBf16);
+  // At 8192 tokens every layer reads only its 4096-token window: 4096 x 2 x 8 kv x 128 x 2 B = 16 MiB.
+  CHECK_THAT(m.attended_context(8192), WithinRel(4096.0, 1e-12));
+  CHECK_THAT(m.attention_state_bytes_per_layer(1, 8192), WithinRel(16777216.0, 1e-12));
+}
+
+TEST_CASE("hf: mixtral reads num_local_experts and sizes them with intermediate_size", "[hf]") {
+  const auto m = hf("mixtral-8x7b.config.json");
+  REQUIRE(m.moe);
+  CHECK(m.moe->experts == 8);
+  CHECK(m.moe->experts_per_token == 2);
+  CHECK(m.moe->expert_intermediate_size == 14336);
+  CHECK(m.dense_layers == 0);
+  CHECK(m.layer_attention.windowed_layers == 0);  // sliding_window null
+  // 32 x (attention 41,943,040 + 8 x 3 x 4096 x 14336) + 2 x 32000 x 4096 = 46.70B (Mixtral-8x7B: 46.7B).
+  CHECK_THAT(m.total_params(), WithinRel(46701477888.0, 1e-9));
+}
+
+TEST_CASE("hf: qwen2 with GPTQ int4 group 128", "[hf]") {
+  const auto m = hf("qwen2.5-32b-instruct-gptq-int4.config.json");
+  CHECK(m.layers == 64);
+  CHECK(m.attention.kv_heads == 8);
+  CHECK(m.layer_attention.windowed_layers == 0);  // use_sliding_window false
+  CHECK(m.weights.attention == Dtype::kInt4G128);
+  CHECK(m.weights.dense_mlp == Dtype::kInt4G128);
+  CHECK(m.weights.lm_head == Dtype::kBf16);  // GPTQ's lm_head is false by default
+}
+
+TEST_CASE("hf: qwen2_moe counts its wide shared expert in routed-expert units; GPTQ in-block list", "[hf]") {
+  const auto m = hf("qwen1.5-moe-a2.7b-chat-gptq-int4.config.json");
+  REQUIRE(m.moe);
+  CHECK(m.moe->experts == 60);
+  CHECK(m.moe->shared_experts == 4);  // shared_expert_intermediate_size 5632 / moe_intermediate_size 1408
+  CHECK(m.dense_layers == 0);
+  // modules_in_block_to_quantize lists attention, shared expert and experts: all int4.
+  CHECK(m.weights.attention == Dtype::kInt4G128);
+  CHECK(m.weights.experts == Dtype::kInt4G128);
+  CHECK(m.weights.shared_experts == Dtype::kInt4G128);
+  CHECK(m.weights.lm_head == Dtype::kBf16);
+  // 24 x (16,777,216 + 64 x 8,650,752) + 2 x 151936 x 2048 = 14.31B; active 24 x (16,777,216 + 8 x
+  // 8,650,752) + 622,329,856 = 2.69B (Qwen1.5-MoE-A2.7B card: 14.3B total, 2.7B activated).
+  CHECK_THAT(m.total_params(), WithinRel(14312538112.0, 1e-9));
+  CHECK_THAT(m.active_params(), WithinRel(2685927424.0, 1e-9));
+}
+
+TEST_CASE("hf: qwen3 dense, and its FP8 block-wise checkpoint", "[hf]") {
+  const auto m = hf("qwen3-8b.config.json");
+  CHECK(m.layers == 36);
+  CHECK(m.attention.head_dim == 128);
+  CHECK(m.weights.dense_mlp == Dtype::kBf16);
+  const auto fp8 = hf("qwen3-32b-fp8.config.json");
+  CHECK(fp8.weights.attention == Dtype::kFp8);
+  CHECK(fp8.weights.dense_mlp == Dtype::kFp8);
+  CHECK(fp8.weights.lm_head == Dtype::kBf16);  // transformers' FP8 quantizer leaves the LM head
+}
+
+TEST_CASE("hf: qwen3_moe: every layer MoE (mlp_only_layers empty, decoder_sparse_step 1)", "[hf]") {
+  const auto m = hf("qwen3-30b-a3b.config.json");
+  CHECK(m.dense_layers == 0);
+  REQUIRE(m.moe);
+  CHECK(m.moe->experts == 128);
+  CHECK(m.moe->shared_experts == 0);
+  // docs/references/models.md#targets: computed 30.53B total / 3.35B active.
+  CHECK_THAT(m.total_params(), WithinRel(30.53e9, 0.005));
+  CHECK_THAT(m.active_params(), WithinRel(3.35e9, 0.01));
+}
+
+TEST_CASE("hf: qwen3_next: 12 full-attention and 36 Gated DeltaNet layers", "[hf]") {
+  const auto m = hf("qwen3-next-80b-a3b.config.json");
+  CHECK(m.full_attention_layers() == 12);  // full_attention_interval 4 over 48 layers
+  CHECK(m.layer_attention.linear_layers == 36);
+  CHECK(m.attention.output_gate);
+  REQUIRE(m.moe);
+  CHECK(m.moe->shared_experts == 1);  // 512 / 512
+  // Gated DeltaNet: 2048 x (2 x 2048 + 2 x 4096 + 2 x 32) + (2 x 2048 + 4096) x 4 + 4096 x 2048 = 33,718,272.
+  CHECK_THAT(m.linear_attention_params(), WithinRel(33718272.0, 1e-12));
+  // Gated full attention: 2048 x (2 x 16 + 2 x 2) x 256 + 16 x 256 x 2048 = 27,262,976.
+  CHECK_THAT(m.attention_params(), WithinRel(27262976.0, 1e-12));
+  // 12 x 27.26M + 36 x 33.72M + 48 x 513 x 3 x 2048 x 512 + 2 x 151936 x 2048 = 79.62B (card: 80B).
+  CHECK_THAT(m.total_params(), WithinRel(79623749632.0, 1e-9));
+  // State at 1000 tokens, TP 1, BF16: full layers 12 x 1000 x 2 x 2 x 256 x 2 B = 24,576,000; linear
+  // layers 36 x (32 x 128 x 128 + (2 x 16 x 128 + 32 x 128) x 3) x 2 B = 39,518,208; mean over 48.
+  CHECK_THAT(m.attention_state_bytes_per_layer(1, 1000), WithinRel((24576000.0 + 39518208.0) / 48, 1e-12));
+  CHECK_THAT(m.attended_context(1000), WithinRel(12 * 1000.0 / 48, 1e-12));  // linear layers score no context
+}
+
+TEST_CASE("hf: deepseek_v2 reads MLA and two shared experts", "[hf]") {
+  const auto m = hf("deepseek-v2.config.json");
+  CHECK(m.attention.kind == specsim::AttentionKind::kMla);
+  CHECK(m.dense_layers == 1);
+  REQUIRE(m.moe);
+  CHECK(m.moe->shared_experts == 2);
+  // 60 x 149,225,472 + 3 x 5120 x 12288 + 59 x 162 x 23,592,960 + 2 x 102400 x 5120 = 235.7B;
+  // active with 6 + 2 experts 21.3B (DeepSeek-V2 card: 236B total, 21B activated).
+  CHECK_THAT(m.total_params(), WithinRel(235692359680.0, 1e-9));
+  CHECK_THAT(m.active_params(), WithinRel(21326725120.0, 1e-9));
+}
+
+TEST_CASE("hf: deepseek_v3: FP8 block-wise weights, BF16 LM head, one MTP module", "[hf]") {
+  const auto m = hf("deepseek-v3.config.json");
+  CHECK(m.mtp_layers == 1);
+  CHECK(m.dense_layers == 3);
+  CHECK(m.weights.attention == Dtype::kFp8);
+  CHECK(m.weights.experts == Dtype::kFp8);
+  CHECK(m.weights.shared_experts == Dtype::kFp8);
+  CHECK(m.weights.lm_head == Dtype::kBf16);
+  // docs/references/models.md#targets: computed 671.0B total.
+  CHECK_THAT(m.total_params(), WithinRel(671.0e9, 0.002));
+}
+
+TEST_CASE("hf: kimi_k2 FP8, and Kimi-K2.5's compressed-tensors INT4 experts with its ignore list", "[hf]") {
+  const auto k2 = hf("kimi-k2-instruct.config.json");
+  REQUIRE(k2.moe);
+  CHECK(k2.moe->experts == 384);
+  CHECK(k2.weights.experts == Dtype::kFp8);
+  CHECK(k2.mtp_layers == 0);
+  // Ignore list: lm_head, re:.*self_attn.*, re:.*shared_experts.*, re:.*mlp\.(gate|up|gate_up|down)_proj.*
+  const auto k25 = hf("kimi-k2.5.config.json");
+  CHECK(k25.weights.experts == Dtype::kInt4G32);
+  CHECK(k25.weights.attention == Dtype::kBf16);
+  CHECK(k25.weights.shared_experts == Dtype::kBf16);
+  CHECK(k25.weights.dense_mlp == Dtype::kBf16);
+  CHECK(k25.weights.lm_head == Dtype::kBf16);
+}
+
+TEST_CASE("hf: glm4_moe: GQA attention over DeepSeek-style MoE keys", "[hf]") {
+  const auto m = hf("glm-4.7-fp8.config.json");
+  CHECK(m.attention.kind == specsim::AttentionKind::kGqa);
+  CHECK(m.dense_layers == 3);
+  REQUIRE(m.moe);
+  CHECK(m.moe->experts == 160);
+  CHECK(m.moe->shared_experts == 1);
+  // 92 x 136,314,880 + 3 x 3 x 5120 x 12288 + 89 x 161 x 23,592,960 + 2 x 151552 x 5120 = 352.7B
+  // (GLM-4.5 card: 355B, its MTP layer included).
+  CHECK_THAT(m.total_params(), WithinRel(352722616320.0, 1e-9));
+}
+
+TEST_CASE("hf: gpt_oss: alternating 128-token windows, sinks, MXFP4 experts only", "[hf]") {
+  const auto m = hf("gpt-oss-120b.config.json");
+  CHECK(m.layer_attention.windowed_layers == 18);
+  CHECK(m.layer_attention.window == 128);
+  CHECK(m.attention.sinks);
+  CHECK(m.weights.experts == Dtype::kMxfp4);
+  CHECK(m.weights.attention == Dtype::kBf16);
+  CHECK(m.weights.lm_head == Dtype::kBf16);
+  // 36 x (26,542,080 + 128 x 3 x 2880 x 2880) + 2 x 201088 x 2880 = 116.8B (card: 117B).
+  CHECK_THAT(m.total_params(), WithinRel(116775567360.0, 1e-9));
+  // At 8192 tokens: (18 x 8192 + 18 x 128) / 36 = 4160 tokens scored per layer on average.
+  CHECK_THAT(m.attended_context(8192), WithinRel(4160.0, 1e-12));
+}
+
+TEST_CASE("hf: llama4: chunked attention on 3 of 4 layers; Maverick interleaves MoE and dense", "[hf]") {
+  const auto scout = hf("llama-4-scout.config.json");
+  CHECK(scout.dense_layers == 0);  // interleave_moe_layer_step 1
+  CHECK(scout.layer_attention.windowed_layers == 36);  // every 4th layer is NoPE with full attention
+  CHECK(scout.layer_attention.window == 8192);
+  REQUIRE(scout.moe);
+  CHECK(scout.moe->shared_experts == 1);
+  // 48 x (62,914,560 + 17 x 3 x 5120 x 8192) + 2 x 202048 x 5120 = 107.8B; active 48 x (62.9M + 2 x
+  // 125.8M) + 2.07B = 17.2B (Scout card: 109B total with the vision encoder, 17B active).
+  CHECK_THAT(scout.total_params(), WithinRel(107765432320.0, 1e-9));
+  CHECK_THAT(scout.active_params(), WithinRel(17168465920.0, 1e-9));
+  const auto maverick = hf("llama-4-maverick.config.json");
+  CHECK(maverick.dense_layers == 24);  // interleave_moe_layer_step 2
+  CHECK(maverick.intermediate_size == 16384);  // intermediate_size_mlp
+  // + 24 dense x 3 x 5120 x 16384 + 24 x 129 experts x 125.8M = 400.7B (card: 400B).
+  CHECK_THAT(maverick.total_params(), WithinRel(400695623680.0, 1e-9));
+}
+
+TEST_CASE("hf: minimax_m2: FP8 block-wise, 3 MTP modules; its ModelOpt NVFP4 checkpoint", "[hf]") {
+  const auto m = hf("minimax-m2.5.config.json");
+  CHECK(m.mtp_layers == 3);
+  REQUIRE(m.moe);
+  CHECK(m.moe->experts == 256);
+  CHECK(m.weights.experts == Dtype::kFp8);
+  CHECK(m.weights.lm_head == Dtype::kBf16);
+  // 62 x (44,040,192 + 256 x 3 x 3072 x 1536) + 2 x 200064 x 3072 = 228.6B (card: 230B).
+  CHECK_THAT(m.total_params(), WithinRel(228640161792.0, 1e-9));
+  // quant_method modelopt, quant_algo NVFP4; ignore names every self_attn, the routers and lm_head.
+  const auto nvfp4 = hf("minimax-m2.5-nvfp4.config.json");
+  CHECK(nvfp4.weights.experts == Dtype::kNvfp4);
+  CHECK(nvfp4.weights.attention == Dtype::kBf16);
+  CHECK(nvfp4.weights.lm_head == Dtype::kBf16);
+}
+
+TEST_CASE("hf: a checkpoint directory loads its config.json and ModelOpt's hf_quant_config.json", "[hf]") {
+  // FP8 with exclude_modules [lm_head].
+  const auto fp8 = specsim::load_model(kHf + "llama-3.1-70b-instruct-fp8");
+  CHECK(fp8.name == "llama-3.1-70b-instruct-fp8");
+  CHECK(fp8.weights.attention == Dtype::kFp8);
+  CHECK(fp8.weights.dense_mlp == Dtype::kFp8);
+  CHECK(fp8.weights.lm_head == Dtype::kBf16);
+  // NVFP4 excluding each layer's mlp.gate (the router) and lm_head: experts and attention NVFP4.
+  const auto nvfp4 = specsim::load_model(kHf + "qwen3-235b-a22b-nvfp4");
+  CHECK(nvfp4.weights.experts == Dtype::kNvfp4);
+  CHECK(nvfp4.weights.attention == Dtype::kNvfp4);
+  CHECK(nvfp4.weights.lm_head == Dtype::kBf16);
+  // A directory without config.json names the file it looked for.
+  CHECK_THROWS_WITH(specsim::load_model(kHf), Contains("valid/hf/config.json: cannot open file"));
+}
+
+TEST_CASE("hf: unknown quantization methods and schemes are refused, never read as BF16", "[hf]") {
+  const std::string bad = std::string(SPECSIM_TEST_DATA_DIR) + "/invalid/hf/";
+  CHECK_THROWS_WITH(specsim::load_model(bad + "unknown-quant-method.config.json"),
+                    Contains("unknown-quant-method.config.json:12:") && Contains("'bitsandbytes' is not supported"));
+  CHECK_THROWS_WITH(specsim::load_model(bad + "unknown-compressed-tensors-scheme.config.json"),
+                    Contains("weights.num_bits: = 3 with type int"));
+}
+
+TEST_CASE("hf: EAGLE-3 draft configs: LlamaForCausalLMEagle3, draft_vocab_size, aux layer ids", "[hf]") {
+  const auto head = hf("kimi-k25-eagle3.config.json");
+  REQUIRE(head.eagle3);
+  CHECK(head.eagle3->version == 3);
+  CHECK(head.eagle3->aux_hidden_states == 3);  // eagle_aux_hidden_state_layer_ids [2, 30, 58]
+  CHECK(head.eagle3->draft_vocab_size == 32000);
+  CHECK(head.eagle3->target.empty());
+  // docs/references/models.md#eagle3-heads: Kimi head 1.19B without the shared embedding, the same
+  // number the YAML file models/llm/kimi-k2.5-eagle3.yaml gives.
+  CHECK_THAT(head.total_params(), WithinRel(1.19e9, 0.02));
+  const auto yaml = specsim::load_model(kRoot.resolve(specsim::DataKind::kModel, "kimi-k2.5-eagle3"));
+  CHECK_THAT(head.total_params(), WithinRel(yaml.total_params(), 1e-12));
+}
+
+TEST_CASE("hf: a scenario takes an HF target and an HF EAGLE-3 draft directory", "[hf][consistency]") {
+  const std::string scenario = std::string(SPECSIM_SOURCE_DIR) +
+                               "/validation/specforge-issue-339-2xh100/sf339-qwen3-30b-a3b-eagle3-tp2-bs1-3-3-8.yaml";
+  const auto s = specsim::load_scenario(
+      scenario, {"model=" + kHf + "qwen3-30b-a3b.config.json", "draft=" + kHf + "qwen3-30b-a3b-eagle3"}, kRoot);
+  CHECK(s.draft.name == "qwen3-30b-a3b-eagle3");
+  REQUIRE(s.draft.eagle3);
+  CHECK(s.draft.layers == 1);
+  // Kimi's head (hidden 7168) cannot draft for Qwen3-30B-A3B (hidden 2048): the error names both files.
+  CHECK_THROWS_WITH(
+      specsim::load_scenario(scenario,
+                             {"model=" + kHf + "qwen3-30b-a3b.config.json", "draft=" + kHf + "kimi-k25-eagle3.config.json"},
+                             kRoot),
+      Contains("does not fit the model 'qwen3-30b-a3b.config.json': hidden_size 7168 vs the model's 2048") &&
+          Contains("kimi-k25-eagle3.config.json") && Contains("qwen3-30b-a3b.config.json)"));
+}
