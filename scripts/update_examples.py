@@ -3,7 +3,7 @@
 
 Every fenced block whose first line is `$ specsim ARGS` gets the output of `specsim ARGS`. A block
 with a `...` line keeps as many lines before and after it as it had (the head and tail of a long
-table). tests/test_readme.cpp checks the result, so run this after a change to the model or the
+table). tests/cli/test_readme.cpp checks the result, so run this after a change to the model or the
 reports:
 
     SPECSIM_BIN=build/release/bin/specsim scripts/update_examples.py

@@ -4,7 +4,7 @@
 // every other key goes through the loader (load_scenario with a `--set` patch).
 //
 // Values are read as in a scenario file (units, "calibrate" where the file allows it) and within
-// the same ranges; tests/test_scenario_fields.cpp checks each key against the loader at its bounds.
+// the same ranges; tests/model/test_scenario_fields.cpp checks each key against the loader at its bounds.
 #pragma once
 
 #include <optional>

@@ -1,4 +1,4 @@
-#include "yaml_reader.hpp"
+#include "util/yaml_reader.hpp"
 
 #include "specsim/suggest.hpp"
 

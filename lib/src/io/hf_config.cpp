@@ -1,4 +1,4 @@
-#include "hf_config.hpp"
+#include "io/hf_config.hpp"
 
 #include <algorithm>
 #include <cctype>

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "specsim/model_spec.hpp"
-#include "yaml_reader.hpp"
+#include "util/yaml_reader.hpp"
 
 namespace specsim::detail {
 

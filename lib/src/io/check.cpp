@@ -9,7 +9,7 @@
 #include "specsim/intervention.hpp"
 #include "specsim/load.hpp"
 #include "specsim/units.hpp"
-#include "yaml_reader.hpp"
+#include "util/yaml_reader.hpp"
 
 namespace specsim {
 

@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "yaml_reader.hpp"
+#include "util/yaml_reader.hpp"
 
 namespace specsim {
 

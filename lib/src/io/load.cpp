@@ -11,8 +11,8 @@
 #include "specsim/compute_fit.hpp"
 #include "specsim/units.hpp"
 #include "specsim/plausibility.hpp"
-#include "hf_config.hpp"
-#include "yaml_reader.hpp"
+#include "io/hf_config.hpp"
+#include "util/yaml_reader.hpp"
 
 namespace specsim {
 
