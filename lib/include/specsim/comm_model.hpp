@@ -7,6 +7,10 @@
 //   NCCL_ALGO / NCCL_PROTO / channels   measured time x prior(what-if) / prior(default)
 //   custom one-shot P2P all-reduce      its measured table, else alpha + (r-1) * S / B_p2p (prior)
 //   FP8 all-reduce                      time(S / 2) + quantise and dequantise kernels (docs/references/nccl.md#fp8-allreduce)
+//   custom two-shot P2P all-reduce      2 alpha + 2 (r-1)/r * S / B_p2p (prior)
+//   engine                              vLLM's and SGLang's rule: one-shot below 8 MiB where they allow
+//                                       it (tp 2, or tp 4-8 on NVLink), NCCL otherwise
+// Pipeline sends: 10 us + S / B_p2p over the box's link (NVLink or PCIe).
 // Eager mode adds a per-op overhead on top of a graph-mode table: the host launch of the
 // surrounding kernels plus the rank skew a collective absorbs while it waits for the slowest rank.
 #pragma once
@@ -32,6 +36,8 @@ struct NcclPriorConfig;
 // on PCIe boxes only (`link`: what the points were measured over).
 [[nodiscard]] std::shared_ptr<const MeasuredCurve> measured_curve(const CommProfile& profile, LinkClass link);
 // "p2 (2 ranks), p4 (4 ranks)": the profiles among `profiles` that `curve` draws on.
+// The names comm.implementation accepts, as CommModel::implementations() registers them.
+[[nodiscard]] std::vector<std::string> allreduce_implementation_names();
 [[nodiscard]] std::string rank_sources(const RankScaledCurve& curve, const std::vector<const CommProfile*>& profiles);
 
 class CommModel {
@@ -44,6 +50,17 @@ class CommModel {
   static CommModel baseline(const Scenario& scenario);
 
   [[nodiscard]] double allreduce_s(double message_bytes, LaunchMode mode) const;
+  // One point-to-point send of `message_bytes` between pipeline stages, over the box's link.
+  [[nodiscard]] double send_s(double message_bytes) const;
+
+  // A registered all-reduce implementation (comm.implementation): its name, how it prices a
+  // message, and the pricing itself.
+  struct Implementation {
+    const char* name;
+    const char* equation;
+    double (*time_s)(const CommModel& model, double bytes);
+  };
+  [[nodiscard]] static const std::vector<Implementation>& implementations();
   [[nodiscard]] double eager_overhead_per_op_s() const { return eager_overhead_s_; }
   [[nodiscard]] bool calibrated() const { return calibrated_; }
   [[nodiscard]] const std::string& source() const { return source_; }  // what the time comes from
@@ -54,6 +71,8 @@ class CommModel {
 
  private:
   [[nodiscard]] double nccl_s(double bytes) const;
+  [[nodiscard]] double one_shot_s(double bytes) const;
+  [[nodiscard]] double two_shot_s(double bytes) const;
   // build with `settings` and `custom_profile` in place of the scenario's own.
   static CommModel build(const Scenario& scenario, const CommSettings& settings, const CommProfile* custom_profile,
                          double eager_overhead_per_op_s, double quantise_kernels_s);
@@ -63,7 +82,9 @@ class CommModel {
   std::shared_ptr<const MeasuredCurve> custom_curve_;
   struct Prior;
   std::shared_ptr<const Prior> prior_;
-  std::string implementation_ = "nccl";
+  const Implementation* implementation_ = nullptr;
+  bool custom_allowed_ = false;      // "engine": the box meets the engines' custom all-reduce rule
+  double custom_max_bytes_ = 0.0;    // "engine": the one-shot kernel below this size
   double eager_overhead_s_ = 0.0;
   double quantise_s_ = 0.0;
   double scale_ = 1.0;

@@ -9,9 +9,16 @@
 
 namespace specsim {
 
+// The GPU generation, as NCCL's tuning tables bucket it (Ada takes Ampere's row) and as a GPU file
+// states it: never guessed from the name.
+enum class GpuArch { kVolta, kAmpere, kAda, kHopper, kBlackwell };
+[[nodiscard]] const char* to_string(GpuArch a);
+[[nodiscard]] std::optional<GpuArch> parse_gpu_arch(const std::string& text);
+
 struct GpuSpec {
   std::string name;
   std::string description;
+  GpuArch architecture = GpuArch::kAmpere;
   double memory_bytes = 0.0;
   double memory_bandwidth_bytes_per_s = 0.0;
   double bf16_flop_per_s = 0.0;             // dense tensor rate

@@ -93,7 +93,10 @@ struct ComputeSettings {
 struct CommSettings {
   std::string profile;                          // measured NCCL table (calibration/profiles name)
   std::optional<double> eager_overhead_per_op_s;  // host launch + rank skew seen in an eager collective
-  std::string implementation = "nccl";          // nccl | custom_oneshot | fp8
+  // nccl | custom_oneshot | custom_twoshot | fp8 | engine (CommModel::implementations()).
+  std::string implementation = "nccl";
+  // engine: the custom kernel runs below this size; empty = the engines' 8 MiB.
+  std::optional<double> custom_max_bytes;
   std::string custom_profile;                   // measured table of the custom one-shot kernel, if any
   std::string nccl_algo = "auto";               // auto | ring | tree (NCCL_ALGO)
   std::string nccl_proto = "auto";              // auto | ll | ll128 | simple (NCCL_PROTO)

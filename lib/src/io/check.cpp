@@ -105,6 +105,7 @@ std::string check_data_file(const std::string& path_or_dir, const DataDir& data)
     e << YAML::Key << "bf16_dense" << YAML::Value << format_flop_rate(g.bf16_flop_per_s);
     if (g.fp8_flop_per_s) e << YAML::Key << "fp8_dense" << YAML::Value << format_flop_rate(*g.fp8_flop_per_s);
     e << YAML::Key << "pcie_generation" << YAML::Value << g.pcie_generation;
+    e << YAML::Key << "architecture" << YAML::Value << to_string(g.architecture);
     if (g.nvlink_bandwidth_bytes_per_s) {
       e << YAML::Key << "nvlink_bandwidth" << YAML::Value << format_bandwidth(*g.nvlink_bandwidth_bytes_per_s);
     }

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "specsim/comm_model.hpp"
 #include "specsim/compute_fit.hpp"
 #include "specsim/units.hpp"
 #include "specsim/plausibility.hpp"
@@ -180,6 +181,7 @@ GpuSpec read_gpu(YamlReader& r) {
   g.fp8_flop_per_s = r.optional_quantity("fp8_dense", Quantity::kFlopRate);
   r.optional_quantity("fp4_dense", Quantity::kFlopRate);
   g.pcie_generation = static_cast<int>(r.integer("pcie_generation", 3, 7));
+  g.architecture = *parse_gpu_arch(r.choice("architecture", {"volta", "ampere", "ada", "hopper", "blackwell"}));
   g.nvlink_bandwidth_bytes_per_s = r.optional_quantity("nvlink_bandwidth", Quantity::kBandwidth);
   g.p2p_supported = r.optional_boolean("p2p_supported", true);
   if (g.memory_bandwidth_bytes_per_s <= 0) r.fail("memory_bandwidth", "must be > 0");
@@ -828,7 +830,11 @@ Scenario read_scenario(YamlReader& r, const DataDir& data) {
       s.comm.eager_overhead_per_op_s = c->quantity_or_calibrate("eager_overhead_per_op", Quantity::kDuration);
     }
     c->ignore("eager_overhead_per_op");
-    s.comm.implementation = c->optional_choice("implementation", {"nccl", "custom_oneshot", "fp8"}, "nccl");
+    s.comm.implementation = c->optional_choice("implementation", allreduce_implementation_names(), "nccl");
+    s.comm.custom_max_bytes = c->optional_quantity("custom_max_bytes", Quantity::kBytes);
+    if (s.comm.custom_max_bytes && s.comm.implementation != "engine") {
+      c->fail("custom_max_bytes", "applies to comm.implementation: engine only");
+    }
     s.comm.custom_profile = c->optional_string("custom_profile", "");
     s.comm.nccl_algo = c->optional_choice("nccl_algo", {"auto", "ring", "tree"}, "auto");
     s.comm.nccl_proto = c->optional_choice("nccl_proto", {"auto", "ll", "ll128", "simple"}, "auto");

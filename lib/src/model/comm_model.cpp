@@ -9,6 +9,7 @@
 #include "specsim/comm_scaling.hpp"
 #include "specsim/error.hpp"
 #include "specsim/nccl_prior.hpp"
+#include "specsim/units.hpp"
 
 namespace specsim {
 
@@ -18,12 +19,17 @@ namespace {
 // switches (docs/references/nccl.md#custom-vs-nccl-pcie, rtx6kpro "luke" measurements); used only when no table was measured.
 constexpr double kOneShotLatencyS = 7.5e-6;
 
-NcclArch arch_of(const std::string& gpu) {
-  auto has = [&](const char* s) { return gpu.find(s) != std::string::npos; };
-  if (has("h100") || has("h200") || has("h20")) return NcclArch::kHopper;
-  if (has("b200") || has("b300") || has("rtx-pro-6000") || has("5090")) return NcclArch::kBlackwell;
-  if (has("v100")) return NcclArch::kVolta;
-  return NcclArch::kAmpere;  // A100, L40S, RTX 4090 (Ada sits in the Ampere bucket, tuning.cc)
+// NCCL's tuning tables have four rows; Ada (compute capability 8.9) takes Ampere's
+// (docs/references/nccl.md#bandwidth-model).
+NcclArch nccl_arch(GpuArch a) {
+  switch (a) {
+    case GpuArch::kVolta: return NcclArch::kVolta;
+    case GpuArch::kAmpere:
+    case GpuArch::kAda: return NcclArch::kAmpere;
+    case GpuArch::kHopper: return NcclArch::kHopper;
+    case GpuArch::kBlackwell: return NcclArch::kBlackwell;
+  }
+  return NcclArch::kAmpere;
 }
 
 // The search graph NCCL would build (docs/references/nccl.md#search-graph): PCIe P2P boxes 2 channels x PCI_BW 12 GB/s (the
@@ -35,7 +41,7 @@ NcclArch arch_of(const std::string& gpu) {
 NcclPriorConfig nccl_prior_config(const Topology& topology, const GpuSpec& gpu, int ranks) {
   NcclPriorConfig c;
   c.ranks = std::max(2, ranks);
-  c.arch = arch_of(gpu.name);
+  c.arch = nccl_arch(gpu.architecture);
   if (topology.link == LinkClass::kNvlink) {
     c.link = NcclLink::kNvlink;
     c.graph_channels = 16;
@@ -121,6 +127,66 @@ struct CommModel::Prior {
   bool what_if_differs = false;
 };
 
+// ---- all-reduce implementations ------------------------------------------------------------------
+// Each is a way an engine runs one all-reduce, priced from what the box offers. `comm.implementation`
+// names one; the loader's choices follow this list. To add one: a row here, its equation in
+// docs/model.md#allreduce-implementations, and a test (docs/library.md#how-to-add).
+
+namespace {
+
+// vLLM's and SGLang's custom all-reduce: world sizes 2, 4, 6 and 8; beyond 2 GPUs only on a fully
+// NVLink-connected set; messages below 8 MiB (docs/references/nccl.md#engine-custom-allreduce).
+constexpr int kCustomWorldSizes[] = {2, 4, 6, 8};
+constexpr double kEngineCustomMaxBytes = 8.0 * 1024 * 1024;
+
+// Why the engines would not run their custom kernel on this box; empty when they would.
+std::string engine_custom_refusal(const Scenario& s) {
+  if (std::find(std::begin(kCustomWorldSizes), std::end(kCustomWorldSizes), s.tp) == std::end(kCustomWorldSizes)) {
+    return "tp " + std::to_string(s.tp) + " is not a world size the engines' custom all-reduce supports (2, 4, 6, 8)";
+  }
+  if (s.tp > 2 && s.topology.link != LinkClass::kNvlink) {
+    return "the engines disable their custom all-reduce on more than two PCIe-only GPUs";
+  }
+  if (!(s.topology.p2p && s.gpu.p2p_supported)) return "no peer-to-peer access";
+  return "";
+}
+
+}  // namespace
+
+double CommModel::one_shot_s(double bytes) const {
+  return custom_curve_ ? custom_curve_->time_s(bytes) : kOneShotLatencyS + (ranks_ - 1) * bytes / p2p_bytes_per_s_;
+}
+
+double CommModel::two_shot_s(double bytes) const {
+  // Reduce-scatter then all-gather, each rank moving (r-1)/r of the message per phase over its link:
+  // two synchronisations and 2 (r-1)/r S / B_p2p (docs/references/nccl.md#one-vs-two-shot).
+  return 2.0 * kOneShotLatencyS + 2.0 * (ranks_ - 1) / ranks_ * bytes / p2p_bytes_per_s_;
+}
+
+const std::vector<CommModel::Implementation>& CommModel::implementations() {
+  static const std::vector<Implementation> table = {
+      {"nccl", "NCCL: the measured table, else NCCL's model (tuning.cc), x the NCCL_ALGO/PROTO/channel what-if ratio",
+       [](const CommModel& m, double bytes) { return m.nccl_s(bytes); }},
+      {"custom_oneshot", "one-shot P2P kernel: its measured table, else 7.5 us + (r-1) S / B_p2p",
+       [](const CommModel& m, double bytes) { return m.one_shot_s(bytes); }},
+      {"custom_twoshot", "two-shot P2P kernel (reduce-scatter + all-gather): 15 us + 2 (r-1)/r S / B_p2p",
+       [](const CommModel& m, double bytes) { return m.two_shot_s(bytes); }},
+      {"fp8", "NCCL on half the bytes + a quantise and a dequantise kernel",
+       [](const CommModel& m, double bytes) { return m.nccl_s(0.5 * bytes) + m.quantise_s_; }},
+      {"engine", "the engines' rule: one-shot below comm.custom_max_bytes where they allow it, NCCL otherwise",
+       [](const CommModel& m, double bytes) {
+         return m.custom_allowed_ && bytes < m.custom_max_bytes_ ? m.one_shot_s(bytes) : m.nccl_s(bytes);
+       }},
+  };
+  return table;
+}
+
+std::vector<std::string> allreduce_implementation_names() {
+  std::vector<std::string> names;
+  for (const auto& i : CommModel::implementations()) names.emplace_back(i.name);
+  return names;
+}
+
 CommModel CommModel::baseline(const Scenario& s) {
   CommSettings plain;
   plain.profile = s.comm.profile;
@@ -134,13 +200,17 @@ CommModel CommModel::build(const Scenario& s, double eager_overhead_per_op_s, do
 CommModel CommModel::build(const Scenario& s, const CommSettings& c, const CommProfile* custom_profile,
                            double eager_overhead_per_op_s, double quantise_kernels_s) {
   CommModel m;
+  m.p2p_bytes_per_s_ = p2p_bandwidth(s);  // pipeline sends need it at any tp
   if (s.tp <= 1) return m;
   m.ranks_ = s.tp;
   m.eager_overhead_s_ = eager_overhead_per_op_s;
   m.quantise_s_ = quantise_kernels_s;
   m.scale_ = c.scale;
-  m.implementation_ = c.implementation;
-  m.p2p_bytes_per_s_ = p2p_bandwidth(s);
+  const auto& table = implementations();
+  const auto impl = std::find_if(table.begin(), table.end(), [&](const Implementation& i) { return c.implementation == i.name; });
+  if (impl == table.end()) throw Error("comm.implementation: '" + c.implementation + "' is not registered");
+  m.implementation_ = &*impl;
+  m.custom_max_bytes_ = c.custom_max_bytes.value_or(kEngineCustomMaxBytes);
   auto prior = std::make_shared<Prior>();
   prior->measured = nccl_prior_config(s.topology, s.gpu, s.tp);
   prior->what_if = prior->measured;
@@ -174,11 +244,23 @@ CommModel CommModel::build(const Scenario& s, const CommSettings& c, const CommP
   } else {
     m.source_ = "uncalibrated: NCCL's analytic model (tuning.cc) for this topology";
   }
-  if (c.implementation == "custom_oneshot") {
-    if (!(s.topology.p2p && s.gpu.p2p_supported)) {
-      throw Error("comm.implementation = custom_oneshot: needs peer-to-peer access, and topology '" +
-                  s.topology.name + "' has p2p off");
-    }
+  const bool custom = c.implementation == "custom_oneshot" || c.implementation == "custom_twoshot";
+  if (custom && !(s.topology.p2p && s.gpu.p2p_supported)) {
+    throw Error("comm.implementation = " + c.implementation + ": needs peer-to-peer access, and topology '" +
+                s.topology.name + "' has p2p off");
+  }
+  if (c.implementation == "engine") {
+    const std::string refusal = engine_custom_refusal(s);
+    m.custom_allowed_ = refusal.empty();
+    if (custom_profile) m.custom_curve_ = measured_curve(*custom_profile, s.topology.link);
+    m.source_ += m.custom_allowed_
+                     ? "; below " + units::format_bytes(m.custom_max_bytes_) + " the engine's one-shot kernel (" +
+                           (custom_profile ? "measured: " + custom_profile->name : std::string("prior")) + ")"
+                     : "; NCCL at every size: " + refusal;
+  } else if (c.implementation == "custom_twoshot") {
+    m.calibrated_ = false;
+    m.source_ = "uncalibrated: two-shot prior 15 us + 2 (r-1)/r S / B_p2p";
+  } else if (c.implementation == "custom_oneshot") {
     if (custom_profile) {
       m.custom_curve_ = measured_curve(*custom_profile, s.topology.link);
       m.source_ = "measured: " + custom_profile->name;
@@ -209,19 +291,18 @@ double CommModel::nccl_s(double bytes) const {
 double CommModel::allreduce_s(double bytes, LaunchMode mode) const {
   if (!prior_) return 0.0;  // single rank
   bytes = std::max(0.0, bytes);
-  double t = 0.0;
-  if (implementation_ == "custom_oneshot") {
-    t = custom_curve_ ? custom_curve_->time_s(bytes)
-                      : kOneShotLatencyS + (ranks_ - 1) * bytes / p2p_bytes_per_s_;
-  } else if (implementation_ == "fp8") {
-    t = nccl_s(0.5 * bytes) + quantise_s_;
-  } else {
-    t = nccl_s(bytes);
-  }
-  t *= scale_;
+  double t = implementation_->time_s(*this, bytes) * scale_;
   // Eager overhead applies on top of graph-mode tables and priors alike.
   if (mode == LaunchMode::kEager) t += eager_overhead_s_;
   return t;
+}
+
+double CommModel::send_s(double bytes) const {
+  // A point-to-point send between two pipeline stages: AIC's flat 10 us p2p latency placeholder
+  // (docs/references/hardware.md#aic-allreduce) plus the bytes at the box's peer bandwidth (NVLink per
+  // direction from the GPU file, else PCIe, docs/references/hardware.md#pcie5-p2p-measured).
+  constexpr double kSendLatencyS = 10e-6;
+  return kSendLatencyS + std::max(0.0, bytes) / p2p_bytes_per_s_;
 }
 
 }  // namespace specsim

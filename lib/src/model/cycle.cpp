@@ -333,12 +333,9 @@ ForwardBreakdown CycleModel::forward(const ComputeModel& compute, const Transfor
   f.allreduce_each_s = allreduces > 0 ? comm_.allreduce_s(f.message_bytes, mode) : 0.0;
   f.comm_s = allreduces * f.allreduce_each_s;
   if (active().pp > 1 && &model == &active().model) {
-    // Pipeline stages hand the token's hidden state on: one send per boundary. Prior: AIC's flat
-    // 10 us p2p latency placeholder (docs/references/hardware.md#aic-allreduce) plus the bytes at PCIe P2P bandwidth
-    // (~56 GB/s on Gen5 x16, docs/references/hardware.md#pcie5-p2p-measured). The draft runs on the last stage.
-    constexpr double kSendLatencyS = 10e-6;
-    constexpr double kSendBytesPerS = 56e9;
-    f.comm_s += (active().pp - 1) * (kSendLatencyS + f.message_bytes / kSendBytesPerS);
+    // Pipeline stages hand the token's hidden state on: one send per boundary, over the box's link
+    // (CommModel::send_s). The draft runs on the last stage.
+    f.comm_s += (active().pp - 1) * comm_.send_s(f.message_bytes);
   }
   const CommSettings& c = active().comm;
   if (c.fuse_residual_norm && allreduces > 0) {

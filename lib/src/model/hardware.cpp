@@ -4,8 +4,29 @@
 #include <bit>
 #include <cctype>
 #include <cstdint>
+#include <utility>
 
 namespace specsim {
+
+namespace {
+constexpr std::pair<GpuArch, const char*> kArchNames[] = {{GpuArch::kVolta, "volta"},   {GpuArch::kAmpere, "ampere"},
+                                                          {GpuArch::kAda, "ada"},       {GpuArch::kHopper, "hopper"},
+                                                          {GpuArch::kBlackwell, "blackwell"}};
+}  // namespace
+
+const char* to_string(GpuArch a) {
+  for (const auto& [arch, name] : kArchNames) {
+    if (arch == a) return name;
+  }
+  return "?";
+}
+
+std::optional<GpuArch> parse_gpu_arch(const std::string& text) {
+  for (const auto& [arch, name] : kArchNames) {
+    if (text == name) return arch;
+  }
+  return std::nullopt;
+}
 
 const char* to_string(LinkClass c) {
   switch (c) {
