@@ -173,6 +173,8 @@ const std::map<std::string, Expected>& corpus() {
       {"scenario/draft-as-model.yaml", {"model: 'llama-3.1-8b-eagle3' is an EAGLE-3 draft head (it has an eagle3 block)", 5}},
       {"scenario/draft-for-another-model.yaml", {"draft: 'kimi-k2.5-eagle3' (built for kimi-k2.5) does not fit the model 'llama-3.1-8b': hidden_size 7168 vs the model's 4096", 6}},
       {"scenario/draft-not-eagle3.yaml", {"draft: 'llama-3.1-8b' is not an EAGLE-3 draft head", 6}},
+      {"scenario/mtp-with-draft.yaml", {"draft: speculation.method mtp drafts with the model's own multi-token-prediction layers; leave 'draft' out", 6}},
+      {"scenario/mtp-without-mtp-layers.yaml", {"speculation.method: mtp needs a model with multi-token-prediction layers, but 'llama-3.1-8b'", 18}},
       {"scenario/missing-kind.yaml", {"kind: required key is missing", 1}},
       {"scenario/missing-unit.yaml", {"compute.kernel_floor: expected a duration with unit (e.g. '2.5us'), got '1.3': the unit is missing", 68}},
       {"scenario/num-steps-65.yaml", {"speculation.num_steps: = 65: must be in [1, 64]", 20}},

@@ -1,6 +1,7 @@
 // The architecture of a transformer as the cost model needs it: layer counts, widths, attention
 // kind (GQA or MLA), MoE experts, storage dtypes and the tensor-parallel collectives per forward.
-// An EAGLE-3 draft head is the same struct with `eagle3` set. Shapes come from models/llm/*.yaml
+// An EAGLE-3 draft head is the same struct with `eagle3` set; a model's own multi-token-prediction
+// module, drafting for it, is one with `mtp_module` set (mtp_draft()). Shapes come from models/llm/*.yaml
 // or a Hugging Face config.json (see load.hpp); docs/references/models.md#layer-params gives the
 // formulas used for parameter counts (they reproduce published totals within ~2%).
 #pragma once
@@ -100,6 +101,16 @@ struct Eagle3Spec {
   int version = 3;
 };
 
+// The draft of `speculation.method: mtp`: one of the target's own multi-token-prediction modules
+// (DeepSeek-V3 report, Sec. 2.2; docs/references/mtp.md#module). A module reads the embedding of
+// the next token and the target's last hidden state, normalises both (RMSNorm), joins them with
+// eh_proj (a 2H -> H linear), runs one decoder layer shaped like the target's, and ends in the
+// target's LM head; the embedding and the head are the target's own.
+struct MtpModuleSpec {
+  std::string target;  // the model the module belongs to
+  int modules = 1;     // modules shipped (`num_nextn_predict_layers`); each forward runs one of them
+};
+
 struct TransformerSpec {
   std::string name;
   std::string description;
@@ -116,9 +127,10 @@ struct TransformerSpec {
   KernelCounts kernels;
   std::optional<Eagle3Spec> eagle3;
   LayerAttention layer_attention;
-  // Multi-token-prediction modules shipped with the model (`num_nextn_predict_layers`); read and
-  // reported, not yet used by the cost model.
+  // Multi-token-prediction modules shipped with the model (`num_nextn_predict_layers`): what
+  // `speculation.method: mtp` drafts with (mtp_draft()). The target's own forward never runs them.
   int mtp_layers = 0;
+  std::optional<MtpModuleSpec> mtp_module;  // set on the draft mtp_draft() builds
   std::string file;  // where it was loaded from, for messages; "" when built in code
 
   [[nodiscard]] int moe_layers() const { return layers - dense_layers; }
@@ -133,7 +145,12 @@ struct TransformerSpec {
   [[nodiscard]] double dense_mlp_params() const;  // 3 H I (SwiGLU)
   [[nodiscard]] double expert_params() const;     // 3 H I_expert
   [[nodiscard]] double lm_head_params() const;    // vocab (draft vocab for EAGLE-3) x H
-  [[nodiscard]] double total_params() const;      // embedding excluded for EAGLE-3 heads
+  // A draft head's projection in front of its layer: EAGLE's fc (aux_hidden_states x H -> H) or an
+  // MTP module's eh_proj (2H -> H), both kept in bf16; 0 for a full model.
+  [[nodiscard]] double draft_input_params() const;
+  // EAGLE heads and MTP modules look tokens up in the target's embedding instead of their own.
+  [[nodiscard]] bool shares_target_embedding() const { return eagle3.has_value() || mtp_module.has_value(); }
+  [[nodiscard]] double total_params() const;      // stored: no embedding in draft heads, no LM head in MTP modules
   [[nodiscard]] double active_params() const;     // per token
   [[nodiscard]] double weight_bytes() const;      // all weights as stored, scales included
   // KV-cache bytes one token adds to one full-attention layer, on one TP rank of `tp`.
@@ -144,6 +161,14 @@ struct TransformerSpec {
   // Context tokens one layer's attention scores, averaged over the layers (linear layers: none).
   [[nodiscard]] double attended_context(double context) const;
 };
+
+// The draft of `speculation.method: mtp`, derived from the target: one MTP module, priced per
+// forward as one decoder layer with the target's attention, FFN (MoE when the target is MoE: the
+// DeepSeek-V3 module's layer 61 lies past first_k_dense_replace), dtypes and collectives, plus
+// eh_proj and the target's full-vocabulary LM head (docs/references/mtp.md#module). Engines run this
+// one layer k times for k draft steps (docs/references/mtp.md#engines). Throws specsim::Error (no
+// location: callers add the key) when the target has no MTP layers or is itself a draft head.
+[[nodiscard]] TransformerSpec mtp_draft(const TransformerSpec& target);
 
 // Tensor parallelism splits the attention heads over `tp` ranks, so tp must divide heads. KV heads
 // are split when tp divides them, or replicated when there are fewer than tp and they divide it

@@ -155,6 +155,7 @@ TransformerSpec read_model_yaml(YamlReader& r) {
     m.kernels.per_forward = static_cast<int>(k->optional_integer("per_forward", 6, 0, 1000));
     k->finish();
   }
+  m.mtp_layers = static_cast<int>(r.optional_integer("mtp_layers", 0, 0, kMaxCount));
   if (auto e = r.optional_child("eagle3")) {
     Eagle3Spec s;
     s.target = e->string("target");
@@ -532,6 +533,7 @@ void check_roles(YamlReader& r, Scenario& s) {
     r.fail("model", "'" + s.model.name + "' is an EAGLE-3 draft head (it has an eagle3 block); the target model "
                     "must be a full model (the draft goes under 'draft')");
   }
+  if (s.draft.mtp_module) return;  // built from the model itself (read_draft)
   if (!s.draft.eagle3) {
     r.fail("draft", "'" + s.draft.name + "' is not an EAGLE-3 draft head (no eagle3 block; a config.json names an "
                     "EAGLE architecture such as LlamaForCausalLMEagle3 or carries draft_vocab_size)");
@@ -550,6 +552,26 @@ void check_roles(YamlReader& r, Scenario& s) {
     s.notes.push_back("the draft '" + s.draft.name + "' was trained for '" + e.target + "', not '" + s.model.name +
                       "': its shapes fit, but its acceptance on this model is not measured");
   }
+}
+
+const std::vector<std::string> kMethods{"eagle3", "mtp"};
+
+// The draft: a model file under `draft` (eagle3), or the target's own multi-token-prediction module
+// (mtp), which needs no file and takes none.
+TransformerSpec read_draft(YamlReader& r, const TransformerSpec& model, const std::string& method,
+                           const DataDir& data) {
+  if (method != "mtp") return load_named(r, "draft", DataKind::kModel, data, load_model);
+  const std::string model_file = model.file.empty() ? "" : " (" + model.file + ")";
+  if (r.has("draft")) {
+    r.fail("draft", "speculation.method mtp drafts with the model's own multi-token-prediction layers; "
+                    "leave 'draft' out");
+  }
+  if (model.mtp_layers < 1) {
+    r.child("speculation").fail("method", "mtp needs a model with multi-token-prediction layers, but '" +
+                                              model.name + "'" + model_file +
+                                              " has mtp_layers 0 (num_nextn_predict_layers in a HF config)");
+  }
+  return mtp_draft(model);
 }
 
 // The bounds of every bounded number in a scenario, held once: the reader reads with them, and
@@ -727,7 +749,9 @@ Scenario read_scenario(YamlReader& r, const DataDir& data) {
   if (auto v = r.optional_child("validation")) s.validation = read_validation_source(*v);
   s.interventions = r.optional_string("interventions", "");
   s.model = load_named(r, "model", DataKind::kModel, data, load_model);
-  s.draft = load_named(r, "draft", DataKind::kModel, data, load_model);
+  // The method says where the draft comes from, so it is read before the draft.
+  s.speculation.method = r.child("speculation").optional_choice("method", kMethods, "eagle3");
+  s.draft = read_draft(r, s.model, s.speculation.method, data);
   check_roles(r, s);
   s.topology = load_named(r, "topology", DataKind::kTopology, data, load_topology);
   // The GPU: the scenario's own `gpu` overrides the topology's (what-if: same box, other card).
@@ -782,7 +806,7 @@ Scenario read_scenario(YamlReader& r, const DataDir& data) {
   }
   {
     YamlReader sp = r.child("speculation");
-    s.speculation.method = sp.optional_choice("method", {"eagle3"}, "eagle3");
+    sp.ignore("method");  // read with the draft
     s.speculation.num_steps = static_cast<int>(bounded_integer(sp, "speculation.num_steps"));
     s.speculation.eagle_topk = static_cast<int>(bounded_integer(sp, "speculation.eagle_topk", 1));
     const int chain_tokens = s.speculation.num_steps + 1;

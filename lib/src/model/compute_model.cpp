@@ -45,11 +45,13 @@ ComputeModel::ComputeModel(const TransformerSpec& model, const GpuSpec& gpu, int
   }
   head_.bytes_fixed = model.lm_head_params() * bytes_per_param(w.lm_head) / r;
   head_.flops_per_token = 2.0 * model.lm_head_params() / r;
-  if (model.eagle3) {
-    const double fc = double(model.eagle3->aux_hidden_states) * model.hidden_size * model.hidden_size;
-    head_.bytes_fixed += fc * 2.0 / r;
-    head_.flops_per_token += 2.0 * fc / r;
-  }
+  // A draft head's input projection (EAGLE fc, MTP eh_proj), bf16, counted with the head. An MTP
+  // module's eh_proj is a plain nn.Linear in SGLang and vLLM, so every rank holds and reads all of
+  // it (docs/references/mtp.md#module).
+  const double projection = model.draft_input_params();
+  const double projection_ranks = model.mtp_module ? 1.0 : r;
+  head_.bytes_fixed += projection * 2.0 / projection_ranks;
+  head_.flops_per_token += 2.0 * projection / projection_ranks;
   kv_bytes_per_layer_ = model.attention_state_bytes_per_layer(tp_, context_);
   // QK^T and PV over the context: 2 * 2 * heads_per_rank * head_dim flops per context token.
   const AttentionSpec& a = model.attention;

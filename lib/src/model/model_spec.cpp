@@ -107,41 +107,44 @@ double TransformerSpec::lm_head_params() const {
   return vocab * hidden_size;
 }
 
+double TransformerSpec::draft_input_params() const {
+  const double h = hidden_size;
+  if (eagle3) return double(eagle3->aux_hidden_states) * h * h;  // fc
+  if (mtp_module) return 2.0 * h * h;                            // eh_proj
+  return 0.0;
+}
+
+// Stored parameters: an MTP module's LM head is the target's, stored once with the target (the
+// DeepSeek-V3 weights list the module's 11.5B "unique" parameters without the shared embedding and
+// head, docs/references/mtp.md#module).
 double TransformerSpec::total_params() const {
-  double p = attention_params_all_layers(*this) + dense_layers * dense_mlp_params() + lm_head_params();
+  const double head = mtp_module ? 0.0 : lm_head_params();
+  double p = attention_params_all_layers(*this) + dense_layers * dense_mlp_params() + head + draft_input_params();
   if (moe) p += moe_layers() * (moe->experts + moe->shared_experts) * expert_params();
-  if (eagle3) {
-    p += double(eagle3->aux_hidden_states) * hidden_size * hidden_size;  // fc
-  } else {
-    p += double(vocab_size) * hidden_size;  // embedding (EAGLE-3 heads share the target's)
-  }
+  if (!shares_target_embedding()) p += double(vocab_size) * hidden_size;  // embedding
   return p;
 }
 
+// Read per token: an MTP module's forward runs the shared LM head, so it counts here.
 double TransformerSpec::active_params() const {
-  double p = attention_params_all_layers(*this) + dense_layers * dense_mlp_params() + lm_head_params();
+  double p = attention_params_all_layers(*this) + dense_layers * dense_mlp_params() + lm_head_params() +
+             draft_input_params();
   if (moe) p += moe_layers() * (moe->experts_per_token + moe->shared_experts) * expert_params();
-  if (eagle3) {
-    p += double(eagle3->aux_hidden_states) * hidden_size * hidden_size;
-  } else {
-    p += double(vocab_size) * hidden_size;  // the embedding row is counted, as published totals do
-  }
+  // The embedding row is counted, as published totals do.
+  if (!shares_target_embedding()) p += double(vocab_size) * hidden_size;
   return p;
 }
 
 double TransformerSpec::weight_bytes() const {
+  const double head = mtp_module ? 0.0 : lm_head_params();  // stored with the target (total_params)
   double b = attention_params_all_layers(*this) * bytes_per_param(weights.attention) +
              dense_layers * dense_mlp_params() * bytes_per_param(weights.dense_mlp) +
-             lm_head_params() * bytes_per_param(weights.lm_head);
+             head * bytes_per_param(weights.lm_head) + draft_input_params() * 2.0;
   if (moe) {
     b += moe_layers() * expert_params() *
          (moe->experts * bytes_per_param(weights.experts) + moe->shared_experts * bytes_per_param(weights.shared_experts));
   }
-  if (eagle3) {
-    b += double(eagle3->aux_hidden_states) * hidden_size * hidden_size * 2.0;
-  } else {
-    b += double(vocab_size) * hidden_size * 2.0;  // bf16 embedding
-  }
+  if (!shares_target_embedding()) b += double(vocab_size) * hidden_size * 2.0;  // bf16 embedding
   return b;
 }
 
