@@ -131,7 +131,8 @@ TEST_CASE("cli: enum options show and check readable choices", "[cli]") {
   // topology import --p2p maps on/off to a bool the same way.
   const auto topo = run({"topology", "import", "--help"});
   CHECK_THAT(topo.out, Contains("--p2p P2P:{on,off}=on"));
-  const auto p2p = run({"topology", "import", "x.txt", "-o", "x.yaml", "--gpu", "rtx-4090", "--p2p", "yes"});
+  const auto p2p = run({"topology", "import", std::string(SPECSIM_TEST_DATA_DIR) + "/valid/topo/club-3090-46-5gpu-sys-phb-node.txt",
+                        "-o", "x.yaml", "--gpu", "rtx-4090", "--p2p", "yes"});
   CHECK(p2p.code == specsim::cli::kExitUsage);
   CHECK_THAT(p2p.err, Contains("'yes' is not one of {on,off}"));
 }

@@ -63,8 +63,8 @@ TEST_CASE("measured deployment: another target keeps the box's values, drops the
   for (const auto& w : j["calibration"]["warnings"]) {
     warned = warned || w.get<std::string>() ==
                            "the measurements were taken on kimi-k2.5, not llama-3.3-70b: calibrated there; its eager "
-                           "all-reduce overhead, host time per plain step carried to llama-3.3-70b; its routing skew "
-                           "is dropped (prior 1)";
+                           "all-reduce overhead and host time per plain step carried to llama-3.3-70b; its routing "
+                           "skew is dropped (prior 1)";
   }
   CHECK(warned);
   // Text: the same warning, and no comparison with Kimi's held-out 60 tok/s.

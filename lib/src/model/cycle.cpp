@@ -68,11 +68,15 @@ void CycleModel::calibrate_measured(const Calibration* without_overrides) {
   if (basis.model.name != scenario_.model.name) {
     // Measured on another target (`--set model=...`, or measurements.model): what the engine and the
     // box explain carries over; the routing skew describes that model's router and does not.
-    std::string carried;
+    std::vector<std::string> names;
     for (const auto& [what, value] : {std::pair{"bandwidth efficiency", &calibration_.bandwidth_efficiency},
                                       std::pair{"eager all-reduce overhead", &calibration_.eager_overhead_per_op_s},
                                       std::pair{"host time per plain step", &calibration_.host_decode_s}}) {
-      if (value->origin.rfind("calibrated", 0) == 0) carried += std::string(carried.empty() ? "" : ", ") + what;
+      if (value->origin.rfind("calibrated", 0) == 0) names.emplace_back(what);
+    }
+    std::string carried;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      carried += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
     }
     std::string dropped;
     if (calibration_.routing_skew.origin.rfind("calibrated", 0) == 0) {
