@@ -33,7 +33,11 @@ def commands():
         out += [
             (f"predict-{path.stem}", ["predict", "--scenario", s, "--json"]),
             (f"predict-{path.stem}-accept-0.747", ["predict", "--scenario", s, "--accept", "0.747", "--json"]),
-            (f"rank-{path.stem}", ["rank", "--scenario", s, "--json"]),
+        ]
+        # rank needs the scenario's intervention catalogue; a box without one has nothing to rank.
+        if re.search(r"^interventions:", path.read_text(), re.M):
+            out.append((f"rank-{path.stem}", ["rank", "--scenario", s, "--json"]))
+        out += [
             (f"breakeven-{path.stem}", ["breakeven", "--scenario", s, "--json"]),
             (f"sweep-{path.stem}-draft", ["sweep", "--scenario", s, "--vary", "speculation.num_steps=1..5",
                                           "--vary", "acceptance.accept=0.5,0.7,0.9", "--json"]),

@@ -46,5 +46,6 @@ void setup_breakeven(CLI::App& app, Io& io);
 void setup_rank(CLI::App& app, Io& io);
 void setup_sweep(CLI::App& app, Io& io);
 void setup_validate(CLI::App& app, Io& io);
+void setup_init(CLI::App& app, Io& io);
 
 }  // namespace specsim::cli

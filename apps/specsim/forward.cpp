@@ -9,6 +9,7 @@
 #include <optional>
 #include <ostream>
 
+#include "choices.hpp"
 #include "cli.hpp"
 #include "specsim/compute_fit.hpp"
 #include "specsim/error.hpp"
@@ -102,8 +103,9 @@ void setup_forward(CLI::App& app, Io& io) {
       ->check(CLI::Range(1, 1 << 20));
   sub->add_option("--ctx", opts->context, "Tokens already in the KV cache")->required()->check(CLI::Range(0LL, 100'000'000LL));
   sub->add_option("--mode", opts->mode, "Launch mode")
-      ->transform(CLI::CheckedTransformer(std::map<std::string, LaunchMode>{{"graph", LaunchMode::kGraph},
-                                                                            {"eager", LaunchMode::kEager}}));
+      ->transform(choices<LaunchMode>({{"graph", LaunchMode::kGraph}, {"eager", LaunchMode::kEager}}))
+      ->type_name("MODE")
+      ->default_str("graph");
   sub->add_option("--profile", opts->profile, "Compute profile (calibration/profiles, kind compute_profile)");
   sub->add_option("--decode-step", opts->decode_step,
                   "Measured compute time of one plain decode step (e.g. 6.1ms): solves the bandwidth efficiency");

@@ -7,6 +7,7 @@
 #include <optional>
 #include <ostream>
 
+#include "choices.hpp"
 #include "cli.hpp"
 #include "specsim/error.hpp"
 #include "specsim/load.hpp"
@@ -105,8 +106,9 @@ void setup_topology(CLI::App& app, Io& io) {
   import->add_option("--gpu", opts->gpu,
                      "Required. GPU model (models/gpu name or file, e.g. rtx-4090): topo -m does not say");
   import->add_option("--p2p", opts->p2p, "Whether the driver grants PCIe P2P (topo -m does not say)")
-      ->transform(CLI::CheckedTransformer(std::map<std::string, bool>{{"on", true}, {"off", false}}))
-      ->capture_default_str();
+      ->transform(choices<bool>({{"on", true}, {"off", false}}))
+      ->type_name("P2P")
+      ->default_str("on");
   import->add_option("--pcie-generation", opts->pcie_generation,
                      "PCIe generation of the GPU links (default: the GPU file's pcie_generation)")
       ->check(CLI::Range(3, 7));

@@ -46,6 +46,11 @@ class DataDir {
                                      const std::vector<std::string>& patches = {},
                                      const DataDir& data = DataDir());
 
+// The same from scenario text in memory; errors name `file_name` (what `specsim init` checks its
+// output with before writing it).
+[[nodiscard]] Scenario load_scenario_text(const std::string& text, const std::string& file_name,
+                                          const DataDir& data = DataDir());
+
 // The scalar value of each dotted key in a scenario after `patches`, as text ("" when absent):
 // what intervention constraints test.
 [[nodiscard]] std::vector<std::string> scenario_fields(const std::string& name_or_path,

@@ -10,6 +10,13 @@
 
 namespace specsim {
 
+// Why the scenario's measured speculative rate is no yardstick for its prediction; "" when it is.
+// It is one only for the deployment that was measured: the scenario as its file states it (no
+// `--set` patch: any patch makes a what-if), with measurements taken on its own target model and
+// box (no measurements.model, measurements.topology or measurements.gpu naming another).
+// docs/model.md, "Measurements of another deployment".
+[[nodiscard]] std::string held_out_mismatch(const Scenario& s);
+
 [[nodiscard]] std::string render_text(const CycleModel& model, const Prediction& p);
 [[nodiscard]] std::string render_json(const CycleModel& model, const Prediction& p);
 

@@ -164,6 +164,10 @@ struct Measurements {
     std::optional<CommProfile> comm_profile;
   };
   std::optional<Box> box;
+  // The target model the measurements were taken on (`measurements.model`), kept only when it is not
+  // the scenario's: calibration then runs on it, and only its values that belong to the engine and the
+  // box carry over (docs/model.md, "Measurements of another deployment").
+  std::optional<TransformerSpec> model;
 };
 
 // Where a validation row's measurements come from (validation/*/*.yaml, docs/validation.md): a

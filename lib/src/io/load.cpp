@@ -269,8 +269,8 @@ void read_numa_nodes(YamlReader& r, Topology& t) {
   }
 }
 
-Topology read_topology(YamlReader& r) {
-  r.expect_header("topology");
+// The keys of a topology, in a models/topology file or inline under a scenario's `topology:`.
+Topology read_topology_keys(YamlReader& r) {
   Topology t;
   t.name = r.string("name");
   t.description = r.optional_string("description", "");
@@ -307,6 +307,11 @@ Topology read_topology(YamlReader& r) {
   t.comm_profile = r.optional_string("comm_profile", "");
   r.finish();
   return t;
+}
+
+Topology read_topology(YamlReader& r) {
+  r.expect_header("topology");
+  return read_topology_keys(r);
 }
 
 CommProfile read_comm_profile(YamlReader& r) {
@@ -753,7 +758,13 @@ Scenario read_scenario(YamlReader& r, const DataDir& data) {
   s.speculation.method = r.child("speculation").optional_choice("method", kMethods, "eagle3");
   s.draft = read_draft(r, s.model, s.speculation.method, data);
   check_roles(r, s);
-  s.topology = load_named(r, "topology", DataKind::kTopology, data, load_topology);
+  if (r.has("topology") && r.node()["topology"].IsMap()) {
+    // Written inline (`specsim init` from `nvidia-smi topo -m` output): the keys of a topology file.
+    YamlReader t = r.child("topology");
+    s.topology = read_topology_keys(t);
+  } else {
+    s.topology = load_named(r, "topology", DataKind::kTopology, data, load_topology);
+  }
   // The GPU: the scenario's own `gpu` overrides the topology's (what-if: same box, other card).
   {
     std::string gpu_name = s.topology.gpu;
@@ -967,6 +978,12 @@ Scenario read_scenario(YamlReader& r, const DataDir& data) {
     }
     m->ignore("topology");
     m->ignore("gpu");
+    if (m->has("model")) {
+      // The model they were measured on, when the file predicts another (calibration runs on it).
+      TransformerSpec measured = load_named(*m, "model", DataKind::kModel, data, load_model);
+      if (measured.name != s.model.name) s.measurements.model = std::move(measured);
+    }
+    m->ignore("model");
     if (auto b = m->optional_child("baseline")) {
       s.measurements.baseline_tokens_per_s = b->quantity("tokens_per_s", Quantity::kRate);
       s.measurements.baseline_includes_prefill = b->optional_boolean("includes_prefill", false);
@@ -1022,6 +1039,11 @@ Scenario load_scenario(const std::string& name_or_path, const std::vector<std::s
     s.as_measured = std::make_shared<const Scenario>(read_scenario(r, data));
     return s;
   }
+  return read_scenario(r, data);
+}
+
+Scenario load_scenario_text(const std::string& text, const std::string& file_name, const DataDir& data) {
+  YamlReader r = YamlReader::load_string(text, file_name);
   return read_scenario(r, data);
 }
 

@@ -62,8 +62,35 @@ void CycleModel::calibrate_measured(const Calibration* without_overrides) {
     basis.comm = CommSettings{};
     basis.comm.eager_overhead_per_op_s = overhead;
   }
+  if (basis.measurements.model) basis.model = *basis.measurements.model;
   calibrate_with_overrides(basis, without_overrides);
   active_ = &scenario_;
+  if (basis.model.name != scenario_.model.name) {
+    // Measured on another target (`--set model=...`, or measurements.model): what the engine and the
+    // box explain carries over; the routing skew describes that model's router and does not.
+    std::vector<std::string> names;
+    for (const auto& [what, value] : {std::pair{"bandwidth efficiency", &calibration_.bandwidth_efficiency},
+                                      std::pair{"eager all-reduce overhead", &calibration_.eager_overhead_per_op_s},
+                                      std::pair{"host time per plain step", &calibration_.host_decode_s}}) {
+      if (value->origin.rfind("calibrated", 0) == 0) names.emplace_back(what);
+    }
+    std::string carried;
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      carried += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+    }
+    std::string dropped;
+    if (calibration_.routing_skew.origin.rfind("calibrated", 0) == 0) {
+      calibration_.routing_skew = {1.0, "prior: 1 (uniform routing; the skew calibrated on " + basis.model.name +
+                                            " describes that model's routing, not " + scenario_.model.name + "'s)"};
+      dropped = "; its routing skew is dropped (prior 1)";
+    }
+    if (!carried.empty() || !dropped.empty()) {
+      calibration_.warnings.push_back("the measurements were taken on " + basis.model.name + ", not " +
+                                      scenario_.model.name + ": calibrated there" +
+                                      (carried.empty() ? "" : "; its " + carried + " carried to " + scenario_.model.name) +
+                                      dropped);
+    }
+  }
   if (basis.topology.name != scenario_.topology.name || basis.gpu.name != scenario_.gpu.name) {
     calibration_.warnings.push_back("calibrated on the measured box " + basis.topology.name + " (" + basis.gpu.name +
                                     "); its engine efficiency, eager overhead and host time are carried to " +
@@ -127,8 +154,10 @@ void CycleModel::calibrate_with_overrides(Scenario& basis, const Calibration* wi
                                                [](const std::string& k) { return k.rfind("measurements.", 0) == 0; });
   if (measurement_patched) {
     const auto box = basis.measurements.box;
+    const auto model = basis.measurements.model;
     basis.measurements = scenario_.measurements;
     basis.measurements.box = box;
+    basis.measurements.model = model;
   }
   active_ = &basis;
   Calibration calibrated;

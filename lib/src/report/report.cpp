@@ -45,6 +45,19 @@ nlohmann::json value_json(const CalibratedValue& v) { return {{"value", v.value}
 
 }  // namespace
 
+std::string held_out_mismatch(const Scenario& s) {
+  // A what-if is another deployment: the run measured as the file states it is no yardstick for it.
+  if (!s.patched_keys.empty()) return "belongs to the scenario as measured, not to this what-if (--set)";
+  if (s.measurements.model) {
+    return "was measured with " + s.measurements.model->name + " as the target, not " + s.model.name;
+  }
+  if (s.measurements.box) {
+    return "was measured on " + s.measurements.box->topology.name + " (" + s.measurements.box->gpu.name + "), not " +
+           s.topology.name + " (" + s.gpu.name + ")";
+  }
+  return "";
+}
+
 std::string render_text(const CycleModel& model, const Prediction& p) {
   const Scenario& s = model.scenario();
   const Calibration& cal = model.calibration();
@@ -104,10 +117,9 @@ std::string render_text(const CycleModel& model, const Prediction& p) {
     os << "    all-reduce: " << cal.comm_source << (cal.comm_calibrated ? "" : "  [UNCALIBRATED]") << "\n";
   }
   for (const auto& w : cal.warnings) os << "  warning: " << w << "\n";
-  if (s.measurements.speculative_tokens_per_s && !s.patched_keys.empty()) {
-    // A what-if is another deployment: the run measured as the file states it is no yardstick for it.
-    os << "  measured speculative " << fixed(*s.measurements.speculative_tokens_per_s, 1)
-       << " tok/s belongs to the scenario as measured, not to this what-if (--set): no comparison\n";
+  if (const std::string why = held_out_mismatch(s); s.measurements.speculative_tokens_per_s && !why.empty()) {
+    os << "  measured speculative " << fixed(*s.measurements.speculative_tokens_per_s, 1) << " tok/s " << why
+       << ": no comparison\n";
   } else if (s.measurements.speculative_tokens_per_s) {
     const double m = *s.measurements.speculative_tokens_per_s;
     os << "  measured speculative (" << (s.measurements.speculative_held_out ? "held out, not an input" : "an input")

@@ -1,0 +1,101 @@
+// specsim init: a new, commented scenario from the models, the box, the engine and TP
+// (render_scenario_init in scenario_writer.hpp), printed or written with -o.
+#include <CLI/CLI.hpp>
+
+#include <filesystem>
+#include <optional>
+#include <ostream>
+
+#include "cli.hpp"
+#include "specsim/error.hpp"
+#include "specsim/load.hpp"
+#include "specsim/output_file.hpp"
+#include "specsim/scenario_writer.hpp"
+#include "specsim/units.hpp"
+
+namespace specsim::cli {
+
+namespace {
+
+struct InitOptions {
+  ScenarioInit init;
+  std::optional<int> batch;
+  std::optional<long long> context;
+  std::optional<double> accept;
+  std::string output;  // "" = stdout
+  bool force = false;
+};
+
+// The command as typed, for the file's `source:` (paths and names only; nothing secret goes in).
+std::string command_line(const InitOptions& o) {
+  const ScenarioInit& i = o.init;
+  std::string cmd = "specsim init --model " + i.model + " --draft " + i.draft + " --topology " + i.topology;
+  if (!i.gpu.empty()) cmd += " --gpu " + i.gpu;
+  cmd += " --engine " + i.engine + " --tp " + std::to_string(i.tp);
+  if (o.batch) cmd += " --batch " + std::to_string(*o.batch);
+  if (o.context) cmd += " --context " + std::to_string(*o.context);
+  if (o.accept) cmd += " --accept " + units::format_fixed(*o.accept, 3);
+  if (!i.name.empty()) cmd += " --name " + i.name;
+  return cmd;
+}
+
+void run_init(const InitOptions& o, Io& io) {
+  OutputOptions output;
+  output.force = o.force;
+  if (!o.output.empty()) {
+    // A scenario is edited by hand after init: replacing one silently would lose that work.
+    std::error_code ec;
+    if (std::filesystem::exists(o.output, ec) && !o.force) {
+      throw Error({"-o", 0, 0}, o.output, "already exists; pass --force to replace it");
+    }
+    check_output_target(o.output, output);
+  }
+  ScenarioInit init = o.init;
+  init.batch = o.batch;
+  init.context = o.context;
+  init.accept = o.accept;
+  if (init.name.empty() && !o.output.empty()) init.name = std::filesystem::path(o.output).stem().string();
+  init.command = command_line(o);
+  const std::string text = render_scenario_init(init);
+  if (o.output.empty()) {
+    io.out << text;
+    return;
+  }
+  // Read the temporary file back with the loader, so a file that is written is one that loads.
+  write_file_atomically(o.output, text, output, [](const std::string& tmp) { (void)load_scenario(tmp); });
+  io.out << "wrote " << o.output << "; next: specsim predict --scenario " << o.output << "\n";
+}
+
+}  // namespace
+
+void setup_init(CLI::App& app, Io& io) {
+  auto opts = std::make_shared<InitOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "init", "Write a new scenario, every value commented as an input, a prior with its source, or an assumption");
+  sub->add_option("--model", opts->init.model, "Target model: models/llm name, model file, or checkpoint directory "
+                                               "holding config.json")
+      ->required();
+  sub->add_option("--draft", opts->init.draft, "EAGLE-3 draft head, named the same ways")->required();
+  sub->add_option("--topology", opts->init.topology,
+                  "The box: models/topology name or file, or saved `nvidia-smi topo -m` output (then --gpu is required)")
+      ->required();
+  sub->add_option("--gpu", opts->init.gpu,
+                  "GPU model (models/gpu name or file): required with topo -m output; otherwise replaces the "
+                  "topology's card");
+  sub->add_option("--engine", opts->init.engine, "Engine whose speculative overheads are the priors (models/engines)")
+      ->capture_default_str();
+  sub->add_option("--tp", opts->init.tp, "Tensor-parallel ranks")->required()->check(CLI::Range(1, 1024));
+  sub->add_option("--batch", opts->batch, "Requests decoded together (default 1, marked as an assumption)")
+      ->check(CLI::Range(1, 1'000'000));
+  sub->add_option("--context", opts->context, "Tokens in each request's KV cache (default 2048, an assumption)")
+      ->check(CLI::Range(0LL, 100'000'000LL));
+  sub->add_option("--accept", opts->accept, "First draft position's acceptance (default 0.7, an assumption)")
+      ->check(CLI::Range(0.0, 1.0));
+  sub->add_option("--name", opts->init.name, "Scenario name (default: the output file's stem, else from the inputs)");
+  sub->add_option("-o,--output", opts->output, "Scenario file to write (default: print it); never replaces a file "
+                                               "without --force");
+  sub->add_flag("--force", opts->force, "Replace an existing (or read-only) output file");
+  sub->callback([opts, &io]() { run_init(*opts, io); });
+}
+
+}  // namespace specsim::cli

@@ -1,0 +1,39 @@
+// Writes a new scenario from what a person knows about a deployment before measuring anything: the
+// target and draft models, the box, the engine and the tensor-parallel degree (`specsim init`).
+// Every other value is either written with a comment that says where it comes from ("prior: ..."
+// for a default that has a source, "assumption: ..." for a guess nobody measured), or left to the
+// loader's prior and named in a comment, so that `specsim predict` still reports it as a prior
+// (a value written into the file would read as "set" and lose the spread of the engine's prior).
+// The text is loaded back before it is returned: a scenario that is written is one that loads.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "specsim/load.hpp"
+
+namespace specsim {
+
+struct ScenarioInit {
+  std::string model;     // models/llm name, a model file, or a checkpoint directory holding config.json
+  std::string draft;     // the EAGLE-3 draft head, named the same ways
+  std::string topology;  // models/topology name or file, or a saved `nvidia-smi topo -m` output
+  // models/gpu name or file. Required with topo -m output, which never names the card; with a
+  // topology file it replaces the card the file names (the scenario's `gpu:` key).
+  std::string gpu;
+  std::string engine = "sglang";  // models/engines name: its speculative overheads are the priors
+  int tp = 1;
+  std::optional<int> batch;          // unset: 1 request, an assumption
+  std::optional<long long> context;  // unset: 2048 tokens in each request's KV cache, an assumption
+  std::optional<double> accept;      // first draft position's acceptance; unset: 0.7, an assumption
+  std::string name;     // scenario name; "" = "<model>-<draft>-<topology>-tp<tp>"
+  std::string command;  // the command line that asked for it, recorded in the file's `source:`
+};
+
+// The scenario as commented YAML. Throws specsim::Error naming the option that carried a bad
+// value (`--model`, `--draft`, `--topology`, `--gpu`, `--engine`, `--tp`, ...) and the scenario key
+// it feeds: an unknown name (the error lists the known ones), a draft that does not fit the model,
+// a tp the box or the model's heads cannot take.
+[[nodiscard]] std::string render_scenario_init(const ScenarioInit& init, const DataDir& data = DataDir());
+
+}  // namespace specsim

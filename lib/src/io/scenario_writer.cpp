@@ -1,0 +1,446 @@
+#include "specsim/scenario_writer.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "specsim/error.hpp"
+#include "specsim/model_spec.hpp"
+#include "specsim/topo_import.hpp"
+#include "specsim/units.hpp"
+
+namespace specsim {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Comments start in this column after a key (as in the shipped scenarios) and wrap before kWidth.
+constexpr std::size_t kCommentColumn = 36;
+constexpr std::size_t kWidth = 100;
+
+// The defaults a scenario without the key gets, for the comments (scenario.hpp holds the values).
+constexpr int kAssumedBatch = 1;
+constexpr long long kAssumedContext = 2048;
+constexpr double kAssumedAccept = 0.7;
+constexpr int kAssumedSteps = 3;
+
+// DataDir::resolve's rule: a name, or a path when it has a '/' or a data-file suffix.
+bool path_like(const std::string& s) {
+  return s.find('/') != std::string::npos || s.ends_with(".yaml") || s.ends_with(".yml") || s.ends_with(".json");
+}
+
+// A YAML scalar: plain when it is a simple name or path, double-quoted otherwise.
+std::string scalar(const std::string& s) {
+  bool plain = !s.empty();
+  for (const char c : s) {
+    plain = plain && (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.' || c == '/');
+  }
+  if (plain) return s;
+  std::string out = "\"";
+  for (const char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// `# text` lines at `indent`, wrapped at word boundaries before kWidth.
+std::string comment(const std::string& text, int indent = 0) {
+  const std::string lead = std::string(static_cast<std::size_t>(indent), ' ') + "# ";
+  std::string out;
+  std::istringstream paragraphs(text);
+  for (std::string paragraph; std::getline(paragraphs, paragraph);) {
+    // An indented line is a YAML sample: kept as it is.
+    if (paragraph.starts_with(" ")) {
+      out += lead + paragraph + "\n";
+      continue;
+    }
+    // A list item's continuation lines are indented under its text.
+    const std::string hang = paragraph.starts_with("- ") ? "  " : "";
+    std::istringstream words(paragraph);
+    std::string line;
+    for (std::string w; words >> w;) {
+      if (!line.empty() && lead.size() + line.size() + 1 + w.size() > kWidth) {
+        out += lead + line + "\n";
+        line = hang;
+      }
+      line += (line.empty() || line == hang ? "" : " ") + w;
+    }
+    out += lead + line + "\n";
+  }
+  return out;
+}
+
+// `key: value` at `indent`, with a short comment after it in kCommentColumn (or on the line above
+// when it would run past kWidth).
+std::string entry(const std::string& key, const std::string& value, const std::string& note, int indent = 0) {
+  std::string line = std::string(static_cast<std::size_t>(indent), ' ') + key + ": " + value;
+  if (note.empty()) return line + "\n";
+  const std::size_t column = std::max(kCommentColumn, line.size() + 1);
+  if (column + 2 + note.size() > kWidth) return comment(note, indent) + line + "\n";
+  return line + std::string(column - line.size(), ' ') + "# " + note + "\n";
+}
+
+std::string fixed(double v, int digits) { return units::format_fixed(v, digits); }
+
+// An option's value that names a file: a data-directory name as given, a path made absolute (a
+// scenario's relative paths resolve from wherever specsim runs, not from the scenario's folder).
+std::string file_ref(const std::string& given) {
+  if (!path_like(given) && !fs::is_directory(given)) return given;
+  return fs::absolute(given).lexically_normal().string();
+}
+
+struct Resolved {
+  std::string ref;   // what the scenario's key holds
+  std::string where; // where it comes from, for the comment
+};
+
+// A model by name, file or checkpoint directory; errors name the option.
+Resolved resolve_model(const std::string& given, const char* option, const char* key, const DataDir& data,
+                       TransformerSpec& out) {
+  if (given.empty()) throw Error({option, 0, 0}, key, "required: a models/llm name, a model file or a checkpoint directory");
+  try {
+    const bool directory = fs::is_directory(given);
+    const std::string path = directory ? given : data.resolve(DataKind::kModel, given);
+    out = load_model(path);
+    if (directory) return {file_ref(given), "checkpoint directory (config.json)"};
+    if (path_like(given)) return {file_ref(given), "model file"};
+    return {given, "models/llm/" + given + ".yaml"};
+  } catch (const Error& e) {
+    throw Error({option, 0, 0}, key, e.what());
+  }
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error({path, 0, 0}, "", "cannot open file");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A models/topology YAML document holds a map; `nvidia-smi topo -m` output never parses as one.
+bool is_topology_file(const std::string& text) {
+  try {
+    const YAML::Node root = YAML::Load(text);
+    return root.IsMap() && root["kind"];
+  } catch (const YAML::Exception&) {
+    return false;
+  }
+}
+
+// The keys of an imported topology, indented under the scenario's `topology:` (the file's
+// schema_version and kind lines dropped: the scenario's header covers them).
+std::string inline_topology(const Topology& t, const std::string& source) {
+  std::istringstream lines(render_topology_yaml(t, source, ""));
+  std::string out;
+  for (std::string line; std::getline(lines, line);) {
+    if (line.empty() || line.starts_with("schema_version:") || line.starts_with("kind:")) continue;
+    out += "  " + line + "\n";
+  }
+  return out;
+}
+
+std::string scenario_option(const std::string& key_path) {
+  static const std::pair<const char*, const char*> kOptions[] = {
+      {"model", "--model"},          {"draft", "--draft"},         {"topology", "--topology"},
+      {"gpu", "--gpu"},              {"engine", "--engine"},       {"parallel", "--tp"},
+      {"workload.batch", "--batch"}, {"workload.context", "--context"}, {"acceptance", "--accept"},
+  };
+  for (const auto& [key, option] : kOptions) {
+    if (key_path.rfind(key, 0) == 0) return option;
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string render_scenario_init(const ScenarioInit& init, const DataDir& data) {
+  // Models.
+  TransformerSpec model;
+  TransformerSpec draft;
+  const Resolved model_ref = resolve_model(init.model, "--model", "model", data, model);
+  const Resolved draft_ref = resolve_model(init.draft, "--draft", "draft", data, draft);
+
+  // The engine: its prior file must exist, since the engine overheads come from it.
+  if (init.engine.empty()) throw Error({"--engine", 0, 0}, "engine.name", "required: a models/engines name");
+  EnginePrior engine;
+  try {
+    engine = load_engine_prior(data.resolve(DataKind::kEngine, init.engine));
+  } catch (const Error& e) {
+    throw Error({"--engine", 0, 0}, "engine.name", e.what());
+  }
+  const bool vllm = engine.name == "vllm";
+
+  // GPU given on the command line, if any.
+  GpuSpec gpu;
+  std::string gpu_ref;
+  if (!init.gpu.empty()) {
+    try {
+      gpu = load_gpu(data.resolve(DataKind::kGpu, init.gpu));
+    } catch (const Error& e) {
+      throw Error({"--gpu", 0, 0}, "gpu", e.what());
+    }
+    gpu_ref = path_like(init.gpu) ? file_ref(init.gpu) : init.gpu;
+  }
+
+  // The box: a topology file by name or path, or `nvidia-smi topo -m` output imported inline.
+  if (init.topology.empty()) {
+    throw Error({"--topology", 0, 0}, "topology",
+                "required: a models/topology name or file, or saved `nvidia-smi topo -m` output");
+  }
+  Topology topology;
+  std::string topology_block;
+  bool imported = false;
+  try {
+    if (!path_like(init.topology) || is_topology_file(read_text(init.topology))) {
+      const std::string path = data.resolve(DataKind::kTopology, init.topology);
+      topology = load_topology(path);
+      const std::string where = path_like(init.topology) ? "topology file" : "models/topology/" + init.topology + ".yaml";
+      topology_block = entry("topology", scalar(file_ref(init.topology)),
+                             where + ": " + std::to_string(topology.gpus) + " GPUs, ring link " +
+                                 link_name(topology.link, topology.nvlinks));
+    } else {
+      imported = true;
+      if (init.gpu.empty()) {
+        std::string known;
+        for (const auto& n : data.names(DataKind::kGpu)) known += (known.empty() ? "" : ", ") + n;
+        throw Error({"--gpu", 0, 0}, "topology.gpu",
+                    "required with nvidia-smi topo -m output (" + init.topology +
+                        "), which does not name the GPU model; pass --gpu NAME (known: " + known + ")");
+      }
+      TopoImportOptions options;
+      options.gpu = gpu.name;
+      options.p2p = gpu.p2p_supported;
+      options.pcie_generation = gpu.pcie_generation;
+      options.name = fs::path(init.topology).stem().string();
+      topology = import_nvidia_smi_topo(init.topology, options);
+      const std::string file = fs::path(init.topology).filename().string();
+      topology_block =
+          comment("The box, imported from " + file +
+                  " (nvidia-smi topo -m): links and numa come from that output; gpu is --gpu; p2p and "
+                  "pcie_generation are the GPU file's p2p_supported and pcie_generation (assumption: topo -m shows "
+                  "neither; `nvidia-smi topo -p2p r` shows whether P2P is granted, docs/references/hardware.md#consumer-p2p). "
+                  "No measured all-reduce table is known for it.") +
+          "topology:\n" + inline_topology(topology, "nvidia-smi topo -m: " + file);
+    }
+  } catch (const Error& e) {
+    if (e.where().file == "--gpu") throw;
+    throw Error({"--topology", 0, 0}, "topology", e.what());
+  }
+  if (init.gpu.empty()) {
+    try {
+      gpu = load_gpu(data.resolve(DataKind::kGpu, topology.gpu));
+    } catch (const Error& e) {
+      throw Error({"--topology", 0, 0}, "topology.gpu", e.what());
+    }
+  }
+
+  // Tensor parallelism: the box must hold it and the heads must split over it.
+  if (init.tp < 1) throw Error({"--tp", 0, 0}, "parallel.tp", "= " + std::to_string(init.tp) + ": must be >= 1");
+  if (init.tp > topology.gpus) {
+    throw Error({"--tp", 0, 0}, "parallel.tp",
+                "= " + std::to_string(init.tp) + ": the topology '" + topology.name + "' has only " +
+                    std::to_string(topology.gpus) + " GPUs");
+  }
+  for (const TransformerSpec* m : {&model, &draft}) {
+    try {
+      (void)check_tensor_parallel(*m, init.tp);
+    } catch (const Error& e) {
+      throw Error({"--tp", 0, 0}, "parallel.tp", e.what());
+    }
+  }
+
+  // The all-reduce table the box brings, and whether it was measured at this rank count.
+  std::optional<CommProfile> profile;
+  if (init.tp > 1 && !topology.comm_profile.empty()) {
+    profile = load_comm_profile(data.resolve(DataKind::kCommProfile, topology.comm_profile));
+  }
+
+  const std::string draft_short = draft.name.rfind(model.name, 0) == 0 ? draft.name : model.name + "-" + draft.name;
+  const std::string name = init.name.empty() ? draft_short + "-" + topology.name + "-tp" + std::to_string(init.tp) : init.name;
+  const int batch = init.batch.value_or(kAssumedBatch);
+  const long long context = init.context.value_or(kAssumedContext);
+
+  std::ostringstream y;
+  y << "schema_version: 1\nkind: scenario\n";
+  y << "name: " << scalar(name) << "\n";
+  y << "description: "
+    << scalar(model.name + " + " + draft.name + " on " + topology.name + " (" + gpu.name + "), TP" +
+              std::to_string(init.tp) + ", " + engine.name + ", batch " + std::to_string(batch))
+    << "\n";
+  y << "source: "
+    << scalar("written by `" + (init.command.empty() ? std::string("specsim init") : init.command) +
+              "`; nothing measured yet: every value says whether it is an input, a prior (with its source) or an "
+              "assumption")
+    << "\n\n";
+
+  y << comment(model.description.empty() ? model.name : model.description);
+  y << entry("model", scalar(model_ref.ref), model_ref.where);
+  y << comment(draft.description.empty() ? draft.name : draft.description);
+  y << entry("draft", scalar(draft_ref.ref),
+             draft_ref.where + (draft.eagle3 && !draft.eagle3->target.empty() ? "; trained for " + draft.eagle3->target : ""));
+  y << topology_block;
+  if (!init.gpu.empty() && !imported) {
+    y << entry("gpu", scalar(gpu_ref), "--gpu: replaces the topology's " + topology.gpu);
+  }
+  {
+    // rank's catalogue, when this box has one.
+    const auto catalogues = data.names(DataKind::kInterventions);
+    if (!imported && std::find(catalogues.begin(), catalogues.end(), topology.name) != catalogues.end()) {
+      y << entry("interventions", topology.name, "models/interventions: what `specsim rank` tries on this box");
+    } else {
+      y << comment("interventions: none for this box in models/interventions; `specsim rank --priorities FILE` "
+                   "takes a catalogue");
+    }
+  }
+
+  y << "\nparallel:\n";
+  y << entry("tp", std::to_string(init.tp), "--tp", 2);
+
+  y << "\nworkload:\n";
+  y << entry("batch", std::to_string(batch),
+             init.batch ? "--batch" : "assumption: one request at a time (--batch sets it)", 2);
+  y << entry("context", std::to_string(context),
+             init.context ? "--context" : "assumption: a chat turn's KV cache per request (--context sets it)", 2);
+
+  y << "\nengine:\n";
+  y << entry("name", engine.name,
+             "--engine; its speculative overheads are the priors of models/engines/" + engine.name + ".yaml", 2);
+  if (vllm) {
+    y << comment("Assumption: CUDA graphs everywhere, vLLM's default without --enforce-eager. A verify shape "
+                 "left out of graph capture runs several times slower (docs/references/specdec.md#verify-graph-capture): "
+                 "set verify_mode: eager if the server log says so.",
+                 2);
+  } else {
+    y << comment("Assumption: CUDA graphs everywhere, SGLang's default without --disable-cuda-graph (its decode log "
+                 "lines say `cuda graph: True`, docs/references/specdec.md#log-formats). A verify shape left out of "
+                 "graph capture runs several times slower (docs/references/specdec.md#verify-graph-capture): set "
+                 "verify_mode: eager if the server log says so.",
+                 2);
+  }
+  y << entry("decode_mode", "graph", "assumption (above)", 2);
+  y << entry("verify_mode", "graph", "assumption (above)", 2);
+  y << entry("draft_mode", "graph", "assumption (above)", 2);
+  if (vllm) {
+    y << comment("vLLM V1 EagleProposer.propose: its first forward over the verified tokens yields draft token 1, "
+                 "then num_steps - 1 more "
+                 "(https://github.com/vllm-project/vllm/blob/008603a39fff2a383a293c62eec0c752c42199f2/vllm/v1/spec_decode/eagle.py).",
+                 2);
+  } else {
+    y << comment("SGLang: the draft extend over the accepted tokens yields the first draft token, so a cycle runs "
+                 "num_steps draft forwards in all (docs/references/models.md#sglang-cycle).",
+                 2);
+  }
+  y << entry("extend_yields_first_draft", "true", "(above)", 2);
+
+  y << "\nspeculation:\n";
+  y << entry("method", "eagle3", "--draft is an EAGLE-3 head", 2);
+  y << comment(std::string("Assumption: a chain of ") + std::to_string(kAssumedSteps) +
+                   " draft tokens (SGLang's EAGLE-3 recipe for Kimi-K2.5 is 3/1/4, "
+                   "docs/references/specdec.md#sglang-flags). `specsim sweep --vary speculation.num_steps=1..6` "
+                   "shows which depth pays on this box.",
+               2);
+  y << entry("num_steps", std::to_string(kAssumedSteps), "assumption (above)", 2);
+  y << entry("eagle_topk", "1", "assumption: a chain", 2);
+  y << entry("num_draft_tokens", std::to_string(kAssumedSteps + 1), "chain: num_steps + 1", 2);
+
+  y << "\nacceptance:\n";
+  if (init.accept) {
+    y << entry("accept", fixed(*init.accept, 3), "--accept: the first draft position's acceptance", 2);
+  } else {
+    y << entry("accept", fixed(kAssumedAccept, 1),
+               "assumption: EAGLE-3 heads accept 0.7-0.8 per position on chat (docs/references/specdec.md#depth-decay); "
+               "--accept or `specsim acceptance LOG` gives the real one",
+               2);
+  }
+  y << comment("No depth_profile: every position accepts at the same conditional rate, Leviathan et al.'s constant "
+               "chain (docs/references/specdec.md#closed-forms). Assumption; EAGLE-3's measured conditional rates stay "
+               "roughly flat with depth (docs/references/specdec.md#depth-decay).",
+               2);
+
+  y << "\n"
+    << comment("compute: not set, so specsim's priors apply and `specsim predict` prints each one as a prior:\n"
+               "- bandwidth_efficiency 0.84: BF16 GEMV/GEMM at M <= 64 on every GPU in NVIDIA AIConfigurator's "
+               "kernel data (docs/references/measured-compute.md#gemm-efficiency).\n"
+               "- eager_launch_per_kernel 5us: a host kernel launch (docs/references/hardware.md#launch-overhead); "
+               "graph_launch 5us priced as one launch (assumption).\n"
+               "- flop_efficiency 0.5 and kernel_floor 3us: specsim's defaults (assumption; they matter at large "
+               "batches and for many small kernels).\n" +
+               std::string(model.moe ? "- routing_skew 1: uniform routing over the experts, an upper bound on the "
+                                       "experts one forward reads (docs/references/models.md#distinct-experts); "
+                                       "`routing_skew: calibrate` fits it from a measured verify.\n"
+                                     : "") +
+               "Set a key under `compute:` to replace a prior (docs/schema.md, scenario).");
+
+  y << "\n";
+  if (init.tp == 1) {
+    y << comment("comm: one GPU (TP1), no all-reduce.");
+  } else {
+    y << "comm:\n";
+    y << entry("implementation", "nccl",
+               "assumption: NCCL all-reduces; engines switch to their own one-shot kernel on some boxes "
+               "(docs/references/nccl.md#custom-allreduce)",
+               2);
+    if (!profile) {
+      y << comment("No measured all-reduce table for this box: NCCL's own cost model prices each all-reduce "
+                   "(prior, docs/references/nccl.md#tuning-model), and `specsim predict` marks it UNCALIBRATED. "
+                   "`specsim calibrate nccl` on an all_reduce_perf log of this box gives a table (docs/calibration.md).",
+                   2);
+    } else if (profile->ranks == init.tp) {
+      y << comment("The all-reduce table is the topology's comm_profile, " + profile->name + ": measured at " +
+                       std::to_string(profile->ranks) + " ranks in " + to_string(profile->mode) +
+                       " mode (calibration/profiles/" + profile->name + ".yaml).",
+                   2);
+    } else {
+      y << comment("The topology's comm_profile, " + profile->name + ", was measured at " +
+                       std::to_string(profile->ranks) + " ranks, not " + std::to_string(init.tp) +
+                       ": NCCL's cost model carries it to " + std::to_string(init.tp) +
+                       " ranks (prior, lib/include/specsim/comm_scaling.hpp), marked UNCALIBRATED.",
+                   2);
+      y << entry("rank_scaling", "nccl", "prior: NCCL's model ratio from the measured rank count", 2);
+    }
+  }
+
+  y << "\n"
+    << comment("host: not set.\n"
+               "- decode_per_step, the engine's host time per plain step: 0 without a measured plain rate "
+               "(prior: 0); measurements.baseline calibrates it.\n"
+               "- spec_extra_per_cycle " +
+               units::format_duration(engine.cycle_overhead.value_s) + " (p10-p90 " +
+               units::format_duration(engine.cycle_overhead.p10_s) + " to " +
+               units::format_duration(engine.cycle_overhead.p90_s) + ") and draft_step_overhead " +
+               units::format_duration(engine.draft_step_overhead.value_s) + " (" +
+               units::format_duration(engine.draft_step_overhead.p10_s) + " to " +
+               units::format_duration(engine.draft_step_overhead.p90_s) + "): the prior of models/engines/" +
+               engine.name + ".yaml, whose spread `specsim predict` prints as a p10-p90 band. A value set here "
+               "replaces the prior and its band.");
+
+  y << "\n"
+    << comment("measurements: none yet. Each one calibrates part of the model (docs/calibration.md):\n"
+               "measurements:\n"
+               "  topology: " + (imported ? std::string("NAME") : topology.name) +
+               "           (the box they were taken on)\n"
+               "  baseline: {tokens_per_s: 100tok/s}     (plain decoding: the host time per step)\n"
+               "  verify: {step, allreduce_count, allreduce_total, compute, tokens_per_request, mode}\n"
+               "  speculative: {tokens_per_s: 150tok/s, held_out: true}     (compared with, never an input)");
+
+  const std::string text = y.str();
+  // What is returned must load: a problem the checks above missed is reported with its option.
+  try {
+    (void)load_scenario_text(text, "<specsim init>", data);
+  } catch (const Error& e) {
+    const std::string option = scenario_option(e.key_path());
+    if (option.empty()) throw;
+    throw Error({option, 0, 0}, e.key_path(), e.message());
+  }
+  return text;
+}
+
+}  // namespace specsim

@@ -1,0 +1,138 @@
+// `specsim init` on the command line: the file it writes passes `check` and `predict`; an existing
+// file is never replaced without --force; a failed run writes nothing. Readable enum choices.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "cli.hpp"
+#include "cli_run.hpp"
+
+using Catch::Matchers::Contains;
+using specsim::test::run;
+using specsim::test::TempDir;
+
+namespace {
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+const std::vector<std::string> kInit = {"init",     "--model",    "llama-3.3-70b", "--draft", "llama-3.3-70b-eagle3",
+                                        "--topology", "4x-h100-nvswitch", "--engine", "vllm", "--tp", "4"};
+
+}  // namespace
+
+TEST_CASE("cli init: the file written passes check and predict", "[cli][init]") {
+  TempDir dir("specsim-init-ok");
+  const std::string file = (dir.path / "mine.yaml").string();
+  auto args = kInit;
+  args.insert(args.end(), {"-o", file});
+  const auto r = run(args);
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Contains("wrote " + file));
+  const std::string text = slurp(file);
+  CHECK_THAT(text, Contains("name: mine\n"));  // the output file's stem
+  CHECK_THAT(text, Contains("source: \"written by `specsim init --model llama-3.3-70b"));
+  const auto check = run({"check", file});
+  INFO(check.err);
+  CHECK(check.code == 0);
+  const auto predict = run({"predict", "--scenario", file});
+  INFO(predict.err);
+  CHECK(predict.code == 0);
+  CHECK_THAT(predict.out, Contains("llama-3.3-70b + llama-3.3-70b-eagle3 on 4x-h100-nvswitch (h100-sxm), TP4"));
+  CHECK_THAT(predict.out, Contains("[UNCALIBRATED]"));  // no all-reduce table at 4 H100 ranks
+  CHECK_THAT(predict.out, !Contains("measured speculative"));
+  // Without -o the scenario goes to stdout.
+  const auto printed = run(kInit);
+  CHECK(printed.code == 0);
+  CHECK_THAT(printed.out, Contains("kind: scenario\n"));
+}
+
+TEST_CASE("cli init: an existing file is replaced only with --force", "[cli][init][invalid]") {
+  TempDir dir("specsim-init-exists");
+  const auto file = dir.path / "mine.yaml";
+  { std::ofstream(file) << "my edits\n"; }
+  auto args = kInit;
+  args.insert(args.end(), {"-o", file.string()});
+  const auto refused = run(args);
+  CHECK(refused.code == specsim::cli::kExitInput);
+  CHECK_THAT(refused.err, Contains("-o: " + file.string() + ": already exists; pass --force to replace it"));
+  CHECK(slurp(file) == "my edits\n");
+  args.push_back("--force");
+  const auto forced = run(args);
+  CHECK(forced.code == 0);
+  CHECK_THAT(slurp(file), Contains("kind: scenario"));
+}
+
+TEST_CASE("cli init: bad input exits 1 naming the option and writes nothing", "[cli][init][invalid]") {
+  TempDir dir("specsim-init-bad");
+  const auto file = dir.path / "bad.yaml";
+  struct Case {
+    std::vector<std::string> args;
+    const char* message;
+  };
+  const Case cases[] = {
+      {{"init", "--model", "llama-9", "--draft", "llama-3.1-8b-eagle3", "--topology", "8x-h200-nvswitch", "--tp", "1"},
+       "--model: model: unknown model 'llama-9'"},
+      // Llama-3.3-70B has 64 heads and 8 KV heads: TP 3 splits neither.
+      {{"init", "--model", "llama-3.3-70b", "--draft", "llama-3.3-70b-eagle3", "--topology", "8x-h200-nvswitch", "--tp", "3"},
+       "--tp: parallel.tp: tp = 3 on llama-3.3-70b: tp must divide the 64 attention heads"},
+      {{"init", "--model", "llama-3.1-8b", "--draft", "llama-3.3-70b-eagle3", "--topology", "8x-h200-nvswitch", "--tp", "1"},
+       "--draft: draft: 'llama-3.3-70b-eagle3' (built for llama-3.3-70b) does not fit the model 'llama-3.1-8b': hidden_size"},
+      {{"init", "--model", "llama-3.1-8b", "--draft", "llama-3.1-8b-eagle3", "--topology", "8x-h200-nvswitch", "--tp", "1",
+        "--engine", "trtllm"},
+       "--engine: engine.name: unknown engine 'trtllm'"},
+  };
+  for (const Case& c : cases) {
+    auto args = c.args;
+    args.insert(args.end(), {"-o", file.string()});
+    const auto r = run(args);
+    INFO(r.err);
+    CHECK(r.code == specsim::cli::kExitInput);
+    CHECK_THAT(r.err, Contains(c.message));
+    CHECK(r.out.empty());
+    CHECK_FALSE(std::filesystem::exists(file));
+  }
+  // An output in a folder that does not exist: refused before any work, nothing left behind.
+  auto args = kInit;
+  args.insert(args.end(), {"-o", (dir.path / "no-such-dir" / "x.yaml").string()});
+  const auto r = run(args);
+  CHECK(r.code == specsim::cli::kExitInput);
+  CHECK_THAT(r.err, Contains("no-such-dir"));
+  CHECK(std::filesystem::is_empty(dir.path));
+  // A required option left out is a usage error.
+  const auto missing = run({"init", "--model", "llama-3.1-8b"});
+  CHECK(missing.code == specsim::cli::kExitUsage);
+  CHECK_THAT(missing.err, Contains("--draft is required"));
+}
+
+TEST_CASE("cli: enum options show and check readable choices", "[cli]") {
+  // forward --mode maps to LaunchMode: help and errors name the choices, not CLI11's map.
+  const auto help = run({"forward", "--help"});
+  CHECK_THAT(help.out, Contains("--mode MODE:{graph,eager}"));
+  CHECK_THAT(help.out, !Contains("->"));
+  const auto bad = run({"forward", "--model", "llama-3.1-8b", "--gpu", "h200", "--tokens", "1", "--ctx", "0",
+                        "--mode", "fast"});
+  CHECK(bad.code == specsim::cli::kExitUsage);
+  CHECK_THAT(bad.err, Contains("--mode: 'fast' is not one of {graph,eager}"));
+  // The enum's number is no longer a back door.
+  const auto number = run({"forward", "--model", "llama-3.1-8b", "--gpu", "h200", "--tokens", "1", "--ctx", "0",
+                           "--mode", "1"});
+  CHECK(number.code == specsim::cli::kExitUsage);
+  const auto eager = run({"forward", "--model", "llama-3.1-8b", "--gpu", "h200", "--tokens", "1", "--ctx", "0",
+                          "--mode", "eager", "--json"});
+  CHECK(eager.code == 0);
+  // topology import --p2p maps on/off to a bool the same way.
+  const auto topo = run({"topology", "import", "--help"});
+  CHECK_THAT(topo.out, Contains("--p2p P2P:{on,off}=on"));
+  const auto p2p = run({"topology", "import", std::string(SPECSIM_TEST_DATA_DIR) + "/valid/topo/club-3090-46-5gpu-sys-phb-node.txt",
+                        "-o", "x.yaml", "--gpu", "rtx-4090", "--p2p", "yes"});
+  CHECK(p2p.code == specsim::cli::kExitUsage);
+  CHECK_THAT(p2p.err, Contains("'yes' is not one of {on,off}"));
+}

@@ -1,0 +1,183 @@
+// `specsim init`'s generator: the scenario it writes loads, predicts from priors only, and says for
+// every value where it comes from; every bad input names its option.
+#include <catch2/catch.hpp>
+
+#include <sstream>
+#include <string>
+
+#include "specsim/cycle.hpp"
+#include "specsim/error.hpp"
+#include "specsim/load.hpp"
+#include "specsim/scenario_writer.hpp"
+
+using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
+using specsim::ScenarioInit;
+
+namespace {
+
+ScenarioInit llama_8b_one_h200() {
+  ScenarioInit init;
+  init.model = "llama-3.1-8b";
+  init.draft = "llama-3.1-8b-eagle3";
+  init.topology = "8x-h200-nvswitch";
+  init.engine = "sglang";
+  init.tp = 1;
+  return init;
+}
+
+// The message of the specsim::Error that render_scenario_init throws for `init`.
+std::string error_of(const ScenarioInit& init) {
+  try {
+    (void)specsim::render_scenario_init(init);
+  } catch (const specsim::Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+}  // namespace
+
+TEST_CASE("init: a dense 8B on one H200 loads and predicts from priors only", "[init]") {
+  const std::string text = specsim::render_scenario_init(llama_8b_one_h200());
+  const specsim::Scenario s = specsim::load_scenario_text(text, "init.yaml");
+  CHECK(s.name == "llama-3.1-8b-eagle3-8x-h200-nvswitch-tp1");
+  CHECK(s.model.name == "llama-3.1-8b");
+  CHECK(s.draft.name == "llama-3.1-8b-eagle3");
+  CHECK(s.gpu.name == "h200");
+  CHECK(s.tp == 1);
+  CHECK(s.batch == 1);
+  CHECK(s.context_tokens == 2048);
+  const specsim::CycleModel model(s);
+  const specsim::Calibration& cal = model.calibration();
+  // Nothing measured: every calibrated value is a prior, none reads "set".
+  CHECK_THAT(cal.bandwidth_efficiency.origin, StartsWith("prior"));
+  CHECK_THAT(cal.routing_skew.origin, StartsWith("prior"));
+  CHECK_THAT(cal.host_decode_s.origin, StartsWith("prior"));
+  CHECK_THAT(cal.spec_extra_per_cycle_s.origin, StartsWith("prior: engine sglang"));
+  CHECK_THAT(cal.draft_step_overhead_s.origin, StartsWith("prior: engine sglang"));
+  CHECK(cal.warnings.empty());
+  const specsim::Prediction p = model.predict();
+  CHECK(p.spec_tokens_per_s > 0);
+  CHECK(p.baseline_tokens_per_s > 0);
+}
+
+TEST_CASE("init: every value says where it comes from", "[init]") {
+  const std::string text = specsim::render_scenario_init(llama_8b_one_h200());
+  // Header keys describe the file itself; every other value has a comment on its line or just above.
+  std::istringstream lines(text);
+  std::string previous;
+  int values = 0;
+  for (std::string line; std::getline(lines, line); previous = line) {
+    const auto first = line.find_first_not_of(' ');
+    if (first == std::string::npos || line[first] == '#') continue;
+    if (line.find(": ") == std::string::npos) continue;
+    if (line.starts_with("schema_version") || line.starts_with("kind") || line.starts_with("name") ||
+        line.starts_with("description") || line.starts_with("source")) {
+      continue;
+    }
+    ++values;
+    INFO(line);
+    const auto lead = previous.find_first_not_of(' ');
+    const bool commented = line.find(" # ") != std::string::npos || (lead != std::string::npos && previous[lead] == '#');
+    CHECK(commented);
+  }
+  CHECK(values >= 12);  // model, draft, topology, tp, batch, context, engine and speculation keys, accept
+  // Guesses are marked, priors named with their files.
+  CHECK_THAT(text, Contains("# assumption: one request at a time"));
+  CHECK_THAT(text, Contains("assumption: EAGLE-3 heads accept 0.7-0.8"));
+  CHECK_THAT(text, Contains("docs/references/measured-compute.md#gemm-efficiency"));
+  CHECK_THAT(text, Contains("the prior of models/engines/sglang.yaml"));
+  CHECK_THAT(text, Contains("comm: one GPU (TP1), no all-reduce"));
+}
+
+TEST_CASE("init: given values are written as inputs, not assumptions", "[init]") {
+  ScenarioInit init = llama_8b_one_h200();
+  init.batch = 8;
+  init.context = 8192;
+  init.accept = 0.75;
+  init.name = "mine";
+  const std::string text = specsim::render_scenario_init(init);
+  CHECK_THAT(text, Contains("batch: 8") && Contains("# --batch"));
+  CHECK_THAT(text, Contains("context: 8192") && Contains("# --context"));
+  CHECK_THAT(text, Contains("accept: 0.750") && Contains("# --accept"));
+  const specsim::Scenario s = specsim::load_scenario_text(text, "init.yaml");
+  CHECK(s.name == "mine");
+  CHECK(s.batch == 8);
+  CHECK(s.acceptance.accept == 0.75);
+}
+
+TEST_CASE("init: vLLM, a measured table at another rank count, and the engine's own sequencing", "[init]") {
+  ScenarioInit init;
+  init.model = "qwen3-30b-a3b";
+  init.draft = "qwen3-30b-a3b-eagle3";
+  init.topology = "8x-rtx-pro-6000-pcie5";  // its table was measured at 8 ranks
+  init.engine = "vllm";
+  init.tp = 4;
+  const std::string text = specsim::render_scenario_init(init);
+  CHECK_THAT(text, Contains("vLLM V1 EagleProposer.propose"));
+  CHECK_THAT(text, Contains("measured at 8 ranks, not 4"));
+  CHECK_THAT(text, Contains("rank_scaling: nccl"));
+  CHECK_THAT(text, Contains("routing_skew 1: uniform routing"));  // a MoE target
+  CHECK_THAT(text, Contains("interventions: 8x-rtx-pro-6000-pcie5"));
+  const specsim::Scenario s = specsim::load_scenario_text(text, "init.yaml");
+  CHECK(s.engine.name == "vllm");
+  CHECK(s.comm.rank_scaling == "nccl");
+  CHECK(s.comm_profile->ranks == 8);
+}
+
+TEST_CASE("init: nvidia-smi topo -m output becomes an inline topology; the GPU must be named", "[init]") {
+  ScenarioInit init;
+  init.model = "qwen3-30b-a3b";
+  // An HF checkpoint directory holding config.json, as the draft.
+  init.draft = std::string(SPECSIM_TEST_DATA_DIR) + "/valid/hf/qwen3-30b-a3b-eagle3";
+  init.topology = std::string(SPECSIM_TEST_DATA_DIR) + "/valid/topo/club-3090-46-5gpu-sys-phb-node.txt";
+  init.tp = 4;
+  CHECK_THAT(error_of(init), StartsWith("--gpu: topology.gpu: required with nvidia-smi topo -m output") &&
+                                 Contains("known: ") && Contains("rtx-4090"));
+  init.gpu = "rtx-4090";
+  const std::string text = specsim::render_scenario_init(init);
+  CHECK_THAT(text, Contains("topology:\n  name: \"club-3090-46-5gpu-sys-phb-node\""));
+  CHECK_THAT(text, Contains("imported from club-3090-46-5gpu-sys-phb-node.txt"));
+  CHECK_THAT(text, Contains("NCCL's own cost model"));  // no table for an imported box
+  const specsim::Scenario s = specsim::load_scenario_text(text, "init.yaml");
+  CHECK(s.topology.gpus == 5);
+  CHECK(s.gpu.name == "rtx-4090");
+  CHECK(s.draft.eagle3.has_value());
+  CHECK_THAT(s.draft.file, Contains("qwen3-30b-a3b-eagle3/config.json"));
+  const specsim::CycleModel model(s);
+  CHECK_FALSE(model.calibration().comm_calibrated);
+}
+
+TEST_CASE("init: every bad input names its option and key", "[init][invalid]") {
+  struct Case {
+    const char* what;
+    void (*edit)(ScenarioInit&);
+    const char* message;
+  };
+  const Case cases[] = {
+      {"unknown model", [](ScenarioInit& i) { i.model = "llama-9"; }, "--model: model: unknown model 'llama-9' (known in "},
+      {"missing model file", [](ScenarioInit& i) { i.model = "no/such.json"; }, "--model: model: no/such.json: no such model file"},
+      {"unknown draft", [](ScenarioInit& i) { i.draft = "eagle-9"; }, "--draft: draft: unknown model 'eagle-9'"},
+      {"target as draft", [](ScenarioInit& i) { i.draft = "llama-3.1-8b"; }, "--draft: draft: 'llama-3.1-8b' is not an EAGLE-3 draft head"},
+      {"draft of another shape", [](ScenarioInit& i) { i.draft = "qwen3-8b-eagle3"; }, "does not fit the model 'llama-3.1-8b'"},
+      {"draft as target", [](ScenarioInit& i) { i.model = "llama-3.1-8b-eagle3"; }, "--model: model: 'llama-3.1-8b-eagle3' is an EAGLE-3 draft head"},
+      {"unknown topology", [](ScenarioInit& i) { i.topology = "9x-h900"; }, "--topology: topology: unknown topology '9x-h900' (known in "},
+      {"unknown gpu", [](ScenarioInit& i) { i.gpu = "h900"; }, "--gpu: gpu: unknown GPU 'h900'"},
+      {"unknown engine", [](ScenarioInit& i) { i.engine = "trtllm"; }, "--engine: engine.name: unknown engine 'trtllm' (known in "},
+      {"tp above the box", [](ScenarioInit& i) { i.tp = 16; }, "--tp: parallel.tp: = 16: the topology '8x-h200-nvswitch' has only 8 GPUs"},
+      // Llama-3.1-8B: 32 heads, 8 KV heads; 3 divides neither.
+      {"tp not dividing heads", [](ScenarioInit& i) { i.tp = 3; }, "--tp: parallel.tp: tp = 3 on llama-3.1-8b: tp must divide the 32 attention heads"},
+      {"tp 0", [](ScenarioInit& i) { i.tp = 0; }, "--tp: parallel.tp: = 0: must be >= 1"},
+  };
+  for (const Case& c : cases) {
+    INFO(c.what);
+    ScenarioInit init = llama_8b_one_h200();
+    c.edit(init);
+    CHECK_THAT(error_of(init), Contains(c.message));
+  }
+  // The list of known names comes with an unknown one.
+  ScenarioInit init = llama_8b_one_h200();
+  init.engine = "trtllm";
+  CHECK_THAT(error_of(init), Contains("sglang, vllm"));
+}
