@@ -226,6 +226,19 @@ void read_qwen3_next(YamlReader& r, TransformerSpec& m, LayerPlan& p) {
   l.conv_kernel = count(r, "linear_conv_kernel_dim");
 }
 
+// DeepSeek's MoE keys (DeepSeek-V2/V3, Kimi-K2, GLM-4.5+): routed and shared experts, the dense
+// FFN width, and the first dense layers; returns first_k_dense_replace.
+int read_deepseek_moe(YamlReader& r, TransformerSpec& m) {
+  m.intermediate_size = count(r, "intermediate_size");
+  MoeSpec e;
+  e.experts = count(r, "n_routed_experts");
+  e.experts_per_token = count(r, "num_experts_per_tok");
+  e.shared_experts = optional_count(r, "n_shared_experts", 0);
+  e.expert_intermediate_size = count(r, "moe_intermediate_size");
+  m.moe = e;
+  return static_cast<int>(r.optional_integer("first_k_dense_replace", 0, 0, m.layers));
+}
+
 // DeepSeek-V2/V3 and Kimi-K2: MLA; layers from `first_k_dense_replace` on are MoE every
 // `moe_layer_freq` (DeepSeek's modeling_deepseek.py).
 void read_deepseek(YamlReader& r, TransformerSpec& m, LayerPlan& p) {
@@ -239,14 +252,7 @@ void read_deepseek(YamlReader& r, TransformerSpec& m, LayerPlan& p) {
   a.qk_nope_head_dim = count(r, "qk_nope_head_dim");
   a.qk_rope_head_dim = count(r, "qk_rope_head_dim");
   a.v_head_dim = count(r, "v_head_dim");
-  m.intermediate_size = count(r, "intermediate_size");
-  MoeSpec e;
-  e.experts = count(r, "n_routed_experts");
-  e.experts_per_token = count(r, "num_experts_per_tok");
-  e.shared_experts = optional_count(r, "n_shared_experts", 0);
-  e.expert_intermediate_size = count(r, "moe_intermediate_size");
-  m.moe = e;
-  const int first = static_cast<int>(r.optional_integer("first_k_dense_replace", 0, 0, m.layers));
+  const int first = read_deepseek_moe(r, m);
   const int freq = optional_count(r, "moe_layer_freq", 1, 1);
   for (int i = 0; i < m.layers; ++i) p.moe[i] = i >= first && i % freq == 0;
   m.mtp_layers = optional_count(r, "num_nextn_predict_layers", 0);
@@ -255,14 +261,7 @@ void read_deepseek(YamlReader& r, TransformerSpec& m, LayerPlan& p) {
 // GLM-4.5/4.6/4.7: DeepSeek's MoE keys over plain GQA attention (transformers' Glm4MoeConfig).
 void read_glm4_moe(YamlReader& r, TransformerSpec& m, LayerPlan& p) {
   read_gqa(r, m);
-  m.intermediate_size = count(r, "intermediate_size");
-  MoeSpec e;
-  e.experts = count(r, "n_routed_experts");
-  e.experts_per_token = count(r, "num_experts_per_tok");
-  e.shared_experts = optional_count(r, "n_shared_experts", 0);
-  e.expert_intermediate_size = count(r, "moe_intermediate_size");
-  m.moe = e;
-  const int first = static_cast<int>(r.optional_integer("first_k_dense_replace", 0, 0, m.layers));
+  const int first = read_deepseek_moe(r, m);
   for (int i = 0; i < m.layers; ++i) p.moe[i] = i >= first;
   m.mtp_layers = optional_count(r, "num_nextn_predict_layers", 0);
 }

@@ -733,6 +733,125 @@ ValidationSource read_validation_source(YamlReader& v) {
   return out;
 }
 
+// The comm profiles the scenario names (comm.profile, custom_profile, rank_profiles), each checked
+// against the box and tp; `r` is the scenario's root, for locations.
+void load_comm_profiles(YamlReader& r, Scenario& s, const DataDir& data) {
+  auto load_profile = [&](const std::string& name, const char* key, bool scalable) -> std::optional<CommProfile> {
+    if (name.empty()) return std::nullopt;
+    std::string path;
+    try {
+      path = data.resolve(DataKind::kCommProfile, name);
+    } catch (const Error& e) {
+      throw Error(r.location_of("comm"), std::string("comm.") + key, e.message());
+    }
+    CommProfile p = load_comm_profile(path);
+    // The box the profile was measured on should be this one; another box's table is a what-if
+    // worth seeing, not an error.
+    if (!p.gpu.empty() && p.gpu != s.gpu.name) {
+      s.notes.push_back("comm." + std::string(key) + " '" + p.name + "' was measured on " + p.gpu +
+                        " GPUs; the scenario runs " + s.gpu.name);
+    }
+    if (p.ranks > s.topology.gpus) {
+      s.notes.push_back("comm." + std::string(key) + " '" + p.name + "' was measured at " + std::to_string(p.ranks) +
+                        " ranks, more than the " + std::to_string(s.topology.gpus) + " GPUs of " + s.topology.name +
+                        ": it comes from another box");
+    }
+    if (s.tp > 1 && p.ranks != s.tp && !scalable) {
+      throw Error(r.location_of("comm"), std::string("comm.") + key,
+                  "profile '" + p.name + "' was measured at " + std::to_string(p.ranks) +
+                      " ranks, the scenario runs tp = " + std::to_string(s.tp) +
+                      (std::string(key) == "profile" ? " (comm.rank_scaling: nccl or power estimates it)" : ""));
+    }
+    return p;
+  };
+  const bool scalable = s.comm.rank_scaling != "off";
+  s.comm_profile = load_profile(s.comm.profile, "profile", scalable);
+  s.custom_profile = load_profile(s.comm.custom_profile, "custom_profile", false);
+  for (const auto& name : s.comm.rank_profiles) {
+    CommProfile p = *load_profile(name, "rank_profiles", true);
+    if (!s.comm_profile) throw Error(r.location_of("comm"), "comm.rank_profiles", "needs comm.profile as well");
+    if (p.mode != s.comm_profile->mode) {
+      throw Error(r.location_of("comm"), "comm.rank_profiles",
+                  "'" + p.name + "' was measured in " + to_string(p.mode) + " mode, comm.profile '" +
+                      s.comm_profile->name + "' in " + to_string(s.comm_profile->mode));
+    }
+    bool repeated = p.ranks == s.comm_profile->ranks;
+    for (const auto& q : s.comm_rank_profiles) repeated = repeated || q.ranks == p.ranks;
+    if (repeated) {
+      throw Error(r.location_of("comm"), "comm.rank_profiles",
+                  "'" + p.name + "': a second profile at " + std::to_string(p.ranks) + " ranks (one per rank count)");
+    }
+    s.comm_rank_profiles.push_back(std::move(p));
+  }
+}
+
+// `measurements:`: what was measured, and where (a box or model other than the one predicted).
+Measurements read_measurements(YamlReader& m, const Scenario& s, const DataDir& data) {
+  Measurements out;
+  if (m.has("topology")) {
+    // Where the measurements come from. A what-if that moved the scenario keeps calibrating here.
+    Measurements::Box box;
+    box.topology = load_named(m, "topology", DataKind::kTopology, data, load_topology);
+    std::string gpu_name = m.optional_string("gpu", box.topology.gpu);
+    std::string gpu_path;
+    try {
+      gpu_path = data.resolve(DataKind::kGpu, gpu_name);
+    } catch (const Error& e) {
+      m.fail("gpu", e.message());
+    }
+    box.gpu = load_gpu(gpu_path);
+    if (box.topology.name != s.topology.name || box.gpu.name != s.gpu.name) {
+      if (!box.topology.comm_profile.empty() && s.tp > 1) {
+        CommProfile p = load_comm_profile(data.resolve(DataKind::kCommProfile, box.topology.comm_profile));
+        if (p.ranks == s.tp) box.comm_profile = p;
+      }
+      out.box = box;
+    }
+  }
+  m.ignore("topology");
+  m.ignore("gpu");
+  if (m.has("model")) {
+    // The model they were measured on, when the file predicts another (calibration runs on it).
+    TransformerSpec measured = load_named(m, "model", DataKind::kModel, data, load_model);
+    if (measured.name != s.model.name) out.model = std::move(measured);
+  }
+  m.ignore("model");
+  if (auto b = m.optional_child("baseline")) {
+    out.baseline_tokens_per_s = b->quantity("tokens_per_s", Quantity::kRate);
+    out.baseline_includes_prefill = b->optional_boolean("includes_prefill", false);
+    b->ignore("source");
+    b->finish();
+  }
+  if (auto v = m.optional_child("verify")) {
+    Measurements::Verify mv;
+    mv.step_s = v->quantity("step", Quantity::kDuration);
+    mv.allreduce_count = static_cast<int>(v->integer("allreduce_count", 1, kMaxCount));
+    mv.allreduce_total_s = v->quantity("allreduce_total", Quantity::kDuration);
+    mv.compute_s = v->quantity("compute", Quantity::kDuration);
+    const double parts_s = mv.allreduce_total_s + mv.compute_s;
+    if (std::abs(parts_s - mv.step_s) > kVerifyPartsTolerance * mv.step_s) {
+      v->fail("step", "= " + units::format_duration(mv.step_s) + ", but its parts allreduce_total + compute = " +
+                          units::format_duration(mv.allreduce_total_s) + " + " + units::format_duration(mv.compute_s) +
+                          " = " + units::format_duration(parts_s) + (parts_s > mv.step_s ? ", more than the step" : "") +
+                          ": they must add up to it within " + units::format_fixed(100 * kVerifyPartsTolerance, 0) +
+                          "% (kVerifyPartsTolerance: rounding of profiler figures)");
+    }
+    mv.tokens_per_request = static_cast<int>(bounded_integer(*v, "measurements.verify.tokens_per_request"));
+    mv.mode = read_mode(*v, "mode", LaunchMode::kEager);
+    v->ignore("source");
+    v->finish();
+    out.verify = mv;
+  }
+  if (auto sp = m.optional_child("speculative")) {
+    out.speculative_tokens_per_s = sp->quantity("tokens_per_s", Quantity::kRate);
+    out.speculative_held_out = sp->optional_boolean("held_out", true);
+    sp->ignore("source");
+    sp->finish();
+  }
+  m.finish();
+  return out;
+}
+
 Scenario read_scenario(YamlReader& r, const DataDir& data) {
   r.expect_header("scenario");
   // Several broken bounds are reported together; a single one by the reader below, where it stands.
@@ -891,53 +1010,7 @@ Scenario read_scenario(YamlReader& r, const DataDir& data) {
   } else {
     s.comm.profile = s.topology.comm_profile;
   }
-  auto load_profile = [&](const std::string& name, const char* key, bool scalable) -> std::optional<CommProfile> {
-    if (name.empty()) return std::nullopt;
-    std::string path;
-    try {
-      path = data.resolve(DataKind::kCommProfile, name);
-    } catch (const Error& e) {
-      throw Error(r.location_of("comm"), std::string("comm.") + key, e.message());
-    }
-    CommProfile p = load_comm_profile(path);
-    // The box the profile was measured on should be this one; another box's table is a what-if
-    // worth seeing, not an error.
-    if (!p.gpu.empty() && p.gpu != s.gpu.name) {
-      s.notes.push_back("comm." + std::string(key) + " '" + p.name + "' was measured on " + p.gpu +
-                        " GPUs; the scenario runs " + s.gpu.name);
-    }
-    if (p.ranks > s.topology.gpus) {
-      s.notes.push_back("comm." + std::string(key) + " '" + p.name + "' was measured at " + std::to_string(p.ranks) +
-                        " ranks, more than the " + std::to_string(s.topology.gpus) + " GPUs of " + s.topology.name +
-                        ": it comes from another box");
-    }
-    if (s.tp > 1 && p.ranks != s.tp && !scalable) {
-      throw Error(r.location_of("comm"), std::string("comm.") + key,
-                  "profile '" + p.name + "' was measured at " + std::to_string(p.ranks) +
-                      " ranks, the scenario runs tp = " + std::to_string(s.tp) +
-                      (std::string(key) == "profile" ? " (comm.rank_scaling: nccl or power estimates it)" : ""));
-    }
-    return p;
-  };
-  const bool scalable = s.comm.rank_scaling != "off";
-  s.comm_profile = load_profile(s.comm.profile, "profile", scalable);
-  s.custom_profile = load_profile(s.comm.custom_profile, "custom_profile", false);
-  for (const auto& name : s.comm.rank_profiles) {
-    CommProfile p = *load_profile(name, "rank_profiles", true);
-    if (!s.comm_profile) throw Error(r.location_of("comm"), "comm.rank_profiles", "needs comm.profile as well");
-    if (p.mode != s.comm_profile->mode) {
-      throw Error(r.location_of("comm"), "comm.rank_profiles",
-                  "'" + p.name + "' was measured in " + to_string(p.mode) + " mode, comm.profile '" +
-                      s.comm_profile->name + "' in " + to_string(s.comm_profile->mode));
-    }
-    bool repeated = p.ranks == s.comm_profile->ranks;
-    for (const auto& q : s.comm_rank_profiles) repeated = repeated || q.ranks == p.ranks;
-    if (repeated) {
-      throw Error(r.location_of("comm"), "comm.rank_profiles",
-                  "'" + p.name + "': a second profile at " + std::to_string(p.ranks) + " ranks (one per rank count)");
-    }
-    s.comm_rank_profiles.push_back(std::move(p));
-  }
+  load_comm_profiles(r, s, data);
   // The engine's speculative overheads: its prior when models/engines has one, unless the
   // scenario sets them.
   {
@@ -955,69 +1028,7 @@ Scenario read_scenario(YamlReader& r, const DataDir& data) {
     if (auto v = h->optional_quantity("draft_step_overhead", Quantity::kDuration)) s.host.draft_step_overhead_s = *v;
     h->finish();
   }
-  if (auto m = r.optional_child("measurements")) {
-    if (m->has("topology")) {
-      // Where the measurements come from. A what-if that moved the scenario keeps calibrating here.
-      Measurements::Box box;
-      box.topology = load_named(*m, "topology", DataKind::kTopology, data, load_topology);
-      std::string gpu_name = m->optional_string("gpu", box.topology.gpu);
-      std::string gpu_path;
-      try {
-        gpu_path = data.resolve(DataKind::kGpu, gpu_name);
-      } catch (const Error& e) {
-        m->fail("gpu", e.message());
-      }
-      box.gpu = load_gpu(gpu_path);
-      if (box.topology.name != s.topology.name || box.gpu.name != s.gpu.name) {
-        if (!box.topology.comm_profile.empty() && s.tp > 1) {
-          CommProfile p = load_comm_profile(data.resolve(DataKind::kCommProfile, box.topology.comm_profile));
-          if (p.ranks == s.tp) box.comm_profile = p;
-        }
-        s.measurements.box = box;
-      }
-    }
-    m->ignore("topology");
-    m->ignore("gpu");
-    if (m->has("model")) {
-      // The model they were measured on, when the file predicts another (calibration runs on it).
-      TransformerSpec measured = load_named(*m, "model", DataKind::kModel, data, load_model);
-      if (measured.name != s.model.name) s.measurements.model = std::move(measured);
-    }
-    m->ignore("model");
-    if (auto b = m->optional_child("baseline")) {
-      s.measurements.baseline_tokens_per_s = b->quantity("tokens_per_s", Quantity::kRate);
-      s.measurements.baseline_includes_prefill = b->optional_boolean("includes_prefill", false);
-      b->ignore("source");
-      b->finish();
-    }
-    if (auto v = m->optional_child("verify")) {
-      Measurements::Verify mv;
-      mv.step_s = v->quantity("step", Quantity::kDuration);
-      mv.allreduce_count = static_cast<int>(v->integer("allreduce_count", 1, kMaxCount));
-      mv.allreduce_total_s = v->quantity("allreduce_total", Quantity::kDuration);
-      mv.compute_s = v->quantity("compute", Quantity::kDuration);
-      const double parts_s = mv.allreduce_total_s + mv.compute_s;
-      if (std::abs(parts_s - mv.step_s) > kVerifyPartsTolerance * mv.step_s) {
-        v->fail("step", "= " + units::format_duration(mv.step_s) + ", but its parts allreduce_total + compute = " +
-                            units::format_duration(mv.allreduce_total_s) + " + " + units::format_duration(mv.compute_s) +
-                            " = " + units::format_duration(parts_s) + (parts_s > mv.step_s ? ", more than the step" : "") +
-                            ": they must add up to it within " + units::format_fixed(100 * kVerifyPartsTolerance, 0) +
-                            "% (kVerifyPartsTolerance: rounding of profiler figures)");
-      }
-      mv.tokens_per_request = static_cast<int>(bounded_integer(*v, "measurements.verify.tokens_per_request"));
-      mv.mode = read_mode(*v, "mode", LaunchMode::kEager);
-      v->ignore("source");
-      v->finish();
-      s.measurements.verify = mv;
-    }
-    if (auto sp = m->optional_child("speculative")) {
-      s.measurements.speculative_tokens_per_s = sp->quantity("tokens_per_s", Quantity::kRate);
-      s.measurements.speculative_held_out = sp->optional_boolean("held_out", true);
-      sp->ignore("source");
-      sp->finish();
-    }
-    m->finish();
-  }
+  if (auto m = r.optional_child("measurements")) s.measurements = read_measurements(*m, s, data);
   r.finish();
   return s;
 }
