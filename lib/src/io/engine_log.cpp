@@ -658,7 +658,10 @@ std::vector<LogRecord> parse_prometheus(const std::vector<std::string>& lines, c
         throw Error({file, s.line, s.value_column}, s.name, why);
       }
     }
-    for (const auto& [labels, counters] : series) {
+    for (const auto& entry : series) {
+      // Named references, not a structured binding: clang before 16 cannot capture those.
+      const auto& labels = entry.first;
+      const auto& counters = entry.second;
       const auto get = [&](const std::string& name) -> std::pair<double, const Sample*> {
         const auto it = counters.find(std::string(kVllmPrefix) + name);
         if (it == counters.end()) {
