@@ -27,6 +27,10 @@ struct FieldValue {
 // Whether `key` (dotted, as in a scenario file) is a field of the table.
 [[nodiscard]] bool is_scenario_field(const std::string& key);
 [[nodiscard]] std::vector<std::string> scenario_field_keys();
+// The keys calibration solves for when the scenario leaves them open, and whose set value wins
+// over the calibrated one: compute.bandwidth_efficiency, compute.routing_skew,
+// comm.eager_overhead_per_op, host.decode_per_step.
+[[nodiscard]] bool is_calibrated_key(const std::string& key);
 // Whether a value of `key` changes what calibration computes (a calibrated key or a measurement).
 [[nodiscard]] bool field_affects_calibration(const std::string& key);
 

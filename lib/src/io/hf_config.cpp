@@ -170,14 +170,20 @@ void read_qwen_dense(YamlReader& r, TransformerSpec& m, LayerPlan& p) {
   read_qwen_window(r, m, p);
 }
 
-void read_mixtral(YamlReader& r, TransformerSpec& m, LayerPlan& p) {
+// Mixtral's attention and MoE keys, which MiniMax-M2 keeps: every layer MoE, experts as wide as
+// intermediate_size.
+MoeSpec read_mixtral_moe(YamlReader& r, TransformerSpec& m, LayerPlan& p) {
   read_gqa(r, m);
   MoeSpec e;
   e.experts = count(r, "num_local_experts");
   e.experts_per_token = count(r, "num_experts_per_tok");
   e.expert_intermediate_size = count(r, "intermediate_size");
-  m.moe = e;
   p.moe.assign(m.layers, true);
+  return e;
+}
+
+void read_mixtral(YamlReader& r, TransformerSpec& m, LayerPlan& p) {
+  m.moe = read_mixtral_moe(r, m, p);
   read_mistral_window(r, m, p);
 }
 
@@ -317,14 +323,9 @@ void read_llama4(YamlReader& r, TransformerSpec& m, LayerPlan& p) {
 
 // MiniMax-M2: every layer MoE; `num_mtp_modules` MTP modules when `use_mtp`.
 void read_minimax_m2(YamlReader& r, TransformerSpec& m, LayerPlan& p) {
-  read_gqa(r, m);
-  MoeSpec e;
-  e.experts = count(r, "num_local_experts");
-  e.experts_per_token = count(r, "num_experts_per_tok");
-  e.expert_intermediate_size = count(r, "intermediate_size");
+  MoeSpec e = read_mixtral_moe(r, m, p);
   e.shared_experts = shared_expert_count(r, "shared_intermediate_size", e.expert_intermediate_size);
   m.moe = e;
-  p.moe.assign(m.layers, true);
   if (r.optional_boolean("use_mtp", false)) m.mtp_layers = optional_count(r, "num_mtp_modules", 0);
   r.ignore("num_mtp_modules");
 }

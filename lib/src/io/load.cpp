@@ -515,17 +515,20 @@ ComputeProfile load_compute_profile(const std::string& path) {
 
 namespace {
 
-// Reads a name field and resolves it, so an unknown name reports the scenario's file and line.
-template <typename Loader>
-auto load_named(YamlReader& r, const std::string& key, DataKind kind, const DataDir& data, Loader loader) {
-  const std::string name = r.string(key);
-  std::string path;
+// The file `name` stands for, or a failure at `key` of `r` listing the valid names.
+std::string resolve_at(YamlReader& r, const std::string& key, DataKind kind, const std::string& name,
+                       const DataDir& data) {
   try {
-    path = data.resolve(kind, name);
+    return data.resolve(kind, name);
   } catch (const Error& e) {
     r.fail(key, e.message());
   }
-  return loader(path);
+}
+
+// Reads a name field and resolves it, so an unknown name reports the scenario's file and line.
+template <typename Loader>
+auto load_named(YamlReader& r, const std::string& key, DataKind kind, const DataDir& data, Loader loader) {
+  return loader(resolve_at(r, key, kind, r.string(key), data));
 }
 
 // A model file fits its role: the target is a full model, the draft an EAGLE-3 head built for it.
@@ -792,14 +795,7 @@ Measurements read_measurements(YamlReader& m, const Scenario& s, const DataDir& 
     // Where the measurements come from. A what-if that moved the scenario keeps calibrating here.
     Measurements::Box box;
     box.topology = load_named(m, "topology", DataKind::kTopology, data, load_topology);
-    std::string gpu_name = m.optional_string("gpu", box.topology.gpu);
-    std::string gpu_path;
-    try {
-      gpu_path = data.resolve(DataKind::kGpu, gpu_name);
-    } catch (const Error& e) {
-      m.fail("gpu", e.message());
-    }
-    box.gpu = load_gpu(gpu_path);
+    box.gpu = load_gpu(resolve_at(m, "gpu", DataKind::kGpu, m.optional_string("gpu", box.topology.gpu), data));
     if (box.topology.name != s.topology.name || box.gpu.name != s.gpu.name) {
       if (!box.topology.comm_profile.empty() && s.tp > 1) {
         CommProfile p = load_comm_profile(data.resolve(DataKind::kCommProfile, box.topology.comm_profile));
@@ -886,16 +882,7 @@ Scenario read_scenario(YamlReader& r, const DataDir& data) {
   }
   // The GPU: the scenario's own `gpu` overrides the topology's (what-if: same box, other card).
   {
-    std::string gpu_name = s.topology.gpu;
-    if (r.has("gpu")) gpu_name = r.string("gpu");
-    r.ignore("gpu");
-    std::string path;
-    try {
-      path = data.resolve(DataKind::kGpu, gpu_name);
-    } catch (const Error& e) {
-      r.fail("gpu", e.message());
-    }
-    s.gpu = load_gpu(path);
+    s.gpu = load_gpu(resolve_at(r, "gpu", DataKind::kGpu, r.optional_string("gpu", s.topology.gpu), data));
   }
   {
     YamlReader p = r.child("parallel");
@@ -961,13 +948,8 @@ Scenario read_scenario(YamlReader& r, const DataDir& data) {
     // A named compute profile replaces the defaults first; the block's own keys then win.
     if (c->has("profile")) {
       const std::string name = c->string("profile");
-      std::string path;
-      try {
-        path = data.resolve(DataKind::kCommProfile, name);  // calibration/profiles, shared with comm profiles
-      } catch (const Error& e) {
-        c->fail("profile", e.message());
-      }
-      s.compute = load_compute_profile(path).settings;
+      // calibration/profiles, shared with comm profiles
+      s.compute = load_compute_profile(resolve_at(*c, "profile", DataKind::kCommProfile, name, data)).settings;
       s.compute.profile = name;
     }
     c->ignore("profile");

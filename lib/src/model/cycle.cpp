@@ -8,6 +8,7 @@
 
 #include "specsim/acceptance.hpp"
 #include "specsim/error.hpp"
+#include "specsim/scenario_fields.hpp"
 #include "specsim/units.hpp"
 
 namespace specsim {
@@ -147,8 +148,7 @@ void CycleModel::apply_calibration() {
 // report can show the calibrated value beside the set one.
 void CycleModel::calibrate_with_overrides(Scenario& basis, const Calibration* without_overrides) {
   const auto patched = [&](const char* key) { return scenario_.patched_keys.count(key) > 0; };
-  const bool overrides = patched("compute.bandwidth_efficiency") || patched("compute.routing_skew") ||
-                         patched("comm.eager_overhead_per_op") || patched("host.decode_per_step");
+  const bool overrides = std::any_of(scenario_.patched_keys.begin(), scenario_.patched_keys.end(), is_calibrated_key);
   // A patch under measurements.* corrects what was measured, not the deployment: the basis takes it.
   const bool measurement_patched = std::any_of(scenario_.patched_keys.begin(), scenario_.patched_keys.end(),
                                                [](const std::string& k) { return k.rfind("measurements.", 0) == 0; });

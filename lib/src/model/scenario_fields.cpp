@@ -107,9 +107,12 @@ std::vector<std::string> scenario_field_keys() {
   return keys;
 }
 
+bool is_calibrated_key(const std::string& key) {
+  return std::any_of(std::begin(kCalibratedKeys), std::end(kCalibratedKeys), [&](const char* k) { return key == k; });
+}
+
 bool field_affects_calibration(const std::string& key) {
-  return key.rfind("measurements.", 0) == 0 ||
-         std::any_of(std::begin(kCalibratedKeys), std::end(kCalibratedKeys), [&](const char* k) { return key == k; });
+  return key.rfind("measurements.", 0) == 0 || is_calibrated_key(key);
 }
 
 FieldValue parse_field_value(const std::string& key, const std::string& text, const SourceLocation& where) {
