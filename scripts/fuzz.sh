@@ -7,6 +7,7 @@
 #   SPECSIM_FUZZ_TARGETS="fuzz_load fuzz_set_patch" scripts/fuzz.sh 60   only these targets
 # Seeds are the real files (fuzz/README.md); new inputs go to build/fuzz/corpus/<target>, crashers
 # to build/fuzz/artifacts/<target>/, libFuzzer's output to build/fuzz/logs/<target>.log.
+# SPECSIM_FUZZ_TIMEOUT=N sets the per-input timeout (default 10 s; a loaded machine wants more).
 # Exits non-zero when any target crashed, leaked, timed out or ran out of memory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -49,7 +50,7 @@ for entry in "${targets[@]}"; do
   echo "fuzz.sh: $target for ${seconds}s (log: $log)" >&2
   started=$SECONDS
   # shellcheck disable=SC2086  # $seeds is a list of directories
-  if "$build/bin/$target" "$corpus" $seeds "${extra[@]}" -max_len="$max_len" -timeout=10 \
+  if "$build/bin/$target" "$corpus" $seeds "${extra[@]}" -max_len="$max_len" -timeout="${SPECSIM_FUZZ_TIMEOUT:-10}" \
        -rss_limit_mb=2048 -max_total_time="$seconds" -print_final_stats=1 \
        -artifact_prefix="$artifacts/" >"$log" 2>&1; then
     status=ok

@@ -142,6 +142,8 @@ class CycleModel {
   void calibrate(const Scenario& basis);
   // calibrate(basis) with the scenario's `--set` values of calibrated keys taking precedence.
   void calibrate_with_overrides(Scenario& basis, const Calibration* without_overrides);
+  // Bandwidth efficiency from a measured plain step shorter than the modelled forward; host left.
+  double fit_forward_to_step(const Scenario& s, double step, double modelled);
   // host.spec_extra_per_cycle from measurements.speculative when it is not held out.
   void calibrate_engine_cycle();
   // Host and engine time of one speculative cycle: the plain step's host time (once, or tau times

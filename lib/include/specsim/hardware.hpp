@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -63,6 +64,15 @@ struct Topology {
                                      // when unknown
   std::string comm_profile;          // calibration/profiles name; empty when none
 };
+
+// The largest NUMA node number a topology file or `nvidia-smi topo -m` may name (Linux's
+// CONFIG_NODES_SHIFT is at most 10 on x86-64, so 1,024 nodes; 4095 leaves room for other kernels).
+inline constexpr int kMaxNumaNode = 4095;
+
+// `text` as a NUMA node number: one to four decimal digits, at most kMaxNumaNode; nullopt
+// otherwise (no sign, no spaces, no ranges). The topology loader and the topo -m importer both use it,
+// so what one writes the other reads back.
+[[nodiscard]] std::optional<int> parse_numa_node(std::string_view text);
 
 // The slowest class over the GPU pairs of t.pair_links (diagonal skipped), with its NVLink count;
 // t.link and t.nvlinks when the topology has no pair matrix or a single GPU.

@@ -2,15 +2,19 @@
 // (not measured, calibrated or set) carries its public evidence's p10-p90, and the prediction's
 // p10-p90 band follows by Monte Carlo over them.
 //
-// Today the terms with a spread are the engine's speculative overheads (models/engines): the
-// cycle overhead c and the per-draft-forward overhead d. A term the scenario sets has none. Each
-// is drawn from the log-normal through its p10 and p90:
+// The terms with a spread: the engine's speculative overheads (models/engines), the cycle
+// overhead c and the per-draft-forward overhead d, and the compute priors a scenario leaves open,
+// the bandwidth efficiency and the verify's KV efficiency ratio (kPriorBandwidthEfficiency,
+// kPriorKvVerifyRatio in scenario.hpp). A term the scenario sets, a profile fits or a measurement
+// calibrates has none. Each is drawn from the log-normal through its p10 and p90:
 //
 //   ln X ~ N(mu, sigma),  mu = (ln p10 + ln p90) / 2,  sigma = (ln p90 - ln p10) / (2 z_0.9)
 //
 // (z_0.9 = 1.2816, the standard normal's 90th percentile; a p10 of 0 is floored at 1 ns). The
-// cycle is linear in both, T = T_0 + c + n d with n draft forwards, so each draw costs a division:
-//   tok/s = B tau / (T_0 + c + n d).
+// cycle is linear in the engine terms, T = T_0 + c + n d with n draft forwards, so each draw of
+// them alone costs a division: tok/s = B tau / (T_0 + c + n d). A draw of a compute prior changes
+// T_0 through a recalibrated model (the host time is what the measured plain step leaves), so
+// with one of those the band takes kComputeBandSamples draws.
 // Determinism as in monte_carlo.hpp: std::mt19937_64, uniforms from its 53 high bits, normals by
 // Boost.Math's inverse CDF, percentiles by nearest rank.
 #pragma once
@@ -32,6 +36,8 @@ struct PredictionBand {
 };
 
 inline constexpr int kDefaultBandSamples = 4000;
+// Draws when a compute prior is among the terms: each recalibrates a model (about 10 us in Release).
+inline constexpr int kComputeBandSamples = 500;
 
 // The band of `p` (a prediction of `model`'s scenario) over the priors' spreads.
 [[nodiscard]] PredictionBand prior_band(const CycleModel& model, const Prediction& p,

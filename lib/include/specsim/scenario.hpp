@@ -51,10 +51,25 @@ struct AcceptanceSettings {
   std::vector<double> tree_positional;
 };
 
+// A prior with the p10-p90 spread of its evidence (docs/references/).
+struct PriorValue {
+  double value;
+  double p10;
+  double p90;
+};
+
+// Verify-over-decode KV streaming efficiency, measured on one H200 (FlashAttention-2 through
+// PyTorch, docs/references/measured-compute.md#verify-attention): 0.30 and 0.38 on two GQA shapes;
+// kernels that split the KV length for several query tokens (FlashInfer, FlashMLA) approach 1.
+inline constexpr PriorValue kPriorKvVerifyRatio{0.5, 0.3, 0.85};
+// Weight streaming efficiency of small-M GEMMs: 79-86% of datasheet bandwidth over the GPUs and
+// kernels of AIConfigurator's data (docs/references/measured-compute.md#gemm-efficiency).
+inline constexpr PriorValue kPriorBandwidthEfficiency{0.84, 0.79, 0.86};
+
 struct ComputeSettings {
   // Fraction of datasheet memory bandwidth reached. Default: 84%, BF16 GEMV at M <= 64 on every GPU
   // in NVIDIA AIConfigurator's kernel data (docs/references/measured-compute.md#gemm-efficiency). Empty = calibrate.
-  std::optional<double> bandwidth_efficiency = 0.84;
+  std::optional<double> bandwidth_efficiency = kPriorBandwidthEfficiency.value;
   double flop_efficiency = 0.5;                // fraction of dense tensor FLOP/s reached
   double kernel_floor_s = 3e-6;                // GPU-side fixed cost per kernel
   double eager_launch_per_kernel_s = 5e-6;     // host launch cost per kernel in eager mode
@@ -81,6 +96,10 @@ struct ComputeSettings {
   // request (a decode kernel that splits the KV length), and several (verify: a prefill-style kernel).
   std::optional<double> kv_efficiency_decode;
   std::optional<double> kv_efficiency_verify;
+  // Without kv_efficiency_verify: the verify's KV efficiency is the decode one times this ratio. A
+  // prior: with several query tokens per request the engines' attention runs a prefill-style kernel
+  // that splits the KV length less (docs/references/measured-compute.md#verify-attention).
+  double kv_verify_ratio = kPriorKvVerifyRatio.value;
   double multi_token_step_s = 0.0;   // per layer, once a forward has > 1 token (GEMV -> GEMM, kernel switch)
   double per_token_layer_s = 0.0;    // per token per layer (activations through ~30 elementwise kernels)
   // Kernels of the engine the profile was measured on; override the model file's counts when set.

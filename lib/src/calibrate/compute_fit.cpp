@@ -26,8 +26,6 @@ namespace specsim {
 
 namespace {
 
-// Used when a settings struct has no bandwidth efficiency (docs/references/measured-compute.md#gemm-efficiency).
-constexpr double kPriorBandwidthEfficiency = 0.84;
 // Search brackets: efficiencies as fractions of the datasheet, launch costs in seconds.
 constexpr double kMinEfficiency = 0.01;
 constexpr double kMaxEfficiency = 1.0;
@@ -52,7 +50,7 @@ std::vector<std::string> split_csv(const std::string& line) {
 
 ComputeModel make_model(const TransformerSpec& model, const GpuSpec& gpu, int tp, double context, int batch,
                         const ComputeSettings& s) {
-  return ComputeModel(model, gpu, tp, batch, context, s, s.bandwidth_efficiency.value_or(kPriorBandwidthEfficiency),
+  return ComputeModel(model, gpu, tp, batch, context, s, s.bandwidth_efficiency.value_or(kPriorBandwidthEfficiency.value),
                       s.routing_skew.value_or(1.0));
 }
 

@@ -255,17 +255,11 @@ void read_numa_nodes(YamlReader& r, Topology& t) {
   }
   for (YamlReader& item : items) {
     const std::string text = item.node().IsScalar() ? item.node().Scalar() : "";
-    int node = 0;
-    bool ok = !text.empty() && text.size() <= 4;
-    for (const char ch : text) {
-      ok = ok && ch >= '0' && ch <= '9';
-      if (!ok) break;  // never accumulate past a bad character: 'x' * 10^k overflows int
-      node = node * 10 + (ch - '0');
+    const std::optional<int> node = parse_numa_node(text);
+    if (!node) {
+      item.fail_here("'" + text + "' is not a NUMA node number (an integer in [0, " + std::to_string(kMaxNumaNode) + "])");
     }
-    if (!ok || node > 4095) {
-      item.fail_here("'" + text + "' is not a NUMA node number (an integer in [0, 4095])");
-    }
-    t.numa_nodes.push_back(node);
+    t.numa_nodes.push_back(*node);
   }
 }
 
@@ -381,6 +375,7 @@ void read_compute_keys(YamlReader& c, ComputeSettings& s) {
     if (c.has(key)) *field = c.number(key, 0.01, kMaxEffectiveEfficiency);
     c.ignore(key);
   }
+  s.kv_verify_ratio = c.optional_number("kv_verify_ratio", s.kv_verify_ratio, 0.05, 1.0);
   if (auto v = c.optional_quantity("multi_token_step", Quantity::kDuration)) s.multi_token_step_s = *v;
   if (auto v = c.optional_quantity("per_token_layer", Quantity::kDuration)) s.per_token_layer_s = *v;
   if (c.has("kernels_per_dense_layer")) s.kernels_per_dense_layer = static_cast<int>(c.integer("kernels_per_dense_layer", 0, 100000));

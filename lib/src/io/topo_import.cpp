@@ -172,7 +172,7 @@ Topology parse_nvidia_smi_topo(const std::string& text, const std::string& file,
     for (std::size_t t = 0; t < header->trailing.size(); ++t) {
       if (header->trailing[t] != "NUMA Affinity") continue;
       const std::string& v = tok[tok.size() - header->trailing.size() + t].text;
-      if (!v.empty() && v.size() <= 4 && v.find_first_not_of("0123456789") == std::string::npos) node = std::stoi(v);
+      node = parse_numa_node(v);  // "N/A", a range or a number past kMaxNumaNode: unknown
     }
     numa.push_back(node);
     cells.push_back(std::move(row));

@@ -19,7 +19,9 @@ ComputeModel::ComputeModel(const TransformerSpec& model, const GpuSpec& gpu, int
       bw_(bandwidth_efficiency * gpu.memory_bandwidth_bytes_per_s),
       bw_expert_(settings.expert_bandwidth_efficiency.value_or(bandwidth_efficiency) * gpu.memory_bandwidth_bytes_per_s),
       bw_kv_decode_(settings.kv_efficiency_decode.value_or(bandwidth_efficiency) * gpu.memory_bandwidth_bytes_per_s),
-      bw_kv_verify_(settings.kv_efficiency_verify.value_or(bandwidth_efficiency) * gpu.memory_bandwidth_bytes_per_s),
+      bw_kv_verify_(settings.kv_efficiency_verify.value_or(settings.kv_efficiency_decode.value_or(bandwidth_efficiency) *
+                                                           settings.kv_verify_ratio) *
+                    gpu.memory_bandwidth_bytes_per_s),
       tp_(std::max(1, tp)),
       batch_(std::max(1, batch)),
       context_(context_tokens),

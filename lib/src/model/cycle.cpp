@@ -15,9 +15,9 @@ namespace specsim {
 
 namespace {
 
-// docs/references/measured-compute.md#gemm-efficiency: BF16 GEMV/GEMM at M <= 64 streams weights at ~84% of peak.
-constexpr double kPriorBandwidthEfficiency = 0.84;
 constexpr double kMinEfficiency = 0.02;
+// The largest bandwidth efficiency a measured step may calibrate, load.cpp's bound on a stated one.
+constexpr double kMaxCalibratedEfficiency = 2.0;
 
 double message_bytes(const TransformerSpec& m, double tokens) {
   return tokens * m.hidden_size * bytes_per_param(m.activation_dtype);
@@ -39,9 +39,9 @@ CycleModel::CycleModel(Scenario scenario, const Calibration* measured, bool fini
                        const Calibration* without_overrides)
     : scenario_(std::move(scenario)),
       target_(scenario_.model, scenario_.gpu, scenario_.tp, scenario_.batch, scenario_.context_tokens,
-              scenario_.compute, kPriorBandwidthEfficiency, 1.0),
+              scenario_.compute, kPriorBandwidthEfficiency.value, 1.0),
       draft_(scenario_.draft, scenario_.gpu, scenario_.tp, scenario_.batch, scenario_.context_tokens,
-             scenario_.compute, kPriorBandwidthEfficiency, 1.0) {
+             scenario_.compute, kPriorBandwidthEfficiency.value, 1.0) {
   if (measured) {
     calibration_ = *measured;
   } else {
@@ -278,7 +278,7 @@ void CycleModel::calibrate(const Scenario& s) {
     return from_profile ? "prior: compute profile " + s.compute.profile : prior;
   };
   const bool profile = !s.compute.profile.empty();
-  cal.bandwidth_efficiency = {s.compute.bandwidth_efficiency.value_or(kPriorBandwidthEfficiency),
+  cal.bandwidth_efficiency = {s.compute.bandwidth_efficiency.value_or(kPriorBandwidthEfficiency.value),
                               origin("compute.bandwidth_efficiency", profile,
                                      "prior: 84% of datasheet bandwidth (BF16 GEMV at M <= 64, docs/references/measured-compute.md#gemm-efficiency)")};
   cal.routing_skew = {s.compute.routing_skew.value_or(1.0),
@@ -330,14 +330,10 @@ void CycleModel::calibrate(const Scenario& s) {
     const double step = s.batch / *s.measurements.baseline_tokens_per_s;
     const ForwardBreakdown f = forward(target_, s.model, target_allreduces(), s.batch, s.engine.decode_mode, "decode");
     double host = step - f.total_s();
-    if (host < 0) {
-      cal.warnings.push_back("the modelled decode forward (" + units::format_duration(f.total_s()) +
-                             ") exceeds the measured step (" + units::format_duration(step) +
-                             "); host time per step set to 0");
-      host = 0;
-    }
+    if (host < 0) host = fit_forward_to_step(s, step, f.total_s());
+    const double modelled = step - host;
     cal.host_decode_s = {host, "calibrated: measured step " + units::format_duration(step) +
-                                   " minus the modelled forward " + units::format_duration(f.total_s())};
+                                   " minus the modelled forward " + units::format_duration(modelled)};
     if (s.measurements.baseline_includes_prefill) {
       // Prefill and batch tails are paid per output token: a cycle pays them tau times.
       cal.host_per_output_token = true;
@@ -346,6 +342,49 @@ void CycleModel::calibrate(const Scenario& s) {
   } else {
     cal.host_decode_s = {0.0, "prior: 0 (no baseline measurement)"};
   }
+}
+
+// The measured plain step is shorter than the forward modelled at the bandwidth efficiency in use:
+// the model reads more bytes, or reads them slower, than this engine does (at batch > 1 an MoE
+// target's requests share experts more than uniform routing says; fused kernels). The step is the
+// measurement, so when the efficiency is a prior it is calibrated (TOMS 748) to the value at which
+// the forward fills the step with no host time; set or already calibrated, the host time is 0.
+// Returns the host time left.
+double CycleModel::fit_forward_to_step(const Scenario& s, double step, double modelled) {
+  Calibration& cal = calibration_;
+  const auto decode_s = [&](double eta) {
+    const ComputeModel m(s.model, s.gpu, s.tp, s.batch, s.context_tokens, s.compute, eta, cal.routing_skew.value);
+    return forward(m, s.model, target_allreduces(), s.batch, s.engine.decode_mode, "decode").total_s();
+  };
+  const std::string what = "the modelled decode forward (" + units::format_duration(modelled) +
+                           ") exceeds the measured step (" + units::format_duration(step) + ")";
+  if (cal.bandwidth_efficiency.origin.rfind("prior", 0) != 0) {
+    cal.warnings.push_back(what + "; host time per step set to 0");
+    return 0.0;
+  }
+  const double from = cal.bandwidth_efficiency.value;
+  double eta = kMaxCalibratedEfficiency;
+  double host = step - decode_s(eta);
+  if (host >= 0) {
+    boost::uintmax_t iterations = 60;
+    const auto [a, b] = boost::math::tools::toms748_solve([&](double x) { return decode_s(x) - step; }, from,
+                                                          kMaxCalibratedEfficiency,
+                                                          boost::math::tools::eps_tolerance<double>(40), iterations);
+    eta = 0.5 * (a + b);
+    host = 0.0;
+  }
+  cal.bandwidth_efficiency = {eta, "calibrated: the measured plain step " + units::format_duration(step) +
+                                       " is shorter than the forward at the prior " +
+                                       units::format_fixed(100.0 * from, 0) + "%"};
+  cal.warnings.push_back(what + " at the prior bandwidth efficiency " + units::format_fixed(100.0 * from, 0) +
+                         "%: efficiency calibrated to " + units::format_fixed(100.0 * eta, 0) + "%" +
+                         (host > 0 ? " (its bound)" : "") + " so that the forward fills the step with no host time" +
+                         (eta > 1.0 ? "; above 100% the model reads more bytes than this engine does (at batch > 1, "
+                                      "shared experts or fused kernels)"
+                                    : ""));
+  target_ = ComputeModel(s.model, s.gpu, s.tp, s.batch, s.context_tokens, s.compute, eta, cal.routing_skew.value);
+  draft_ = ComputeModel(s.draft, s.gpu, s.tp, s.batch, s.context_tokens, s.compute, eta, cal.routing_skew.value);
+  return std::max(0.0, step - decode_s(eta));
 }
 
 ForwardBreakdown CycleModel::forward(const ComputeModel& compute, const TransformerSpec& model,

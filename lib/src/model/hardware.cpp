@@ -70,6 +70,17 @@ bool slower_link(LinkClass a, int a_nvlinks, LinkClass b, int b_nvlinks) {
   return a == LinkClass::kNvlink && a_nvlinks < b_nvlinks;
 }
 
+std::optional<int> parse_numa_node(std::string_view text) {
+  if (text.empty() || text.size() > 4) return std::nullopt;
+  int node = 0;
+  for (const char ch : text) {
+    if (ch < '0' || ch > '9') return std::nullopt;
+    node = node * 10 + (ch - '0');
+  }
+  if (node > kMaxNumaNode) return std::nullopt;
+  return node;
+}
+
 std::pair<LinkClass, int> slowest_pair_link(const Topology& t) {
   std::optional<std::pair<LinkClass, int>> slowest;
   for (std::size_t i = 0; i < t.pair_links.size(); ++i) {

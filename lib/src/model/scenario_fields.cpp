@@ -52,6 +52,8 @@ const ScenarioField kFields[] = {
      [](Scenario& s, auto v) { s.compute.kv_efficiency_decode = v; }},
     {"compute.kv_efficiency_verify", FieldKind::kNumber, 0.01, kMaxEfficiency, false,
      [](Scenario& s, auto v) { s.compute.kv_efficiency_verify = v; }},
+    {"compute.kv_verify_ratio", FieldKind::kNumber, 0.05, 1.0, false,
+     [](Scenario& s, auto v) { s.compute.kv_verify_ratio = *v; }},
     {"compute.eager_overlap_exponent", FieldKind::kNumber, 1.0, 1000.0, false,
      [](Scenario& s, auto v) { s.compute.eager_overlap_exponent = v; }},
     {"compute.kernel_floor", FieldKind::kDuration, 0, 0, false,

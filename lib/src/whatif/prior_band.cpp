@@ -17,12 +17,15 @@ struct LogNormal {
   double sigma = 0.0;
 };
 
-LogNormal through(const EnginePrior::Term& t) {
+LogNormal through(double p10, double p90) {
   const double z90 = boost::math::quantile(boost::math::normal(), 0.9);
-  const double lo = std::log(std::max(t.p10_s, kFloorS));
-  const double hi = std::log(std::max(t.p90_s, kFloorS));
+  const double lo = std::log(std::max(p10, kFloorS));
+  const double hi = std::log(std::max(p90, kFloorS));
   return {0.5 * (lo + hi), (hi - lo) / (2.0 * z90)};
 }
+
+LogNormal through(const EnginePrior::Term& t) { return through(t.p10_s, t.p90_s); }
+LogNormal through(const PriorValue& v) { return through(v.p10, v.p90); }
 
 // A uniform in (0, 1) from the generator's 53 high bits, never 0 or 1.
 double uniform(std::mt19937_64& g) { return ((g() >> 11) + 0.5) * 0x1.0p-53; }
@@ -38,16 +41,52 @@ double nearest_rank(const std::vector<double>& sorted, double q) {
   return sorted[std::clamp<std::size_t>(rank, 1, n) - 1];
 }
 
+bool is_prior(const CalibratedValue& v) { return v.origin.rfind("prior", 0) == 0; }
+
+// The compute priors of `s` that no file, patch, profile or measurement replaced.
+struct ComputePriors {
+  bool bandwidth = false;
+  bool kv_verify = false;
+  [[nodiscard]] bool any() const { return bandwidth || kv_verify; }
+};
+
+ComputePriors compute_priors(const Scenario& s, const Calibration& cal) {
+  ComputePriors c;
+  const bool no_profile = s.compute.profile.empty();
+  // Only the built-in prior: a compute profile's value was fitted to measured steps.
+  c.bandwidth = no_profile && is_prior(cal.bandwidth_efficiency);
+  c.kv_verify = no_profile && !s.compute.kv_efficiency_verify && !s.explicit_keys.count("compute.kv_verify_ratio");
+  return c;
+}
+
+// `s` with the drawn compute priors, in the scenario and in the one calibration runs on.
+Scenario with_compute(const Scenario& s, const ComputePriors& c, double eta, double kv_ratio) {
+  const auto apply = [&](Scenario& x) {
+    if (c.bandwidth) x.compute.bandwidth_efficiency = eta;
+    if (c.kv_verify) x.compute.kv_verify_ratio = kv_ratio;
+  };
+  Scenario out = s;
+  apply(out);
+  if (s.as_measured) {
+    auto measured = std::make_shared<Scenario>(*s.as_measured);
+    apply(*measured);
+    out.as_measured = std::move(measured);
+  }
+  return out;
+}
+
 }  // namespace
 
 PredictionBand prior_band(const CycleModel& model, const Prediction& p, int samples, std::uint64_t seed) {
   const Scenario& s = model.scenario();
   const Calibration& cal = model.calibration();
   PredictionBand band;
-  const bool cycle_prior = s.engine_prior && cal.spec_extra_per_cycle_s.origin.rfind("prior", 0) == 0;
-  const bool step_prior = s.engine_prior && cal.draft_step_overhead_s.origin.rfind("prior", 0) == 0;
+  const bool cycle_prior = s.engine_prior && is_prior(cal.spec_extra_per_cycle_s);
+  const bool step_prior = s.engine_prior && is_prior(cal.draft_step_overhead_s);
+  const ComputePriors compute = compute_priors(s, cal);
   const double forwards = double(p.drafts.size());
-  const double base_s = p.cycle_s - cal.spec_extra_per_cycle_s.value - forwards * cal.draft_step_overhead_s.value;
+  if (compute.bandwidth) band.terms.push_back("bandwidth efficiency");
+  if (compute.kv_verify) band.terms.push_back("verify KV efficiency");
   if (cycle_prior) band.terms.push_back("engine overhead per cycle");
   if (step_prior) band.terms.push_back("engine overhead per draft forward");
   if (band.terms.empty() || samples <= 0) {
@@ -56,11 +95,24 @@ PredictionBand prior_band(const CycleModel& model, const Prediction& p, int samp
   }
   const LogNormal c = cycle_prior ? through(s.engine_prior->cycle_overhead) : LogNormal{};
   const LogNormal d = step_prior ? through(s.engine_prior->draft_step_overhead) : LogNormal{};
+  const LogNormal eta = through(kPriorBandwidthEfficiency);
+  const LogNormal kv = through(kPriorKvVerifyRatio);
   std::mt19937_64 g(seed);
+  // The cycle is linear in the engine terms: each draw of them alone costs a division. A draw of a
+  // compute prior recalibrates the model (the host time is what the plain step leaves), so those
+  // draws are fewer.
+  if (compute.any()) samples = std::min(samples, kComputeBandSamples);
   std::vector<double> rates;
   rates.reserve(std::size_t(samples));
   const double emitted = s.batch * p.tokens_per_cycle;
   for (int i = 0; i < samples; ++i) {
+    double base_s = p.cycle_s - cal.spec_extra_per_cycle_s.value - forwards * cal.draft_step_overhead_s.value;
+    if (compute.any()) {
+      const double eta_i = compute.bandwidth ? draw(g, eta) : 0.0;
+      const double kv_i = compute.kv_verify ? draw(g, kv) : 0.0;
+      const CycleModel drawn(with_compute(s, compute, eta_i, kv_i));
+      base_s += drawn.cycle_s(p.tokens_per_cycle) - model.cycle_s(p.tokens_per_cycle);
+    }
     const double extra = cycle_prior ? draw(g, c) : cal.spec_extra_per_cycle_s.value;
     const double step = step_prior ? draw(g, d) : cal.draft_step_overhead_s.value;
     rates.push_back(emitted / (base_s + extra + forwards * step));
