@@ -2,7 +2,9 @@
 // default filled in and every unit spelled out, so a person sees what specsim understood.
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <iterator>
 #include <sstream>
 
 #include "specsim/compute_fit.hpp"
@@ -79,6 +81,140 @@ void emit_model(YAML::Emitter& e, const TransformerSpec& m) {
   }
 }
 
+void emit_gpu(YAML::Emitter& e, const std::string& path, const DataDir&) {
+  const GpuSpec g = load_gpu(path);
+  e << YAML::Key << "name" << YAML::Value << g.name;
+  e << YAML::Key << "memory" << YAML::Value << format_bytes(g.memory_bytes);
+  e << YAML::Key << "memory_bandwidth" << YAML::Value << format_bandwidth(g.memory_bandwidth_bytes_per_s);
+  e << YAML::Key << "bf16_dense" << YAML::Value << format_flop_rate(g.bf16_flop_per_s);
+  if (g.fp8_flop_per_s) e << YAML::Key << "fp8_dense" << YAML::Value << format_flop_rate(*g.fp8_flop_per_s);
+  e << YAML::Key << "pcie_generation" << YAML::Value << g.pcie_generation;
+  e << YAML::Key << "architecture" << YAML::Value << to_string(g.architecture);
+  if (g.nvlink_bandwidth_bytes_per_s) {
+    e << YAML::Key << "nvlink_bandwidth" << YAML::Value << format_bandwidth(*g.nvlink_bandwidth_bytes_per_s);
+  }
+  e << YAML::Key << "p2p_supported" << YAML::Value << g.p2p_supported;
+}
+
+void emit_topology(YAML::Emitter& e, const std::string& path, const DataDir&) {
+  const Topology t = load_topology(path);
+  e << YAML::Key << "name" << YAML::Value << t.name << YAML::Key << "gpu" << YAML::Value << t.gpu;
+  e << YAML::Key << "gpus" << YAML::Value << t.gpus << YAML::Key << "p2p" << YAML::Value << t.p2p;
+  e << YAML::Key << "pcie_generation" << YAML::Value << t.pcie_generation;
+  e << YAML::Key << "link" << YAML::Value << link_name(t.link, t.nvlinks);
+  if (!t.pair_links.empty()) {
+    e << YAML::Key << "links" << YAML::Value << YAML::BeginSeq;
+    for (std::size_t i = 0; i < t.pair_links.size(); ++i) {
+      std::string row;
+      for (std::size_t j = 0; j < t.pair_links[i].size(); ++j) {
+        row += (j ? " " : "") + (i == j ? std::string("X") : link_name(t.pair_links[i][j], t.pair_nvlinks[i][j]));
+      }
+      e << row;
+    }
+    e << YAML::EndSeq;
+  }
+  if (!t.numa_nodes.empty()) e << YAML::Key << "numa" << YAML::Value << YAML::Flow << t.numa_nodes;
+  e << YAML::Key << "comm_profile" << YAML::Value << t.comm_profile;
+}
+
+void emit_comm_profile(YAML::Emitter& e, const std::string& path, const DataDir&) {
+  const CommProfile p = load_comm_profile(path);
+  e << YAML::Key << "name" << YAML::Value << p.name << YAML::Key << "implementation" << YAML::Value
+    << p.implementation << YAML::Key << "ranks" << YAML::Value << p.ranks << YAML::Key << "mode"
+    << YAML::Value << to_string(p.mode);
+  if (!p.gpu.empty()) e << YAML::Key << "gpu" << YAML::Value << p.gpu;
+  e << YAML::Key << "points" << YAML::Value << YAML::BeginSeq;
+  for (const auto& pt : p.points) {
+    e << YAML::Flow << YAML::BeginMap << YAML::Key << "size" << YAML::Value << format_bytes(pt.message_bytes)
+      << YAML::Key << "time" << YAML::Value << format_duration(pt.time_s) << YAML::EndMap;
+  }
+  e << YAML::EndSeq;
+}
+
+void emit_compute_profile(YAML::Emitter& e, const std::string& path, const DataDir&) {
+  const ComputeProfile p = load_compute_profile(path);
+  const ComputeSettings& c = p.settings;
+  e << YAML::Key << "name" << YAML::Value << p.name << YAML::Key << "gpu" << YAML::Value << p.gpu;
+  e << YAML::Key << "bandwidth_efficiency" << YAML::Value << c.bandwidth_efficiency.value_or(0.0);
+  e << YAML::Key << "flop_efficiency" << YAML::Value << c.flop_efficiency;
+  e << YAML::Key << "kernel_floor" << YAML::Value << format_duration(c.kernel_floor_s);
+  e << YAML::Key << "multi_token_step" << YAML::Value << format_duration(c.multi_token_step_s);
+  e << YAML::Key << "eager_launch_per_kernel" << YAML::Value << format_duration(c.eager_launch_per_kernel_s);
+  if (c.eager_overlap_exponent) e << YAML::Key << "eager_overlap_exponent" << YAML::Value << *c.eager_overlap_exponent;
+}
+
+void emit_scenario(YAML::Emitter& e, const std::string& path, const DataDir& data) {
+  const Scenario s = load_scenario(path, {}, data);
+  e << YAML::Key << "name" << YAML::Value << s.name;
+  e << YAML::Key << "model" << YAML::Value << s.model.name << YAML::Key << "draft" << YAML::Value << s.draft.name;
+  e << YAML::Key << "topology" << YAML::Value << s.topology.name << YAML::Key << "gpu" << YAML::Value << s.gpu.name;
+  e << YAML::Key << "tp" << YAML::Value << s.tp << YAML::Key << "batch" << YAML::Value << s.batch;
+  e << YAML::Key << "context_tokens" << YAML::Value << s.context_tokens;
+  e << YAML::Key << "modes" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "decode"
+    << YAML::Value << to_string(s.engine.decode_mode) << YAML::Key << "verify" << YAML::Value
+    << to_string(s.engine.verify_mode) << YAML::Key << "draft" << YAML::Value << to_string(s.engine.draft_mode)
+    << YAML::EndMap;
+  e << YAML::Key << "speculation" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "num_steps"
+    << YAML::Value << s.speculation.num_steps << YAML::Key << "eagle_topk" << YAML::Value
+    << s.speculation.eagle_topk << YAML::Key << "num_draft_tokens" << YAML::Value
+    << s.speculation.num_draft_tokens << YAML::EndMap;
+  e << YAML::Key << "comm_profile" << YAML::Value << (s.comm_profile ? s.comm_profile->name : "none");
+  e << YAML::Key << "kernel_floor" << YAML::Value << format_duration(s.compute.kernel_floor_s);
+  e << YAML::Key << "spec_extra_host_per_cycle" << YAML::Value << format_duration(s.host.spec_extra_per_cycle_s);
+  e << YAML::Key << "draft_step_overhead" << YAML::Value << format_duration(s.host.draft_step_overhead_s);
+  e << YAML::Key << "engine_prior" << YAML::Value << (s.engine_prior ? s.engine_prior->name : "none");
+}
+
+void emit_engine(YAML::Emitter& e, const std::string& path, const DataDir&) {
+  const EnginePrior p = load_engine_prior(path);
+  e << YAML::Key << "name" << YAML::Value << p.name;
+  for (const auto& [key, term] : {std::pair{"cycle_overhead", &p.cycle_overhead},
+                                  std::pair{"draft_step_overhead", &p.draft_step_overhead}}) {
+    e << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "value" << YAML::Value
+      << format_duration(term->value_s) << YAML::Key << "p10" << YAML::Value << format_duration(term->p10_s)
+      << YAML::Key << "p90" << YAML::Value << format_duration(term->p90_s) << YAML::EndMap;
+  }
+}
+
+void emit_interventions(YAML::Emitter& e, const std::string& path, const DataDir&) {
+  const InterventionCatalogue c = load_interventions(path);
+  e << YAML::Key << "name" << YAML::Value << c.name;
+  e << YAML::Key << "interventions" << YAML::Value << YAML::BeginSeq;
+  for (const auto& i : c.interventions) {
+    e << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << i.name << YAML::Key << "patches"
+      << YAML::Value << i.patches << YAML::EndMap;
+  }
+  e << YAML::EndSeq;
+}
+
+void emit_model_file(YAML::Emitter& e, const std::string& path, const DataDir&) { emit_model(e, load_model(path)); }
+
+// Each data file kind with what `check` prints of it once its own loader has read it.
+struct KindEmitter {
+  std::string_view kind;
+  void (*emit)(YAML::Emitter&, const std::string& path, const DataDir&);
+};
+
+constexpr KindEmitter kEmitters[] = {
+    {"llm", emit_model_file},
+    {"hf_config", emit_model_file},
+    {"gpu", emit_gpu},
+    {"topology", emit_topology},
+    {"comm_profile", emit_comm_profile},
+    {"compute_profile", emit_compute_profile},
+    {"scenario", emit_scenario},
+    {"engine", emit_engine},
+    {"interventions", emit_interventions},
+};
+
+// The file's `kind`, or hf_config for a Hugging Face config.json.
+std::string data_file_kind(const std::string& path) {
+  detail::YamlReader r = detail::YamlReader::load_file(path);
+  if (r.node()["kind"] && r.node()["kind"].IsScalar()) return r.node()["kind"].Scalar();
+  if (r.node()["model_type"] || r.node()["text_config"]) return "hf_config";
+  throw Error(r.location(), "kind", "required key is missing (llm, gpu, topology, comm_profile, compute_profile, scenario, interventions)");
+}
+
 }  // namespace
 
 std::string check_data_file(const std::string& path_or_dir, const DataDir& data) {
@@ -86,112 +222,15 @@ std::string check_data_file(const std::string& path_or_dir, const DataDir& data)
   const std::string path = std::filesystem::is_directory(path_or_dir)
                                ? (std::filesystem::path(path_or_dir) / "config.json").string()
                                : path_or_dir;
-  std::string kind;
-  {
-    detail::YamlReader r = detail::YamlReader::load_file(path);
-    if (r.node()["kind"] && r.node()["kind"].IsScalar()) kind = r.node()["kind"].Scalar();
-    else if (r.node()["model_type"] || r.node()["text_config"]) kind = "hf_config";
-    else throw Error(r.location(), "kind", "required key is missing (llm, gpu, topology, comm_profile, compute_profile, scenario, interventions)");
+  const std::string kind = data_file_kind(path);
+  const auto* emitter = std::find_if(std::begin(kEmitters), std::end(kEmitters),
+                                     [&](const KindEmitter& k) { return k.kind == kind; });
+  if (emitter == std::end(kEmitters)) {
+    throw Error({path, 0, 0}, "kind", "'" + kind + "' is not a data file kind (llm, gpu, topology, comm_profile, compute_profile, scenario, engine, interventions)");
   }
   YAML::Emitter e;
   e << YAML::BeginMap << YAML::Key << "kind" << YAML::Value << kind;
-  if (kind == "llm" || kind == "hf_config") {
-    emit_model(e, load_model(path));
-  } else if (kind == "gpu") {
-    const GpuSpec g = load_gpu(path);
-    e << YAML::Key << "name" << YAML::Value << g.name;
-    e << YAML::Key << "memory" << YAML::Value << format_bytes(g.memory_bytes);
-    e << YAML::Key << "memory_bandwidth" << YAML::Value << format_bandwidth(g.memory_bandwidth_bytes_per_s);
-    e << YAML::Key << "bf16_dense" << YAML::Value << format_flop_rate(g.bf16_flop_per_s);
-    if (g.fp8_flop_per_s) e << YAML::Key << "fp8_dense" << YAML::Value << format_flop_rate(*g.fp8_flop_per_s);
-    e << YAML::Key << "pcie_generation" << YAML::Value << g.pcie_generation;
-    e << YAML::Key << "architecture" << YAML::Value << to_string(g.architecture);
-    if (g.nvlink_bandwidth_bytes_per_s) {
-      e << YAML::Key << "nvlink_bandwidth" << YAML::Value << format_bandwidth(*g.nvlink_bandwidth_bytes_per_s);
-    }
-    e << YAML::Key << "p2p_supported" << YAML::Value << g.p2p_supported;
-  } else if (kind == "topology") {
-    const Topology t = load_topology(path);
-    e << YAML::Key << "name" << YAML::Value << t.name << YAML::Key << "gpu" << YAML::Value << t.gpu;
-    e << YAML::Key << "gpus" << YAML::Value << t.gpus << YAML::Key << "p2p" << YAML::Value << t.p2p;
-    e << YAML::Key << "pcie_generation" << YAML::Value << t.pcie_generation;
-    e << YAML::Key << "link" << YAML::Value << link_name(t.link, t.nvlinks);
-    if (!t.pair_links.empty()) {
-      e << YAML::Key << "links" << YAML::Value << YAML::BeginSeq;
-      for (std::size_t i = 0; i < t.pair_links.size(); ++i) {
-        std::string row;
-        for (std::size_t j = 0; j < t.pair_links[i].size(); ++j) {
-          row += (j ? " " : "") + (i == j ? std::string("X") : link_name(t.pair_links[i][j], t.pair_nvlinks[i][j]));
-        }
-        e << row;
-      }
-      e << YAML::EndSeq;
-    }
-    if (!t.numa_nodes.empty()) e << YAML::Key << "numa" << YAML::Value << YAML::Flow << t.numa_nodes;
-    e << YAML::Key << "comm_profile" << YAML::Value << t.comm_profile;
-  } else if (kind == "comm_profile") {
-    const CommProfile p = load_comm_profile(path);
-    e << YAML::Key << "name" << YAML::Value << p.name << YAML::Key << "implementation" << YAML::Value
-      << p.implementation << YAML::Key << "ranks" << YAML::Value << p.ranks << YAML::Key << "mode"
-      << YAML::Value << to_string(p.mode);
-    if (!p.gpu.empty()) e << YAML::Key << "gpu" << YAML::Value << p.gpu;
-    e << YAML::Key << "points" << YAML::Value << YAML::BeginSeq;
-    for (const auto& pt : p.points) {
-      e << YAML::Flow << YAML::BeginMap << YAML::Key << "size" << YAML::Value << format_bytes(pt.message_bytes)
-        << YAML::Key << "time" << YAML::Value << format_duration(pt.time_s) << YAML::EndMap;
-    }
-    e << YAML::EndSeq;
-  } else if (kind == "compute_profile") {
-    const ComputeProfile p = load_compute_profile(path);
-    const ComputeSettings& c = p.settings;
-    e << YAML::Key << "name" << YAML::Value << p.name << YAML::Key << "gpu" << YAML::Value << p.gpu;
-    e << YAML::Key << "bandwidth_efficiency" << YAML::Value << c.bandwidth_efficiency.value_or(0.0);
-    e << YAML::Key << "flop_efficiency" << YAML::Value << c.flop_efficiency;
-    e << YAML::Key << "kernel_floor" << YAML::Value << format_duration(c.kernel_floor_s);
-    e << YAML::Key << "multi_token_step" << YAML::Value << format_duration(c.multi_token_step_s);
-    e << YAML::Key << "eager_launch_per_kernel" << YAML::Value << format_duration(c.eager_launch_per_kernel_s);
-    if (c.eager_overlap_exponent) e << YAML::Key << "eager_overlap_exponent" << YAML::Value << *c.eager_overlap_exponent;
-  } else if (kind == "scenario") {
-    const Scenario s = load_scenario(path, {}, data);
-    e << YAML::Key << "name" << YAML::Value << s.name;
-    e << YAML::Key << "model" << YAML::Value << s.model.name << YAML::Key << "draft" << YAML::Value << s.draft.name;
-    e << YAML::Key << "topology" << YAML::Value << s.topology.name << YAML::Key << "gpu" << YAML::Value << s.gpu.name;
-    e << YAML::Key << "tp" << YAML::Value << s.tp << YAML::Key << "batch" << YAML::Value << s.batch;
-    e << YAML::Key << "context_tokens" << YAML::Value << s.context_tokens;
-    e << YAML::Key << "modes" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "decode"
-      << YAML::Value << to_string(s.engine.decode_mode) << YAML::Key << "verify" << YAML::Value
-      << to_string(s.engine.verify_mode) << YAML::Key << "draft" << YAML::Value << to_string(s.engine.draft_mode)
-      << YAML::EndMap;
-    e << YAML::Key << "speculation" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "num_steps"
-      << YAML::Value << s.speculation.num_steps << YAML::Key << "eagle_topk" << YAML::Value
-      << s.speculation.eagle_topk << YAML::Key << "num_draft_tokens" << YAML::Value
-      << s.speculation.num_draft_tokens << YAML::EndMap;
-    e << YAML::Key << "comm_profile" << YAML::Value << (s.comm_profile ? s.comm_profile->name : "none");
-    e << YAML::Key << "kernel_floor" << YAML::Value << format_duration(s.compute.kernel_floor_s);
-    e << YAML::Key << "spec_extra_host_per_cycle" << YAML::Value << format_duration(s.host.spec_extra_per_cycle_s);
-    e << YAML::Key << "draft_step_overhead" << YAML::Value << format_duration(s.host.draft_step_overhead_s);
-    e << YAML::Key << "engine_prior" << YAML::Value << (s.engine_prior ? s.engine_prior->name : "none");
-  } else if (kind == "engine") {
-    const EnginePrior p = load_engine_prior(path);
-    e << YAML::Key << "name" << YAML::Value << p.name;
-    for (const auto& [key, term] : {std::pair{"cycle_overhead", &p.cycle_overhead},
-                                    std::pair{"draft_step_overhead", &p.draft_step_overhead}}) {
-      e << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "value" << YAML::Value
-        << format_duration(term->value_s) << YAML::Key << "p10" << YAML::Value << format_duration(term->p10_s)
-        << YAML::Key << "p90" << YAML::Value << format_duration(term->p90_s) << YAML::EndMap;
-    }
-  } else if (kind == "interventions") {
-    const InterventionCatalogue c = load_interventions(path);
-    e << YAML::Key << "name" << YAML::Value << c.name;
-    e << YAML::Key << "interventions" << YAML::Value << YAML::BeginSeq;
-    for (const auto& i : c.interventions) {
-      e << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << i.name << YAML::Key << "patches"
-        << YAML::Value << i.patches << YAML::EndMap;
-    }
-    e << YAML::EndSeq;
-  } else {
-    throw Error({path, 0, 0}, "kind", "'" + kind + "' is not a data file kind (llm, gpu, topology, comm_profile, compute_profile, scenario, engine, interventions)");
-  }
+  emitter->emit(e, path, data);
   e << YAML::EndMap;
   return std::string(e.c_str()) + "\n";
 }

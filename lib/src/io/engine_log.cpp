@@ -35,6 +35,12 @@ std::string fmt(double x) {
   return out.str();
 }
 
+void check_confidence(double confidence) {
+  if (!(confidence > 0.0 && confidence < 1.0)) {
+    throw Error("confidence = " + fmt(confidence) + ": must lie in (0, 1)");
+  }
+}
+
 std::string_view trim(std::string_view s, std::size_t* shift = nullptr) {
   std::size_t b = 0;
   while (b < s.size() && (s[b] == ' ' || s[b] == '\t' || s[b] == '\r')) ++b;
@@ -188,6 +194,22 @@ LogRecord parse_sglang(std::string_view line, const SourceLocation& where) {
   return r;
 }
 
+// The interval's generated tokens/s, from "Drafted throughput": generated tokens = accepted + one
+// bonus/corrected token per draft, over the interval Drafted / drafted throughput. "Accepted
+// throughput" is only checked to be a rate.
+void read_vllm_v1_throughput(const LineParser& p, std::vector<Field>& fields, LogRecord& r) {
+  if (Field* dtput = p.find(fields, "Drafted throughput")) {
+    const double drafted_per_s = p.number(*dtput, dtput->value, "tokens/s");
+    const std::int64_t accepted = *r.accepted_tokens, drafted = *r.drafted_tokens;
+    if (drafted_per_s > 0.0 && drafted > 0 && r.cycles > 0.0) {
+      r.throughput_tokens_per_s = (accepted + r.cycles) * drafted_per_s / double(drafted);
+    }
+  }
+  if (Field* atput = p.find(fields, "Accepted throughput")) {
+    (void)p.number(*atput, atput->value, "tokens/s");
+  }
+}
+
 LogRecord parse_vllm_v1(std::string_view line, const SourceLocation& where) {
   constexpr std::string_view kPerPosition = "Per-position acceptance rate";
   LineParser p(line, where, "vLLM SpecDecoding metrics");
@@ -255,18 +277,7 @@ LogRecord parse_vllm_v1(std::string_view line, const SourceLocation& where) {
       }
     }
   }
-  Field* dtput = p.find(fields, "Drafted throughput");
-  if (dtput) {
-    const double drafted_per_s = p.number(*dtput, dtput->value, "tokens/s");
-    // Generated tokens = accepted + one bonus/corrected token per draft, over the interval
-    // Drafted / drafted throughput.
-    if (drafted_per_s > 0.0 && drafted > 0 && drafts > 0.0) {
-      r.throughput_tokens_per_s = (accepted + drafts) * drafted_per_s / double(drafted);
-    }
-  }
-  if (Field* atput = p.find(fields, "Accepted throughput")) {
-    (void)p.number(*atput, atput->value, "tokens/s");
-  }
+  read_vllm_v1_throughput(p, fields, r);
   return r;
 }
 
@@ -595,144 +606,183 @@ std::string label_text(const std::map<std::string, std::string>& labels) {
   return "{" + out + "}";
 }
 
-std::vector<LogRecord> parse_prometheus(const std::vector<std::string>& lines, const std::string& file) {
+// The samples of the metrics specsim reads: vLLM's spec_decode counters, SGLang's accept length
+// and running requests. Creation timestamps (`_created`) are not counts and are left out.
+std::vector<Sample> read_metric_samples(const std::vector<std::string>& lines, const std::string& file) {
   std::vector<Sample> samples;
   for (std::size_t i = 0; i < lines.size(); ++i) {
     std::size_t shift = 0;
     const std::string_view t = trim(lines[i], &shift);
     if (t.empty() || t.front() == '#') continue;
     if (!t.starts_with(kVllmPrefix) && !t.starts_with(kSglangPrefix) && !t.starts_with("sglang:num_running_reqs")) continue;
-    if (t.find("_created") != std::string_view::npos) continue;  // creation timestamps, not counts
+    if (t.find("_created") != std::string_view::npos) continue;
     samples.push_back(read_sample(std::string(t), static_cast<int>(i) + 1, file));
   }
-  if (samples.empty()) return {};
-  const SourceLocation whole{file, 0, 0};
-  // One model per file: pooling two models' acceptance would mean nothing.
+  return samples;
+}
+
+// One model per file: pooling two models' acceptance would mean nothing.
+void require_one_model(const std::vector<Sample>& samples, const std::string& file) {
   std::map<std::string, int> models;
   for (const auto& s : samples) {
     if (auto it = s.labels.find("model_name"); it != s.labels.end()) models.emplace(it->second, s.line);
   }
-  if (models.size() > 1) {
-    std::string list;
-    for (const auto& [m, line] : models) list += (list.empty() ? "" : ", ") + ("'" + m + "' (line " + std::to_string(line) + ")");
-    throw Error(whole, "model_name", "the scrape holds metrics of " + std::to_string(models.size()) + " models: " + list +
-                                         "; split it into one file per model");
+  if (models.size() <= 1) return;
+  std::string list;
+  for (const auto& [m, line] : models) list += (list.empty() ? "" : ", ") + ("'" + m + "' (line " + std::to_string(line) + ")");
+  throw Error({file, 0, 0}, "model_name", "the scrape holds metrics of " + std::to_string(models.size()) + " models: " + list +
+                                              "; split it into one file per model");
+}
+
+// Series key: the label set without `position`.
+std::string series_of(const Sample& s) {
+  auto l = s.labels;
+  l.erase("position");
+  return label_text(l);
+}
+
+// A vLLM counter's first and last sample in one series (one scrape: last only, first = 0).
+struct Counter {
+  const Sample* first = nullptr;
+  const Sample* last = nullptr;
+  int scrapes = 0;
+
+  // What the counter counted: the difference of two scrapes, or the total of one.
+  [[nodiscard]] double count() const { return scrapes == 2 ? last->value - first->value : last->value; }
+};
+
+// Counters by name, with `#position` appended to per-position ones.
+using SeriesCounters = std::map<std::string, Counter>;
+
+// vLLM's counters grouped by series, each checked: whole, plausible, never falling, at most two
+// scrapes.
+std::map<std::string, SeriesCounters> vllm_counters(const std::vector<Sample>& samples, const std::string& file) {
+  std::map<std::string, SeriesCounters> series;
+  for (const auto& s : samples) {
+    if (!s.name.starts_with(kVllmPrefix)) continue;
+    std::string key = s.name;
+    if (auto it = s.labels.find("position"); it != s.labels.end()) key += "#" + it->second;
+    Counter& c = series[series_of(s)][key];
+    if (c.last && s.value < c.last->value) {
+      throw Error({file, s.line, s.value_column}, s.name,
+                  "counter fell from " + fmt(c.last->value) + " (line " + std::to_string(c.last->line) + ") to " +
+                      fmt(s.value) + ": the server restarted between scrapes; use scrapes of one server run");
+    }
+    if (!c.first) c.first = &s;
+    c.last = &s;
+    ++c.scrapes;
+    if (c.scrapes > 2) {
+      throw Error({file, s.line, 0}, s.name, "a third sample of the same counter: give one scrape (totals) or two "
+                                             "(before and after, whose difference is used)");
+    }
+    if (s.value != std::floor(s.value)) {
+      throw Error({file, s.line, s.value_column}, s.name, "expected a whole count, got " + fmt(s.value));
+    }
+    if (const std::string why = implausible(s.value, Magnitude::kTokenCount); !why.empty()) {
+      throw Error({file, s.line, s.value_column}, s.name, why);
+    }
   }
-  // Series key: the label set without `position`.
-  const auto series_of = [](const Sample& s) {
-    auto l = s.labels;
-    l.erase("position");
-    return label_text(l);
+  return series;
+}
+
+// A counter's count and its last sample (for errors that point at it).
+struct Count {
+  double value = 0.0;
+  const Sample* at = nullptr;
+};
+
+Count required_count(const SeriesCounters& counters, const std::string& series, const std::string& name,
+                     const std::string& file) {
+  const auto it = counters.find(std::string(kVllmPrefix) + name);
+  if (it == counters.end()) {
+    throw Error({file, 0, 0}, std::string(kVllmPrefix) + name,
+                "missing for " + series + ": a scrape needs vllm:spec_decode_num_drafts_total, "
+                "_num_draft_tokens_total and _num_accepted_tokens_total");
+  }
+  return {it->second.count(), it->second.last};
+}
+
+// Per position j (labels position="0", "1", ...): the accepted count, positions 0, 1, ... in order,
+// each at most the number of drafts.
+std::vector<Count> position_counts(const SeriesCounters& counters, double drafts, const std::string& file) {
+  std::map<int, Count> per_pos;
+  for (const auto& [key, c] : counters) {
+    const auto hash = key.find('#');
+    if (hash == std::string::npos) continue;
+    const std::string pos = key.substr(hash + 1);
+    if (pos.empty() || pos.size() > 3 || pos.find_first_not_of("0123456789") != std::string::npos) {
+      throw Error({file, c.last->line, 0}, c.last->name, "position=\"" + pos + "\": expected 0, 1, 2, ...");
+    }
+    per_pos[std::stoi(pos)] = {c.count(), c.last};
+  }
+  std::vector<Count> out;
+  for (const auto& [j, v] : per_pos) {
+    const int expect = static_cast<int>(out.size());
+    if (j != expect) {
+      throw Error({file, v.at->line, 0}, v.at->name,
+                  "position " + std::to_string(j) + " without position " + std::to_string(expect));
+    }
+    if (v.value > drafts) {
+      throw Error({file, v.at->line, v.at->value_column}, v.at->name,
+                  "position " + std::to_string(j) + " accepted " + fmt(v.value) + " times in " + fmt(drafts) + " drafts");
+    }
+    out.push_back(v);
+  }
+  return out;
+}
+
+// One series' counters as a record: tau = 1 + accepted / drafts, a_j = count_j / drafts.
+LogRecord vllm_record(const std::string& series, const SeriesCounters& counters, const std::string& file) {
+  const Count drafts = required_count(counters, series, "num_drafts_total", file);
+  const Count drafted = required_count(counters, series, "num_draft_tokens_total", file);
+  const Count accepted = required_count(counters, series, "num_accepted_tokens_total", file);
+  const auto fail_at = [&](const Count& c, const std::string& what) {
+    throw Error({file, c.at->line, c.at->value_column}, c.at->name, what);
   };
-  std::vector<LogRecord> out;
-  const bool vllm = std::any_of(samples.begin(), samples.end(), [](const Sample& s) { return s.name.starts_with(kVllmPrefix); });
-  if (vllm) {
-    // Per series: each counter's first and last value (one scrape: last only, first = 0).
-    struct Counter {
-      const Sample* first = nullptr;
-      const Sample* last = nullptr;
-      int scrapes = 0;
-    };
-    std::map<std::string, std::map<std::string, Counter>> series;  // series -> counter name (+position)
-    for (const auto& s : samples) {
-      if (!s.name.starts_with(kVllmPrefix)) continue;
-      std::string key = s.name;
-      if (auto it = s.labels.find("position"); it != s.labels.end()) key += "#" + it->second;
-      Counter& c = series[series_of(s)][key];
-      if (c.last && s.value < c.last->value) {
-        throw Error({file, s.line, s.value_column}, s.name,
-                    "counter fell from " + fmt(c.last->value) + " (line " + std::to_string(c.last->line) + ") to " +
-                        fmt(s.value) + ": the server restarted between scrapes; use scrapes of one server run");
-      }
-      if (!c.first) c.first = &s;
-      c.last = &s;
-      ++c.scrapes;
-      if (c.scrapes > 2) {
-        throw Error({file, s.line, 0}, s.name, "a third sample of the same counter: give one scrape (totals) or two "
-                                               "(before and after, whose difference is used)");
-      }
-      if (s.value != std::floor(s.value)) {
-        throw Error({file, s.line, s.value_column}, s.name, "expected a whole count, got " + fmt(s.value));
-      }
-      if (const std::string why = implausible(s.value, Magnitude::kTokenCount); !why.empty()) {
-        throw Error({file, s.line, s.value_column}, s.name, why);
-      }
-    }
-    for (const auto& entry : series) {
-      // Named references, not a structured binding: clang before 16 cannot capture those.
-      const auto& labels = entry.first;
-      const auto& counters = entry.second;
-      const auto get = [&](const std::string& name) -> std::pair<double, const Sample*> {
-        const auto it = counters.find(std::string(kVllmPrefix) + name);
-        if (it == counters.end()) {
-          throw Error(whole, std::string(kVllmPrefix) + name,
-                      "missing for " + labels + ": a scrape needs vllm:spec_decode_num_drafts_total, "
-                      "_num_draft_tokens_total and _num_accepted_tokens_total");
-        }
-        const Counter& c = it->second;
-        return {c.scrapes == 2 ? c.last->value - c.first->value : c.last->value, c.last};
-      };
-      const auto [drafts, drafts_at] = get("num_drafts_total");
-      const auto [drafted, drafted_at] = get("num_draft_tokens_total");
-      const auto [accepted, accepted_at] = get("num_accepted_tokens_total");
-      LogRecord r;
-      r.format = LogFormat::kVllmMetrics;
-      r.where = {file, drafts_at->line, 0};
-      r.cumulative = counters.begin()->second.scrapes == 1;
-      if (accepted > drafted) {
-        throw Error({file, accepted_at->line, accepted_at->value_column}, accepted_at->name,
-                    fmt(accepted) + " accepted exceeds " + fmt(drafted) + " draft tokens (line " + std::to_string(drafted_at->line) + ")");
-      }
-      if (drafted < drafts) {
-        throw Error({file, drafted_at->line, drafted_at->value_column}, drafted_at->name,
-                    fmt(drafted) + " draft tokens but " + fmt(drafts) + " drafts (line " + std::to_string(drafts_at->line) +
-                        "): every draft proposes at least one token");
-      }
-      // Per position j (labels position="0", "1", ...): a_j = count_j / drafts.
-      std::map<int, std::pair<double, const Sample*>> per_pos;
-      for (const auto& [key, c] : counters) {
-        const auto hash = key.find('#');
-        if (hash == std::string::npos) continue;
-        const std::string pos = key.substr(hash + 1);
-        if (pos.empty() || pos.size() > 3 || pos.find_first_not_of("0123456789") != std::string::npos) {
-          throw Error({file, c.last->line, 0}, c.last->name, "position=\"" + pos + "\": expected 0, 1, 2, ...");
-        }
-        per_pos[std::stoi(pos)] = {c.scrapes == 2 ? c.last->value - c.first->value : c.last->value, c.last};
-      }
-      double sum = 0.0;
-      int expect = 0;
-      for (const auto& [j, v] : per_pos) {
-        if (j != expect) {
-          throw Error({file, v.second->line, 0}, v.second->name,
-                      "position " + std::to_string(j) + " without position " + std::to_string(expect));
-        }
-        ++expect;
-        if (v.first > drafts) {
-          throw Error({file, v.second->line, v.second->value_column}, v.second->name,
-                      "position " + std::to_string(j) + " accepted " + fmt(v.first) + " times in " + fmt(drafts) + " drafts");
-        }
-        sum += v.first;
-        r.unconditional_rates.push_back(drafts > 0 ? v.first / drafts : 0.0);
-      }
-      // vLLM counts each accepted token at its position, so the positions add up to the total.
-      if (!per_pos.empty() && sum != accepted) {
-        throw Error({file, accepted_at->line, accepted_at->value_column}, accepted_at->name,
-                    "the per-position counters add up to " + fmt(sum) + ", not " + fmt(accepted));
-      }
-      if (!r.unconditional_rates.empty()) r.num_draft_positions = static_cast<int>(r.unconditional_rates.size());
-      r.accepted_tokens = static_cast<std::int64_t>(accepted);
-      r.drafted_tokens = static_cast<std::int64_t>(drafted);
-      r.cycles = drafts;
-      r.cycles_are_counts = true;
-      r.tokens_per_cycle = drafts > 0 ? 1.0 + accepted / drafts : 1.0;
-      if (const std::string why = implausible(r.tokens_per_cycle, Magnitude::kTokensPerCycle); !why.empty()) {
-        throw Error({file, accepted_at->line, accepted_at->value_column}, accepted_at->name, why);
-      }
-      out.push_back(std::move(r));
-    }
-    return out;
+  LogRecord r;
+  r.format = LogFormat::kVllmMetrics;
+  r.where = {file, drafts.at->line, 0};
+  r.cumulative = counters.begin()->second.scrapes == 1;
+  if (accepted.value > drafted.value) {
+    fail_at(accepted, fmt(accepted.value) + " accepted exceeds " + fmt(drafted.value) + " draft tokens (line " +
+                          std::to_string(drafted.at->line) + ")");
   }
-  // SGLang gauges: every sample of spec_accept_length is one interval's tau.
+  if (drafted.value < drafts.value) {
+    fail_at(drafted, fmt(drafted.value) + " draft tokens but " + fmt(drafts.value) + " drafts (line " +
+                         std::to_string(drafts.at->line) + "): every draft proposes at least one token");
+  }
+  double sum = 0.0;
+  const std::vector<Count> positions = position_counts(counters, drafts.value, file);
+  for (const Count& v : positions) {
+    sum += v.value;
+    r.unconditional_rates.push_back(drafts.value > 0 ? v.value / drafts.value : 0.0);
+  }
+  // vLLM counts each accepted token at its position, so the positions add up to the total.
+  if (!positions.empty() && sum != accepted.value) {
+    fail_at(accepted, "the per-position counters add up to " + fmt(sum) + ", not " + fmt(accepted.value));
+  }
+  if (!r.unconditional_rates.empty()) r.num_draft_positions = static_cast<int>(r.unconditional_rates.size());
+  r.accepted_tokens = static_cast<std::int64_t>(accepted.value);
+  r.drafted_tokens = static_cast<std::int64_t>(drafted.value);
+  r.cycles = drafts.value;
+  r.cycles_are_counts = true;
+  r.tokens_per_cycle = drafts.value > 0 ? 1.0 + accepted.value / drafts.value : 1.0;
+  if (const std::string why = implausible(r.tokens_per_cycle, Magnitude::kTokensPerCycle); !why.empty()) {
+    fail_at(accepted, why);
+  }
+  return r;
+}
+
+std::vector<LogRecord> vllm_records(const std::vector<Sample>& samples, const std::string& file) {
+  std::vector<LogRecord> out;
+  for (const auto& [series, counters] : vllm_counters(samples, file)) out.push_back(vllm_record(series, counters, file));
+  return out;
+}
+
+// SGLang gauges: every sample of spec_accept_length is one interval's tau, weighted by the latest
+// num_running_reqs of its series before it.
+std::vector<LogRecord> sglang_records(const std::vector<Sample>& samples, const std::string& file) {
+  std::vector<LogRecord> out;
   std::map<std::string, const Sample*> running;  // series -> latest num_running_reqs before it
   for (const auto& s : samples) {
     if (s.name == "sglang:num_running_reqs") {
@@ -762,10 +812,20 @@ std::vector<LogRecord> parse_prometheus(const std::vector<std::string>& lines, c
     out.push_back(std::move(r));
   }
   if (out.empty()) {
-    throw Error(whole, "sglang:spec_accept_length",
+    throw Error({file, 0, 0}, "sglang:spec_accept_length",
                 "the scrape has SGLang speculative metrics but no sglang:spec_accept_length sample");
   }
   return out;
+}
+
+// A Prometheus /metrics scrape: vLLM's counters (one record per series) or SGLang's gauges (one
+// record per accept-length sample); no record when the file holds neither.
+std::vector<LogRecord> parse_prometheus(const std::vector<std::string>& lines, const std::string& file) {
+  const std::vector<Sample> samples = read_metric_samples(lines, file);
+  if (samples.empty()) return {};
+  require_one_model(samples, file);
+  const bool vllm = std::any_of(samples.begin(), samples.end(), [](const Sample& s) { return s.name.starts_with(kVllmPrefix); });
+  return vllm ? vllm_records(samples, file) : sglang_records(samples, file);
 }
 
 }  // namespace
@@ -832,9 +892,7 @@ std::vector<LogRecord> parse_engine_log_file(const std::string& path) {
 }
 
 ConfidenceInterval clopper_pearson(std::int64_t successes, std::int64_t trials, double confidence) {
-  if (!(confidence > 0.0 && confidence < 1.0)) {
-    throw Error("confidence = " + fmt(confidence) + ": must lie in (0, 1)");
-  }
+  check_confidence(confidence);
   if (trials < 0 || successes < 0 || successes > trials) {
     throw Error("binomial interval: " + std::to_string(successes) + " successes of " +
                 std::to_string(trials) + " trials: need 0 <= successes <= trials");
@@ -852,22 +910,18 @@ ConfidenceInterval clopper_pearson(std::int64_t successes, std::int64_t trials, 
   return ci;
 }
 
-AcceptanceSummary summarize(std::span<const LogRecord> records, double confidence) {
-  if (records.empty()) throw Error("acceptance summary: no metrics lines to pool");
-  if (!(confidence > 0.0 && confidence < 1.0)) {
-    throw Error("confidence = " + fmt(confidence) + ": must lie in (0, 1)");
-  }
-  // V0 counters accumulate: within a run of non-decreasing counters only the last line counts;
-  // a drop (server restart) starts a new run.
+namespace {
+
+// The records that count: V0 counters accumulate, so within a run of non-decreasing counters only
+// the last line counts; a drop (server restart) starts a new run.
+std::vector<const LogRecord*> records_to_pool(std::span<const LogRecord> records) {
   std::vector<const LogRecord*> pool;
   std::map<std::string, const LogRecord*> open_run;  // per file
-  bool saw_v0 = false;
   for (const auto& r : records) {
     if (r.format != LogFormat::kVllmV0) {
       pool.push_back(&r);
       continue;
     }
-    saw_v0 = true;
     const LogRecord*& last = open_run[r.where.file];
     if (last && (r.drafted_tokens < last->drafted_tokens || r.accepted_tokens < last->accepted_tokens)) {
       pool.push_back(last);
@@ -877,8 +931,11 @@ AcceptanceSummary summarize(std::span<const LogRecord> records, double confidenc
   for (const auto& [file, last] : open_run) {
     if (last) pool.push_back(last);
   }
+  return pool;
+}
 
-  AcceptanceSummary s;
+// Formats, cycles and tau weighted by cycles.
+void pool_tokens_per_cycle(const std::vector<const LogRecord*>& pool, AcceptanceSummary& s) {
   s.num_records = static_cast<int>(pool.size());
   s.cycles_are_counts = true;
   double weighted_tau = 0.0;
@@ -895,12 +952,17 @@ AcceptanceSummary summarize(std::span<const LogRecord> records, double confidenc
                 " metrics lines cover no verify cycles (no drafts or no running requests)");
   }
   s.tokens_per_cycle = weighted_tau / s.cycles;
+}
 
-  // Per-position rates over lines that carry them, for the positions they all have.
+bool has_position_rates(const LogRecord* r) { return !r->unconditional_rates.empty() && r->cycles > 0.0; }
+
+// Per-position rates over lines that carry them, for the positions they all have, weighted by
+// cycles. Returns the number of positions pooled.
+std::size_t pool_position_rates(const std::vector<const LogRecord*>& pool, AcceptanceSummary& s) {
   std::size_t positions = 0, most_positions = 0;
   double rate_cycles = 0.0;
   for (const LogRecord* r : pool) {
-    if (r->unconditional_rates.empty() || r->cycles <= 0.0) continue;
+    if (!has_position_rates(r)) continue;
     positions = rate_cycles == 0.0 ? r->unconditional_rates.size()
                                    : std::min(positions, r->unconditional_rates.size());
     most_positions = std::max(most_positions, r->unconditional_rates.size());
@@ -912,22 +974,24 @@ AcceptanceSummary summarize(std::span<const LogRecord> records, double confidenc
                          std::to_string(positions) + ", which every record has, are pooled; positions " +
                          std::to_string(positions + 1) + "-" + std::to_string(most_positions) + " are left out");
   }
-  if (positions > 0) {
-    s.unconditional_rates.assign(positions, 0.0);
-    for (const LogRecord* r : pool) {
-      if (r->unconditional_rates.empty() || r->cycles <= 0.0) continue;
-      for (std::size_t j = 0; j < positions; ++j) {
-        s.unconditional_rates[j] += r->cycles * r->unconditional_rates[j] / rate_cycles;
-      }
+  if (positions == 0) return 0;
+  s.unconditional_rates.assign(positions, 0.0);
+  for (const LogRecord* r : pool) {
+    if (!has_position_rates(r)) continue;
+    for (std::size_t j = 0; j < positions; ++j) {
+      s.unconditional_rates[j] += r->cycles * r->unconditional_rates[j] / rate_cycles;
     }
-    // Pooled a_j can exceed a_{j-1} only by float rounding; clamp before converting.
-    for (std::size_t j = 1; j < positions; ++j) {
-      s.unconditional_rates[j] = std::min(s.unconditional_rates[j], s.unconditional_rates[j - 1]);
-    }
-    s.conditional_rates = conditional_from_unconditional(s.unconditional_rates);
   }
+  // Pooled a_j can exceed a_{j-1} only by float rounding; clamp before converting.
+  for (std::size_t j = 1; j < positions; ++j) {
+    s.unconditional_rates[j] = std::min(s.unconditional_rates[j], s.unconditional_rates[j - 1]);
+  }
+  s.conditional_rates = conditional_from_unconditional(s.unconditional_rates);
+  return positions;
+}
 
-  // Throughput: total generated tokens over total time, never a mean of per-line rates.
+// Total generated tokens over total time, never a mean of per-line rates.
+std::optional<double> pooled_throughput(const std::vector<const LogRecord*>& pool) {
   double tokens = 0.0, time = 0.0;
   for (const LogRecord* r : pool) {
     if (!r->throughput_tokens_per_s || *r->throughput_tokens_per_s <= 0.0) continue;
@@ -935,50 +999,56 @@ AcceptanceSummary summarize(std::span<const LogRecord> records, double confidenc
     tokens += t;
     time += t / *r->throughput_tokens_per_s;
   }
-  if (time > 0.0) s.throughput_tokens_per_s = tokens / time;
+  if (time > 0.0) return tokens / time;
+  return std::nullopt;
+}
 
-  // Intervals from counts, only when every pooled line has counts.
+// Clopper-Pearson intervals of the draft acceptance rate, tau and each position's rate, from the
+// pooled counts; only when every pooled line has counts.
+void add_count_intervals(const std::vector<const LogRecord*>& pool, std::size_t positions, double confidence,
+                         AcceptanceSummary& s) {
   const bool all_counted = std::all_of(pool.begin(), pool.end(), [](const LogRecord* r) {
     return r->accepted_tokens && r->drafted_tokens && r->cycles_are_counts;
   });
-  if (all_counted) {
-    std::int64_t accepted = 0, drafted = 0;
-    for (const LogRecord* r : pool) {
-      accepted += *r->accepted_tokens;
-      drafted += *r->drafted_tokens;
-    }
-    s.accepted_tokens = accepted;
-    s.drafted_tokens = drafted;
-    if (drafted > 0) {
-      s.draft_accept_rate = double(accepted) / double(drafted);
-      s.draft_accept_rate_interval = clopper_pearson(accepted, drafted, confidence);
-      // tau = 1 + accepted / drafts = 1 + (drafted / drafts) * (accepted / drafted); drafted/drafts
-      // is K for vLLM, a little less for llama.cpp (drafts cut short).
-      const double per_draft = double(drafted) / s.cycles;
-      s.tokens_per_cycle_interval =
-          ConfidenceInterval{1.0 + per_draft * s.draft_accept_rate_interval->low,
-                             1.0 + per_draft * s.draft_accept_rate_interval->high, confidence};
-      s.notes.push_back(
-          "intervals treat drafted tokens as independent trials; positions within one draft are "
-          "correlated, so the true uncertainty is wider");
-    }
-    if (positions > 0) {
-      double drafts = 0.0;
-      std::vector<double> hits(positions, 0.0);
-      for (const LogRecord* r : pool) {
-        if (r->unconditional_rates.empty() || r->cycles <= 0.0) continue;
-        drafts += r->cycles;
-        for (std::size_t j = 0; j < positions; ++j) {
-          hits[j] += std::round(r->unconditional_rates[j] * r->cycles);
-        }
-      }
-      for (std::size_t j = 0; j < positions; ++j) {
-        s.unconditional_rate_intervals.push_back(clopper_pearson(
-            static_cast<std::int64_t>(hits[j]), static_cast<std::int64_t>(drafts), confidence));
-      }
+  if (!all_counted) return;
+  std::int64_t accepted = 0, drafted = 0;
+  for (const LogRecord* r : pool) {
+    accepted += *r->accepted_tokens;
+    drafted += *r->drafted_tokens;
+  }
+  s.accepted_tokens = accepted;
+  s.drafted_tokens = drafted;
+  if (drafted > 0) {
+    s.draft_accept_rate = double(accepted) / double(drafted);
+    s.draft_accept_rate_interval = clopper_pearson(accepted, drafted, confidence);
+    // tau = 1 + accepted / drafts = 1 + (drafted / drafts) * (accepted / drafted); drafted/drafts
+    // is K for vLLM, a little less for llama.cpp (drafts cut short).
+    const double per_draft = double(drafted) / s.cycles;
+    s.tokens_per_cycle_interval =
+        ConfidenceInterval{1.0 + per_draft * s.draft_accept_rate_interval->low,
+                           1.0 + per_draft * s.draft_accept_rate_interval->high, confidence};
+    s.notes.push_back(
+        "intervals treat drafted tokens as independent trials; positions within one draft are "
+        "correlated, so the true uncertainty is wider");
+  }
+  if (positions == 0) return;
+  double drafts = 0.0;
+  std::vector<double> hits(positions, 0.0);
+  for (const LogRecord* r : pool) {
+    if (!has_position_rates(r)) continue;
+    drafts += r->cycles;
+    for (std::size_t j = 0; j < positions; ++j) {
+      hits[j] += std::round(r->unconditional_rates[j] * r->cycles);
     }
   }
+  for (std::size_t j = 0; j < positions; ++j) {
+    s.unconditional_rate_intervals.push_back(clopper_pearson(
+        static_cast<std::int64_t>(hits[j]), static_cast<std::int64_t>(drafts), confidence));
+  }
+}
 
+// What each pooled format's numbers mean, and a warning when engines are mixed.
+void add_format_notes(const std::vector<const LogRecord*>& pool, AcceptanceSummary& s) {
   const auto has = [&](LogFormat f) {
     return std::find(s.formats.begin(), s.formats.end(), f) != s.formats.end();
   };
@@ -987,7 +1057,7 @@ AcceptanceSummary summarize(std::span<const LogRecord> records, double confidenc
         "SGLang lines are weighted by #running-req (each line covers decode_log_interval batches); "
         "they carry no counts, so no interval");
   }
-  if (saw_v0) {
+  if (has(LogFormat::kVllmV0)) {
     s.notes.push_back("vLLM V0 counters are cumulative: the last line of each run is used");
   }
   if (has(LogFormat::kLlamaCpp)) {
@@ -1006,6 +1076,20 @@ AcceptanceSummary summarize(std::span<const LogRecord> records, double confidenc
     s.warnings.push_back("lines from different engines pooled together (" + list +
                          "): their acceptance definitions and workloads may differ");
   }
+}
+
+}  // namespace
+
+AcceptanceSummary summarize(std::span<const LogRecord> records, double confidence) {
+  if (records.empty()) throw Error("acceptance summary: no metrics lines to pool");
+  check_confidence(confidence);
+  const std::vector<const LogRecord*> pool = records_to_pool(records);
+  AcceptanceSummary s;
+  pool_tokens_per_cycle(pool, s);
+  const std::size_t positions = pool_position_rates(pool, s);
+  s.throughput_tokens_per_s = pooled_throughput(pool);
+  add_count_intervals(pool, positions, confidence, s);
+  add_format_notes(pool, s);
   return s;
 }
 

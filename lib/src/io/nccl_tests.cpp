@@ -320,12 +320,62 @@ class Parser {
     log_.skipped.emplace_back(e.what());
   }
 
-  void row(int number, const std::vector<Token>& tokens) {
+  // The fields of one table row; the first problem of a row is the one reported, and reads after
+  // it return nothing.
+  class RowReader {
+   public:
+    RowReader(Parser& parser, int number, const std::vector<Token>& tokens)
+        : parser_(parser), number_(number), tokens_(tokens) {}
+
+    [[nodiscard]] bool ok() const { return ok_; }
+
+    // The number at `index` (0 when the column is absent, -1, or after a problem).
+    double number(int index, const char* what, bool integer) {
+      if (index < 0 || !ok_) return 0.0;
+      const Token& t = tokens_[static_cast<std::size_t>(index)];
+      double v = 0.0;
+      const char* b = t.text.data();
+      const char* e = b + t.text.size();
+      const auto res = std::from_chars(b, e, v);
+      if (res.ec != std::errc() || res.ptr != e || !std::isfinite(v) || (integer && !is_integer(t.text))) {
+        reject(t.column, what,
+               std::string("expected ") + (integer ? "an integer" : "a number") + ", got '" + std::string(t.text) + "'");
+        return 0.0;
+      }
+      if (v < 0.0 && std::string_view(what) != "root") {
+        reject(t.column, what, "must not be negative, got '" + std::string(t.text) + "'");
+      }
+      return v;
+    }
+
+    [[nodiscard]] std::string text(int index) const {
+      return index < 0 ? std::string{} : std::string(tokens_[static_cast<std::size_t>(index)].text);
+    }
+
+    // A bound on a parsed value.
+    void bound(bool holds, int index, const char* what, const std::string& message) {
+      if (ok_ && !holds) reject(tokens_[static_cast<std::size_t>(index)].column, what, message);
+    }
+
+   private:
+    void reject(int column, const char* what, const std::string& message) {
+      parser_.reject(number_, column, what, message);
+      ok_ = false;
+    }
+
+    Parser& parser_;
+    int number_;
+    const std::vector<Token>& tokens_;
+    bool ok_ = true;
+  };
+
+  // A row needs a header above it and exactly the header's columns.
+  bool row_fits_table(int number, const std::vector<Token>& tokens) {
     if (!current_) {
       reject(number, tokens.front().column, "header",
              "table row before any column header: expected a line such as '#  size  count  type  "
              "redop  root  time  algbw  busbw #wrong ...' above the rows (header missing?)");
-      return;
+      return false;
     }
     const std::size_t expected = layout_.names.size();
     if (tokens.size() != expected) {
@@ -334,82 +384,64 @@ class Parser {
                  std::to_string(expected) + " (" + layout_.describe() + ") as in the header on line " +
                  std::to_string(current_->first_line) +
                  (tokens.size() < expected ? "; truncated row?" : ""));
-      return;
+      return false;
     }
-    NcclTestsRow r;
-    r.line = number;
-    bool ok = true;
-    auto number_at = [&](int index, const char* what, bool integer) -> double {
-      if (index < 0 || !ok) return 0.0;
-      const Token& t = tokens[static_cast<std::size_t>(index)];
-      double v = 0.0;
-      const char* b = t.text.data();
-      const char* e = b + t.text.size();
-      const auto res = std::from_chars(b, e, v);
-      if (res.ec != std::errc() || res.ptr != e || !std::isfinite(v) || (integer && !is_integer(t.text))) {
-        reject(number, t.column, what,
-               std::string("expected ") + (integer ? "an integer" : "a number") + ", got '" +
-                   std::string(t.text) + "'");
-        ok = false;
-        return 0.0;
-      }
-      if (v < 0.0 && std::string_view(what) != "root") {
-        reject(number, t.column, what, "must not be negative, got '" + std::string(t.text) + "'");
-        ok = false;
-      }
-      return v;
-    };
-    auto text_at = [&](int index) {
-      return index < 0 ? std::string{} : std::string(tokens[static_cast<std::size_t>(index)].text);
-    };
+    return true;
+  }
+
+  // size, count, type, redop and root.
+  void read_message(RowReader& read, NcclTestsRow& r) const {
+    r.size_bytes = read.number(layout_.size, "size", true);
+    read.bound(r.size_bytes <= kMaxNcclTestsBytes, layout_.size, "size",
+               read.text(layout_.size) + " B is more than 1 TiB, past any GPU's memory: a damaged log?");
+    // Every element is at least one byte, so the size bound holds for the count too (and keeps the
+    // conversion to an integer defined).
+    const double count = read.number(layout_.count, "count", true);
+    read.bound(count <= kMaxNcclTestsBytes, layout_.count, "count",
+               read.text(layout_.count) + " elements is more than 2^40, past any GPU's memory: a damaged log?");
+    if (read.ok()) r.count = static_cast<long long>(count);
+    r.type = read.text(layout_.type);
+    r.redop = read.text(layout_.redop);
+    if (layout_.root >= 0) {
+      const double root = read.number(layout_.root, "root", true);
+      read.bound(root >= -1.0 && root <= kMaxRoot, layout_.root, "root",
+                 read.text(layout_.root) + ": expected -1 (no root) or a rank number");
+      if (read.ok()) r.root = static_cast<int>(root);
+    }
+  }
+
+  // One half of the row: h = 0 out-of-place, 1 in-place.
+  void read_timing(RowReader& read, int h, NcclTestsTiming& timing) const {
     static const char* kHalf[2][4] = {
         {"out-of-place time", "out-of-place algbw", "out-of-place busbw", "out-of-place #wrong"},
         {"in-place time", "in-place algbw", "in-place busbw", "in-place #wrong"}};
-    auto column_of = [&](int index) { return tokens[static_cast<std::size_t>(index)].column; };
-    // A bound on a parsed value; the first problem of a row is the one reported.
-    auto bound = [&](bool holds, int index, const char* what, const std::string& message) {
-      if (ok && !holds) {
-        reject(number, column_of(index), what, message);
-        ok = false;
-      }
-    };
-    r.size_bytes = number_at(layout_.size, "size", true);
-    bound(r.size_bytes <= kMaxNcclTestsBytes, layout_.size, "size",
-          text_at(layout_.size) + " B is more than 1 TiB, past any GPU's memory: a damaged log?");
-    // Every element is at least one byte, so the size bound holds for the count too (and keeps the
-    // conversion to an integer defined).
-    const double count = number_at(layout_.count, "count", true);
-    bound(count <= kMaxNcclTestsBytes, layout_.count, "count",
-          text_at(layout_.count) + " elements is more than 2^40, past any GPU's memory: a damaged log?");
-    if (ok) r.count = static_cast<long long>(count);
-    r.type = text_at(layout_.type);
-    r.redop = text_at(layout_.redop);
-    if (layout_.root >= 0) {
-      const double root = number_at(layout_.root, "root", true);
-      bound(root >= -1.0 && root <= kMaxRoot, layout_.root, "root",
-            text_at(layout_.root) + ": expected -1 (no root) or a rank number");
-      if (ok) r.root = static_cast<int>(root);
+    if (layout_.time[h] < 0) return;
+    timing.time_s = read.number(layout_.time[h], kHalf[h][0], false) * layout_.seconds_per_time_unit;
+    read.bound(timing.time_s <= kMaxNcclTestsSeconds, layout_.time[h], kHalf[h][0],
+               read.text(layout_.time[h]) + " " + layout_.time_unit + " is more than an hour per collective: a damaged log?");
+    timing.algbw_bytes_per_s = read.number(layout_.algbw[h], kHalf[h][1], false) * kBytesPerSPerGBs;
+    timing.busbw_bytes_per_s = read.number(layout_.busbw[h], kHalf[h][2], false) * kBytesPerSPerGBs;
+    timing.check = read.text(layout_.check[h]);
+    // nccl-tests counts the elements that came out wrong (`#wrong`; N/A when run with -c 0). A
+    // row with wrong results timed something other than a correct all-reduce.
+    const int check = layout_.check[h];
+    if (check >= 0 && layout_.names[static_cast<std::size_t>(check)].ends_with("wrong")) {
+      const std::string& v = timing.check;
+      read.bound(v == "0" || v == "N/A", check, kHalf[h][3],
+                 "'" + v + "': nccl-tests found wrong results in this row, so its time is not that of a correct "
+                 "all-reduce (rerun, or pass --lenient to drop such rows)");
     }
-    NcclTestsTiming* halves[2] = {&r.out_of_place, &r.in_place};
-    for (int h = 0; h < 2; ++h) {
-      if (layout_.time[h] < 0) continue;
-      halves[h]->time_s = number_at(layout_.time[h], kHalf[h][0], false) * layout_.seconds_per_time_unit;
-      bound(halves[h]->time_s <= kMaxNcclTestsSeconds, layout_.time[h], kHalf[h][0],
-            text_at(layout_.time[h]) + " " + layout_.time_unit + " is more than an hour per collective: a damaged log?");
-      halves[h]->algbw_bytes_per_s = number_at(layout_.algbw[h], kHalf[h][1], false) * kBytesPerSPerGBs;
-      halves[h]->busbw_bytes_per_s = number_at(layout_.busbw[h], kHalf[h][2], false) * kBytesPerSPerGBs;
-      halves[h]->check = text_at(layout_.check[h]);
-      // nccl-tests counts the elements that came out wrong (`#wrong`; N/A when run with -c 0). A
-      // row with wrong results timed something other than a correct all-reduce.
-      const int check = layout_.check[h];
-      if (check >= 0 && layout_.names[static_cast<std::size_t>(check)].ends_with("wrong")) {
-        const std::string& v = halves[h]->check;
-        bound(v == "0" || v == "N/A", check, kHalf[h][3],
-              "'" + v + "': nccl-tests found wrong results in this row, so its time is not that of a correct "
-              "all-reduce (rerun, or pass --lenient to drop such rows)");
-      }
-    }
-    if (ok) current_->rows.push_back(std::move(r));
+  }
+
+  void row(int number, const std::vector<Token>& tokens) {
+    if (!row_fits_table(number, tokens)) return;
+    RowReader read(*this, number, tokens);
+    NcclTestsRow r;
+    r.line = number;
+    read_message(read, r);
+    read_timing(read, 0, r.out_of_place);
+    read_timing(read, 1, r.in_place);
+    if (read.ok()) current_->rows.push_back(std::move(r));
   }
 
   // NCCL_DEBUG=INFO lines carry the NCCL version and the variables taken from the environment.

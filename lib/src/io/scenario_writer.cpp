@@ -159,76 +159,85 @@ std::string scenario_option(const std::string& key_path) {
   return "";
 }
 
-}  // namespace
-
-std::string render_scenario_init(const ScenarioInit& init, const DataDir& data) {
-  // Models.
+// What a scenario written by `specsim init` names, loaded and checked, with where each comes from.
+struct InitParts {
   TransformerSpec model;
   TransformerSpec draft;
-  const Resolved model_ref = resolve_model(init.model, "--model", "model", data, model);
-  const Resolved draft_ref = resolve_model(init.draft, "--draft", "draft", data, draft);
-
-  // The engine: its prior file must exist, since the engine overheads come from it.
-  if (init.engine.empty()) throw Error({"--engine", 0, 0}, "engine.name", "required: a models/engines name");
+  Resolved model_ref;
+  Resolved draft_ref;
   EnginePrior engine;
+  GpuSpec gpu;
+  std::string gpu_ref;         // --gpu as the scenario's key holds it; empty without --gpu
+  Topology topology;
+  std::string topology_block;  // the scenario's `topology` key, or the imported block
+  bool imported = false;       // the topology came from `nvidia-smi topo -m` output
+  std::optional<CommProfile> profile;  // the all-reduce table the box brings, when TP > 1
+};
+
+// The engine: its prior file must exist, since the engine overheads come from it.
+EnginePrior load_init_engine(const ScenarioInit& init, const DataDir& data) {
+  if (init.engine.empty()) throw Error({"--engine", 0, 0}, "engine.name", "required: a models/engines name");
   try {
-    engine = load_engine_prior(data.resolve(DataKind::kEngine, init.engine));
+    return load_engine_prior(data.resolve(DataKind::kEngine, init.engine));
   } catch (const Error& e) {
     throw Error({"--engine", 0, 0}, "engine.name", e.what());
   }
-  const bool vllm = engine.name == "vllm";
+}
 
-  // GPU given on the command line, if any.
-  GpuSpec gpu;
-  std::string gpu_ref;
-  if (!init.gpu.empty()) {
-    try {
-      gpu = load_gpu(data.resolve(DataKind::kGpu, init.gpu));
-    } catch (const Error& e) {
-      throw Error({"--gpu", 0, 0}, "gpu", e.what());
-    }
-    gpu_ref = path_like(init.gpu) ? file_ref(init.gpu) : init.gpu;
+// The GPU given on the command line, if any.
+void load_init_gpu(const ScenarioInit& init, const DataDir& data, InitParts& parts) {
+  if (init.gpu.empty()) return;
+  try {
+    parts.gpu = load_gpu(data.resolve(DataKind::kGpu, init.gpu));
+  } catch (const Error& e) {
+    throw Error({"--gpu", 0, 0}, "gpu", e.what());
   }
+  parts.gpu_ref = path_like(init.gpu) ? file_ref(init.gpu) : init.gpu;
+}
 
-  // The box: a topology file by name or path, or `nvidia-smi topo -m` output imported inline.
+// `nvidia-smi topo -m` output as the scenario's inline topology; the GPU model comes from --gpu.
+void import_init_topology(const ScenarioInit& init, const DataDir& data, InitParts& parts) {
+  parts.imported = true;
+  if (init.gpu.empty()) {
+    std::string known;
+    for (const auto& n : data.names(DataKind::kGpu)) known += (known.empty() ? "" : ", ") + n;
+    throw Error({"--gpu", 0, 0}, "topology.gpu",
+                "required with nvidia-smi topo -m output (" + init.topology +
+                    "), which does not name the GPU model; pass --gpu NAME (known: " + known + ")");
+  }
+  TopoImportOptions options;
+  options.gpu = parts.gpu.name;
+  options.p2p = parts.gpu.p2p_supported;
+  options.pcie_generation = parts.gpu.pcie_generation;
+  options.name = fs::path(init.topology).stem().string();
+  parts.topology = import_nvidia_smi_topo(init.topology, options);
+  const std::string file = fs::path(init.topology).filename().string();
+  parts.topology_block =
+      comment("The box, imported from " + file +
+              " (nvidia-smi topo -m): links and numa come from that output; gpu is --gpu; p2p and "
+              "pcie_generation are the GPU file's p2p_supported and pcie_generation (assumption: topo -m shows "
+              "neither; `nvidia-smi topo -p2p r` shows whether P2P is granted, docs/references/hardware.md#consumer-p2p). "
+              "No measured all-reduce table is known for it.") +
+      "topology:\n" + inline_topology(parts.topology, "nvidia-smi topo -m: " + file);
+}
+
+// The box: a topology file by name or path, or `nvidia-smi topo -m` output imported inline; the
+// topology's GPU unless --gpu replaces it.
+void load_init_topology(const ScenarioInit& init, const DataDir& data, InitParts& parts) {
   if (init.topology.empty()) {
     throw Error({"--topology", 0, 0}, "topology",
                 "required: a models/topology name or file, or saved `nvidia-smi topo -m` output");
   }
-  Topology topology;
-  std::string topology_block;
-  bool imported = false;
   try {
     if (!path_like(init.topology) || is_topology_file(read_text(init.topology))) {
       const std::string path = data.resolve(DataKind::kTopology, init.topology);
-      topology = load_topology(path);
+      parts.topology = load_topology(path);
+      const Topology& t = parts.topology;
       const std::string where = path_like(init.topology) ? "topology file" : "models/topology/" + init.topology + ".yaml";
-      topology_block = entry("topology", scalar(file_ref(init.topology)),
-                             where + ": " + std::to_string(topology.gpus) + " GPUs, ring link " +
-                                 link_name(topology.link, topology.nvlinks));
+      parts.topology_block = entry("topology", scalar(file_ref(init.topology)),
+                                   where + ": " + std::to_string(t.gpus) + " GPUs, ring link " + link_name(t.link, t.nvlinks));
     } else {
-      imported = true;
-      if (init.gpu.empty()) {
-        std::string known;
-        for (const auto& n : data.names(DataKind::kGpu)) known += (known.empty() ? "" : ", ") + n;
-        throw Error({"--gpu", 0, 0}, "topology.gpu",
-                    "required with nvidia-smi topo -m output (" + init.topology +
-                        "), which does not name the GPU model; pass --gpu NAME (known: " + known + ")");
-      }
-      TopoImportOptions options;
-      options.gpu = gpu.name;
-      options.p2p = gpu.p2p_supported;
-      options.pcie_generation = gpu.pcie_generation;
-      options.name = fs::path(init.topology).stem().string();
-      topology = import_nvidia_smi_topo(init.topology, options);
-      const std::string file = fs::path(init.topology).filename().string();
-      topology_block =
-          comment("The box, imported from " + file +
-                  " (nvidia-smi topo -m): links and numa come from that output; gpu is --gpu; p2p and "
-                  "pcie_generation are the GPU file's p2p_supported and pcie_generation (assumption: topo -m shows "
-                  "neither; `nvidia-smi topo -p2p r` shows whether P2P is granted, docs/references/hardware.md#consumer-p2p). "
-                  "No measured all-reduce table is known for it.") +
-          "topology:\n" + inline_topology(topology, "nvidia-smi topo -m: " + file);
+      import_init_topology(init, data, parts);
     }
   } catch (const Error& e) {
     if (e.where().file == "--gpu") throw;
@@ -236,203 +245,246 @@ std::string render_scenario_init(const ScenarioInit& init, const DataDir& data) 
   }
   if (init.gpu.empty()) {
     try {
-      gpu = load_gpu(data.resolve(DataKind::kGpu, topology.gpu));
+      parts.gpu = load_gpu(data.resolve(DataKind::kGpu, parts.topology.gpu));
     } catch (const Error& e) {
       throw Error({"--topology", 0, 0}, "topology.gpu", e.what());
     }
   }
+}
 
-  // Tensor parallelism: the box must hold it and the heads must split over it.
+// Tensor parallelism: the box must hold it and the heads must split over it.
+void check_init_tp(const ScenarioInit& init, const InitParts& parts) {
   if (init.tp < 1) throw Error({"--tp", 0, 0}, "parallel.tp", "= " + std::to_string(init.tp) + ": must be >= 1");
-  if (init.tp > topology.gpus) {
+  if (init.tp > parts.topology.gpus) {
     throw Error({"--tp", 0, 0}, "parallel.tp",
-                "= " + std::to_string(init.tp) + ": the topology '" + topology.name + "' has only " +
-                    std::to_string(topology.gpus) + " GPUs");
+                "= " + std::to_string(init.tp) + ": the topology '" + parts.topology.name + "' has only " +
+                    std::to_string(parts.topology.gpus) + " GPUs");
   }
-  for (const TransformerSpec* m : {&model, &draft}) {
+  for (const TransformerSpec* m : {&parts.model, &parts.draft}) {
     try {
       (void)check_tensor_parallel(*m, init.tp);
     } catch (const Error& e) {
       throw Error({"--tp", 0, 0}, "parallel.tp", e.what());
     }
   }
+}
 
-  // The all-reduce table the box brings, and whether it was measured at this rank count.
-  std::optional<CommProfile> profile;
-  if (init.tp > 1 && !topology.comm_profile.empty()) {
-    profile = load_comm_profile(data.resolve(DataKind::kCommProfile, topology.comm_profile));
+InitParts load_init_parts(const ScenarioInit& init, const DataDir& data) {
+  InitParts parts;
+  parts.model_ref = resolve_model(init.model, "--model", "model", data, parts.model);
+  parts.draft_ref = resolve_model(init.draft, "--draft", "draft", data, parts.draft);
+  parts.engine = load_init_engine(init, data);
+  load_init_gpu(init, data, parts);
+  load_init_topology(init, data, parts);
+  check_init_tp(init, parts);
+  if (init.tp > 1 && !parts.topology.comm_profile.empty()) {
+    parts.profile = load_comm_profile(data.resolve(DataKind::kCommProfile, parts.topology.comm_profile));
   }
+  return parts;
+}
 
+// schema_version, kind, name, description and source.
+std::string init_header(const ScenarioInit& init, const InitParts& parts, int batch) {
+  const TransformerSpec& model = parts.model;
+  const TransformerSpec& draft = parts.draft;
   const std::string draft_short = draft.name.rfind(model.name, 0) == 0 ? draft.name : model.name + "-" + draft.name;
-  const std::string name = init.name.empty() ? draft_short + "-" + topology.name + "-tp" + std::to_string(init.tp) : init.name;
-  const int batch = init.batch.value_or(kAssumedBatch);
-  const long long context = init.context.value_or(kAssumedContext);
-
+  const std::string name =
+      init.name.empty() ? draft_short + "-" + parts.topology.name + "-tp" + std::to_string(init.tp) : init.name;
   std::ostringstream y;
   y << "schema_version: 1\nkind: scenario\n";
   y << "name: " << scalar(name) << "\n";
   y << "description: "
-    << scalar(model.name + " + " + draft.name + " on " + topology.name + " (" + gpu.name + "), TP" +
-              std::to_string(init.tp) + ", " + engine.name + ", batch " + std::to_string(batch))
+    << scalar(model.name + " + " + draft.name + " on " + parts.topology.name + " (" + parts.gpu.name + "), TP" +
+              std::to_string(init.tp) + ", " + parts.engine.name + ", batch " + std::to_string(batch))
     << "\n";
   y << "source: "
     << scalar("written by `" + (init.command.empty() ? std::string("specsim init") : init.command) +
               "`; nothing measured yet: every value says whether it is an input, a prior (with its source) or an "
               "assumption")
     << "\n\n";
+  return y.str();
+}
 
-  y << comment(model.description.empty() ? model.name : model.description);
-  y << entry("model", scalar(model_ref.ref), model_ref.where);
-  y << comment(draft.description.empty() ? draft.name : draft.description);
-  y << entry("draft", scalar(draft_ref.ref),
-             draft_ref.where + (draft.eagle3 && !draft.eagle3->target.empty() ? "; trained for " + draft.eagle3->target : ""));
-  y << topology_block;
-  if (!init.gpu.empty() && !imported) {
-    y << entry("gpu", scalar(gpu_ref), "--gpu: replaces the topology's " + topology.gpu);
+// The files the scenario names: model, draft, topology, GPU and rank's catalogue.
+std::string init_files(const ScenarioInit& init, const InitParts& parts, const DataDir& data) {
+  const TransformerSpec& model = parts.model;
+  const TransformerSpec& draft = parts.draft;
+  std::string y;
+  y += comment(model.description.empty() ? model.name : model.description);
+  y += entry("model", scalar(parts.model_ref.ref), parts.model_ref.where);
+  y += comment(draft.description.empty() ? draft.name : draft.description);
+  y += entry("draft", scalar(parts.draft_ref.ref),
+             parts.draft_ref.where + (draft.eagle3 && !draft.eagle3->target.empty() ? "; trained for " + draft.eagle3->target : ""));
+  y += parts.topology_block;
+  if (!init.gpu.empty() && !parts.imported) {
+    y += entry("gpu", scalar(parts.gpu_ref), "--gpu: replaces the topology's " + parts.topology.gpu);
   }
-  {
-    // rank's catalogue, when this box has one.
-    const auto catalogues = data.names(DataKind::kInterventions);
-    if (!imported && std::find(catalogues.begin(), catalogues.end(), topology.name) != catalogues.end()) {
-      y << entry("interventions", topology.name, "models/interventions: what `specsim rank` tries on this box");
-    } else {
-      y << comment("interventions: none for this box in models/interventions; `specsim rank --priorities FILE` "
-                   "takes a catalogue");
-    }
+  // rank's catalogue, when this box has one.
+  const auto catalogues = data.names(DataKind::kInterventions);
+  if (!parts.imported && std::find(catalogues.begin(), catalogues.end(), parts.topology.name) != catalogues.end()) {
+    y += entry("interventions", parts.topology.name, "models/interventions: what `specsim rank` tries on this box");
+  } else {
+    y += comment("interventions: none for this box in models/interventions; `specsim rank --priorities FILE` "
+                 "takes a catalogue");
   }
+  return y;
+}
 
-  y << "\nparallel:\n";
-  y << entry("tp", std::to_string(init.tp), "--tp", 2);
-
-  y << "\nworkload:\n";
-  y << entry("batch", std::to_string(batch),
+std::string init_parallel_and_workload(const ScenarioInit& init, int batch, long long context) {
+  std::string y = "\nparallel:\n";
+  y += entry("tp", std::to_string(init.tp), "--tp", 2);
+  y += "\nworkload:\n";
+  y += entry("batch", std::to_string(batch),
              init.batch ? "--batch" : "assumption: one request at a time (--batch sets it)", 2);
-  y << entry("context", std::to_string(context),
+  y += entry("context", std::to_string(context),
              init.context ? "--context" : "assumption: a chat turn's KV cache per request (--context sets it)", 2);
+  return y;
+}
 
-  y << "\nengine:\n";
-  y << entry("name", engine.name,
+// Launch modes and the draft cycle's shape, as the engine runs them by default.
+std::string init_engine(const EnginePrior& engine) {
+  const bool vllm = engine.name == "vllm";
+  std::string y = "\nengine:\n";
+  y += entry("name", engine.name,
              "--engine; its speculative overheads are the priors of models/engines/" + engine.name + ".yaml", 2);
   if (vllm) {
-    y << comment("Assumption: CUDA graphs everywhere, vLLM's default without --enforce-eager. A verify shape "
+    y += comment("Assumption: CUDA graphs everywhere, vLLM's default without --enforce-eager. A verify shape "
                  "left out of graph capture runs several times slower (docs/references/specdec.md#verify-graph-capture): "
                  "set verify_mode: eager if the server log says so.",
                  2);
   } else {
-    y << comment("Assumption: CUDA graphs everywhere, SGLang's default without --disable-cuda-graph (its decode log "
+    y += comment("Assumption: CUDA graphs everywhere, SGLang's default without --disable-cuda-graph (its decode log "
                  "lines say `cuda graph: True`, docs/references/specdec.md#log-formats). A verify shape left out of "
                  "graph capture runs several times slower (docs/references/specdec.md#verify-graph-capture): set "
                  "verify_mode: eager if the server log says so.",
                  2);
   }
-  y << entry("decode_mode", "graph", "assumption (above)", 2);
-  y << entry("verify_mode", "graph", "assumption (above)", 2);
-  y << entry("draft_mode", "graph", "assumption (above)", 2);
+  y += entry("decode_mode", "graph", "assumption (above)", 2);
+  y += entry("verify_mode", "graph", "assumption (above)", 2);
+  y += entry("draft_mode", "graph", "assumption (above)", 2);
   if (vllm) {
-    y << comment("vLLM V1 EagleProposer.propose: its first forward over the verified tokens yields draft token 1, "
+    y += comment("vLLM V1 EagleProposer.propose: its first forward over the verified tokens yields draft token 1, "
                  "then num_steps - 1 more "
                  "(https://github.com/vllm-project/vllm/blob/008603a39fff2a383a293c62eec0c752c42199f2/vllm/v1/spec_decode/eagle.py).",
                  2);
   } else {
-    y << comment("SGLang: the draft extend over the accepted tokens yields the first draft token, so a cycle runs "
+    y += comment("SGLang: the draft extend over the accepted tokens yields the first draft token, so a cycle runs "
                  "num_steps draft forwards in all (docs/references/models.md#sglang-cycle).",
                  2);
   }
-  y << entry("extend_yields_first_draft", "true", "(above)", 2);
+  y += entry("extend_yields_first_draft", "true", "(above)", 2);
+  return y;
+}
 
-  y << "\nspeculation:\n";
-  y << entry("method", "eagle3", "--draft is an EAGLE-3 head", 2);
-  y << comment(std::string("Assumption: a chain of ") + std::to_string(kAssumedSteps) +
+std::string init_speculation() {
+  std::string y = "\nspeculation:\n";
+  y += entry("method", "eagle3", "--draft is an EAGLE-3 head", 2);
+  y += comment(std::string("Assumption: a chain of ") + std::to_string(kAssumedSteps) +
                    " draft tokens (SGLang's EAGLE-3 recipe for Kimi-K2.5 is 3/1/4, "
                    "docs/references/specdec.md#sglang-flags). `specsim sweep --vary speculation.num_steps=1..6` "
                    "shows which depth pays on this box.",
                2);
-  y << entry("num_steps", std::to_string(kAssumedSteps), "assumption (above)", 2);
-  y << entry("eagle_topk", "1", "assumption: a chain", 2);
-  y << entry("num_draft_tokens", std::to_string(kAssumedSteps + 1), "chain: num_steps + 1", 2);
+  y += entry("num_steps", std::to_string(kAssumedSteps), "assumption (above)", 2);
+  y += entry("eagle_topk", "1", "assumption: a chain", 2);
+  y += entry("num_draft_tokens", std::to_string(kAssumedSteps + 1), "chain: num_steps + 1", 2);
+  return y;
+}
 
-  y << "\nacceptance:\n";
+std::string init_acceptance(const ScenarioInit& init) {
+  std::string y = "\nacceptance:\n";
   if (init.accept) {
-    y << entry("accept", fixed(*init.accept, 3), "--accept: the first draft position's acceptance", 2);
+    y += entry("accept", fixed(*init.accept, 3), "--accept: the first draft position's acceptance", 2);
   } else {
-    y << entry("accept", fixed(kAssumedAccept, 1),
+    y += entry("accept", fixed(kAssumedAccept, 1),
                "assumption: EAGLE-3 heads accept 0.7-0.8 per position on chat (docs/references/specdec.md#depth-decay); "
                "--accept or `specsim acceptance LOG` gives the real one",
                2);
   }
-  y << comment("No depth_profile: every position accepts at the same conditional rate, Leviathan et al.'s constant "
+  y += comment("No depth_profile: every position accepts at the same conditional rate, Leviathan et al.'s constant "
                "chain (docs/references/specdec.md#closed-forms). Assumption; EAGLE-3's measured conditional rates stay "
                "roughly flat with depth (docs/references/specdec.md#depth-decay).",
                2);
+  return y;
+}
 
-  y << "\n"
-    << comment("compute: not set, so specsim's priors apply and `specsim predict` prints each one as a prior:\n"
-               "- bandwidth_efficiency 0.84: BF16 GEMV/GEMM at M <= 64 on every GPU in NVIDIA AIConfigurator's "
-               "kernel data (docs/references/measured-compute.md#gemm-efficiency).\n"
-               "- eager_launch_per_kernel 5us: a host kernel launch (docs/references/hardware.md#launch-overhead); "
-               "graph_launch 5us priced as one launch (assumption).\n"
-               "- flop_efficiency 0.5 and kernel_floor 3us: specsim's defaults (assumption; they matter at large "
-               "batches and for many small kernels).\n" +
-               std::string(model.moe ? "- routing_skew 1: uniform routing over the experts, an upper bound on the "
-                                       "experts one forward reads (docs/references/models.md#distinct-experts); "
-                                       "`routing_skew: calibrate` fits it from a measured verify.\n"
-                                     : "") +
-               "Set a key under `compute:` to replace a prior (docs/schema.md, scenario).");
+// compute: left unset, so the priors apply; the comment says which.
+std::string init_compute(const TransformerSpec& model) {
+  return "\n" +
+         comment("compute: not set, so specsim's priors apply and `specsim predict` prints each one as a prior:\n"
+                 "- bandwidth_efficiency 0.84: BF16 GEMV/GEMM at M <= 64 on every GPU in NVIDIA AIConfigurator's "
+                 "kernel data (docs/references/measured-compute.md#gemm-efficiency).\n"
+                 "- eager_launch_per_kernel 5us: a host kernel launch (docs/references/hardware.md#launch-overhead); "
+                 "graph_launch 5us priced as one launch (assumption).\n"
+                 "- flop_efficiency 0.5 and kernel_floor 3us: specsim's defaults (assumption; they matter at large "
+                 "batches and for many small kernels).\n" +
+                 std::string(model.moe ? "- routing_skew 1: uniform routing over the experts, an upper bound on the "
+                                         "experts one forward reads (docs/references/models.md#distinct-experts); "
+                                         "`routing_skew: calibrate` fits it from a measured verify.\n"
+                                       : "") +
+                 "Set a key under `compute:` to replace a prior (docs/schema.md, scenario).");
+}
 
-  y << "\n";
-  if (init.tp == 1) {
-    y << comment("comm: one GPU (TP1), no all-reduce.");
+// The all-reduce: none at TP1; else NCCL, priced by the box's measured table when it has one.
+std::string init_comm(const ScenarioInit& init, const std::optional<CommProfile>& profile) {
+  std::string y = "\n";
+  if (init.tp == 1) return y + comment("comm: one GPU (TP1), no all-reduce.");
+  y += "comm:\n";
+  y += entry("implementation", "nccl",
+             "assumption: NCCL all-reduces; engines switch to their own one-shot kernel on some boxes "
+             "(docs/references/nccl.md#custom-allreduce)",
+             2);
+  if (!profile) {
+    y += comment("No measured all-reduce table for this box: NCCL's own cost model prices each all-reduce "
+                 "(prior, docs/references/nccl.md#tuning-model), and `specsim predict` marks it UNCALIBRATED. "
+                 "`specsim calibrate nccl` on an all_reduce_perf log of this box gives a table (docs/calibration.md).",
+                 2);
+  } else if (profile->ranks == init.tp) {
+    y += comment("The all-reduce table is the topology's comm_profile, " + profile->name + ": measured at " +
+                     std::to_string(profile->ranks) + " ranks in " + to_string(profile->mode) +
+                     " mode (calibration/profiles/" + profile->name + ".yaml).",
+                 2);
   } else {
-    y << "comm:\n";
-    y << entry("implementation", "nccl",
-               "assumption: NCCL all-reduces; engines switch to their own one-shot kernel on some boxes "
-               "(docs/references/nccl.md#custom-allreduce)",
-               2);
-    if (!profile) {
-      y << comment("No measured all-reduce table for this box: NCCL's own cost model prices each all-reduce "
-                   "(prior, docs/references/nccl.md#tuning-model), and `specsim predict` marks it UNCALIBRATED. "
-                   "`specsim calibrate nccl` on an all_reduce_perf log of this box gives a table (docs/calibration.md).",
-                   2);
-    } else if (profile->ranks == init.tp) {
-      y << comment("The all-reduce table is the topology's comm_profile, " + profile->name + ": measured at " +
-                       std::to_string(profile->ranks) + " ranks in " + to_string(profile->mode) +
-                       " mode (calibration/profiles/" + profile->name + ".yaml).",
-                   2);
-    } else {
-      y << comment("The topology's comm_profile, " + profile->name + ", was measured at " +
-                       std::to_string(profile->ranks) + " ranks, not " + std::to_string(init.tp) +
-                       ": NCCL's cost model carries it to " + std::to_string(init.tp) +
-                       " ranks (prior, lib/include/specsim/comm_scaling.hpp), marked UNCALIBRATED.",
-                   2);
-      y << entry("rank_scaling", "nccl", "prior: NCCL's model ratio from the measured rank count", 2);
-    }
+    y += comment("The topology's comm_profile, " + profile->name + ", was measured at " +
+                     std::to_string(profile->ranks) + " ranks, not " + std::to_string(init.tp) +
+                     ": NCCL's cost model carries it to " + std::to_string(init.tp) +
+                     " ranks (prior, lib/include/specsim/comm_scaling.hpp), marked UNCALIBRATED.",
+                 2);
+    y += entry("rank_scaling", "nccl", "prior: NCCL's model ratio from the measured rank count", 2);
   }
+  return y;
+}
 
-  y << "\n"
-    << comment("host: not set.\n"
-               "- decode_per_step, the engine's host time per plain step: 0 without a measured plain rate "
-               "(prior: 0); measurements.baseline calibrates it.\n"
-               "- spec_extra_per_cycle " +
-               units::format_duration(engine.cycle_overhead.value_s) + " (p10-p90 " +
-               units::format_duration(engine.cycle_overhead.p10_s) + " to " +
-               units::format_duration(engine.cycle_overhead.p90_s) + ") and draft_step_overhead " +
-               units::format_duration(engine.draft_step_overhead.value_s) + " (" +
-               units::format_duration(engine.draft_step_overhead.p10_s) + " to " +
-               units::format_duration(engine.draft_step_overhead.p90_s) + "): the prior of models/engines/" +
-               engine.name + ".yaml, whose spread `specsim predict` prints as a p10-p90 band. A value set here "
-               "replaces the prior and its band.");
+// host: left unset, so the engine's priors apply; the comment gives them with their spread.
+std::string init_host(const EnginePrior& engine) {
+  return "\n" +
+         comment("host: not set.\n"
+                 "- decode_per_step, the engine's host time per plain step: 0 without a measured plain rate "
+                 "(prior: 0); measurements.baseline calibrates it.\n"
+                 "- spec_extra_per_cycle " +
+                 units::format_duration(engine.cycle_overhead.value_s) + " (p10-p90 " +
+                 units::format_duration(engine.cycle_overhead.p10_s) + " to " +
+                 units::format_duration(engine.cycle_overhead.p90_s) + ") and draft_step_overhead " +
+                 units::format_duration(engine.draft_step_overhead.value_s) + " (" +
+                 units::format_duration(engine.draft_step_overhead.p10_s) + " to " +
+                 units::format_duration(engine.draft_step_overhead.p90_s) + "): the prior of models/engines/" +
+                 engine.name + ".yaml, whose spread `specsim predict` prints as a p10-p90 band. A value set here "
+                 "replaces the prior and its band.");
+}
 
-  y << "\n"
-    << comment("measurements: none yet. Each one calibrates part of the model (docs/calibration.md):\n"
-               "measurements:\n"
-               "  topology: " + (imported ? std::string("NAME") : topology.name) +
-               "           (the box they were taken on)\n"
-               "  baseline: {tokens_per_s: 100tok/s}     (plain decoding: the host time per step)\n"
-               "  verify: {step, allreduce_count, allreduce_total, compute, tokens_per_request, mode}\n"
-               "  speculative: {tokens_per_s: 150tok/s, held_out: true}     (compared with, never an input)");
+// measurements: none yet; the comment shows the shape of each.
+std::string init_measurements(const InitParts& parts) {
+  return "\n" +
+         comment("measurements: none yet. Each one calibrates part of the model (docs/calibration.md):\n"
+                 "measurements:\n"
+                 "  topology: " + (parts.imported ? std::string("NAME") : parts.topology.name) +
+                 "           (the box they were taken on)\n"
+                 "  baseline: {tokens_per_s: 100tok/s}     (plain decoding: the host time per step)\n"
+                 "  verify: {step, allreduce_count, allreduce_total, compute, tokens_per_request, mode}\n"
+                 "  speculative: {tokens_per_s: 150tok/s, held_out: true}     (compared with, never an input)");
+}
 
-  const std::string text = y.str();
-  // What is returned must load: a problem the checks above missed is reported with its option.
+// What is returned must load: a problem the checks above missed is reported with its option.
+void check_init_loads(const std::string& text, const DataDir& data) {
   try {
     (void)load_scenario_text(text, "<specsim init>", data);
   } catch (const Error& e) {
@@ -440,6 +492,19 @@ std::string render_scenario_init(const ScenarioInit& init, const DataDir& data) 
     if (option.empty()) throw;
     throw Error({option, 0, 0}, e.key_path(), e.message());
   }
+}
+
+}  // namespace
+
+std::string render_scenario_init(const ScenarioInit& init, const DataDir& data) {
+  const InitParts parts = load_init_parts(init, data);
+  const int batch = init.batch.value_or(kAssumedBatch);
+  const long long context = init.context.value_or(kAssumedContext);
+  const std::string text = init_header(init, parts, batch) + init_files(init, parts, data) +
+                           init_parallel_and_workload(init, batch, context) + init_engine(parts.engine) +
+                           init_speculation() + init_acceptance(init) + init_compute(parts.model) +
+                           init_comm(init, parts.profile) + init_host(parts.engine) + init_measurements(parts);
+  check_init_loads(text, data);
   return text;
 }
 

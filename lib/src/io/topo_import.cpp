@@ -95,17 +95,77 @@ Header read_header(const std::string& line, const std::vector<Token>& tok, int l
   return h;
 }
 
-}  // namespace
-
-Topology parse_nvidia_smi_topo(const std::string& text, const std::string& file, const TopoImportOptions& options) {
-  if (options.pcie_generation < 3 || options.pcie_generation > 7) {
-    throw Error("topology import: pcie_generation = " + std::to_string(options.pcie_generation) +
-                ": must lie in [3, 7] (topo -m does not say it; take the GPU file's pcie_generation)");
-  }
+// The GPU rows of a topo -m matrix as printed, after its header.
+struct Matrix {
   std::optional<Header> header;
   std::vector<std::vector<std::string>> cells;  // cells[i][j] as printed, GPU rows in order
   std::vector<int> row_lines;
-  std::vector<std::optional<int>> numa;
+  std::vector<std::optional<int>> numa;          // each row's NUMA Affinity, when it is a number
+};
+
+// The NUMA Affinity value, counted from the row's end (the trailing columns come last).
+std::optional<int> numa_affinity(const std::vector<Token>& tok, const Header& header) {
+  std::optional<int> node;
+  for (std::size_t t = 0; t < header.trailing.size(); ++t) {
+    if (header.trailing[t] != "NUMA Affinity") continue;
+    const std::string& v = tok[tok.size() - header.trailing.size() + t].text;
+    node = parse_numa_node(v);  // "N/A", a range or a number past kMaxNumaNode: unknown
+  }
+  return node;
+}
+
+// Row GPU<i>: in order, as wide as the header, X on the diagonal only, link classes elsewhere,
+// and the same link as its mirror above the diagonal.
+void read_gpu_row(const std::vector<Token>& tok, int line_no, const std::string& file, Matrix& m) {
+  const Header& header = *m.header;
+  const int i = static_cast<int>(m.cells.size());
+  if (*gpu_index(tok[0].text) != i) {
+    throw Error({file, line_no, tok[0].column}, "",
+                "row '" + tok[0].text + "', expected 'GPU" + std::to_string(i) + "' (rows follow the header's order)");
+  }
+  if (i >= header.gpus) {
+    throw Error({file, line_no, tok[0].column}, "",
+                "row " + tok[0].text + " but the header (line " + std::to_string(header.line) + ") has only " +
+                    std::to_string(header.gpus) + " GPU columns");
+  }
+  if (static_cast<int>(tok.size()) != header.row_fields()) {
+    throw Error({file, line_no, 0}, "",
+                "row " + tok[0].text + " has " + std::to_string(tok.size() - 1) + " fields, the header (line " +
+                    std::to_string(header.line) + ") has " + std::to_string(header.row_fields() - 1) +
+                    " columns (" + header.describe() + ")");
+  }
+  std::vector<std::string> row;
+  for (int j = 0; j < header.gpus; ++j) {
+    const Token& c = tok[1 + j];
+    const std::string pair = "GPU" + std::to_string(i) + " to GPU" + std::to_string(j);
+    if (i == j && c.text != "X") {
+      throw Error({file, line_no, c.column}, "", pair + " is '" + c.text + "': the diagonal must be X");
+    }
+    if (i != j && c.text == "X") {
+      throw Error({file, line_no, c.column}, "", pair + " is 'X': X marks a GPU with itself, only on the diagonal");
+    }
+    if (!is_cell(c.text)) {
+      throw Error({file, line_no, c.column}, "",
+                  pair + ": '" + c.text + "' is not a link class (X, NV#, PIX, PXB, PHB, NODE, SYS, or SOC from old drivers)");
+    }
+    if (j < i && (cell_class(c.text) != cell_class(m.cells[j][i]) ||
+                  parse_nvlink_count(c.text) != parse_nvlink_count(m.cells[j][i]))) {
+      throw Error({file, line_no, c.column}, "",
+                  pair + " is " + c.text + " but GPU" + std::to_string(j) + " to GPU" + std::to_string(i) +
+                      " (line " + std::to_string(m.row_lines[j]) + ") is " + m.cells[j][i] +
+                      ": the matrix must be symmetric");
+    }
+    row.push_back(c.text);
+  }
+  m.numa.push_back(numa_affinity(tok, header));
+  m.cells.push_back(std::move(row));
+  m.row_lines.push_back(line_no);
+}
+
+// The header and GPU rows, up to the legend; text before the header (a prompt, a title) and
+// NIC rows are passed over.
+Matrix read_matrix(const std::string& text, const std::string& file) {
+  Matrix m;
   std::istringstream in(text);
   std::string line;
   int line_no = 0;
@@ -117,85 +177,40 @@ Topology parse_nvidia_smi_topo(const std::string& text, const std::string& file,
     if (tok[0].text == "Legend:") break;  // the legend and NIC legend follow the matrix
     const bool names_gpu = gpu_index(tok[0].text).has_value();
     const bool is_row = names_gpu && tok.size() > 1 && is_cell(tok[1].text);
-    if (!header) {
+    if (!m.header) {
       if (tok[0].text == "GPU0" && !is_row) {
-        header = read_header(line, tok, line_no, file);
+        m.header = read_header(line, tok, line_no, file);
       } else if (is_row) {
         throw Error({file, line_no, tok[0].column}, "",
                     "row " + tok[0].text + " before the header line: expected the header first "
                     "(GPU0 GPU1 ... CPU Affinity, as nvidia-smi topo -m prints it)");
       }
-      continue;  // a prompt or a title before the matrix
+      continue;
     }
     if (!names_gpu) continue;  // NIC#/mlx* rows: links to NICs are not GPU pairs
-    const int i = static_cast<int>(cells.size());
-    if (*gpu_index(tok[0].text) != i) {
-      throw Error({file, line_no, tok[0].column}, "",
-                  "row '" + tok[0].text + "', expected 'GPU" + std::to_string(i) + "' (rows follow the header's order)");
-    }
-    if (i >= header->gpus) {
-      throw Error({file, line_no, tok[0].column}, "",
-                  "row " + tok[0].text + " but the header (line " + std::to_string(header->line) + ") has only " +
-                      std::to_string(header->gpus) + " GPU columns");
-    }
-    if (static_cast<int>(tok.size()) != header->row_fields()) {
-      throw Error({file, line_no, 0}, "",
-                  "row " + tok[0].text + " has " + std::to_string(tok.size() - 1) + " fields, the header (line " +
-                      std::to_string(header->line) + ") has " + std::to_string(header->row_fields() - 1) +
-                      " columns (" + header->describe() + ")");
-    }
-    std::vector<std::string> row;
-    for (int j = 0; j < header->gpus; ++j) {
-      const Token& c = tok[1 + j];
-      const std::string pair = "GPU" + std::to_string(i) + " to GPU" + std::to_string(j);
-      if (i == j && c.text != "X") {
-        throw Error({file, line_no, c.column}, "", pair + " is '" + c.text + "': the diagonal must be X");
-      }
-      if (i != j && c.text == "X") {
-        throw Error({file, line_no, c.column}, "", pair + " is 'X': X marks a GPU with itself, only on the diagonal");
-      }
-      if (!is_cell(c.text)) {
-        throw Error({file, line_no, c.column}, "",
-                    pair + ": '" + c.text + "' is not a link class (X, NV#, PIX, PXB, PHB, NODE, SYS, or SOC from old drivers)");
-      }
-      if (j < i && (cell_class(c.text) != cell_class(cells[j][i]) ||
-                    parse_nvlink_count(c.text) != parse_nvlink_count(cells[j][i]))) {
-        throw Error({file, line_no, c.column}, "",
-                    pair + " is " + c.text + " but GPU" + std::to_string(j) + " to GPU" + std::to_string(i) +
-                        " (line " + std::to_string(row_lines[j]) + ") is " + cells[j][i] +
-                        ": the matrix must be symmetric");
-      }
-      row.push_back(c.text);
-    }
-    // The NUMA Affinity value, counted from the row's end (the trailing columns come last).
-    std::optional<int> node;
-    for (std::size_t t = 0; t < header->trailing.size(); ++t) {
-      if (header->trailing[t] != "NUMA Affinity") continue;
-      const std::string& v = tok[tok.size() - header->trailing.size() + t].text;
-      node = parse_numa_node(v);  // "N/A", a range or a number past kMaxNumaNode: unknown
-    }
-    numa.push_back(node);
-    cells.push_back(std::move(row));
-    row_lines.push_back(line_no);
+    read_gpu_row(tok, line_no, file, m);
   }
-  if (!header) {
+  if (!m.header) {
     throw Error({file, 0, 0}, "",
                 "no nvidia-smi topo -m matrix: no header line starting with GPU0 (run `nvidia-smi topo -m` and save its output)");
   }
-  if (header->gpus == 0) {
-    throw Error({file, header->line, 0}, "", "the header names no GPU columns");
+  if (m.header->gpus == 0) {
+    throw Error({file, m.header->line, 0}, "", "the header names no GPU columns");
   }
-  if (static_cast<int>(cells.size()) != header->gpus) {
-    throw Error({file, row_lines.empty() ? header->line : row_lines.back(), 0}, "",
-                "the header (line " + std::to_string(header->line) + ") has " + std::to_string(header->gpus) +
-                    " GPU columns but there are " + std::to_string(cells.size()) + " GPU rows");
+  if (static_cast<int>(m.cells.size()) != m.header->gpus) {
+    throw Error({file, m.row_lines.empty() ? m.header->line : m.row_lines.back(), 0}, "",
+                "the header (line " + std::to_string(m.header->line) + ") has " + std::to_string(m.header->gpus) +
+                    " GPU columns but there are " + std::to_string(m.cells.size()) + " GPU rows");
   }
+  return m;
+}
 
+Topology topology_from(const Matrix& m, const std::string& file, const TopoImportOptions& options) {
   Topology t;
   t.name = options.name;
   t.description = options.description.empty() ? "imported from nvidia-smi topo -m (" + file + ")" : options.description;
   t.gpu = options.gpu;
-  t.gpus = header->gpus;
+  t.gpus = m.header->gpus;
   t.p2p = options.p2p;
   t.pcie_generation = options.pcie_generation;
   const auto n = static_cast<std::size_t>(t.gpus);
@@ -204,19 +219,29 @@ Topology parse_nvidia_smi_topo(const std::string& text, const std::string& file,
   for (std::size_t i = 0; i < n; ++i) {
     for (std::size_t j = 0; j < n; ++j) {
       if (i == j) continue;
-      t.pair_links[i][j] = *cell_class(cells[i][j]);
-      t.pair_nvlinks[i][j] = parse_nvlink_count(cells[i][j]);
+      t.pair_links[i][j] = *cell_class(m.cells[i][j]);
+      t.pair_nvlinks[i][j] = parse_nvlink_count(m.cells[i][j]);
     }
   }
   const auto [ring, nvlinks] = ring_link(t);
   t.link = ring;
   t.nvlinks = nvlinks;
   bool all_numa = true;
-  for (const auto& node : numa) all_numa = all_numa && node.has_value();
+  for (const auto& node : m.numa) all_numa = all_numa && node.has_value();
   if (all_numa) {
-    for (const auto& node : numa) t.numa_nodes.push_back(*node);
+    for (const auto& node : m.numa) t.numa_nodes.push_back(*node);
   }
   return t;
+}
+
+}  // namespace
+
+Topology parse_nvidia_smi_topo(const std::string& text, const std::string& file, const TopoImportOptions& options) {
+  if (options.pcie_generation < 3 || options.pcie_generation > 7) {
+    throw Error("topology import: pcie_generation = " + std::to_string(options.pcie_generation) +
+                ": must lie in [3, 7] (topo -m does not say it; take the GPU file's pcie_generation)");
+  }
+  return topology_from(read_matrix(text, file), file, options);
 }
 
 Topology import_nvidia_smi_topo(const std::string& path, const TopoImportOptions& options) {

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -154,13 +155,7 @@ double median(std::vector<double> v) {
   return v.size() % 2 == 1 ? v[k] : 0.5 * (v[k - 1] + v[k]);
 }
 
-}  // namespace
-
-double AlphaBeta::bandwidth_bytes_per_s() const {
-  return seconds_per_byte > 0.0 ? 1.0 / seconds_per_byte : std::numeric_limits<double>::infinity();
-}
-
-MeasuredCurve MeasuredCurve::fit(std::vector<CurvePoint> points, const CurveOptions& options) {
+void check_curve_input(const std::vector<CurvePoint>& points, const CurveOptions& options) {
   if (points.empty()) throw Error(SourceLocation{}, "points", "a curve needs at least one point");
   for (std::size_t i = 0; i < points.size(); ++i) {
     const auto& q = points[i];
@@ -173,23 +168,28 @@ MeasuredCurve MeasuredCurve::fit(std::vector<CurvePoint> points, const CurveOpti
   if (options.ranks < 0) {
     throw Error(SourceLocation{}, "ranks", std::to_string(options.ranks) + ": must be >= 0");
   }
+}
+
+// Sorted by size, repeated sizes replaced by their mean time.
+std::vector<CurvePoint> mean_per_size(std::vector<CurvePoint> points) {
   std::stable_sort(points.begin(), points.end(),
                    [](const CurvePoint& a, const CurvePoint& b) { return a.bytes < b.bytes; });
-  MeasuredCurve c;
-  c.options_ = options;
+  std::vector<CurvePoint> out;
   for (std::size_t i = 0; i < points.size();) {
     std::size_t j = i;
     double sum = 0.0;
     while (j < points.size() && points[j].bytes == points[i].bytes) sum += points[j++].time_s;
-    c.points_.push_back({points[i].bytes, sum / static_cast<double>(j - i)});
+    out.push_back({points[i].bytes, sum / static_cast<double>(j - i)});
     i = j;
   }
-  const auto& p = c.points_;
-  const std::size_t n = p.size();
+  return out;
+}
 
-  // Steps. Inside one alpha-beta regime the rise over a gap is at most its slope times the gap; a
-  // rise far above what both neighbouring segments' slopes allow is a switch of protocol or
-  // channel count, and so is a drop (NCCL picked something faster).
+// Steps. Inside one alpha-beta regime the rise over a gap is at most its slope times the gap; a
+// rise far above what both neighbouring segments' slopes allow is a switch of protocol or
+// channel count, and so is a drop (NCCL picked something faster).
+std::vector<bool> find_steps(const std::vector<CurvePoint>& p, const CurveOptions& options) {
+  const std::size_t n = p.size();
   std::vector<bool> step_after(n, false);
   for (std::size_t i = 0; i + 1 < n; ++i) {
     const double rise = p[i + 1].time_s - p[i].time_s;
@@ -201,32 +201,39 @@ MeasuredCurve MeasuredCurve::fit(std::vector<CurvePoint> points, const CurveOpti
     step_after[i] = (rise > threshold && rise > options.step_min_excess_over_trend * trend) ||
                     rise < -threshold;
   }
-  // NCCL's LL -> Simple switch, at most one per run of points between steps: beta_Simple is fitted
-  // on the points from the gap's upper side to the run's end (two at least), the gap must hold
-  // the n* it gives, and the secant just below the gap must show LL's steeper slope. When the
-  // first gap holding its n* lacks that slope, the run shows no switch.
-  const auto step_runs = runs_between(step_after);
-  std::vector<bool> switch_after(n, false);
-  std::vector<LlSimpleSwitch> switches(n);
-  if (options.locate_protocol_switch && options.ranks >= 2) {
-    for (const auto& [first, last] : step_runs) {
-      if (first + 3 > last) continue;  // no i with first + 1 <= i and i + 2 <= last
-      const std::vector<double> suffix_slopes = suffix_seconds_per_byte(p, first, last);
-      for (std::size_t i = first + 1; i + 2 <= last; ++i) {
-        const double simple_s_per_byte = suffix_slopes[i + 1 - first];
-        if (!(simple_s_per_byte > 0.0)) continue;
-        const LlSimpleSwitch s = nccl_ll_simple_switch(options.ranks, simple_s_per_byte);
-        if (!(p[i].bytes < s.bytes && s.bytes <= p[i + 1].bytes)) continue;
-        if (secant_s_per_byte(p, i - 1) >= options.protocol_switch_min_slope_ratio * simple_s_per_byte) {
-          switch_after[i] = true;
-          switches[i] = s;
-        }
-        break;
+  return step_after;
+}
+
+// NCCL's LL -> Simple switch, at most one per run of points between steps: beta_Simple is fitted
+// on the points from the gap's upper side to the run's end (two at least), the gap must hold
+// the n* it gives, and the secant just below the gap must show LL's steeper slope. When the
+// first gap holding its n* lacks that slope, the run shows no switch. Entry i: the switch in the
+// gap after point i, if any.
+std::vector<std::optional<LlSimpleSwitch>> find_protocol_switches(
+    const std::vector<CurvePoint>& p, const std::vector<std::pair<std::size_t, std::size_t>>& step_runs,
+    const CurveOptions& options) {
+  std::vector<std::optional<LlSimpleSwitch>> switch_after(p.size());
+  if (!options.locate_protocol_switch || options.ranks < 2) return switch_after;
+  for (const auto& [first, last] : step_runs) {
+    if (first + 3 > last) continue;  // no i with first + 1 <= i and i + 2 <= last
+    const std::vector<double> suffix_slopes = suffix_seconds_per_byte(p, first, last);
+    for (std::size_t i = first + 1; i + 2 <= last; ++i) {
+      const double simple_s_per_byte = suffix_slopes[i + 1 - first];
+      if (!(simple_s_per_byte > 0.0)) continue;
+      const LlSimpleSwitch s = nccl_ll_simple_switch(options.ranks, simple_s_per_byte);
+      if (!(p[i].bytes < s.bytes && s.bytes <= p[i + 1].bytes)) continue;
+      if (secant_s_per_byte(p, i - 1) >= options.protocol_switch_min_slope_ratio * simple_s_per_byte) {
+        switch_after[i] = s;
       }
+      break;
     }
   }
-  std::vector<bool> boundary_after(n, false);
-  for (std::size_t i = 0; i < n; ++i) boundary_after[i] = step_after[i] || switch_after[i];
+  return switch_after;
+}
+
+// One regime per run of points between boundaries, each with its own alpha-beta fit.
+std::vector<Regime> fit_regimes(const std::vector<CurvePoint>& p, const std::vector<bool>& boundary_after) {
+  std::vector<Regime> regimes;
   for (const auto& [first, last] : runs_between(boundary_after)) {
     Regime r;
     r.first_point = first;
@@ -234,29 +241,36 @@ MeasuredCurve MeasuredCurve::fit(std::vector<CurvePoint> points, const CurveOpti
     r.first_bytes = p[first].bytes;
     r.last_bytes = p[last].bytes;
     r.fit = fit_alpha_beta(p, first, last);
-    c.regimes_.push_back(r);
+    regimes.push_back(r);
   }
-  // A one-point regime has no slope of its own: it borrows the nearest regime's beta that has
-  // one, and alpha keeps the fit through its point (beta = t/n when that alpha would be < 0).
-  // Nearest such regime on each side (at equal distance, the upper one), found in one pass each.
-  const std::size_t num_regimes = c.regimes_.size();
+  return regimes;
+}
+
+// A one-point regime has no slope of its own: it borrows the nearest regime's beta that has
+// one, and alpha keeps the fit through its point (beta = t/n when that alpha would be < 0).
+// Nearest such regime on each side (at equal distance, the upper one), found in one pass each.
+void borrow_slopes(const std::vector<CurvePoint>& p, std::vector<Regime>& regimes) {
+  const std::size_t num_regimes = regimes.size();
   constexpr std::size_t kNone = static_cast<std::size_t>(-1);
-  auto has_slope = [&](std::size_t k) { return c.regimes_[k].last_point > c.regimes_[k].first_point; };
+  auto has_slope = [&](std::size_t k) { return regimes[k].last_point > regimes[k].first_point; };
   std::vector<std::size_t> below(num_regimes, kNone), above(num_regimes, kNone);
   for (std::size_t k = 1; k < num_regimes; ++k) below[k] = has_slope(k - 1) ? k - 1 : below[k - 1];
   for (std::size_t k = num_regimes - 1; k-- > 0;) above[k] = has_slope(k + 1) ? k + 1 : above[k + 1];
   for (std::size_t k = 0; k < num_regimes; ++k) {
-    Regime& r = c.regimes_[k];
+    Regime& r = regimes[k];
     if (has_slope(k)) continue;
     std::size_t other = above[k];
     if (below[k] != kNone && (other == kNone || k - below[k] < other - k)) other = below[k];
     if (other == kNone) continue;
-    const double beta = c.regimes_[other].fit.seconds_per_byte;
+    const double beta = regimes[other].fit.seconds_per_byte;
     const CurvePoint& q = p[r.first_point];
     r.fit = q.time_s - beta * q.bytes >= 0.0 ? AlphaBeta{q.time_s - beta * q.bytes, beta}
                                              : AlphaBeta{0.0, q.time_s / q.bytes};
   }
-  for (Regime& r : c.regimes_) {
+}
+
+void set_residuals(const std::vector<CurvePoint>& p, std::vector<Regime>& regimes) {
+  for (Regime& r : regimes) {
     double sum_sq = 0.0;
     for (std::size_t i = r.first_point; i <= r.last_point; ++i) {
       const double e = r.fit.time_s(p[i].bytes) / p[i].time_s - 1.0;
@@ -265,20 +279,32 @@ MeasuredCurve MeasuredCurve::fit(std::vector<CurvePoint> points, const CurveOpti
     }
     r.rms_relative_residual = std::sqrt(sum_sq / static_cast<double>(r.last_point - r.first_point + 1));
   }
-  // Where each boundary sits inside its gap: a protocol switch at NCCL's n*, with NCCL's LL line
-  // below it; a step at a per-rank chunk threshold when one falls in the gap (the threshold's size
-  // belongs to the upper regime), else at the geometric middle, with the lower regime's slope.
-  for (std::size_t k = 0; k + 1 < c.regimes_.size(); ++k) {
-    const std::size_t i = c.regimes_[k].last_point;
-    if (switch_after[i]) {
-      c.steps_bytes_.push_back(switches[i].bytes);
-      c.boundary_kinds_.push_back(BoundaryKind::kProtocolSwitch);
-      c.lower_side_s_per_byte_.push_back(switches[i].ll_s_per_byte);
-      c.upper_side_latency_s_.push_back(switches[i].simple_latency_s);
+}
+
+// The boundary between regime k and k + 1: where it sits, what it is, the lower side's slope in
+// the gap and, above a protocol switch, NCCL's Simple latency (else NaN).
+struct Boundary {
+  double bytes = 0.0;
+  BoundaryKind kind = BoundaryKind::kStep;
+  double lower_side_s_per_byte = 0.0;
+  double upper_side_latency_s = std::numeric_limits<double>::quiet_NaN();
+};
+
+// Where each boundary sits inside its gap: a protocol switch at NCCL's n*, with NCCL's LL line
+// below it; a step at a per-rank chunk threshold when one falls in the gap (the threshold's size
+// belongs to the upper regime), else at the geometric middle, with the lower regime's slope.
+std::vector<Boundary> place_boundaries(const std::vector<CurvePoint>& p, const std::vector<Regime>& regimes,
+                                       const std::vector<std::optional<LlSimpleSwitch>>& switch_after,
+                                       const CurveOptions& options) {
+  std::vector<Boundary> out;
+  for (std::size_t k = 0; k + 1 < regimes.size(); ++k) {
+    const std::size_t i = regimes[k].last_point;
+    if (const auto& s = switch_after[i]) {
+      out.push_back({s->bytes, BoundaryKind::kProtocolSwitch, s->ll_s_per_byte, s->simple_latency_s});
       continue;
     }
     const double lo = p[i].bytes;
-    const double hi = p[c.regimes_[k + 1].first_point].bytes;
+    const double hi = p[regimes[k + 1].first_point].bytes;
     double at = std::sqrt(lo * hi);
     if (options.ranks > 0) {
       for (double chunk : options.step_chunk_bytes_per_rank) {
@@ -289,18 +315,21 @@ MeasuredCurve MeasuredCurve::fit(std::vector<CurvePoint> points, const CurveOpti
         }
       }
     }
-    c.steps_bytes_.push_back(at);
-    c.boundary_kinds_.push_back(BoundaryKind::kStep);
-    c.lower_side_s_per_byte_.push_back(c.regimes_[k].fit.seconds_per_byte);
-    c.upper_side_latency_s_.push_back(std::numeric_limits<double>::quiet_NaN());
+    out.push_back({at, BoundaryKind::kStep, regimes[k].fit.seconds_per_byte,
+                   std::numeric_limits<double>::quiet_NaN()});
   }
-  // Hermite node slopes in log-log space from the local alpha-beta line: the weighted harmonic
-  // mean of the two neighbouring linear secants (s/B), as PCHIP does for its derivative (Fritsch &
-  // Butland 1984), then d ln t / d ln n = beta_local * n / t. For points on one alpha + n*beta line
-  // this is the exact derivative. Secants are taken between steps only: NCCL's curve is continuous
-  // through a protocol switch (a kink, not a jump), and the harmonic mean is how PCHIP keeps the
-  // slope of a point beside a kink from overshooting.
-  c.log_slopes_.assign(n, 0.0);
+  return out;
+}
+
+// Hermite node slopes in log-log space from the local alpha-beta line: the weighted harmonic
+// mean of the two neighbouring linear secants (s/B), as PCHIP does for its derivative (Fritsch &
+// Butland 1984), then d ln t / d ln n = beta_local * n / t. For points on one alpha + n*beta line
+// this is the exact derivative. Secants are taken between steps only: NCCL's curve is continuous
+// through a protocol switch (a kink, not a jump), and the harmonic mean is how PCHIP keeps the
+// slope of a point beside a kink from overshooting.
+std::vector<double> hermite_log_slopes(const std::vector<CurvePoint>& p,
+                                       const std::vector<std::pair<std::size_t, std::size_t>>& step_runs) {
+  std::vector<double> log_slopes(p.size(), 0.0);
   for (const auto& [first, last] : step_runs) {
     for (std::size_t i = first; i <= last; ++i) {
       const bool has_left = i > first, has_right = i < last;
@@ -317,9 +346,42 @@ MeasuredCurve MeasuredCurve::fit(std::vector<CurvePoint> points, const CurveOpti
       } else if (has_right) {
         beta = secant_s_per_byte(p, i);
       }
-      c.log_slopes_[i] = beta * p[i].bytes / p[i].time_s;
+      log_slopes[i] = beta * p[i].bytes / p[i].time_s;
     }
   }
+  return log_slopes;
+}
+
+}  // namespace
+
+double AlphaBeta::bandwidth_bytes_per_s() const {
+  return seconds_per_byte > 0.0 ? 1.0 / seconds_per_byte : std::numeric_limits<double>::infinity();
+}
+
+MeasuredCurve MeasuredCurve::fit(std::vector<CurvePoint> points, const CurveOptions& options) {
+  check_curve_input(points, options);
+  MeasuredCurve c;
+  c.options_ = options;
+  c.points_ = mean_per_size(std::move(points));
+  const auto& p = c.points_;
+
+  // Boundaries between regimes: steps, then NCCL's protocol switch inside a run between steps.
+  const std::vector<bool> step_after = find_steps(p, options);
+  const auto step_runs = runs_between(step_after);
+  const auto switch_after = find_protocol_switches(p, step_runs, options);
+  std::vector<bool> boundary_after(p.size(), false);
+  for (std::size_t i = 0; i < p.size(); ++i) boundary_after[i] = step_after[i] || switch_after[i].has_value();
+
+  c.regimes_ = fit_regimes(p, boundary_after);
+  borrow_slopes(p, c.regimes_);
+  set_residuals(p, c.regimes_);
+  for (const Boundary& b : place_boundaries(p, c.regimes_, switch_after, options)) {
+    c.steps_bytes_.push_back(b.bytes);
+    c.boundary_kinds_.push_back(b.kind);
+    c.lower_side_s_per_byte_.push_back(b.lower_side_s_per_byte);
+    c.upper_side_latency_s_.push_back(b.upper_side_latency_s);
+  }
+  c.log_slopes_ = hermite_log_slopes(p, step_runs);
   return c;
 }
 

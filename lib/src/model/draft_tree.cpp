@@ -164,7 +164,16 @@ double expected_tokens(const DraftTree& tree, const PositionalAcceptance& p) {
   return std::accumulate(f.begin(), f.end(), 0.0);
 }
 
-DraftTree sglang_tree(const SglangTreeParams& params, const PositionalAcceptance& p) {
+namespace {
+
+// Candidates SGLang scores: topk at the first step, topk^2 at each further one.
+std::int64_t sglang_candidates(int steps, int topk) {
+  return topk + static_cast<std::int64_t>(steps - 1) * topk * static_cast<std::int64_t>(topk);
+}
+
+// The tree's draft-token count (root included), after checking the parameters and that ranked
+// children never gain acceptance with rank.
+int checked_sglang_draft_tokens(const SglangTreeParams& params, const PositionalAcceptance& p) {
   p.validate();
   std::vector<std::string> problems;
   if (params.num_steps < 1) {
@@ -178,8 +187,7 @@ DraftTree sglang_tree(const SglangTreeParams& params, const PositionalAcceptance
   const int topk = params.eagle_topk;
   // SGLang: "if topk == 1, num_draft_tokens is forced to num_steps + 1".
   const int draft_tokens = topk == 1 ? steps + 1 : params.num_draft_tokens;
-  const std::int64_t candidates_total =
-      topk + static_cast<std::int64_t>(steps - 1) * topk * static_cast<std::int64_t>(topk);
+  const std::int64_t candidates_total = sglang_candidates(steps, topk);
   if (draft_tokens < 2) {
     throw Error("num_draft_tokens = " + std::to_string(draft_tokens) +
                 ": must be >= 2 (the root plus at least one draft token)");
@@ -199,6 +207,16 @@ DraftTree sglang_tree(const SglangTreeParams& params, const PositionalAcceptance
       }
     }
   }
+  return draft_tokens;
+}
+
+}  // namespace
+
+DraftTree sglang_tree(const SglangTreeParams& params, const PositionalAcceptance& p) {
+  const int draft_tokens = checked_sglang_draft_tokens(params, p);
+  const int steps = params.num_steps;
+  const int topk = params.eagle_topk;
+  const std::int64_t candidates_total = sglang_candidates(steps, topk);
 
   struct Candidate {
     int parent;  // candidate index, -1 for the root

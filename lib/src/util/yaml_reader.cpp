@@ -413,20 +413,10 @@ void YamlReader::expect_header(const std::string& kind) {
   if (k != kind) fail("kind", "expected '" + kind + "', got '" + k + "'");
 }
 
-void apply_patch(YAML::Node root, const std::string& assignment, YamlOrigin& origin) {
-  const auto eq = assignment.find('=');
-  const std::string where = "--set " + assignment;
-  if (eq == std::string::npos || eq == 0) {
-    throw Error({"--set", 0, 0}, assignment, "expected key=value (e.g. speculation.num_steps=2)");
-  }
-  // `key*=factor` scales the current value, keeping its unit ("1.3us" *= 2 gives "2.6us").
-  const bool scale = assignment[eq - 1] == '*';
-  const std::string path = assignment.substr(0, scale ? eq - 1 : eq);
-  const std::string value = assignment.substr(eq + 1);
-  // `key=` sets an empty text (clears an optional name such as comm.custom_profile); a number or
-  // a quantity read from it fails with the reader's own message.
-  if (value.empty() && scale) throw Error({where, 0, 0}, path, "the factor is empty");
-  if (path.empty()) throw Error({where, 0, 0}, assignment, "expected key=value (e.g. speculation.num_steps=2)");
+namespace {
+
+// The components of a dotted key path; an empty one is an error.
+std::vector<std::string> key_components(const std::string& path, const std::string& where) {
   std::vector<std::string> parts;
   std::stringstream ss(path);
   std::string part;
@@ -434,38 +424,50 @@ void apply_patch(YAML::Node root, const std::string& assignment, YamlOrigin& ori
     if (part.empty()) throw Error({where, 0, 0}, path, "empty component in the key path");
     parts.push_back(part);
   }
+  return parts;
+}
+
+// `key*=factor`: the key's current value times the factor, keeping its unit ("1.3us" *= 2 gives
+// "2.6us").
+YAML::Node scaled_value(YAML::Node root, const std::vector<std::string>& parts, const std::string& path,
+                        const std::string& value, const std::string& where) {
+  double factor = 0.0;
+  std::size_t used = 0;
+  try {
+    factor = std::stod(value, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != value.size() || !std::isfinite(factor) || factor < 0) {
+    throw Error({where, 0, 0}, path, "expected a non-negative factor after '*=', got '" + value + "'");
+  }
+  YAML::Node cur = root;
+  for (const auto& p : parts) {
+    if (!cur.IsMap() || !cur[p].IsDefined() || cur[p].IsNull()) {
+      throw Error({where, 0, 0}, path, "cannot scale a key the scenario does not set");
+    }
+    cur.reset(cur[p]);
+  }
+  if (!cur.IsScalar()) throw Error({where, 0, 0}, path, "only a single value can be scaled");
+  const std::string text = cur.Scalar();
+  double number = 0.0;
+  try {
+    number = std::stod(text, &used);
+  } catch (const std::exception&) {
+    throw Error({where, 0, 0}, path, "current value '" + text + "' is not a number");
+  }
+  std::ostringstream os;
+  os.precision(12);
+  os << number * factor << text.substr(used);
+  return YAML::Node(os.str());
+}
+
+// `key=value`: the value read as YAML, a scalar or a list; anything else (or what does not parse)
+// stays text. `key=` sets an empty text (clears an optional name such as comm.custom_profile); a
+// number or a quantity read from it fails with the reader's own message.
+YAML::Node given_value(const std::string& value) {
   YAML::Node parsed;
-  if (scale) {
-    double factor = 0.0;
-    std::size_t used = 0;
-    try {
-      factor = std::stod(value, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != value.size() || !std::isfinite(factor) || factor < 0) {
-      throw Error({where, 0, 0}, path, "expected a non-negative factor after '*=', got '" + value + "'");
-    }
-    YAML::Node cur = root;
-    for (const auto& p : parts) {
-      if (!cur.IsMap() || !cur[p].IsDefined() || cur[p].IsNull()) {
-        throw Error({where, 0, 0}, path, "cannot scale a key the scenario does not set");
-      }
-      cur.reset(cur[p]);
-    }
-    if (!cur.IsScalar()) throw Error({where, 0, 0}, path, "only a single value can be scaled");
-    const std::string text = cur.Scalar();
-    double number = 0.0;
-    try {
-      number = std::stod(text, &used);
-    } catch (const std::exception&) {
-      throw Error({where, 0, 0}, path, "current value '" + text + "' is not a number");
-    }
-    std::ostringstream os;
-    os.precision(12);
-    os << number * factor << text.substr(used);
-    parsed = YAML::Node(os.str());
-  } else if (value.empty()) {
+  if (value.empty()) {
     parsed = YAML::Node(std::string());
   } else try {
     parsed = YAML::Load(value);
@@ -473,6 +475,24 @@ void apply_patch(YAML::Node root, const std::string& assignment, YamlOrigin& ori
     parsed = YAML::Node(value);
   }
   if (!parsed.IsScalar() && !parsed.IsSequence()) parsed = YAML::Node(value);
+  return parsed;
+}
+
+}  // namespace
+
+void apply_patch(YAML::Node root, const std::string& assignment, YamlOrigin& origin) {
+  const auto eq = assignment.find('=');
+  const std::string where = "--set " + assignment;
+  if (eq == std::string::npos || eq == 0) {
+    throw Error({"--set", 0, 0}, assignment, "expected key=value (e.g. speculation.num_steps=2)");
+  }
+  const bool scale = assignment[eq - 1] == '*';
+  const std::string path = assignment.substr(0, scale ? eq - 1 : eq);
+  const std::string value = assignment.substr(eq + 1);
+  if (value.empty() && scale) throw Error({where, 0, 0}, path, "the factor is empty");
+  if (path.empty()) throw Error({where, 0, 0}, assignment, "expected key=value (e.g. speculation.num_steps=2)");
+  const std::vector<std::string> parts = key_components(path, where);
+  const YAML::Node parsed = scale ? scaled_value(root, parts, path, value, where) : given_value(value);
   // yaml-cpp's operator[] on a non-const node creates entries; walk with explicit checks instead.
   std::vector<YAML::Node> chain{root};
   std::vector<std::string> created;

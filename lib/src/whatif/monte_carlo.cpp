@@ -107,6 +107,132 @@ struct Walker {
   }
 };
 
+void check_options(const MonteCarloOptions& options) {
+  std::vector<std::string> problems;
+  if (options.num_requests < 2) {
+    problems.push_back("num_requests = " + std::to_string(options.num_requests) +
+                       ": must be >= 2 (the interval needs a spread)");
+  }
+  if (options.cycles_per_request < 1) {
+    problems.push_back("cycles_per_request = " + std::to_string(options.cycles_per_request) +
+                       ": must be >= 1");
+  }
+  if (!(options.confidence > 0.0 && options.confidence < 1.0)) {
+    problems.push_back("confidence = " + fmt(options.confidence) + ": must lie in (0, 1)");
+  }
+  if (!problems.empty()) {
+    std::string message = "Monte Carlo options: ";
+    for (std::size_t i = 0; i < problems.size(); ++i) message += (i ? "; " : "") + problems[i];
+    throw Error(message);
+  }
+}
+
+// Inverse CDF of a Beta by table: quantiles at kBetaTableSize + 1 equally spaced probabilities,
+// linear in between. One Boost quantile costs ~25 us; a table keeps 1000 requests well inside the
+// budget.
+class BetaQuantiles {
+ public:
+  explicit BetaQuantiles(const boost::math::beta_distribution<>& beta) : table_(kBetaTableSize + 1) {
+    table_.front() = 0.0;
+    table_.back() = 1.0;
+    for (int i = 1; i < kBetaTableSize; ++i) table_[i] = boost::math::quantile(beta, double(i) / kBetaTableSize);
+  }
+
+  [[nodiscard]] double at(double u) const {
+    const double x = u * kBetaTableSize;
+    const auto i = std::min(static_cast<int>(x), kBetaTableSize - 1);
+    return table_[i] + (x - i) * (table_[i + 1] - table_[i]);
+  }
+
+ private:
+  std::vector<double> table_;
+};
+
+// Cycle time per emitted count (index 1..max_tokens), computed once: the function is a pure
+// input. All 0 without a function.
+std::vector<double> cycle_times(int max_tokens, const CycleTimeFunction& cycle_time_s) {
+  std::vector<double> time_for(max_tokens + 1, 0.0);
+  if (!cycle_time_s) return time_for;
+  for (int t = 1; t <= max_tokens; ++t) {
+    time_for[t] = cycle_time_s(t);
+    if (!(time_for[t] > 0.0) || !std::isfinite(time_for[t])) {
+      throw Error("cycle time for " + std::to_string(t) + " emitted tokens = " + fmt(time_for[t]) +
+                  " s: must be a positive finite number of seconds");
+    }
+  }
+  return time_for;
+}
+
+// What the simulated requests emitted: a histogram of tokens per cycle, each request's mean and
+// rate, and the totals.
+struct Tally {
+  std::vector<std::int64_t> histogram;  // cycles by tokens emitted
+  std::vector<double> request_mean, request_rate;
+  double total_tokens = 0.0, total_time_s = 0.0, sum_sq = 0.0;
+};
+
+// Each request draws its own first-position acceptance from the Beta (when requests differ),
+// then walks the tree cycles_per_request times.
+Tally simulate_requests(const DraftTree& tree, const PositionalAcceptance& p, const MonteCarloOptions& options,
+                        const std::vector<double>& time_for) {
+  std::mt19937_64 rng(options.seed);
+  const bool spread = options.request_accept_stddev > 0.0;
+  const double mean_first = p.at(1, 1);
+  std::optional<BetaQuantiles> quantiles;
+  if (spread) quantiles.emplace(request_beta(mean_first, options.request_accept_stddev));
+  const Walker shared(tree, p);
+  Tally out;
+  out.histogram.assign(time_for.size(), 0);
+  out.request_mean.resize(options.num_requests);
+  out.request_rate.resize(options.num_requests);
+  for (int r = 0; r < options.num_requests; ++r) {
+    std::optional<Walker> own;  // this request's own p when requests differ
+    if (spread) own.emplace(tree, scaled(p, quantiles->at(uniform01(rng)) / mean_first));
+    const Walker& walker = own ? *own : shared;
+    std::int64_t tokens = 0;
+    double time_s = 0.0;
+    for (int c = 0; c < options.cycles_per_request; ++c) {
+      const int t = walker.cycle(rng);
+      ++out.histogram[t];
+      tokens += t;
+      out.sum_sq += double(t) * t;
+      time_s += time_for[t];
+    }
+    out.request_mean[r] = double(tokens) / options.cycles_per_request;
+    out.request_rate[r] = time_s > 0.0 ? double(tokens) / time_s : 0.0;
+    out.total_tokens += double(tokens);
+    out.total_time_s += time_s;
+  }
+  return out;
+}
+
+// Requests are independent (cycles within one share its Beta draw), so the interval of the mean
+// comes from the spread of request means: mean +- z * s_r / sqrt(R).
+ConfidenceInterval mean_interval(const std::vector<double>& request_mean, double mean, double confidence) {
+  const auto requests = static_cast<double>(request_mean.size());
+  double var_r = 0.0;
+  for (double m : request_mean) var_r += (m - mean) * (m - mean);
+  var_r /= (requests - 1);
+  const double z = boost::math::quantile(boost::math::normal_distribution<>(0.0, 1.0), 0.5 + confidence / 2.0);
+  const double half = z * std::sqrt(var_r / requests);
+  return {mean - half, mean + half, confidence};
+}
+
+// Per-cycle percentiles straight from the histogram (nearest rank).
+Percentiles histogram_percentiles(const std::vector<std::int64_t>& histogram, double num_cycles) {
+  const int max_tokens = static_cast<int>(histogram.size()) - 1;
+  const auto from_histogram = [&](double q) {
+    const auto need = static_cast<std::int64_t>(std::ceil(q * num_cycles));
+    std::int64_t seen = 0;
+    for (int t = 1; t <= max_tokens; ++t) {
+      seen += histogram[t];
+      if (seen >= std::max<std::int64_t>(need, 1)) return double(t);
+    }
+    return double(max_tokens);
+  };
+  return {from_histogram(0.10), from_histogram(0.50), from_histogram(0.90)};
+}
+
 }  // namespace
 
 double expected_tokens_with_request_spread(const DraftTree& tree, const PositionalAcceptance& p,
@@ -137,118 +263,26 @@ MonteCarloResult simulate_cycles(const DraftTree& tree, const PositionalAcceptan
                                  const MonteCarloOptions& options,
                                  const CycleTimeFunction& cycle_time_s) {
   p.validate();
-  std::vector<std::string> problems;
-  if (options.num_requests < 2) {
-    problems.push_back("num_requests = " + std::to_string(options.num_requests) +
-                       ": must be >= 2 (the interval needs a spread)");
-  }
-  if (options.cycles_per_request < 1) {
-    problems.push_back("cycles_per_request = " + std::to_string(options.cycles_per_request) +
-                       ": must be >= 1");
-  }
-  if (!(options.confidence > 0.0 && options.confidence < 1.0)) {
-    problems.push_back("confidence = " + fmt(options.confidence) + ": must lie in (0, 1)");
-  }
-  if (!problems.empty()) {
-    std::string message = "Monte Carlo options: ";
-    for (std::size_t i = 0; i < problems.size(); ++i) message += (i ? "; " : "") + problems[i];
-    throw Error(message);
-  }
+  check_options(options);
   check_spread(p, options.request_accept_stddev);
-
-  std::mt19937_64 rng(options.seed);
-  const bool spread = options.request_accept_stddev > 0.0;
-  const double mean_first = p.at(1, 1);
-  const auto beta = spread ? request_beta(mean_first, options.request_accept_stddev)
-                           : boost::math::beta_distribution<>(1.0, 1.0);
-  // Inverse CDF by table: quantiles at kBetaTableSize + 1 equally spaced probabilities, linear in
-  // between. One Boost quantile costs ~25 us; a table keeps 1000 requests well inside the budget.
-  std::vector<double> quantile_table;
-  if (spread) {
-    quantile_table.resize(kBetaTableSize + 1);
-    quantile_table.front() = 0.0;
-    quantile_table.back() = 1.0;
-    for (int i = 1; i < kBetaTableSize; ++i) {
-      quantile_table[i] = boost::math::quantile(beta, double(i) / kBetaTableSize);
-    }
-  }
-  const auto draw_beta = [&](double u) {
-    const double x = u * kBetaTableSize;
-    const auto i = std::min(static_cast<int>(x), kBetaTableSize - 1);
-    return quantile_table[i] + (x - i) * (quantile_table[i + 1] - quantile_table[i]);
-  };
-  const Walker shared(tree, p);
-
-  // Cycle time per emitted count, computed once: the function is a pure input.
-  const int max_tokens = tree.max_depth() + 1;
-  std::vector<double> time_for(max_tokens + 1, 0.0);
-  if (cycle_time_s) {
-    for (int t = 1; t <= max_tokens; ++t) {
-      time_for[t] = cycle_time_s(t);
-      if (!(time_for[t] > 0.0) || !std::isfinite(time_for[t])) {
-        throw Error("cycle time for " + std::to_string(t) + " emitted tokens = " + fmt(time_for[t]) +
-                    " s: must be a positive finite number of seconds");
-      }
-    }
-  }
-
-  std::vector<std::int64_t> histogram(max_tokens + 1, 0);
-  std::vector<double> request_mean(options.num_requests), request_rate(options.num_requests);
-  double total_tokens = 0.0, total_time_s = 0.0, sum_sq = 0.0;
-  for (int r = 0; r < options.num_requests; ++r) {
-    std::optional<Walker> own;  // this request's own p when requests differ
-    if (spread) own.emplace(tree, scaled(p, draw_beta(uniform01(rng)) / mean_first));
-    const Walker& walker = own ? *own : shared;
-    std::int64_t tokens = 0;
-    double time_s = 0.0;
-    for (int c = 0; c < options.cycles_per_request; ++c) {
-      const int t = walker.cycle(rng);
-      ++histogram[t];
-      tokens += t;
-      sum_sq += double(t) * t;
-      time_s += time_for[t];
-    }
-    request_mean[r] = double(tokens) / options.cycles_per_request;
-    request_rate[r] = time_s > 0.0 ? double(tokens) / time_s : 0.0;
-    total_tokens += double(tokens);
-    total_time_s += time_s;
-  }
+  const std::vector<double> time_for = cycle_times(tree.max_depth() + 1, cycle_time_s);
+  const Tally tally = simulate_requests(tree, p, options, time_for);
 
   MonteCarloResult out;
   out.num_cycles = std::int64_t(options.num_requests) * options.cycles_per_request;
   const double n = double(out.num_cycles);
-  out.mean_tokens_per_cycle = total_tokens / n;
+  out.mean_tokens_per_cycle = tally.total_tokens / n;
   out.stddev_tokens_per_cycle =
-      std::sqrt(std::max(0.0, (sum_sq - n * out.mean_tokens_per_cycle * out.mean_tokens_per_cycle) /
+      std::sqrt(std::max(0.0, (tally.sum_sq - n * out.mean_tokens_per_cycle * out.mean_tokens_per_cycle) /
                                   (n - 1.0)));
-  // Requests are independent (cycles within one share its Beta draw), so the interval of the mean
-  // comes from the spread of request means: mean +- z * s_r / sqrt(R).
-  double var_r = 0.0;
-  for (double m : request_mean) var_r += (m - out.mean_tokens_per_cycle) * (m - out.mean_tokens_per_cycle);
-  var_r /= (options.num_requests - 1);
-  const double z = boost::math::quantile(boost::math::normal_distribution<>(0.0, 1.0),
-                                         0.5 + options.confidence / 2.0);
-  const double half = z * std::sqrt(var_r / options.num_requests);
-  out.mean_tokens_per_cycle_interval = {out.mean_tokens_per_cycle - half,
-                                        out.mean_tokens_per_cycle + half, options.confidence};
-
-  // Per-cycle percentiles straight from the histogram (nearest rank).
-  const auto from_histogram = [&](double q) {
-    const auto need = static_cast<std::int64_t>(std::ceil(q * n));
-    std::int64_t seen = 0;
-    for (int t = 1; t <= max_tokens; ++t) {
-      seen += histogram[t];
-      if (seen >= std::max<std::int64_t>(need, 1)) return double(t);
-    }
-    return double(max_tokens);
-  };
-  out.tokens_per_cycle = {from_histogram(0.10), from_histogram(0.50), from_histogram(0.90)};
-  out.request_tokens_per_cycle = percentiles(request_mean);
+  out.mean_tokens_per_cycle_interval = mean_interval(tally.request_mean, out.mean_tokens_per_cycle, options.confidence);
+  out.tokens_per_cycle = histogram_percentiles(tally.histogram, n);
+  out.request_tokens_per_cycle = percentiles(tally.request_mean);
   out.closed_form_tokens_per_cycle =
       expected_tokens_with_request_spread(tree, p, options.request_accept_stddev);
   if (cycle_time_s) {
-    out.tokens_per_s = total_tokens / total_time_s;
-    out.request_tokens_per_s = percentiles(request_rate);
+    out.tokens_per_s = tally.total_tokens / tally.total_time_s;
+    out.request_tokens_per_s = percentiles(tally.request_rate);
   }
   return out;
 }
