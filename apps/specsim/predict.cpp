@@ -12,6 +12,7 @@
 #include "specsim/cycle.hpp"
 #include "specsim/engine_log.hpp"
 #include "specsim/load.hpp"
+#include "specsim/memory_fit.hpp"
 #include "specsim/report.hpp"
 #include "specsim/whatif.hpp"
 
@@ -82,6 +83,7 @@ void run_predict(const PredictOptions& o, Io& io) {
   std::vector<std::string> warnings;
   if (!o.acceptance_logs.empty()) s.acceptance = from_logs(o.acceptance_logs, warnings);  // excludes the others
   for (auto& w : acceptance_warnings(s)) warnings.push_back(std::move(w));
+  require_memory_fit(s);  // a deployment that cannot load predicts nothing
   const CycleModel model(std::move(s));
   const Prediction p = model.predict();
   std::optional<MonteCarloResult> mc;

@@ -54,6 +54,7 @@ void run_rank(const RankOptions& o, Io& io) {
     j["catalogue"] = r.catalogue;
     j["baseline_tokens_per_s"] = r.baseline_tokens_per_s;
     j["scenario_tokens_per_s"] = r.scenario_tokens_per_s;
+    if (!r.scenario_infeasible.empty()) j["scenario_infeasible"] = r.scenario_infeasible;
     j["interventions"] = nlohmann::json::array();
     for (const auto& x : r.ranked) {
       nlohmann::json e = {{"name", x.intervention->name},
@@ -83,7 +84,9 @@ void run_rank(const RankOptions& o, Io& io) {
   }
   std::string out = "specsim rank: " + o.scenario + " with " + r.catalogue + "\n";
   out += "  now: speculative " + fmt("%.1f", r.scenario_tokens_per_s) + " tok/s, plain decoding " +
-         fmt("%.1f", r.baseline_tokens_per_s) + " tok/s\n\n";
+         fmt("%.1f", r.baseline_tokens_per_s) + " tok/s\n";
+  if (!r.scenario_infeasible.empty()) out += "  INFEASIBLE as it stands: " + r.scenario_infeasible + "\n";
+  out += "\n";
   out += "  by predicted gain                          tok/s     gain  launches  gain/launch  note\n";
   for (const auto& x : r.ranked) {
     char buf[512];

@@ -86,9 +86,14 @@ void run_sweep(const SweepOptions& o, Io& io) {
     j["invalid"] = r.invalid;
     j["invalid_example"] = r.invalid_example;
     j["points"] = nlohmann::json::array();
+    if (r.infeasible > 0) j["infeasible"] = r.infeasible;
     for (const auto& p : r.points) {
       nlohmann::json set;
       for (std::size_t i = 0; i < r.keys.size(); ++i) set[r.keys[i]] = p.values[i];
+      if (!p.infeasible.empty()) {
+        j["points"].push_back({{"set", set}, {"feasible", false}, {"infeasible", p.infeasible}});
+        continue;
+      }
       j["points"].push_back({{"set", set}, {"tokens_per_s", p.tokens_per_s}, {"speedup", p.speedup},
                              {"tokens_per_cycle", p.tokens_per_cycle}, {"cycle_s", p.cycle_s},
                              {"baseline_tokens_per_s", p.baseline_tokens_per_s}});
@@ -105,6 +110,10 @@ void run_sweep(const SweepOptions& o, Io& io) {
     char buf[160];
     for (const auto& p : r.points) {
       for (const auto& v : p.values) out += v + ",";
+      if (!p.infeasible.empty()) {
+        out += ",,,,\n";  // no figures: the point does not fit in memory (stderr says so)
+        continue;
+      }
       std::snprintf(buf, sizeof buf, "%.6g,%.6g,%.6g,%.6g,%.6g\n", p.tokens_per_s, p.speedup, p.tokens_per_cycle,
                     p.cycle_s, p.baseline_tokens_per_s);
       out += buf;
@@ -117,10 +126,11 @@ void run_sweep(const SweepOptions& o, Io& io) {
     }
     // Axes on the model, the box or the compute terms move plain decoding too: then each row shows
     // its own plain rate, which its speedup is against.
-    const auto [low, high] = std::minmax_element(r.points.begin(), r.points.end(), [](const auto& a, const auto& b) {
+    const auto feasible_end = r.points.end() - static_cast<std::ptrdiff_t>(r.infeasible);  // infeasible points sort last
+    const auto [low, high] = std::minmax_element(r.points.begin(), feasible_end, [](const auto& a, const auto& b) {
       return a.baseline_tokens_per_s < b.baseline_tokens_per_s;
     });
-    const bool plain_varies = !r.points.empty() && low->baseline_tokens_per_s != high->baseline_tokens_per_s;
+    const bool plain_varies = r.points.begin() != feasible_end && low->baseline_tokens_per_s != high->baseline_tokens_per_s;
     if (plain_varies) {
       std::snprintf(buf, sizeof buf,
                     "specsim sweep: %zu valid, %zu invalid skipped; plain decoding %.1f to %.1f tok/s (per row)\n",
@@ -131,6 +141,9 @@ void run_sweep(const SweepOptions& o, Io& io) {
     }
     out += buf;
     if (r.invalid) out += "  first invalid: " + r.invalid_example + "\n";
+    if (r.infeasible) {
+      out += "  " + std::to_string(r.infeasible) + " of them do not fit in GPU memory (INFEASIBLE, listed last)\n";
+    }
     out += "  ";
     for (const auto& k : r.keys) out += k + "  ";
     out += plain_varies ? "tok/s  plain tok/s  speedup  tokens/cycle\n" : "tok/s  speedup  tokens/cycle\n";
@@ -141,7 +154,9 @@ void run_sweep(const SweepOptions& o, Io& io) {
         out += buf;
       }
       const auto& p = r.points[n];
-      if (plain_varies) {
+      if (!p.infeasible.empty()) {
+        out += "INFEASIBLE: " + p.infeasible + "\n";
+      } else if (plain_varies) {
         std::snprintf(buf, sizeof buf, "%5.1f  %11.1f  %6.3fx  %12.3f\n", p.tokens_per_s, p.baseline_tokens_per_s,
                       p.speedup, p.tokens_per_cycle);
       } else {
@@ -151,6 +166,9 @@ void run_sweep(const SweepOptions& o, Io& io) {
     }
   }
   io.out << out << std::flush;
+  if (r.infeasible > 0 && (o.csv || o.json)) {
+    io.err << "specsim: " << r.infeasible << " of " << r.evaluated << " points do not fit in GPU memory\n";
+  }
   if (r.invalid > 0 && (o.csv || o.json)) {
     io.err << "specsim: " << r.invalid << " of " << r.evaluated << " points invalid; the first: " << r.invalid_example
            << "\n";

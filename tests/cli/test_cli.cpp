@@ -114,3 +114,58 @@ TEST_CASE("cli: a misspelt subcommand names the nearest one; every help page has
     CHECK(r.err.empty());
   }
 }
+
+TEST_CASE("cli: predict refuses a deployment that does not fit in GPU memory", "[cli][memory]") {
+  // DeepSeek-R1's shape (FP8, 671B) on 8x RTX 4090: 84.1 GB of weights per GPU against 25.8 GB
+  // (tests/model/test_memory_fit.cpp works the numbers out).
+  const std::string mtp = std::string(SPECSIM_TEST_DATA_DIR) + "/valid/scenario/deepseek-v3-mtp-8x-h200.yaml";
+  const auto r1 = run({"predict", "--scenario", mtp, "--set", "topology=8x-rtx-4090-pcie4-p2p"});
+  CHECK(r1.code == 1);
+  CHECK(r1.out.empty());
+  CHECK_THAT(r1.err, Contains(mtp + ": does not fit in GPU memory: needs 92.8 GB per GPU, 67.0 GB more than the 25.8 GB "
+                                    "of one rtx-4090 (TP8, batch 1, context 1024): target weights 84.1 GB"));
+  // A BF16 70B dense model on one 80 GB H100: 141.1 GB of weights.
+  const auto r2 = run({"predict", "--scenario", "llama-3.3-70b-eagle3-4x-h100-nvswitch", "--set", "parallel.tp=1", "--json"});
+  CHECK(r2.code == 1);
+  CHECK_THAT(r2.err, Contains("69.6 GB more than the 85.5 GB of one h100-sxm (TP1, batch 1, context 2048): target weights "
+                              "141.1 GB") && Contains("activations 2.0 GB") && Contains("engine reserve 8.6 GB"));
+}
+
+TEST_CASE("cli: predict shows the memory per GPU in text and JSON", "[cli][memory]") {
+  const auto text = run({"predict", "--accept", "0.747"});
+  REQUIRE(text.code == 0);
+  CHECK_THAT(text.out, Contains("memory per GPU (rtx-pro-6000-server, 102.6 GB)") && Contains("target weights") &&
+                           Contains("target KV cache") && Contains("draft weights") && Contains("engine reserve"));
+  const auto json = run({"predict", "--accept", "0.747", "--json"});
+  REQUIRE(json.code == 0);
+  const auto j = nlohmann::json::parse(json.out);
+  CHECK(j["memory"]["fits"] == true);
+  CHECK(j["memory"]["gpu"] == "rtx-pro-6000-server");
+  CHECK_THAT(j["memory"]["capacity_bytes"].get<double>(), WithinRel(97887.0 * 1024 * 1024, 1e-12));
+  double sum = 0.0;
+  for (const auto& p : j["memory"]["parts"]) sum += p["bytes"].get<double>();
+  CHECK_THAT(j["memory"]["used_bytes"].get<double>(), WithinRel(sum, 1e-12));
+}
+
+TEST_CASE("cli: sweep and rank mark points that do not fit in memory as infeasible", "[cli][memory]") {
+  // The home scenario holds ~10 GB of KV room per GPU: 64 requests of 4096 tokens (64 x 288 MB of
+  // MLA cache per GPU = 18.4 GB) do not fit; one request does.
+  const auto text = run({"sweep", "--vary", "workload.batch=1,64"});
+  REQUIRE(text.code == 0);
+  CHECK_THAT(text.out, Contains("1 of them do not fit in GPU memory") &&
+                           Contains("INFEASIBLE: does not fit in GPU memory: needs"));
+  const auto json = run({"sweep", "--vary", "workload.batch=1,64", "--json"});
+  REQUIRE(json.code == 0);
+  const auto j = nlohmann::json::parse(json.out);
+  CHECK(j["infeasible"] == 1);
+  REQUIRE(j["points"].size() == 2);
+  CHECK(j["points"][0]["set"]["workload.batch"] == "1");
+  CHECK(j["points"][1]["set"]["workload.batch"] == "64");
+  CHECK(j["points"][1]["feasible"] == false);
+  CHECK_THAT(j["points"][1]["infeasible"].get<std::string>(), Contains("batch 64"));
+  CHECK_THAT(json.err, Contains("1 of 2 points do not fit in GPU memory"));
+  const auto rank = run({"rank", "--set", "workload.batch=64"});
+  REQUIRE(rank.code == 0);
+  CHECK_THAT(rank.out, Contains("INFEASIBLE as it stands: does not fit in GPU memory") &&
+                           Contains("INFEASIBLE: does not fit in GPU memory"));
+}

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "specsim/cycle.hpp"
+#include "specsim/memory_fit.hpp"
 
 namespace specsim {
 
@@ -19,5 +20,11 @@ namespace specsim {
 
 [[nodiscard]] std::string render_text(const CycleModel& model, const Prediction& p);
 [[nodiscard]] std::string render_json(const CycleModel& model, const Prediction& p);
+
+// The "memory per GPU" section of predict's text (a heading line, then a line per part), and the
+// object its JSON holds under "memory": gpu, batch, capacity_bytes, used_bytes, fits,
+// engine_fraction, engine_rule, parts[{name, bytes, basis}].
+[[nodiscard]] std::string render_memory_text(const MemoryFit& fit);
+[[nodiscard]] std::string render_memory_json(const MemoryFit& fit);
 
 }  // namespace specsim

@@ -26,6 +26,9 @@ struct EngineSettings {
   // runs num_steps draft forwards in all, not num_steps + 1 (docs/references/models.md#sglang-cycle, eagle_worker.py).
   bool extend_yields_first_draft = true;
   std::optional<bool> embedding_allreduce;  // overrides the model file when set
+  // The share of each GPU's memory the engine allocates from: vLLM's --gpu-memory-utilization or
+  // SGLang's --mem-fraction-static. Empty = the engine's default (memory_fit.hpp).
+  std::optional<double> memory_fraction;
 };
 
 struct SpeculationSettings {

@@ -65,6 +65,9 @@ struct RankReport {
   std::string catalogue;
   double baseline_tokens_per_s = 0.0;   // plain decoding
   double scenario_tokens_per_s = 0.0;   // speculative, as the scenario stands
+  // Why the scenario as it stands cannot run (it does not fit in memory); "" when it can. Its
+  // figures above are still computed, as the point the interventions start from.
+  std::string scenario_infeasible;
   std::vector<RankedIntervention> ranked;  // feasible by gain, then infeasible
   std::vector<const RankedIntervention*> by_gain_per_effort;  // feasible ones
   std::vector<PlanStep> path;           // apply the best, re-rank the rest
@@ -92,11 +95,15 @@ struct SweepPoint {
   double tokens_per_cycle = 0.0;
   double cycle_s = 0.0;
   double baseline_tokens_per_s = 0.0;  // plain decoding at this point (axes on the model or box move it)
+  // Why the deployment cannot run at this point (it does not fit in GPU memory: memory_fit.hpp);
+  // "" when it can. An infeasible point has no figures and sorts after every feasible one.
+  std::string infeasible;
 };
 
 struct SweepResult {
   std::vector<std::string> keys;
-  std::vector<SweepPoint> points;  // best first
+  std::vector<SweepPoint> points;  // best first, infeasible ones last
+  std::size_t infeasible = 0;      // points that do not fit in memory (kept in `points`, marked)
   std::size_t invalid = 0;         // combinations skipped
   std::string invalid_example;     // the first one's reason
   double baseline_tokens_per_s = 0.0;  // plain decoding of the last point evaluated

@@ -599,6 +599,7 @@ constexpr Bound kScenarioBounds[] = {
     {"comm.max_channels", 0, 64, true},
     {"comm.scale", 0, 1e6, false},
     {"comm.overlap", 0, 1, false},
+    {"engine.memory_fraction", 0.01, 1, false},
     {"measurements.verify.tokens_per_request", 1, 4096, true},
 };
 
@@ -912,6 +913,7 @@ Scenario read_scenario(YamlReader& r, const DataDir& data) {
       s.engine.draft_mode = read_mode(*e, "draft_mode", LaunchMode::kGraph);
       s.engine.extend_yields_first_draft = e->optional_boolean("extend_yields_first_draft", true);
       if (e->has("embedding_allreduce")) s.engine.embedding_allreduce = e->boolean("embedding_allreduce");
+      if (e->has("memory_fraction")) s.engine.memory_fraction = bounded_number(*e, "engine.memory_fraction");
       e->ignore("embedding_allreduce");
       e->finish();
     }

@@ -100,7 +100,8 @@ void CycleModel::calibrate_measured(const Calibration* without_overrides) {
 }
 
 // The models of the box predicted, with the calibrated values, and what the scenario itself says
-// about them (its notes, whether it fits, where its all-reduces leave the measured table).
+// about them (its notes, where its all-reduces leave the measured table). Whether it fits in memory
+// is memory_fit()'s question, asked by predict, rank and sweep.
 void CycleModel::apply_calibration() {
   active_ = &scenario_;
   for (const auto& note : scenario_.notes) calibration_.warnings.push_back(note);
@@ -117,12 +118,6 @@ void CycleModel::apply_calibration() {
                                            origin("host.spec_extra_per_cycle", prior ? &prior->cycle_overhead : nullptr)};
     calibration_.draft_step_overhead_s = {s.host.draft_step_overhead_s,
                                           origin("host.draft_step_overhead", prior ? &prior->draft_step_overhead : nullptr)};
-  }
-  const double per_gpu = (s.model.weight_bytes() + s.draft.weight_bytes()) / (double(s.tp) * s.pp);
-  if (per_gpu > s.gpu.memory_bytes) {
-    calibration_.warnings.push_back("the weights need " + units::format_bytes(per_gpu) + " per GPU, more than the " +
-                                    units::format_bytes(s.gpu.memory_bytes) + " of a " + s.gpu.name +
-                                    ": this deployment does not fit");
   }
   comm_ = CommModel::build(s, calibration_.eager_overhead_per_op_s.value, 2.0 * s.compute.kernel_floor_s);
   calibration_.comm_calibrated = comm_.calibrated();

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "specsim/memory_fit.hpp"
 #include "specsim/prior_band.hpp"
 #include "specsim/units.hpp"
 
@@ -43,7 +44,37 @@ nlohmann::json forward_json(const ForwardBreakdown& f) {
 
 nlohmann::json value_json(const CalibratedValue& v) { return {{"value", v.value}, {"origin", v.origin}}; }
 
+std::string gigabytes(double bytes) { return fixed(bytes / 1e9, 1) + " GB"; }
+
+nlohmann::json memory_json(const MemoryFit& fit) {
+  nlohmann::json parts = nlohmann::json::array();
+  for (const auto& part : fit.parts) parts.push_back({{"name", part.name}, {"bytes", part.bytes}, {"basis", part.basis}});
+  return {{"gpu", fit.gpu},
+          {"batch", fit.batch},
+          {"capacity_bytes", fit.capacity_bytes},
+          {"used_bytes", fit.used_bytes()},
+          {"fits", fit.fits()},
+          {"engine_fraction", fit.engine_fraction},
+          {"engine_rule", fit.engine_rule},
+          {"parts", parts}};
+}
+
 }  // namespace
+
+std::string render_memory_text(const MemoryFit& fit) {
+  std::ostringstream os;
+  os << "\n  memory per GPU (" << fit.gpu << ", " << gigabytes(fit.capacity_bytes) << "): "
+     << gigabytes(fit.used_bytes()) << ", "
+     << (fit.fits() ? gigabytes(-fit.over_bytes()) + " to spare" : "OVER by " + gigabytes(fit.over_bytes())) << "\n";
+  for (const auto& part : fit.parts) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "    %-18s %9s  ", part.name.c_str(), gigabytes(part.bytes).c_str());
+    os << buf << part.basis << "\n";
+  }
+  return os.str();
+}
+
+std::string render_memory_json(const MemoryFit& fit) { return memory_json(fit).dump(); }
 
 std::string held_out_mismatch(const Scenario& s) {
   // A what-if is another deployment: the run measured as the file states it is no yardstick for it.
@@ -101,6 +132,7 @@ std::string render_text(const CycleModel& model, const Prediction& p) {
     for (double r : p.conditional_rates) os << " " << fixed(r, 3);
     os << "\n";
   }
+  os << render_memory_text(memory_fit(s));
   os << "\n  calibration\n";
   os << "    bandwidth efficiency " << fixed(100.0 * cal.bandwidth_efficiency.value, 1) << "%  ("
      << cal.bandwidth_efficiency.origin << ")\n";
@@ -173,6 +205,7 @@ std::string render_json(const CycleModel& model, const Prediction& p) {
                       {"comm_calibrated", cal.comm_calibrated},
                       {"comm_source", cal.comm_source},
                       {"warnings", cal.warnings}};
+  j["memory"] = memory_json(memory_fit(s));
   return j.dump(2) + "\n";
 }
 

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "specsim/error.hpp"
+#include "specsim/memory_fit.hpp"
 #include "specsim/scenario_fields.hpp"
 
 namespace specsim {
@@ -102,7 +103,12 @@ RankedIntervention evaluate(const std::string& scenario, const std::vector<std::
         return r;
       }
     }
-    const CycleModel model(load_scenario(scenario, patches, data));
+    Scenario s = load_scenario(scenario, patches, data);
+    if (const MemoryFit fit = memory_fit(s); !fit.fits()) {
+      r.reason = describe_overflow(s, fit);
+      return r;
+    }
+    const CycleModel model(std::move(s));
     r.prediction = model.predict();
     r.comm_calibrated = model.calibration().comm_calibrated;
   } catch (const Error& e) {
@@ -122,7 +128,9 @@ RankReport rank(const std::string& scenario, const std::vector<std::string>& pat
                 const InterventionCatalogue& catalogue, const DataDir& data, int path_steps) {
   RankReport report;
   report.catalogue = catalogue.name;
-  const CycleModel current(load_scenario(scenario, patches, data));
+  Scenario base = load_scenario(scenario, patches, data);
+  if (const MemoryFit fit = memory_fit(base); !fit.fits()) report.scenario_infeasible = describe_overflow(base, fit);
+  const CycleModel current(std::move(base));
   const Prediction now = current.predict();
   report.baseline_tokens_per_s = now.baseline_tokens_per_s;
   report.scenario_tokens_per_s = now.spec_tokens_per_s;
@@ -286,22 +294,33 @@ class PointEvaluator {
 
   [[nodiscard]] bool on_values() const { return on_values_; }
 
-  Prediction operator()(const std::vector<std::size_t>& index) const {
+  // The point's prediction, or empty with `infeasible` saying why the deployment cannot run there
+  // (it does not fit in memory).
+  std::optional<Prediction> operator()(const std::vector<std::size_t>& index, std::string& infeasible) const {
     if (!on_values_) {
       std::vector<std::string> point = patches_;
       for (std::size_t i = 0; i < axes_.size(); ++i) point.push_back(axes_[i].key + "=" + axes_[i].values[index[i]]);
-      return CycleModel(load_scenario(scenario_, point, data_)).predict();
+      Scenario s = load_scenario(scenario_, point, data_);
+      if (!fits(s, infeasible)) return std::nullopt;
+      return CycleModel(std::move(s)).predict();
     }
     Scenario s = *base_;
     s.as_measured = measured_;
     for (std::size_t i = 0; i < axes_.size(); ++i) set_field(s, values_[i][index[i]]);
     if (const std::string why = settle_fields(s); !why.empty()) throw Error(why);
+    if (!fits(s, infeasible)) return std::nullopt;
     if (calibration_) return CycleModel(std::move(s), *calibration_).predict();
     const Calibration calibration = calibrate(s, &*without_overrides_);
     return CycleModel(std::move(s), calibration).predict();
   }
 
  private:
+  static bool fits(const Scenario& s, std::string& infeasible) {
+    const MemoryFit fit = memory_fit(s);
+    if (!fit.fits()) infeasible = describe_overflow(s, fit);
+    return fit.fits();
+  }
+
   // A key the loader does not know fails every point alike: say so before the grid runs.
   void reject_unknown_keys() const {
     for (const auto& a : axes_) {
@@ -380,8 +399,13 @@ SweepResult sweep(const std::string& scenario, const std::vector<std::string>& p
         }
         Outcome& o = outcomes[n];
         try {
-          const Prediction p = evaluate(index);
-          o.point = SweepPoint{{}, p.spec_tokens_per_s, p.speedup, p.tokens_per_cycle, p.cycle_s, p.baseline_tokens_per_s};
+          std::string infeasible;
+          if (const auto p = evaluate(index, infeasible)) {
+            o.point = SweepPoint{{}, p->spec_tokens_per_s, p->speedup, p->tokens_per_cycle, p->cycle_s, p->baseline_tokens_per_s, {}};
+          } else {
+            o.point = SweepPoint{};
+            o.point->infeasible = std::move(infeasible);
+          }
         } catch (const Error& e) {
           o.invalid = e.what();
           o.invalid_key = e.key_path();
@@ -418,7 +442,7 @@ SweepResult sweep(const std::string& scenario, const std::vector<std::string>& p
     std::vector<std::string> values;
     for (std::size_t i = 0; i < axes.size(); ++i) values.push_back(axes[i].values[index[i]]);
     if (o.point) {
-      result.baseline_tokens_per_s = o.point->baseline_tokens_per_s;
+      if (o.point->infeasible.empty()) result.baseline_tokens_per_s = o.point->baseline_tokens_per_s;
       result.points.push_back(*o.point);
       result.points.back().values = std::move(values);
     } else if (result.invalid++ == 0) {
@@ -437,8 +461,13 @@ SweepResult sweep(const std::string& scenario, const std::vector<std::string>& p
     throw Error({"--vary", 0, 0}, first_invalid_key.empty() ? keys : first_invalid_key,
                 "none of the " + std::to_string(total) + " points is valid; the first: " + result.invalid_example);
   }
-  std::stable_sort(result.points.begin(), result.points.end(),
-                   [](const SweepPoint& a, const SweepPoint& b) { return a.tokens_per_s > b.tokens_per_s; });
+  // Best first; points that cannot run last, in grid order.
+  std::stable_sort(result.points.begin(), result.points.end(), [](const SweepPoint& a, const SweepPoint& b) {
+    if (a.infeasible.empty() != b.infeasible.empty()) return a.infeasible.empty();
+    return a.tokens_per_s > b.tokens_per_s;
+  });
+  result.infeasible = static_cast<std::size_t>(std::count_if(
+      result.points.begin(), result.points.end(), [](const SweepPoint& p) { return !p.infeasible.empty(); }));
   return result;
 }
 
