@@ -115,6 +115,37 @@ TEST_CASE("topo import: NVSwitch box, every pair NV18 (nccl#1453)", "[topology]"
   CHECK(t.numa_nodes == std::vector<int>{0, 0, 0, 0, 1, 1, 1, 1});
 }
 
+TEST_CASE("topo import: a NUMA Affinity the loader would refuse is left unknown, not written", "[topology]") {
+  // Found by fuzz_topo_import: the importer took any 1-4 digit NUMA value, the loader only
+  // 0..4095, so `topology import` wrote `numa: [..., 9151, ...]`, a file its own loader refused.
+  // Both now read numbers with parse_numa_node.
+  std::ifstream in(real("nccl-1453-8x-nv18-nvswitch.txt"));
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string edited = text.str();
+  const auto row6 = edited.find("\nGPU6\t");  // the row, not the header
+  REQUIRE(row6 != std::string::npos);
+  const auto tab = edited.rfind("\t1\t", edited.find('\n', row6 + 1));  // GPU6's NUMA Affinity, 1
+  REQUIRE(tab != std::string::npos);
+  REQUIRE(tab > row6);
+  edited.replace(tab, 3, "\t9151\t");
+  specsim::TopoImportOptions o;
+  o.name = "t";
+  o.gpu = "rtx-4090";
+  o.pcie_generation = 4;
+  const auto t = specsim::parse_nvidia_smi_topo(edited, "edited", o);
+  CHECK(t.numa_nodes.empty());  // one GPU without a node number: no `numa:` at all
+  TempDir dir("specsim_test_topology_numa");
+  const std::string path = (dir.path / "t.yaml").string();
+  std::ofstream(path) << specsim::render_topology_yaml(t, "edited", "# test");
+  CHECK(specsim::load_topology(path).gpus == 8);
+  CHECK(specsim::parse_numa_node("4095") == 4095);
+  CHECK_FALSE(specsim::parse_numa_node("4096"));
+  CHECK_FALSE(specsim::parse_numa_node("9151"));
+  CHECK_FALSE(specsim::parse_numa_node("0-1"));
+  CHECK_FALSE(specsim::parse_numa_node("N/A"));
+}
+
 TEST_CASE("topo import: the old SOC class reads as SYS (TensorFlow GDR README)", "[topology]") {
   const auto t = import(real("tensorflow-gdr-4xk40m-phb-soc.txt"));
   REQUIRE(t.gpus == 4);

@@ -1,6 +1,7 @@
-// The p10-p90 band of a prediction over the engine priors' spread (prior_band.hpp). With one term
-// drawn, the band is that term's p10/p90 carried through the cycle, a monotone map, so it can be
-// checked in closed form; a set term has no spread.
+// The p10-p90 band of a prediction over the priors' spread (prior_band.hpp). With one term drawn,
+// the band is that term's p10/p90 carried through the cycle, a monotone map, so it can be checked
+// in closed form (engine terms) or against the prediction with the term set to its p10/p90 (compute
+// terms); a set term has no spread.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -16,12 +17,21 @@ namespace {
 const specsim::DataDir kRoot(SPECSIM_SOURCE_DIR);
 // A one-GPU Llama-3.1-8B row whose engine (sglang) has a prior file (models/engines/sglang.yaml).
 const std::string kRow = std::string(SPECSIM_TEST_DATA_DIR) + "/valid/validation/run-a/a-chain3.yaml";
+// The compute priors set, so that only the engine terms remain open.
+const std::vector<std::string> kComputeSet = {"compute.bandwidth_efficiency=0.84", "compute.kv_verify_ratio=0.5"};
+
+std::vector<std::string> with(std::vector<std::string> patches, const std::vector<std::string>& more) {
+  patches.insert(patches.end(), more.begin(), more.end());
+  return patches;
+}
 
 }  // namespace
 
 TEST_CASE("prior band: one drawn term maps its p10 and p90 through the cycle", "[prior_band]") {
-  // The per-draft-forward overhead set (no spread): only the cycle overhead is drawn.
-  const specsim::CycleModel model(specsim::load_scenario(kRow, {"host.draft_step_overhead=0.1ms"}, kRoot));
+  // The per-draft-forward overhead and the compute priors set (no spread): only the cycle overhead
+  // is drawn.
+  const specsim::CycleModel model(
+      specsim::load_scenario(kRow, with(kComputeSet, {"host.draft_step_overhead=0.1ms"}), kRoot));
   const auto p = model.predict();
   const auto& prior = *model.scenario().engine_prior;
   const auto band = specsim::prior_band(model, p, 20000, 7);
@@ -41,24 +51,65 @@ TEST_CASE("prior band: one drawn term maps its p10 and p90 through the cycle", "
 
 TEST_CASE("prior band: set terms and engines without a prior have no spread", "[prior_band]") {
   const specsim::CycleModel set(specsim::load_scenario(
-      kRow, {"host.draft_step_overhead=0.1ms", "host.spec_extra_per_cycle=1ms"}, kRoot));
+      kRow, with(kComputeSet, {"host.draft_step_overhead=0.1ms", "host.spec_extra_per_cycle=1ms"}), kRoot));
   const auto p = set.predict();
   const auto band = specsim::prior_band(set, p);
   CHECK(band.terms.empty());
   CHECK(band.p10_tokens_per_s == p.spec_tokens_per_s);
   CHECK(band.p90_tokens_per_s == p.spec_tokens_per_s);
   // An engine with no models/engines file: the overheads are 0, reported as such, and not drawn.
-  const specsim::CycleModel other(specsim::load_scenario(kRow, {"engine.name=tensorrt-llm"}, kRoot));
+  const specsim::CycleModel other(specsim::load_scenario(kRow, with(kComputeSet, {"engine.name=tensorrt-llm"}), kRoot));
   CHECK(other.calibration().spec_extra_per_cycle_s.value == 0.0);
   CHECK(other.calibration().spec_extra_per_cycle_s.origin.find("no models/engines file") != std::string::npos);
   CHECK(specsim::prior_band(other, other.predict()).terms.empty());
 }
 
-TEST_CASE("prior band: both terms drawn bracket the central prediction", "[prior_band]") {
+TEST_CASE("prior band: a compute prior drawn alone maps its p10 and p90 through a recalibrated model",
+          "[prior_band]") {
+  // Engine terms and the KV ratio set: only the bandwidth efficiency (prior 0.84, p10 0.79, p90
+  // 0.86) is drawn. Each draw recalibrates the host time (what the measured plain step leaves
+  // after the forward); a faster forward shortens drafts and verify, so the rate rises with the
+  // efficiency. With a plain step of 7.69 ms (130 tok/s) every draw leaves host time, and the
+  // band's p10/p90 are the predictions at 0.79 and 0.86.
+  const std::vector<std::string> engine = {"host.draft_step_overhead=0.1ms", "host.spec_extra_per_cycle=1ms",
+                                           "compute.kv_verify_ratio=0.5"};
+  const auto rate_at = [&](const std::vector<std::string>& patches, const std::string& eta) {
+    return specsim::CycleModel(
+               specsim::load_scenario(kRow, with(patches, {"compute.bandwidth_efficiency=" + eta}), kRoot))
+        .predict()
+        .spec_tokens_per_s;
+  };
+  const auto roomy = with(engine, {"measurements.baseline.tokens_per_s=130tok/s"});
+  const specsim::CycleModel model(specsim::load_scenario(kRow, roomy, kRoot));
+  const auto band = specsim::prior_band(model, model.predict());
+  REQUIRE(band.terms == std::vector<std::string>{"bandwidth efficiency"});
+  CHECK(band.samples == specsim::kComputeBandSamples);
+  // The sample p10 of 500 log-normal draws lies within ~0.3% of the true p10 (one standard error
+  // 0.076 in z times sigma 0.033); the rate moves less than the efficiency does.
+  CHECK(rate_at(roomy, "0.79") < rate_at(roomy, "0.86"));
+  CHECK_THAT(band.p10_tokens_per_s, WithinRel(rate_at(roomy, "0.79"), 0.01));
+  CHECK_THAT(band.p90_tokens_per_s, WithinRel(rate_at(roomy, "0.86"), 0.01));
+
+  // The row's own step, 6.67 ms, is shorter than the forward at 79% (6.8 ms): a draw below the
+  // efficiency at which the forward fills the step (just under 81%, where 7 us of host time are
+  // left) is lifted to it, as the central prediction would be, so the measurement bounds the band
+  // from below: p10 is the rate at ~81%, above the rate with 79% set (host time 0).
+  const specsim::CycleModel tight(specsim::load_scenario(kRow, engine, kRoot));
+  const auto tight_band = specsim::prior_band(tight, tight.predict());
+  CHECK(tight_band.p10_tokens_per_s > rate_at(engine, "0.79") * 1.01);
+  CHECK_THAT(tight_band.p10_tokens_per_s, WithinRel(rate_at(engine, "0.81"), 0.003));
+
+  // Set, the efficiency has no spread.
+  const specsim::CycleModel set(specsim::load_scenario(kRow, with(engine, {"compute.bandwidth_efficiency=0.8"}), kRoot));
+  CHECK(specsim::prior_band(set, set.predict()).terms.empty());
+}
+
+TEST_CASE("prior band: every term drawn brackets the central prediction", "[prior_band]") {
   const specsim::CycleModel model(specsim::load_scenario(kRow, {}, kRoot));
   const auto p = model.predict();
   const auto band = specsim::prior_band(model, p);
-  CHECK(band.terms.size() == 2);
+  CHECK(band.terms == std::vector<std::string>{"bandwidth efficiency", "verify KV efficiency",
+                                               "engine overhead per cycle", "engine overhead per draft forward"});
   CHECK(band.p10_tokens_per_s < band.p50_tokens_per_s);
   CHECK(band.p50_tokens_per_s < band.p90_tokens_per_s);
   CHECK(band.p10_tokens_per_s < p.spec_tokens_per_s);

@@ -61,9 +61,10 @@ struct PriorValue {
   double p90;
 };
 
-// Verify-over-decode KV streaming efficiency, measured on one H200 (FlashAttention-2 through
-// PyTorch, docs/references/measured-compute.md#verify-attention): 0.30 and 0.38 on two GQA shapes;
+// Verify-over-decode KV streaming efficiency, measured on one H200 (PyTorch's attention kernels,
+// docs/references/measured-compute.md#verify-attention): 0.30, 0.21 and 0.14 on three GQA shapes;
 // kernels that split the KV length for several query tokens (FlashInfer, FlashMLA) approach 1.
+// Value: the log-normal median of p10 and p90.
 inline constexpr PriorValue kPriorKvVerifyRatio{0.5, 0.3, 0.85};
 // Weight streaming efficiency of small-M GEMMs: 79-86% of datasheet bandwidth over the GPUs and
 // kernels of AIConfigurator's data (docs/references/measured-compute.md#gemm-efficiency).

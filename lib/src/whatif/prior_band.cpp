@@ -109,7 +109,9 @@ PredictionBand prior_band(const CycleModel& model, const Prediction& p, int samp
     double base_s = p.cycle_s - cal.spec_extra_per_cycle_s.value - forwards * cal.draft_step_overhead_s.value;
     if (compute.any()) {
       const double eta_i = compute.bandwidth ? draw(g, eta) : 0.0;
-      const double kv_i = compute.kv_verify ? draw(g, kv) : 0.0;
+      // The ratio's log-normal passes 1 in ~5% of draws; verify reading its KV faster than decode
+      // does is not what the prior describes (split-KV kernels reach ~1), so it is cut there.
+      const double kv_i = compute.kv_verify ? std::min(1.0, draw(g, kv)) : 0.0;
       const CycleModel drawn(with_compute(s, compute, eta_i, kv_i));
       base_s += drawn.cycle_s(p.tokens_per_cycle) - model.cycle_s(p.tokens_per_cycle);
     }
