@@ -3,7 +3,10 @@
 // temporary file, a symlink, a device, a read-only file, a directory, and concurrent writers.
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -100,6 +103,58 @@ TEST_CASE("output: the temporary file is unique, so a user's X.tmp survives", "[
   CHECK(slurp(dir.path / "p.yaml.tmp") == "mine\n");
   CHECK(listing(dir.path) == std::set<std::string>{"p.yaml", "p.yaml.tmp"});
   CHECK(specsim::load_comm_profile(out.string()).points.size() == 25);
+}
+
+namespace {
+
+// Sets a file's modification time `seconds` into the past.
+void age(const fs::path& p, int seconds) {
+  struct timespec times[2];
+  ::clock_gettime(CLOCK_REALTIME, &times[0]);
+  times[0].tv_sec -= seconds;
+  times[1] = times[0];
+  REQUIRE(::utimensat(AT_FDCWD, p.c_str(), times, 0) == 0);
+}
+
+}  // namespace
+
+TEST_CASE("output: a temporary left by a writer killed with SIGKILL is removed by the next write", "[output]") {
+  TempDir dir("specsim_test_output_sigkill");
+  const fs::path out = dir.path / "p.yaml";
+  // A child killed between writing its temporary and renaming it: nothing runs after SIGKILL.
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    specsim::write_file_atomically(out.string(), "half\n", {}, [](const std::string&) { ::raise(SIGKILL); });
+    ::_exit(0);  // not reached
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFSIGNALED(status));
+  REQUIRE(WTERMSIG(status) == SIGKILL);
+  auto left = listing(dir.path);
+  REQUIRE(left.size() == 1);
+  const std::string stale = *left.begin();
+  CHECK(stale.rfind(".p.yaml.specsim-" + std::to_string(child) + "-", 0) == 0);
+
+  // Other files that look alike: a live writer's (this process's parent), another target's, a
+  // user's own; all a minute old. None of them may go.
+  const std::string live = ".p.yaml.specsim-" + std::to_string(::getppid()) + "-abcdef";
+  const std::string other = ".q.yaml.specsim-" + std::to_string(child) + "-abcdef";
+  const std::string mine = ".p.yaml.specsim-notes";
+  for (const auto& name : {live, other, mine}) {
+    spit(dir.path / name, "x\n");
+    age(dir.path / name, 120);
+  }
+
+  // Too young (the writer might be in another pid namespace): kept.
+  specsim::write_file_atomically(out.string(), "one\n");
+  CHECK(listing(dir.path).count(stale) == 1);
+  // A minute old and its writer gone: removed by the next write.
+  age(dir.path / stale, 120);
+  specsim::write_file_atomically(out.string(), "two\n");
+  CHECK(listing(dir.path) == std::set<std::string>{"p.yaml", live, other, mine});
+  CHECK(slurp(out) == "two\n");
 }
 
 TEST_CASE("output: through a symlink the link's target is written and the link stays", "[output]") {

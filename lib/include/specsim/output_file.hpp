@@ -13,7 +13,9 @@
 //   - A read-only target (no write bit in its mode, mode & 0222 == 0) is refused unless `force`.
 //     The mode is checked, not access(2): root may write anything, but a 0444 file says "keep".
 // Every refusal and failure is a specsim::Error naming the path; on failure the target is untouched
-// and no temporary file is left behind.
+// and no temporary file is left behind. A writer killed outright (SIGKILL) cannot clean up: its
+// temporary `.<name>.specsim-<pid>-XXXXXX` is removed by the next write to the same target once
+// that pid has no process and the file is a minute old.
 #pragma once
 
 #include <functional>

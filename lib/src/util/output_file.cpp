@@ -1,10 +1,12 @@
 #include "specsim/output_file.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -100,6 +102,47 @@ void fsync_directory(const fs::path& dir) {
   ::close(fd);
 }
 
+// The temporary file of a write to `target`: hidden, in the target's directory, carrying the
+// writer's pid so that one a killed writer left can be told from one a live writer is filling.
+std::string temp_prefix(const fs::path& target) { return "." + target.filename().string() + ".specsim-"; }
+
+std::string temp_template(const fs::path& dir, const fs::path& target) {
+  return (dir / (temp_prefix(target) + std::to_string(::getpid()) + "-XXXXXX")).string();
+}
+
+// A writer killed between mkstemp and rename (SIGKILL, a power cut) cannot clean up, so each
+// write to a target first removes that target's temporaries whose writer is gone: the name's pid
+// has no process (kill(pid, 0) fails with ESRCH), the file is ours and older than kStaleTempAge.
+// The age guards a writer in another pid namespace sharing the directory, whose pid means nothing
+// here; a live writer takes milliseconds from mkstemp to rename. Best effort: a directory that
+// cannot be listed is left as it is.
+constexpr auto kStaleTempAge = std::chrono::seconds(60);
+
+std::optional<pid_t> temp_writer(const std::string& name, const std::string& prefix) {
+  if (name.rfind(prefix, 0) != 0) return std::nullopt;
+  const std::string rest = name.substr(prefix.size());  // "<pid>-XXXXXX"
+  const auto dash = rest.find('-');
+  if (dash == 0 || dash == std::string::npos || dash > 9 || rest.size() - dash - 1 != 6) return std::nullopt;
+  if (rest.find_first_not_of("0123456789") != dash) return std::nullopt;
+  return static_cast<pid_t>(std::stol(rest.substr(0, dash)));
+}
+
+void remove_stale_temps(const fs::path& dir, const fs::path& target) {
+  const std::string prefix = temp_prefix(target);
+  const auto now = std::chrono::system_clock::now();
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const auto pid = temp_writer(it->path().filename().string(), prefix);
+    if (!pid || *pid == ::getpid()) continue;
+    struct stat st {};
+    if (lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != ::geteuid()) continue;
+    const auto modified = std::chrono::system_clock::from_time_t(st.st_mtime);
+    if (now - modified < kStaleTempAge) continue;
+    if (::kill(*pid, 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to ask (EPERM)
+    ::unlink(it->path().c_str());
+  }
+}
+
 }  // namespace
 
 void check_output_target(const std::string& path, const OutputOptions& o) {
@@ -153,7 +196,8 @@ void write_file_atomically(const std::string& path, const std::string& text, con
   }
 
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::string tmp = (dir / ("." + target.filename().string() + ".XXXXXX")).string();
+  remove_stale_temps(dir, target);
+  std::string tmp = temp_template(dir, target);
   const int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
   if (fd < 0) {
     throw output_error(o, path, "cannot create a file in " + dir.string() + ": " + errno_text(errno));
