@@ -9,6 +9,7 @@
 #include <cmath>
 #include <fstream>
 #include <sstream>
+#include <filesystem>
 
 #include "cli_run.hpp"
 #include "specsim/cycle.hpp"
@@ -16,6 +17,7 @@
 #include "specsim/load.hpp"
 #include "specsim/validate_corpus.hpp"
 
+namespace fs = std::filesystem;
 using Catch::Matchers::Contains;
 using Catch::Matchers::WithinAbs;
 using Catch::Matchers::WithinRel;
@@ -108,7 +110,51 @@ TEST_CASE("validate: leave-one-out gives each row the median term of the rest of
   const double t4 = specsim::fit_spec_extra_per_cycle(kRows + "/run-a/a-chain4-bs8.yaml", kRoot);
   const auto& chain3 = report.calibration->rows[1];  // rows keep file order: a-chain2, a-chain3, a-chain4-bs8
   REQUIRE(chain3.row.name == "a-chain3");
-  CHECK_THAT(chain3.row.spec_extra_per_cycle_s, WithinRel(0.5 * (t2 + t4), 1e-12));  // median of two
+  const double carried = 0.5 * (specsim::transferable_spec_extra(t2) + specsim::transferable_spec_extra(t4));
+  CHECK_THAT(chain3.row.spec_extra_per_cycle_s, WithinRel(carried, 1e-12));  // median of two
+}
+
+TEST_CASE("validate: a negative fitted per-cycle term is carried to other rows as 0, with a warning", "[validate]") {
+  CHECK(specsim::transferable_spec_extra(-7e-3) == 0.0);
+  CHECK(specsim::transferable_spec_extra(2e-3) == 2e-3);
+  // run-a with a-chain4-bs8 measured far faster than any cycle the model allows (1,100 -> 3,000
+  // tok/s): its fit is negative, so a-chain3's leave-one-out term is the median of a-chain2's term
+  // and 0, not of a-chain2's and the negative one.
+  specsim::test::TempDir dir("specsim-validate-negative");
+  fs::create_directories(dir.path / "run-a");
+  for (const char* name : {"a-chain2.yaml", "a-chain3.yaml"}) {
+    fs::copy_file(kRows + "/run-a/" + name, dir.path / "run-a" / name);
+  }
+  std::ifstream in(kRows + "/run-a/a-chain4-bs8.yaml");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string row = text.str();
+  const auto at = row.find("tokens_per_s: 1100tok/s");
+  REQUIRE(at != std::string::npos);
+  row.replace(at, std::string("tokens_per_s: 1100tok/s").size(), "tokens_per_s: 3000tok/s");
+  std::ofstream(dir.path / "run-a" / "a-chain4-bs8.yaml") << row;
+
+  const double t2 = specsim::fit_spec_extra_per_cycle((dir.path / "run-a" / "a-chain2.yaml").string(), kRoot);
+  const double t4 = specsim::fit_spec_extra_per_cycle((dir.path / "run-a" / "a-chain4-bs8.yaml").string(), kRoot);
+  REQUIRE(t2 > 0);
+  REQUIRE(t4 < 0);
+  specsim::ValidateOptions all;
+  all.calibrate_on = "all";
+  const auto report = specsim::validate_corpus(specsim::find_validation_rows({dir.path.string()}, kRoot), all, kRoot);
+  REQUIRE(report.calibration);
+  const auto& chain3 = report.calibration->rows[1];
+  REQUIRE(chain3.row.name == "a-chain3");
+  CHECK_THAT(chain3.row.spec_extra_per_cycle_s, WithinRel(0.5 * t2, 1e-12));
+  const auto negative_notes = [](const specsim::ValidationRow& r) {
+    return std::count_if(r.warnings.begin(), r.warnings.end(), [](const std::string& w) {
+      return w.find("1 of the 2 calibrating rows fit a negative per-cycle term") != std::string::npos;
+    });
+  };
+  CHECK(negative_notes(chain3.row) == 1);
+  // a-chain2 is calibrated on a-chain3 (positive) and a-chain4-bs8 (negative): warned as well;
+  // a-chain4-bs8 itself, calibrated on the two positive rows, is not.
+  CHECK(negative_notes(report.calibration->rows[0].row) == 1);
+  CHECK(negative_notes(report.calibration->rows[2].row) == 0);
 }
 
 TEST_CASE("validate: the regression guard compares against a committed summary", "[validate]") {

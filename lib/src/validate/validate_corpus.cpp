@@ -211,6 +211,18 @@ double fit_spec_extra_per_cycle(const std::string& file, const DataDir& data) {
   return model.calibration().spec_extra_per_cycle_s.value;
 }
 
+double transferable_spec_extra(double fitted_s) { return std::max(0.0, fitted_s); }
+
+namespace {
+
+std::string negative_fit_note(int negative, int of) {
+  return std::to_string(negative) + " of the " + std::to_string(of) +
+         " calibrating rows fit a negative per-cycle term (their modelled cycle is already longer than "
+         "measured: a model error of theirs, not engine work), taken as 0";
+}
+
+}  // namespace
+
 ErrorSummary summarize_errors(const std::string& group, const std::vector<const ValidationRow*>& rows) {
   ErrorSummary s;
   s.group = group;
@@ -269,12 +281,15 @@ ValidationReport validate_corpus(const std::vector<std::string>& files, const Va
       for (std::size_t k = 0; k < members.size(); ++k) {
         std::vector<double> others;
         CalibratedRow c;
+        int negative = 0;
         for (std::size_t j = 0; j < members.size(); ++j) {
           if (j == k) continue;
-          others.push_back(fitted[j]);
+          others.push_back(transferable_spec_extra(fitted[j]));
+          negative += fitted[j] < 0 ? 1 : 0;
           c.calibrated_on.push_back(report.rows[members[j]].name);
         }
         c.row = validate_row(files[members[k]], median(others), data);
+        if (negative > 0) c.row.warnings.push_back(negative_fit_note(negative, int(others.size())));
         c.row.file = shown(c.row.file);
         run.rows.push_back(std::move(c));
       }
@@ -289,10 +304,11 @@ ValidationReport validate_corpus(const std::vector<std::string>& files, const Va
                   "no row named '" + options.calibrate_on + "' (rows: " + known + "; or 'all')");
     }
     run.mode = "on " + it->name;
-    const double extra = fit_spec_extra_per_cycle(files[std::size_t(it - report.rows.begin())], data);
+    const double fitted = fit_spec_extra_per_cycle(files[std::size_t(it - report.rows.begin())], data);
     for (std::size_t i : by_source[it->source.source]) {
       if (report.rows[i].name == it->name) continue;
-      CalibratedRow c{validate_row(files[i], extra, data), {it->name}};
+      CalibratedRow c{validate_row(files[i], transferable_spec_extra(fitted), data), {it->name}};
+      if (fitted < 0) c.row.warnings.push_back(negative_fit_note(1, 1));
       c.row.file = shown(c.row.file);
       run.rows.push_back(std::move(c));
     }
