@@ -140,6 +140,9 @@ class CycleModel {
   void calibrate_measured(const Calibration* without_overrides);
   void apply_calibration();   // the predicted box's models from calibration_, and its warnings
   void calibrate(const Scenario& basis);
+  void calibrate_comm(const Scenario& s);     // eager all-reduce overhead, then the comm model
+  void calibrate_compute(const Scenario& s);  // bandwidth efficiency or routing skew from the verify
+  void calibrate_host(const Scenario& s);     // host time per plain step from the measured step
   // calibrate(basis) with the scenario's `--set` values of calibrated keys taking precedence.
   void calibrate_with_overrides(Scenario& basis, const Calibration* without_overrides);
   // Bandwidth efficiency from a measured plain step shorter than the modelled forward; host left.

@@ -84,56 +84,32 @@ int count(YamlReader& r, const std::string& key, int min = 1) {
 
 // ---- models/llm/*.yaml ------------------------------------------------------------------------
 
-TransformerSpec read_model_yaml(YamlReader& r) {
-  r.expect_header("llm");
-  TransformerSpec m;
-  m.name = r.string("name");
-  m.description = r.optional_string("description", "");
-  r.ignore("source");
-  m.layers = count(r, "layers");
-  m.dense_layers = count(r, "dense_layers", 0);
-  if (m.dense_layers > m.layers) r.fail("dense_layers", "must not exceed layers (" + std::to_string(m.layers) + ")");
-  m.hidden_size = count(r, "hidden_size");
-  m.vocab_size = count(r, "vocab_size");
-  {
-    YamlReader a = r.child("attention");
-    const std::string kind = a.choice("kind", {"gqa", "mla"});
-    m.attention.kind = kind == "mla" ? AttentionKind::kMla : AttentionKind::kGqa;
-    m.attention.heads = count(a, "heads");
-    m.attention.kv_heads = count(a, "kv_heads");
-    if (m.attention.kind == AttentionKind::kGqa) {
-      m.attention.head_dim = count(a, "head_dim");
-      if (m.attention.heads % m.attention.kv_heads != 0) {
-        a.fail("kv_heads", "must divide heads (" + std::to_string(m.attention.heads) + ")");
-      }
-    } else {
-      m.attention.head_dim = static_cast<int>(a.optional_integer("head_dim", 0, 0, kMaxCount));
-      m.attention.q_lora_rank = count(a, "q_lora_rank", 0);
-      m.attention.kv_lora_rank = count(a, "kv_lora_rank");
-      m.attention.qk_nope_head_dim = count(a, "qk_nope_head_dim");
-      m.attention.qk_rope_head_dim = count(a, "qk_rope_head_dim");
-      m.attention.v_head_dim = count(a, "v_head_dim");
+// `attention:` of a models/llm file: GQA heads, or MLA's low-rank shapes.
+AttentionSpec read_attention(YamlReader& a) {
+  AttentionSpec at;
+  const std::string kind = a.choice("kind", {"gqa", "mla"});
+  at.kind = kind == "mla" ? AttentionKind::kMla : AttentionKind::kGqa;
+  at.heads = count(a, "heads");
+  at.kv_heads = count(a, "kv_heads");
+  if (at.kind == AttentionKind::kGqa) {
+    at.head_dim = count(a, "head_dim");
+    if (at.heads % at.kv_heads != 0) {
+      a.fail("kv_heads", "must divide heads (" + std::to_string(at.heads) + ")");
     }
-    a.finish();
+  } else {
+    at.head_dim = static_cast<int>(a.optional_integer("head_dim", 0, 0, kMaxCount));
+    at.q_lora_rank = count(a, "q_lora_rank", 0);
+    at.kv_lora_rank = count(a, "kv_lora_rank");
+    at.qk_nope_head_dim = count(a, "qk_nope_head_dim");
+    at.qk_rope_head_dim = count(a, "qk_rope_head_dim");
+    at.v_head_dim = count(a, "v_head_dim");
   }
-  if (auto mlp = r.optional_child("mlp")) {
-    m.intermediate_size = count(*mlp, "intermediate_size");
-    mlp->finish();
-  } else if (m.dense_layers > 0) {
-    r.fail("mlp", "required when dense_layers > 0");
-  }
-  if (auto moe = r.optional_child("moe")) {
-    MoeSpec e;
-    e.experts = count(*moe, "experts");
-    e.experts_per_token = count(*moe, "experts_per_token");
-    if (e.experts_per_token > e.experts) moe->fail("experts_per_token", "must not exceed experts");
-    e.shared_experts = count(*moe, "shared_experts", 0);
-    e.expert_intermediate_size = count(*moe, "expert_intermediate_size");
-    moe->finish();
-    m.moe = e;
-  } else if (m.dense_layers < m.layers) {
-    r.fail("moe", "required when dense_layers < layers");
-  }
+  a.finish();
+  return at;
+}
+
+// `weights:`, `activation_dtype`, `collectives:` and `kernels:`: how the model is stored and run.
+void read_model_storage(YamlReader& r, TransformerSpec& m) {
   if (auto w = r.optional_child("weights")) {
     m.weights.attention = read_dtype(*w, "attention", Dtype::kBf16);
     m.weights.dense_mlp = read_dtype(*w, "dense_mlp", Dtype::kBf16);
@@ -155,6 +131,42 @@ TransformerSpec read_model_yaml(YamlReader& r) {
     m.kernels.per_forward = static_cast<int>(k->optional_integer("per_forward", 6, 0, 1000));
     k->finish();
   }
+}
+
+TransformerSpec read_model_yaml(YamlReader& r) {
+  r.expect_header("llm");
+  TransformerSpec m;
+  m.name = r.string("name");
+  m.description = r.optional_string("description", "");
+  r.ignore("source");
+  m.layers = count(r, "layers");
+  m.dense_layers = count(r, "dense_layers", 0);
+  if (m.dense_layers > m.layers) r.fail("dense_layers", "must not exceed layers (" + std::to_string(m.layers) + ")");
+  m.hidden_size = count(r, "hidden_size");
+  m.vocab_size = count(r, "vocab_size");
+  {
+    YamlReader a = r.child("attention");
+    m.attention = read_attention(a);
+  }
+  if (auto mlp = r.optional_child("mlp")) {
+    m.intermediate_size = count(*mlp, "intermediate_size");
+    mlp->finish();
+  } else if (m.dense_layers > 0) {
+    r.fail("mlp", "required when dense_layers > 0");
+  }
+  if (auto moe = r.optional_child("moe")) {
+    MoeSpec e;
+    e.experts = count(*moe, "experts");
+    e.experts_per_token = count(*moe, "experts_per_token");
+    if (e.experts_per_token > e.experts) moe->fail("experts_per_token", "must not exceed experts");
+    e.shared_experts = count(*moe, "shared_experts", 0);
+    e.expert_intermediate_size = count(*moe, "expert_intermediate_size");
+    moe->finish();
+    m.moe = e;
+  } else if (m.dense_layers < m.layers) {
+    r.fail("moe", "required when dense_layers < layers");
+  }
+  read_model_storage(r, m);
   m.mtp_layers = static_cast<int>(r.optional_integer("mtp_layers", 0, 0, kMaxCount));
   if (auto e = r.optional_child("eagle3")) {
     Eagle3Spec s;

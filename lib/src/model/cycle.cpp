@@ -231,11 +231,16 @@ int CycleModel::draft_allreduces() const {
 }
 
 void CycleModel::calibrate(const Scenario& s) {
+  calibrate_comm(s);
+  calibrate_compute(s);
+  calibrate_host(s);
+}
+
+// 1. Eager per-collective overhead: measured all-reduce time per op minus the graph-mode table.
+void CycleModel::calibrate_comm(const Scenario& s) {
   Calibration& cal = calibration_;
   const auto& verify = s.measurements.verify;
   const double act_width = s.model.hidden_size * bytes_per_param(s.model.activation_dtype);
-
-  // 1. Eager per-collective overhead: measured all-reduce time per op minus the graph-mode table.
   const CommModel graph_only = CommModel::baseline(s);
   if (s.comm.eager_overhead_per_op_s) {
     cal.eager_overhead_per_op_s = {*s.comm.eager_overhead_per_op_s, "set"};
@@ -262,8 +267,13 @@ void CycleModel::calibrate(const Scenario& s) {
   cal.comm_calibrated = comm_.calibrated();
   cal.comm_source = comm_.source();
 
-  // 2. Compute: whichever of bandwidth efficiency and routing skew the scenario leaves open is
-  //    solved (TOMS 748) so that the modelled GPU time of the verify equals its measured compute.
+}
+
+// 2. Compute: whichever of bandwidth efficiency and routing skew the scenario leaves open is solved
+//    (TOMS 748) so that the modelled GPU time of the verify equals its measured compute.
+void CycleModel::calibrate_compute(const Scenario& s) {
+  Calibration& cal = calibration_;
+  const auto& verify = s.measurements.verify;
   auto make = [&](const TransformerSpec& m, double eta, double skew) {
     return ComputeModel(m, s.gpu, s.tp, s.batch, s.context_tokens, s.compute, eta, skew);
   };
@@ -318,7 +328,11 @@ void CycleModel::calibrate(const Scenario& s) {
   target_ = make(s.model, cal.bandwidth_efficiency.value, cal.routing_skew.value);
   draft_ = make(s.draft, cal.bandwidth_efficiency.value, cal.routing_skew.value);
 
-  // 3. Host time per plain step: what the measured step leaves after the modelled forward.
+}
+
+// 3. Host time per plain step: what the measured step leaves after the modelled forward.
+void CycleModel::calibrate_host(const Scenario& s) {
+  Calibration& cal = calibration_;
   if (s.host.decode_per_step_s) {
     cal.host_decode_s = {*s.host.decode_per_step_s, "set"};
   } else if (s.measurements.baseline_tokens_per_s && *s.measurements.baseline_tokens_per_s > 0) {
