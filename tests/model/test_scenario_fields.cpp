@@ -100,7 +100,7 @@ TEST_CASE("scenario fields: calibrated keys say 'set' with the calibrated value 
   CHECK(specsim::field_affects_calibration("compute.bandwidth_efficiency"));
   CHECK(specsim::field_affects_calibration("measurements.verify.step"));
   CHECK_FALSE(specsim::field_affects_calibration("compute.kernel_floor"));
-  // The default scenario calibrates routing skew (0.143) from its verify's measured compute.
+  // The default scenario calibrates routing skew (0.038) from its verify's measured compute.
   const auto r = specsim::sweep(specsim::kDefaultScenario, {},
                                 {specsim::parse_vary("compute.routing_skew=0.1..0.9:5")}, kRoot);
   REQUIRE(r.points.size() == 5);
@@ -109,13 +109,13 @@ TEST_CASE("scenario fields: calibrated keys say 'set' with the calibrated value 
         specsim::kDefaultScenario, {"compute.routing_skew=" + p.values[0]}, kRoot));
     INFO(p.values[0]);
     CHECK(p.tokens_per_s == loaded.predict().spec_tokens_per_s);
-    CHECK_THAT(loaded.calibration().routing_skew.origin, Contains("set, calibrated: 0.143"));
+    CHECK_THAT(loaded.calibration().routing_skew.origin, Contains("set, calibrated: 0.038"));
   }
   // With the scenario and calibration apart: calibrate(s) then CycleModel(s, c) is CycleModel(s).
   const auto s = specsim::load_scenario(specsim::kDefaultScenario, {"compute.routing_skew=0.5"}, kRoot);
   const specsim::Calibration c = specsim::calibrate(s);
   CHECK(c.routing_skew.value == 0.5);
-  CHECK_THAT(c.routing_skew.origin, Contains("set, calibrated: 0.143"));
+  CHECK_THAT(c.routing_skew.origin, Contains("set, calibrated: 0.038"));
   CHECK(specsim::CycleModel(s, c).predict().spec_tokens_per_s == specsim::CycleModel(s).predict().spec_tokens_per_s);
 }
 

@@ -18,7 +18,8 @@ const specsim::DataDir kRoot(SPECSIM_SOURCE_DIR);
 // A one-GPU Llama-3.1-8B row whose engine (sglang) has a prior file (models/engines/sglang.yaml).
 const std::string kRow = std::string(SPECSIM_TEST_DATA_DIR) + "/valid/validation/run-a/a-chain3.yaml";
 // The compute priors set, so that only the engine terms remain open.
-const std::vector<std::string> kComputeSet = {"compute.bandwidth_efficiency=0.84", "compute.kv_verify_ratio=0.5"};
+const std::vector<std::string> kComputeSet = {"compute.bandwidth_efficiency=0.84", "compute.kv_verify_ratio=0.5",
+                                              "compute.multi_token_step=5us"};
 
 std::vector<std::string> with(std::vector<std::string> patches, const std::vector<std::string>& more) {
   patches.insert(patches.end(), more.begin(), more.end());
@@ -66,13 +67,13 @@ TEST_CASE("prior band: set terms and engines without a prior have no spread", "[
 
 TEST_CASE("prior band: a compute prior drawn alone maps its p10 and p90 through a recalibrated model",
           "[prior_band]") {
-  // Engine terms and the KV ratio set: only the bandwidth efficiency (prior 0.84, p10 0.79, p90
-  // 0.86) is drawn. Each draw recalibrates the host time (what the measured plain step leaves
+  // Engine terms, the KV ratio and the multi-token step set: only the bandwidth efficiency (prior
+  // 0.84, p10 0.79, p90 0.86) is drawn. Each draw recalibrates the host time (what the measured plain step leaves
   // after the forward); a faster forward shortens drafts and verify, so the rate rises with the
   // efficiency. With a plain step of 7.69 ms (130 tok/s) every draw leaves host time, and the
   // band's p10/p90 are the predictions at 0.79 and 0.86.
   const std::vector<std::string> engine = {"host.draft_step_overhead=0.1ms", "host.spec_extra_per_cycle=1ms",
-                                           "compute.kv_verify_ratio=0.5"};
+                                           "compute.kv_verify_ratio=0.5", "compute.multi_token_step=5us"};
   const auto rate_at = [&](const std::vector<std::string>& patches, const std::string& eta) {
     return specsim::CycleModel(
                specsim::load_scenario(kRow, with(patches, {"compute.bandwidth_efficiency=" + eta}), kRoot))
@@ -108,7 +109,7 @@ TEST_CASE("prior band: every term drawn brackets the central prediction", "[prio
   const specsim::CycleModel model(specsim::load_scenario(kRow, {}, kRoot));
   const auto p = model.predict();
   const auto band = specsim::prior_band(model, p);
-  CHECK(band.terms == std::vector<std::string>{"bandwidth efficiency", "verify KV efficiency",
+  CHECK(band.terms == std::vector<std::string>{"bandwidth efficiency", "verify KV efficiency", "multi-token step",
                                                "engine overhead per cycle", "engine overhead per draft forward"});
   CHECK(band.p10_tokens_per_s < band.p50_tokens_per_s);
   CHECK(band.p50_tokens_per_s < band.p90_tokens_per_s);

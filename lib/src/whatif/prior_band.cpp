@@ -47,7 +47,14 @@ bool is_prior(const CalibratedValue& v) { return v.origin.rfind("prior", 0) == 0
 struct ComputePriors {
   bool bandwidth = false;
   bool kv_verify = false;
-  [[nodiscard]] bool any() const { return bandwidth || kv_verify; }
+  bool multi_token_step = false;
+  [[nodiscard]] bool any() const { return bandwidth || kv_verify || multi_token_step; }
+};
+
+struct ComputeDraw {
+  double eta = 0.0;
+  double kv_ratio = 0.0;
+  double multi_token_step_s = 0.0;
 };
 
 ComputePriors compute_priors(const Scenario& s, const Calibration& cal) {
@@ -56,14 +63,16 @@ ComputePriors compute_priors(const Scenario& s, const Calibration& cal) {
   // Only the built-in prior: a compute profile's value was fitted to measured steps.
   c.bandwidth = no_profile && is_prior(cal.bandwidth_efficiency);
   c.kv_verify = no_profile && !s.compute.kv_efficiency_verify && !s.explicit_keys.count("compute.kv_verify_ratio");
+  c.multi_token_step = no_profile && !s.explicit_keys.count("compute.multi_token_step");
   return c;
 }
 
 // `s` with the drawn compute priors, in the scenario and in the one calibration runs on.
-Scenario with_compute(const Scenario& s, const ComputePriors& c, double eta, double kv_ratio) {
+Scenario with_compute(const Scenario& s, const ComputePriors& c, const ComputeDraw& d) {
   const auto apply = [&](Scenario& x) {
-    if (c.bandwidth) x.compute.bandwidth_efficiency = eta;
-    if (c.kv_verify) x.compute.kv_verify_ratio = kv_ratio;
+    if (c.bandwidth) x.compute.bandwidth_efficiency = d.eta;
+    if (c.kv_verify) x.compute.kv_verify_ratio = d.kv_ratio;
+    if (c.multi_token_step) x.compute.multi_token_step_s = d.multi_token_step_s;
   };
   Scenario out = s;
   apply(out);
@@ -87,6 +96,7 @@ PredictionBand prior_band(const CycleModel& model, const Prediction& p, int samp
   const double forwards = double(p.drafts.size());
   if (compute.bandwidth) band.terms.push_back("bandwidth efficiency");
   if (compute.kv_verify) band.terms.push_back("verify KV efficiency");
+  if (compute.multi_token_step) band.terms.push_back("multi-token step");
   if (cycle_prior) band.terms.push_back("engine overhead per cycle");
   if (step_prior) band.terms.push_back("engine overhead per draft forward");
   if (band.terms.empty() || samples <= 0) {
@@ -97,6 +107,7 @@ PredictionBand prior_band(const CycleModel& model, const Prediction& p, int samp
   const LogNormal d = step_prior ? through(s.engine_prior->draft_step_overhead) : LogNormal{};
   const LogNormal eta = through(kPriorBandwidthEfficiency);
   const LogNormal kv = through(kPriorKvVerifyRatio);
+  const LogNormal step_prior_s = through(kPriorMultiTokenStep);
   std::mt19937_64 g(seed);
   // The cycle is linear in the engine terms: each draw of them alone costs a division. A draw of a
   // compute prior recalibrates the model (the host time is what the plain step leaves), so those
@@ -108,11 +119,13 @@ PredictionBand prior_band(const CycleModel& model, const Prediction& p, int samp
   for (int i = 0; i < samples; ++i) {
     double base_s = p.cycle_s - cal.spec_extra_per_cycle_s.value - forwards * cal.draft_step_overhead_s.value;
     if (compute.any()) {
-      const double eta_i = compute.bandwidth ? draw(g, eta) : 0.0;
+      ComputeDraw d;
+      if (compute.bandwidth) d.eta = draw(g, eta);
       // The ratio's log-normal passes 1 in ~5% of draws; verify reading its KV faster than decode
       // does is not what the prior describes (split-KV kernels reach ~1), so it is cut there.
-      const double kv_i = compute.kv_verify ? std::min(1.0, draw(g, kv)) : 0.0;
-      const CycleModel drawn(with_compute(s, compute, eta_i, kv_i));
+      if (compute.kv_verify) d.kv_ratio = std::min(1.0, draw(g, kv));
+      if (compute.multi_token_step) d.multi_token_step_s = draw(g, step_prior_s);
+      const CycleModel drawn(with_compute(s, compute, d));
       base_s += drawn.cycle_s(p.tokens_per_cycle) - model.cycle_s(p.tokens_per_cycle);
     }
     const double extra = cycle_prior ? draw(g, c) : cal.spec_extra_per_cycle_s.value;
