@@ -40,6 +40,27 @@ TEST_CASE("load: model parameter counts reproduce published totals", "[load]") {
   CHECK_THAT(head.total_params(), WithinRel(1.19e9, 0.02));
 }
 
+TEST_CASE("load: an eagle block is an EAGLE-1/2 head: fc over [embedding; feature], the target's vocabulary",
+          "[load]") {
+  // docs/references/models.md#eagle1-structure. H = 4096, V = 128,256, GQA 32/8 x 128, FFN 14,336:
+  //   fc     2H x H                      = 33,554,432
+  //   attn   qkv H x (H + 2 x 1024) + o H x H = 25,165,824 + 16,777,216 = 41,943,040 (qkv reads H, not 2H)
+  //   mlp    3 x H x 14,336              = 176,160,768
+  //   head   V x H                       = 525,336,576
+  //   total                              = 776,994,816 (the embedding is the target's)
+  const auto head = specsim::load_model(kRoot.resolve(specsim::DataKind::kModel, "llama-3.1-8b-eagle1"));
+  REQUIRE(head.eagle3);
+  CHECK(head.eagle3->version == 1);
+  CHECK(head.eagle3->draft_vocab_size == 128256);
+  CHECK(head.draft_input_params() == 2.0 * 4096 * 4096);
+  CHECK(head.lm_head_params() == 128256.0 * 4096);
+  CHECK_THAT(head.total_params(), WithinRel(776994816.0, 1e-9));
+  // The EAGLE-3 head of the same target: fc 3H x H, qkv reads 2H, a 32,000-token draft vocabulary.
+  const auto e3 = specsim::load_model(kRoot.resolve(specsim::DataKind::kModel, "llama-3.1-8b-eagle3"));
+  CHECK(e3.eagle3->version == 3);
+  CHECK(e3.draft_input_params() == 3.0 * 4096 * 4096);
+}
+
 TEST_CASE("load: a Hugging Face config.json with nested text_config loads", "[load]") {
   const auto m = specsim::load_model(kData + "/valid/hf/kimi-k2.5.config.json");
   CHECK(m.layers == 61);

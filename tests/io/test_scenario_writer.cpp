@@ -159,7 +159,7 @@ TEST_CASE("init: every bad input names its option and key", "[init][invalid]") {
       {"unknown model", [](ScenarioInit& i) { i.model = "llama-9"; }, "--model: model: unknown model 'llama-9' (known in "},
       {"missing model file", [](ScenarioInit& i) { i.model = "no/such.json"; }, "--model: model: no/such.json: no such model file"},
       {"unknown draft", [](ScenarioInit& i) { i.draft = "eagle-9"; }, "--draft: draft: unknown model 'eagle-9'"},
-      {"target as draft", [](ScenarioInit& i) { i.draft = "llama-3.1-8b"; }, "--draft: draft: 'llama-3.1-8b' is not an EAGLE-3 draft head"},
+      {"target as draft", [](ScenarioInit& i) { i.draft = "llama-3.1-8b"; }, "--draft: draft: 'llama-3.1-8b' is not an EAGLE draft head"},
       {"draft of another shape", [](ScenarioInit& i) { i.draft = "qwen3-8b-eagle3"; }, "does not fit the model 'llama-3.1-8b'"},
       {"draft as target", [](ScenarioInit& i) { i.model = "llama-3.1-8b-eagle3"; }, "--model: model: 'llama-3.1-8b-eagle3' is an EAGLE-3 draft head"},
       {"unknown topology", [](ScenarioInit& i) { i.topology = "9x-h900"; }, "--topology: topology: unknown topology '9x-h900' (known in "},

@@ -168,11 +168,23 @@ TransformerSpec read_model_yaml(YamlReader& r) {
   }
   read_model_storage(r, m);
   m.mtp_layers = static_cast<int>(r.optional_integer("mtp_layers", 0, 0, kMaxCount));
+  if (r.has("eagle3") && r.has("eagle")) r.fail("eagle", "a head is EAGLE-1/2 (eagle) or EAGLE-3 (eagle3), not both");
   if (auto e = r.optional_child("eagle3")) {
     Eagle3Spec s;
     s.target = e->string("target");
     s.aux_hidden_states = static_cast<int>(e->optional_integer("aux_hidden_states", 3, 1, 16));
     s.draft_vocab_size = count(*e, "draft_vocab_size");
+    e->finish();
+    m.eagle3 = s;
+  }
+  // An EAGLE-1/2 head (docs/references/models.md#eagle1-structure): its fc fuses [embedding;
+  // feature], two H-wide inputs, and it predicts over the target's whole vocabulary.
+  if (auto e = r.optional_child("eagle")) {
+    Eagle3Spec s;
+    s.version = 1;
+    s.target = e->string("target");
+    s.aux_hidden_states = 2;
+    s.draft_vocab_size = m.vocab_size;
     e->finish();
     m.eagle3 = s;
   }
@@ -550,10 +562,20 @@ void check_roles(YamlReader& r, Scenario& s) {
   }
   if (s.draft.mtp_module) return;  // built from the model itself (read_draft)
   if (!s.draft.eagle3) {
-    r.fail("draft", "'" + s.draft.name + "' is not an EAGLE-3 draft head (no eagle3 block; a config.json names an "
-                    "EAGLE architecture such as LlamaForCausalLMEagle3 or carries draft_vocab_size)");
+    r.fail("draft", "'" + s.draft.name + "' is not an EAGLE draft head (no eagle3 or eagle block; a config.json names an "
+                    "EAGLE architecture such as LlamaForCausalLMEagle3 or EagleLlamaForCausalLM, or carries draft_vocab_size)");
   }
   const Eagle3Spec& e = *s.draft.eagle3;
+  // The engines run the two generations differently (EAGLE-3 feeds three target layers' features
+  // and maps a reduced vocabulary; EAGLE-1/2 one feature through the target's LM head), and name
+  // them apart: vLLM's and SGLang's `eagle3` and `eagle`/`EAGLE`.
+  const std::string wanted = e.version == 1 ? "eagle" : "eagle3";
+  if (s.speculation.method != wanted) {
+    r.child("speculation")
+        .fail("method", s.speculation.method + " needs an " + (s.speculation.method == "eagle3" ? "EAGLE-3" : "EAGLE-1/2") +
+                            " head, but the draft '" + s.draft.name + "' (" + s.draft.file + ") is an " +
+                            (e.version == 1 ? "EAGLE-1/2" : "EAGLE-3") + " head: set speculation.method: " + wanted);
+  }
   const auto mismatch = [&](const std::string& what, long long draft, long long model) {
     const std::string built = e.target.empty() ? "" : " (built for " + e.target + ")";
     r.fail("draft", "'" + s.draft.name + "'" + built + " does not fit the model '" + s.model.name + "': " + what + " " +
@@ -569,10 +591,10 @@ void check_roles(YamlReader& r, Scenario& s) {
   }
 }
 
-const std::vector<std::string> kMethods{"eagle3", "mtp"};
+const std::vector<std::string> kMethods{"eagle3", "eagle", "mtp"};
 
-// The draft: a model file under `draft` (eagle3), or the target's own multi-token-prediction module
-// (mtp), which needs no file and takes none.
+// The draft: a model file under `draft` (eagle3, eagle), or the target's own multi-token-prediction
+// module (mtp), which needs no file and takes none.
 TransformerSpec read_draft(YamlReader& r, const TransformerSpec& model, const std::string& method,
                            const DataDir& data) {
   if (method != "mtp") return load_named(r, "draft", DataKind::kModel, data, load_model);

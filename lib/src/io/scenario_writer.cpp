@@ -376,9 +376,11 @@ std::string init_engine(const EnginePrior& engine) {
   return y;
 }
 
-std::string init_speculation() {
+std::string init_speculation(const TransformerSpec& draft) {
+  const bool eagle1 = draft.eagle3 && draft.eagle3->version == 1;
   std::string y = "\nspeculation:\n";
-  y += entry("method", "eagle3", "--draft is an EAGLE-3 head", 2);
+  y += eagle1 ? entry("method", "eagle", "--draft is an EAGLE-1/2 head", 2)
+              : entry("method", "eagle3", "--draft is an EAGLE-3 head", 2);
   y += comment(std::string("Assumption: a chain of ") + std::to_string(kAssumedSteps) +
                    " draft tokens (SGLang's EAGLE-3 recipe for Kimi-K2.5 is 3/1/4, "
                    "docs/references/specdec.md#sglang-flags). `specsim sweep --vary speculation.num_steps=1..6` "
@@ -502,7 +504,7 @@ std::string render_scenario_init(const ScenarioInit& init, const DataDir& data) 
   const long long context = init.context.value_or(kAssumedContext);
   const std::string text = init_header(init, parts, batch) + init_files(init, parts, data) +
                            init_parallel_and_workload(init, batch, context) + init_engine(parts.engine) +
-                           init_speculation() + init_acceptance(init) + init_compute(parts.model) +
+                           init_speculation(parts.draft) + init_acceptance(init) + init_compute(parts.model) +
                            init_comm(init, parts.profile) + init_host(parts.engine) + init_measurements(parts);
   check_init_loads(text, data);
   return text;
