@@ -1,8 +1,11 @@
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "specsim/acceptance.hpp"
 #include "specsim/cycle.hpp"
 #include "specsim/load.hpp"
+#include "specsim/memory_fit.hpp"
 
 using Catch::Matchers::WithinAbs;
 using Catch::Matchers::WithinRel;
@@ -114,4 +117,35 @@ TEST_CASE("cycle: a what-if box keeps the calibration of the measured box", "[cy
   // A box without a measured table falls back to NCCL's prior and says so.
   const auto prior = default_model({"topology=8x-rtx-pro-6000-pcie5-2socket"});
   CHECK_FALSE(prior.calibration().comm_calibrated);
+}
+
+TEST_CASE("cycle: parallel.draft_tp 1 replicates the draft: whole weights per GPU, no draft all-reduce",
+          "[cycle][draft_tp]") {
+  const auto sharded = default_model();
+  const auto replicated = default_model({"parallel.draft_tp=1"});
+  const auto ps = sharded.predict();
+  const auto pr = replicated.predict();
+  REQUIRE(ps.drafts.size() == pr.drafts.size());
+  for (std::size_t i = 0; i < pr.drafts.size(); ++i) {
+    INFO(i);
+    CHECK(ps.drafts[i].allreduce_count == 2);  // 2 per layer x 1 layer (engine.embedding_allreduce: false)
+    CHECK(pr.drafts[i].allreduce_count == 0);
+    CHECK(pr.drafts[i].comm_s == 0.0);
+    // The Kimi head's 2.4 GB read whole instead of an eighth: at 1.79 TB/s x 84% about 1.6 ms
+    // against 0.2 ms per draft forward, the same kernel count on both.
+    CHECK(pr.drafts[i].compute_s > ps.drafts[i].compute_s + 1e-3);
+  }
+  // Nothing else moves: the target's forwards are the same.
+  CHECK(pr.verify.total_s() == ps.verify.total_s());
+  CHECK(pr.baseline_tokens_per_s == ps.baseline_tokens_per_s);
+  // Memory: every GPU holds the whole draft.
+  const auto fit = specsim::memory_fit(replicated.scenario());
+  const auto part = std::find_if(fit.parts.begin(), fit.parts.end(), [](const auto& p) { return p.name == "draft weights"; });
+  REQUIRE(part != fit.parts.end());
+  CHECK(part->bytes == replicated.scenario().draft.weight_bytes());
+  // Stating the target's TP is the default, bit for bit.
+  CHECK(default_model({"parallel.draft_tp=8"}).predict().spec_tokens_per_s == ps.spec_tokens_per_s);
+  // Any other count is refused at the key: vLLM takes 1 or the target's TP.
+  CHECK_THROWS_WITH(default_model({"parallel.draft_tp=4"}),
+                    Catch::Matchers::Contains("parallel.draft_tp: = 4: the draft runs at TP 1"));
 }

@@ -260,6 +260,11 @@ struct Scenario {
   std::vector<CommProfile> comm_rank_profiles;  // comm.rank_profiles, loaded
   int tp = 1;
   int pp = 1;              // pipeline stages; a token crosses them one after another at batch 1
+  // parallel.draft_tp: the draft's tensor-parallel ranks, 1 or tp (vLLM's draft_tensor_parallel_size
+  // takes the same two, docs/references/specdec.md#draft-tp). 1 = replicated: every rank reads the
+  // whole draft and drafts the same tokens, with no all-reduce. Empty = tp.
+  std::optional<int> draft_tp;
+  [[nodiscard]] int draft_ranks() const { return draft_tp.value_or(tp); }
   std::string interventions;  // models/interventions catalogue for `rank`; empty = none
   int batch = 1;           // requests decoded together
   double context_tokens = 2048;  // tokens already in each request's KV cache

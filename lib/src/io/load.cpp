@@ -622,6 +622,7 @@ struct Bound {
 constexpr Bound kScenarioBounds[] = {
     {"parallel.tp", 1, 1024, true},
     {"parallel.pp", 1, 1024, true},
+    {"parallel.draft_tp", 1, 1024, true},
     {"workload.batch", 1, 1'000'000, true},
     {"workload.context", 0, 100'000'000, true},
     {"speculation.num_steps", 1, 64, true},
@@ -918,6 +919,13 @@ Scenario read_scenario(YamlReader& r, const DataDir& data) {
     YamlReader p = r.child("parallel");
     s.tp = static_cast<int>(bounded_integer(p, "parallel.tp"));
     s.pp = static_cast<int>(bounded_integer(p, "parallel.pp", 1));
+    if (p.has("draft_tp")) {
+      s.draft_tp = static_cast<int>(bounded_integer(p, "parallel.draft_tp"));
+      if (*s.draft_tp != 1 && *s.draft_tp != s.tp) {
+        p.fail("draft_tp", "= " + std::to_string(*s.draft_tp) + ": the draft runs at TP 1 (replicated on every rank) "
+                           "or at the target's TP (" + std::to_string(s.tp) + "), as vLLM's draft_tensor_parallel_size");
+      }
+    }
     p.finish();
     if (s.tp * s.pp > s.topology.gpus) {
       p.fail("tp", "= " + std::to_string(s.tp) + (s.pp > 1 ? " x pp " + std::to_string(s.pp) : "") + ": the topology '" +
@@ -925,10 +933,11 @@ Scenario read_scenario(YamlReader& r, const DataDir& data) {
     }
     if (s.pp > s.model.layers) p.fail("pp", "more pipeline stages than layers");
     for (const TransformerSpec* m : {&s.model, &s.draft}) {
+      const int ranks = m == &s.draft ? s.draft_ranks() : s.tp;
       try {
-        if (std::string note = check_tensor_parallel(*m, s.tp); !note.empty()) s.notes.push_back(note);
+        if (std::string note = check_tensor_parallel(*m, ranks); !note.empty()) s.notes.push_back(note);
       } catch (const Error& e) {
-        p.fail("tp", e.message());
+        p.fail(m == &s.draft && s.draft_tp ? "draft_tp" : "tp", e.message());
       }
     }
   }

@@ -40,7 +40,7 @@ CycleModel::CycleModel(Scenario scenario, const Calibration* measured, bool fini
     : scenario_(std::move(scenario)),
       target_(scenario_.model, scenario_.gpu, scenario_.tp, scenario_.batch, scenario_.context_tokens,
               scenario_.compute, kPriorBandwidthEfficiency.value, 1.0),
-      draft_(scenario_.draft, scenario_.gpu, scenario_.tp, scenario_.batch, scenario_.context_tokens,
+      draft_(scenario_.draft, scenario_.gpu, scenario_.draft_ranks(), scenario_.batch, scenario_.context_tokens,
              scenario_.compute, kPriorBandwidthEfficiency.value, 1.0) {
   if (measured) {
     calibration_ = *measured;
@@ -124,7 +124,7 @@ void CycleModel::apply_calibration() {
   calibration_.comm_source = comm_.source();
   target_ = ComputeModel(s.model, s.gpu, s.tp, s.batch, s.context_tokens, s.compute,
                          calibration_.bandwidth_efficiency.value, calibration_.routing_skew.value);
-  draft_ = ComputeModel(s.draft, s.gpu, s.tp, s.batch, s.context_tokens, s.compute,
+  draft_ = ComputeModel(s.draft, s.gpu, s.draft_ranks(), s.batch, s.context_tokens, s.compute,
                         calibration_.bandwidth_efficiency.value, calibration_.routing_skew.value);
   calibrate_engine_cycle();
   // Say where the all-reduces of this deployment fall below the measured table.
@@ -224,7 +224,7 @@ int CycleModel::target_allreduces() const {
 }
 
 int CycleModel::draft_allreduces() const {
-  if (active().tp <= 1) return 0;
+  if (active().draft_ranks() <= 1) return 0;  // TP1 or replicated: the draft's ranks never talk
   const auto& c = active().draft.collectives;
   const bool embedding = active().engine.embedding_allreduce.value_or(c.embedding_allreduce);
   return c.allreduce_per_layer * active().draft.layers + (embedding ? 1 : 0);
@@ -326,7 +326,8 @@ void CycleModel::calibrate_compute(const Scenario& s) {
     cal.warnings.push_back("compute left to calibrate but the scenario has no verify measurement; priors used");
   }
   target_ = make(s.model, cal.bandwidth_efficiency.value, cal.routing_skew.value);
-  draft_ = make(s.draft, cal.bandwidth_efficiency.value, cal.routing_skew.value);
+  draft_ = ComputeModel(s.draft, s.gpu, s.draft_ranks(), s.batch, s.context_tokens, s.compute,
+                        cal.bandwidth_efficiency.value, cal.routing_skew.value);
 
 }
 
@@ -392,7 +393,8 @@ double CycleModel::fit_forward_to_step(const Scenario& s, double step, double mo
                                       "shared experts or fused kernels)"
                                     : ""));
   target_ = ComputeModel(s.model, s.gpu, s.tp, s.batch, s.context_tokens, s.compute, eta, cal.routing_skew.value);
-  draft_ = ComputeModel(s.draft, s.gpu, s.tp, s.batch, s.context_tokens, s.compute, eta, cal.routing_skew.value);
+  draft_ = ComputeModel(s.draft, s.gpu, s.draft_ranks(), s.batch, s.context_tokens, s.compute, eta,
+                        cal.routing_skew.value);
   return std::max(0.0, step - decode_s(eta));
 }
 
