@@ -18,8 +18,9 @@ using Catch::Matchers::WithinRel;
 namespace {
 const specsim::DataDir kRoot(SPECSIM_SOURCE_DIR);
 const std::string kHome = specsim::kDefaultScenario;  // batch 1, measured plain 82 tok/s
-// All fit on the home scenario; 64 does not (memory per GPU: 74.2 GB of weights + 64 x 0.29 GB of
-// KV + 17.8 GB reserve > 102.6 GB), so the issue's 1,4,16,64 is the infeasible case below.
+// All fit on the home scenario (32: 102.0 of 102.6 GB per GPU); 64 does not: 74.5 GB of target and
+// draft weights + 64 x 0.305 GB of KV (4100 tokens x 70 KB of MLA state, target and draft) + 17.8 GB
+// reserve = 111.8 GB > 102.6 GB. The issue's 1,4,16,64 is the infeasible case below.
 const std::vector<int> kLevels{1, 4, 16, 32};
 const std::string kLevelsText = "1,4,16,32";
 
@@ -72,6 +73,27 @@ TEST_CASE("concurrency: each level is plain predict at batch = c, on the calibra
   CHECK_THAT(cp.levels[0].plain_aggregate_tokens_per_s, WithinRel(82.0, 1e-9));
 }
 
+TEST_CASE("concurrency: measured at batch 32, the level c = 32 is plain predict, others reuse its calibration",
+          "[concurrency]") {
+  // A validation row measured at batch 32 (AngelSlim issue 163, Qwen3-30B-A3B on 4x H100): plain
+  // predict gives 1128.3 and 1249.5 tok/s there; the level c = 32 must be the same prediction.
+  const std::string row = std::string(SPECSIM_SOURCE_DIR) +
+                          "/validation/angelslim-issue-163-4xh100/as163-qwen3-30b-a3b-eagle3-tp4-bs32-4-4-16.yaml";
+  const auto cp = specsim::predict_concurrency(specsim::load_scenario(row, {"workload.concurrency=1,32,128"}, kRoot));
+  CHECK(cp.calibrated_batch == 32);
+  REQUIRE(cp.levels.size() == 3);
+  const specsim::CycleModel plain(specsim::load_scenario(row, {}, kRoot));
+  const auto p = plain.predict();
+  const auto& at_32 = cp.levels[1];
+  REQUIRE(at_32.concurrency == 32);
+  CHECK_THAT(at_32.plain_aggregate_tokens_per_s, WithinRel(p.baseline_tokens_per_s, 1e-12));
+  CHECK_THAT(at_32.spec_aggregate_tokens_per_s, WithinRel(p.spec_tokens_per_s, 1e-12));
+  CHECK_THAT(at_32.spec_aggregate_tokens_per_s, WithinRel(1249.5, 1e-4));
+  // The other levels are `--set workload.batch=c` on the same file: calibrated at 32 too.
+  const specsim::CycleModel at_1(specsim::load_scenario(row, {"workload.batch=1"}, kRoot));
+  CHECK_THAT(cp.levels[0].spec_aggregate_tokens_per_s, WithinRel(at_1.predict().spec_tokens_per_s, 1e-12));
+}
+
 TEST_CASE("concurrency: per request = 1/T_step and tau/T_cycle, aggregate = c x per request, tau fixed",
           "[concurrency]") {
   const auto cp = home_levels(kLevelsText);
@@ -93,7 +115,10 @@ TEST_CASE("concurrency: per request = 1/T_step and tau/T_cycle, aggregate = c x 
 TEST_CASE("concurrency: on the home scenario each request gets slower as c rises", "[concurrency]") {
   // A larger batch reads the same weights once for more requests, but more KV, bigger all-reduces and
   // c x (k + 1) verify tokens per cycle: per-request rates fall, the aggregate rises.
+  // Predicted per request, c = 1, 4, 16, 32: plain 82.0, 71.9, 42.8, 31.3 tok/s; speculative 56.8,
+  // 46.2, 32.7, 24.6 tok/s; speculative aggregate 56.8, 184.8, 522.7, 785.6 tok/s.
   const auto cp = home_levels(kLevelsText);
+  CHECK_THAT(cp.levels[1].plain_aggregate_tokens_per_s, WithinRel(287.5, 1e-3));  // 4 x 71.9
   for (std::size_t i = 1; i < cp.levels.size(); ++i) {
     const auto& lo = cp.levels[i - 1];
     const auto& hi = cp.levels[i];
