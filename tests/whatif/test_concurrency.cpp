@@ -206,6 +206,17 @@ TEST_CASE("concurrency: a patched workload.batch conflicts with the levels", "[c
   const auto vary = run({"sweep", "--concurrency", "1,4", "--vary", "workload.batch=1,2"});
   CHECK(vary.code == 1);
   CHECK_THAT(vary.err, Contains("--vary: workload.batch: conflicts with workload.concurrency"));
+  const auto axis = run({"sweep", "--vary", "workload.concurrency=1,4"});
+  CHECK(axis.code == 1);
+  CHECK_THAT(axis.err, Contains("--vary: workload.concurrency: not an axis: give the levels with --concurrency"));
+  // A library caller that fills the levels in itself meets the loader's rules too.
+  auto s = specsim::load_scenario(kHome, {}, kRoot);
+  s.concurrency = {4, 0};
+  CHECK_THROWS_WITH(specsim::predict_concurrency(s), Contains("workload.concurrency: level 0: must be >= 1"));
+  s.concurrency = {4, 1, 4};
+  CHECK_THROWS_WITH(specsim::predict_concurrency(s), Contains("level 4 is listed twice"));
+  s.concurrency = {};
+  CHECK_THROWS_WITH(specsim::predict_concurrency(s), Contains("workload.concurrency: no levels"));
   // Without levels, --vary stays required.
   const auto none = run({"sweep"});
   CHECK(none.code == 2);

@@ -24,10 +24,10 @@ std::vector<int> checked_levels(const Scenario& s) {
   std::vector<int> levels = s.concurrency;
   std::sort(levels.begin(), levels.end());
   if (levels.front() < 1) {
-    throw Error(where, kConcurrencyKey, std::to_string(levels.front()) + ": a concurrency level is >= 1");
+    throw Error(where, kConcurrencyKey, "level " + std::to_string(levels.front()) + ": must be >= 1");
   }
   if (const auto twice = std::adjacent_find(levels.begin(), levels.end()); twice != levels.end()) {
-    throw Error(where, kConcurrencyKey, std::to_string(*twice) + " is listed twice: list each level once");
+    throw Error(where, kConcurrencyKey, "level " + std::to_string(*twice) + " is listed twice: list each level once");
   }
   return levels;
 }
