@@ -4,7 +4,6 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include <algorithm>
 #include <cstdio>
 #include <optional>
 #include <ostream>
@@ -80,8 +79,7 @@ std::string concurrency_text(const Scenario& s, const ConcurrencyPrediction& cp)
   std::string levels;
   for (const auto& l : cp.levels) levels += (levels.empty() ? "" : ", ") + std::to_string(l.concurrency);
   std::string out = "specsim predict: " + s.name + " at concurrency " + levels + "\n";
-  out += "  calibrated at batch " + std::to_string(cp.calibrated_batch) +
-         " (workload.batch, where the measurements were taken), reused at every level\n";
+  out += "  " + calibration_note(cp.calibrated_batch) + "\n";
   for (const auto& l : cp.levels) {
     if (!l.feasible()) continue;
     out += "  acceptance per request, the same at every level: " + fixed(l.tokens_per_cycle, 3) + " tokens per cycle\n";
@@ -101,16 +99,7 @@ std::string concurrency_text(const Scenario& s, const ConcurrencyPrediction& cp)
                   gigabytes(l.memory.used_bytes()).c_str(), gigabytes(l.memory.capacity_bytes).c_str());
     out += buf;
   }
-  const auto first_feasible = std::find_if(cp.levels.begin(), cp.levels.end(), [](const auto& l) { return l.feasible(); });
-  if (first_feasible == cp.levels.end()) {
-    out += "  no level fits in GPU memory\n";
-  } else if (!cp.stops_paying_at) {
-    out += "  speculation pays at the highest feasible level\n";
-  } else if (*cp.stops_paying_at == first_feasible->concurrency) {
-    out += "  speculation does not pay at any feasible level\n";
-  } else {
-    out += "  speculation stops paying at concurrency " + std::to_string(*cp.stops_paying_at) + "\n";
-  }
+  out += "  " + payoff_summary(cp) + "\n";
   return out;
 }
 
@@ -136,7 +125,8 @@ nlohmann::json concurrency_json(const Scenario& s, const ConcurrencyPrediction& 
   }
   return {{"scenario", s.name},
           {"calibrated_at_batch", cp.calibrated_batch},
-          {"note", "calibrated at batch " + std::to_string(cp.calibrated_batch) + ", reused at every level"},
+          {"note", calibration_note(cp.calibrated_batch)},
+          {"payoff", payoff_summary(cp)},
           {"concurrency", levels},
           {"stops_paying_at", cp.stops_paying_at ? nlohmann::json(*cp.stops_paying_at) : nlohmann::json()}};
 }

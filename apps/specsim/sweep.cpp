@@ -106,7 +106,8 @@ std::string concurrency_json(const ConcurrencySweep& cs) {
   }
   const nlohmann::json j{{"keys", cs.keys},
                          {"calibrated_at_batch", cs.calibrated_batch},
-                         {"note", "calibrated at batch " + std::to_string(cs.calibrated_batch) + ", reused at every level"},
+                         {"note", calibration_note(cs.calibrated_batch)},
+                         {"payoff", payoff_summary(cs)},
                          {"concurrency", levels},
                          {"stops_paying_at", cs.stops_paying_at ? nlohmann::json(*cs.stops_paying_at) : nlohmann::json()}};
   return j.dump(1) + "\n";
@@ -136,8 +137,7 @@ std::string concurrency_text(const ConcurrencySweep& cs) {
   std::string keys;
   for (const auto& k : cs.keys) keys += (keys.empty() ? "" : ", ") + k;
   std::string out = "specsim sweep: the best " + keys + " per concurrency level\n";
-  out += "  calibrated at batch " + std::to_string(cs.calibrated_batch) +
-         " (workload.batch, where the measurements were taken), reused at every level\n";
+  out += "  " + calibration_note(cs.calibrated_batch) + "\n";
   out += "  concurrency  ";
   for (const auto& k : cs.keys) out += k + "  ";
   out += "tok/s/req      tok/s  plain tok/s  speedup  tokens/cycle  points\n";
@@ -159,17 +159,7 @@ std::string concurrency_text(const ConcurrencySweep& cs) {
     if (l.infeasible_points > 0) out += " (" + std::to_string(l.infeasible_points) + " do not fit)";
     out += "\n";
   }
-  const auto first = std::find_if(cs.levels.begin(), cs.levels.end(), [](const auto& l) { return l.feasible(); });
-  if (first == cs.levels.end()) {
-    out += "  no level fits in GPU memory\n";
-  } else if (!cs.stops_paying_at) {
-    out += "  speculation pays at the highest feasible level\n";
-  } else if (*cs.stops_paying_at == first->concurrency) {
-    out += "  speculation does not pay at any feasible level: plain decoding is faster\n";
-  } else {
-    out += "  speculation stops paying at concurrency " + std::to_string(*cs.stops_paying_at) +
-           ": plain decoding is faster from there on\n";
-  }
+  out += "  " + payoff_summary(cs) + "\n";
   return out;
 }
 

@@ -81,4 +81,12 @@ struct ConcurrencySweep {
 [[nodiscard]] ConcurrencySweep sweep_by_concurrency(const std::string& scenario, const std::vector<std::string>& patches,
                                                     std::vector<SweepAxis> axes, const DataDir& data = DataDir());
 
+// For people, said by predict and sweep alike: "calibrated at batch B (workload.batch, where the
+// measurements were taken), reused at every level".
+[[nodiscard]] std::string calibration_note(int calibrated_batch);
+// Where speculation stops paying: "speculation stops paying at concurrency 64", "... pays at the
+// highest feasible level", "... does not pay at any feasible level" or "no level fits in GPU memory".
+[[nodiscard]] std::string payoff_summary(const ConcurrencyPrediction& p);
+[[nodiscard]] std::string payoff_summary(const ConcurrencySweep& s);
+
 }  // namespace specsim

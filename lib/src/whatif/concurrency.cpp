@@ -89,7 +89,27 @@ std::optional<int> first_level_not_paying(const std::vector<Level>& levels, Pays
   return out;
 }
 
+template <typename Level>
+std::string payoff_of(const std::vector<Level>& levels, std::optional<int> stops_paying_at) {
+  const auto first = std::find_if(levels.begin(), levels.end(), [](const Level& l) { return l.feasible(); });
+  if (first == levels.end()) return "no level fits in GPU memory";
+  if (!stops_paying_at) return "speculation pays at the highest feasible level";
+  if (*stops_paying_at == first->concurrency) {
+    return "speculation does not pay at any feasible level: plain decoding is faster";
+  }
+  return "speculation stops paying at concurrency " + std::to_string(*stops_paying_at) +
+         ": plain decoding is faster from there on";
+}
+
 }  // namespace
+
+std::string calibration_note(int calibrated_batch) {
+  return "calibrated at batch " + std::to_string(calibrated_batch) +
+         " (workload.batch, where the measurements were taken), reused at every level";
+}
+
+std::string payoff_summary(const ConcurrencyPrediction& p) { return payoff_of(p.levels, p.stops_paying_at); }
+std::string payoff_summary(const ConcurrencySweep& s) { return payoff_of(s.levels, s.stops_paying_at); }
 
 ConcurrencyPrediction predict_concurrency(const Scenario& s) {
   const std::vector<int> levels = checked_levels(s);
