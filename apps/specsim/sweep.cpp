@@ -167,6 +167,11 @@ void run_concurrency_sweep(const SweepOptions& o, const std::vector<std::string>
                            const std::vector<SweepAxis>& axes, Io& io) {
   const ConcurrencySweep cs = sweep_by_concurrency(o.scenario, patches, axes);
   io.out << (o.json ? concurrency_json(cs) : o.csv ? concurrency_csv(cs) : concurrency_text(cs)) << std::flush;
+  // CSV rows of such levels are empty; say why where the table cannot.
+  const auto infeasible = std::count_if(cs.levels.begin(), cs.levels.end(), [](const auto& l) { return !l.feasible(); });
+  if (infeasible > 0 && o.csv) {
+    io.err << "specsim: " << infeasible << " of " << cs.levels.size() << " levels do not fit in GPU memory at any point\n";
+  }
 }
 
 void run_sweep(const SweepOptions& o, Io& io) {
