@@ -258,6 +258,13 @@ TEST_CASE("concurrency CLI: predict and sweep views, the option wins over the fi
   CHECK_THAT(st.out, Contains("calibrated at batch 1 (workload.batch, where the measurements were taken)"));
   CHECK_THAT(st.out, Contains("64  INFEASIBLE at every point: does not fit in GPU memory"));
 
+  // CSV: a row per level, concurrency first; a level where nothing fits has empty figures.
+  const auto csv = run({"sweep", "--concurrency", "1,64", "--csv"});
+  CHECK(csv.code == 0);
+  CHECK_THAT(csv.out, Contains("concurrency,speculation.num_steps,tokens_per_s,per_request_tokens_per_s,"));
+  CHECK_THAT(csv.out, Contains("\n64,,,,,,\n"));
+  CHECK_THAT(csv.err, Contains("1 of 2 levels do not fit in GPU memory at any point"));
+
   const specsim::test::TempDir tmp("specsim-concurrency-file");
   const std::string file = home_with_levels_file(tmp.path);
   const auto from_file = nlohmann::json::parse(run({"predict", "--scenario", file, "--json"}).out);
