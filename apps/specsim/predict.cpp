@@ -1,5 +1,6 @@
 // specsim predict: tokens/s of speculative vs plain decoding for one scenario, with the cycle's
-// breakdown, as a table or JSON; optionally a Monte Carlo spread of tokens/s.
+// breakdown, as a table or JSON; optionally a Monte Carlo spread of tokens/s. With concurrency
+// levels (workload.concurrency, --concurrency), a row per level instead (concurrency.hpp).
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -9,8 +10,10 @@
 
 #include "cli.hpp"
 #include "specsim/units.hpp"
+#include "specsim/concurrency.hpp"
 #include "specsim/cycle.hpp"
 #include "specsim/engine_log.hpp"
+#include "specsim/error.hpp"
 #include "specsim/load.hpp"
 #include "specsim/memory_fit.hpp"
 #include "specsim/report.hpp"
@@ -27,6 +30,7 @@ struct PredictOptions {
   std::optional<double> accept_length;
   std::vector<std::string> acceptance_logs;
   std::vector<std::string> patches;
+  std::string concurrency;  // "1,4,16": --set workload.concurrency=1,4,16, so the file's rules apply
   int monte_carlo = 0;  // simulated requests; 0 = off
   std::uint64_t seed = 1;
   double request_spread = 0.0;
@@ -68,8 +72,82 @@ std::vector<std::string> acceptance_warnings(const Scenario& s) {
   return {std::move(w)};
 }
 
+std::string gigabytes(double bytes) { return fixed(bytes / 1e9, 1) + " GB"; }
+
+// The levels' table; infeasible levels keep their row, with the reason.
+std::string concurrency_text(const Scenario& s, const ConcurrencyPrediction& cp) {
+  std::string levels;
+  for (const auto& l : cp.levels) levels += (levels.empty() ? "" : ", ") + std::to_string(l.concurrency);
+  std::string out = "specsim predict: " + s.name + " at concurrency " + levels + "\n";
+  out += "  " + calibration_note(cp.calibrated_batch) + "\n";
+  for (const auto& l : cp.levels) {
+    if (!l.feasible()) continue;
+    out += "  acceptance per request, the same at every level: " + fixed(l.tokens_per_cycle, 3) + " tokens per cycle\n";
+    break;
+  }
+  out += "  concurrency  plain tok/s/req  spec tok/s/req  plain tok/s  spec tok/s  speedup  memory per GPU\n";
+  char buf[256];
+  for (const auto& l : cp.levels) {
+    if (!l.feasible()) {
+      std::snprintf(buf, sizeof buf, "  %11d  INFEASIBLE: ", l.concurrency);
+      out += buf + l.infeasible + "\n";
+      continue;
+    }
+    std::snprintf(buf, sizeof buf, "  %11d  %15.1f  %14.1f  %11.1f  %10.1f  %6.3fx  %s of %s\n", l.concurrency,
+                  l.plain_per_request_tokens_per_s(), l.spec_per_request_tokens_per_s(),
+                  l.plain_aggregate_tokens_per_s, l.spec_aggregate_tokens_per_s, l.speedup,
+                  gigabytes(l.memory.used_bytes()).c_str(), gigabytes(l.memory.capacity_bytes).c_str());
+    out += buf;
+  }
+  out += "  " + payoff_summary(cp) + "\n";
+  return out;
+}
+
+nlohmann::json concurrency_json(const Scenario& s, const ConcurrencyPrediction& cp) {
+  nlohmann::json levels = nlohmann::json::array();
+  for (const auto& l : cp.levels) {
+    nlohmann::json j{{"concurrency", l.concurrency},
+                     {"feasible", l.feasible()},
+                     {"memory", nlohmann::json::parse(render_memory_json(l.memory))}};
+    if (!l.feasible()) {
+      j["infeasible"] = l.infeasible;
+    } else {
+      j["plain"] = {{"per_request_tokens_per_s", l.plain_per_request_tokens_per_s()},
+                    {"aggregate_tokens_per_s", l.plain_aggregate_tokens_per_s},
+                    {"step_s", l.plain_step_s}};
+      j["speculative"] = {{"per_request_tokens_per_s", l.spec_per_request_tokens_per_s()},
+                          {"aggregate_tokens_per_s", l.spec_aggregate_tokens_per_s},
+                          {"cycle_s", l.cycle_s},
+                          {"tokens_per_cycle", l.tokens_per_cycle}};
+      j["speedup"] = l.speedup;
+    }
+    levels.push_back(std::move(j));
+  }
+  return {{"scenario", s.name},
+          {"calibrated_at_batch", cp.calibrated_batch},
+          {"note", calibration_note(cp.calibrated_batch)},
+          {"payoff", payoff_summary(cp)},
+          {"concurrency", levels},
+          {"stops_paying_at", cp.stops_paying_at ? nlohmann::json(*cp.stops_paying_at) : nlohmann::json()}};
+}
+
+// Rendered whole before printing, as run_predict does: a failure never leaves half a document.
+std::string render_concurrency(const Scenario& s, const ConcurrencyPrediction& cp,
+                               const std::vector<std::string>& warnings, bool json) {
+  if (json) {
+    auto j = concurrency_json(s, cp);
+    if (!warnings.empty()) j["warnings"] = warnings;
+    return j.dump(2) + "\n";
+  }
+  std::string text = concurrency_text(s, cp);
+  for (const auto& w : warnings) text += "  warning: " + w + "\n";
+  return text;
+}
+
 void run_predict(const PredictOptions& o, Io& io) {
-  Scenario s = load_scenario(o.scenario, o.patches);
+  std::vector<std::string> patches = o.patches;
+  if (!o.concurrency.empty()) patches.push_back("workload.concurrency=" + o.concurrency);  // wins over the file
+  Scenario s = load_scenario(o.scenario, patches);
   if (o.accept) {
     s.acceptance.kind = AcceptanceSettings::Kind::kConstant;
     s.acceptance.accept = *o.accept;  // the scenario's depth profile, if any, still applies
@@ -83,6 +161,11 @@ void run_predict(const PredictOptions& o, Io& io) {
   std::vector<std::string> warnings;
   if (!o.acceptance_logs.empty()) s.acceptance = from_logs(o.acceptance_logs, warnings);  // excludes the others
   for (auto& w : acceptance_warnings(s)) warnings.push_back(std::move(w));
+  if (!s.concurrency.empty()) {
+    if (o.monte_carlo > 0) throw Error({"--monte-carlo", 0, 0}, "", "simulates one batch: leave out workload.concurrency");
+    io.out << render_concurrency(s, predict_concurrency(s), warnings, o.json);
+    return;
+  }
   require_memory_fit(s);  // a deployment that cannot load predicts nothing
   const CycleModel model(std::move(s));
   const Prediction p = model.predict();
@@ -158,6 +241,9 @@ void setup_predict(CLI::App& app, Io& io) {
   length->excludes(logs);
   sub->add_option("--set", opts->patches, "Patch a scenario field: key=value (dotted path, units as in files)")
       ->allow_extra_args(false);
+  sub->add_option("--concurrency", opts->concurrency,
+                  "Predict at these batches, c1,c2,... (workload.concurrency; replaces the file's list): "
+                  "per-request and aggregate tok/s per level");
   sub->add_option("--monte-carlo", opts->monte_carlo, "Simulate this many requests (100 cycles each)")
       ->check(CLI::Range(1, 10'000'000));
   sub->add_option("--seed", opts->seed, "Monte Carlo seed")->capture_default_str();

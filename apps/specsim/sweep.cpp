@@ -1,4 +1,5 @@
-// specsim sweep: the full grid of scenario settings, best configuration first.
+// specsim sweep: the full grid of scenario settings, best configuration first. With concurrency
+// levels (workload.concurrency, --concurrency), the best point per level (concurrency.hpp).
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
@@ -13,6 +14,8 @@
 #include <ostream>
 
 #include "cli.hpp"
+#include "specsim/concurrency.hpp"
+#include "specsim/error.hpp"
 #include "specsim/load.hpp"
 #include "specsim/whatif.hpp"
 
@@ -24,6 +27,7 @@ struct SweepOptions {
   std::string scenario = kDefaultScenario;
   std::vector<std::string> vary;
   std::vector<std::string> patches;
+  std::string concurrency;  // "1,4,16": --set workload.concurrency=1,4,16, so the file's rules apply
   int top = 20;
   bool csv = false;
   bool json = false;
@@ -57,9 +61,129 @@ class SigintToFlag {
   bool installed_ = false;
 };
 
+// Whether the scenario lists concurrency levels. With axes, a scenario that does not load answers
+// no: the plain sweep then reports the problem as it always has. Without, the problem is reported
+// here, before "--vary is required" would hide it.
+bool has_concurrency(const std::string& scenario, const std::vector<std::string>& patches, bool has_axes) {
+  try {
+    return !load_scenario(scenario, patches).concurrency.empty();
+  } catch (const Error&) {
+    if (!has_axes) throw;
+    return false;
+  }
+}
+
+nlohmann::json best_json(const ConcurrencySweep& cs, const ConcurrencyBest& l) {
+  nlohmann::json set;
+  for (std::size_t i = 0; i < cs.keys.size(); ++i) set[cs.keys[i]] = l.best.values[i];
+  const double c = l.concurrency;
+  return {{"set", set},
+          {"tokens_per_s", l.best.tokens_per_s},
+          {"per_request_tokens_per_s", l.best.tokens_per_s / c},
+          {"speedup", l.best.speedup},
+          {"tokens_per_cycle", l.best.tokens_per_cycle},
+          {"cycle_s", l.best.cycle_s},
+          {"baseline_tokens_per_s", l.best.baseline_tokens_per_s},
+          {"baseline_per_request_tokens_per_s", l.best.baseline_tokens_per_s / c}};
+}
+
+std::string concurrency_json(const ConcurrencySweep& cs) {
+  nlohmann::json levels = nlohmann::json::array();
+  for (const auto& l : cs.levels) {
+    nlohmann::json j{{"concurrency", l.concurrency},
+                     {"points", l.points},
+                     {"infeasible_points", l.infeasible_points},
+                     {"invalid_points", l.invalid_points},
+                     {"feasible", l.feasible()}};
+    if (l.feasible()) {
+      j["best"] = best_json(cs, l);
+      j["pays"] = l.pays();
+    } else {
+      j["best"] = nullptr;
+      j["infeasible"] = l.infeasible;
+    }
+    levels.push_back(std::move(j));
+  }
+  const nlohmann::json j{{"keys", cs.keys},
+                         {"calibrated_at_batch", cs.calibrated_batch},
+                         {"note", calibration_note(cs.calibrated_batch)},
+                         {"payoff", payoff_summary(cs)},
+                         {"concurrency", levels},
+                         {"stops_paying_at", cs.stops_paying_at ? nlohmann::json(*cs.stops_paying_at) : nlohmann::json()}};
+  return j.dump(1) + "\n";
+}
+
+std::string concurrency_csv(const ConcurrencySweep& cs) {
+  std::string out = "concurrency,";
+  for (const auto& k : cs.keys) out += k + ",";
+  out += "tokens_per_s,per_request_tokens_per_s,speedup,tokens_per_cycle,baseline_tokens_per_s\n";
+  char buf[160];
+  for (const auto& l : cs.levels) {
+    out += std::to_string(l.concurrency) + ",";
+    for (std::size_t i = 0; i < cs.keys.size(); ++i) out += (l.feasible() ? l.best.values[i] : "") + ",";
+    if (!l.feasible()) {
+      out += ",,,,\n";  // no point fits at this level
+      continue;
+    }
+    std::snprintf(buf, sizeof buf, "%.6g,%.6g,%.6g,%.6g,%.6g\n", l.best.tokens_per_s,
+                  l.best.tokens_per_s / l.concurrency, l.best.speedup, l.best.tokens_per_cycle,
+                  l.best.baseline_tokens_per_s);
+    out += buf;
+  }
+  return out;
+}
+
+std::string concurrency_text(const ConcurrencySweep& cs) {
+  std::string keys;
+  for (const auto& k : cs.keys) keys += (keys.empty() ? "" : ", ") + k;
+  std::string out = "specsim sweep: the best " + keys + " per concurrency level\n";
+  out += "  " + calibration_note(cs.calibrated_batch) + "\n";
+  out += "  concurrency  ";
+  for (const auto& k : cs.keys) out += k + "  ";
+  out += "tok/s/req      tok/s  plain tok/s  speedup  tokens/cycle  points\n";
+  char buf[256];
+  for (const auto& l : cs.levels) {
+    std::snprintf(buf, sizeof buf, "  %11d  ", l.concurrency);
+    out += buf;
+    if (!l.feasible()) {
+      out += "INFEASIBLE at every point: " + l.infeasible + "\n";
+      continue;
+    }
+    for (std::size_t i = 0; i < cs.keys.size(); ++i) {
+      std::snprintf(buf, sizeof buf, "%*s  ", int(cs.keys[i].size()), l.best.values[i].c_str());
+      out += buf;
+    }
+    std::snprintf(buf, sizeof buf, "%9.1f  %9.1f  %11.1f  %6.3fx  %12.3f  %6zu", l.best.tokens_per_s / l.concurrency,
+                  l.best.tokens_per_s, l.best.baseline_tokens_per_s, l.best.speedup, l.best.tokens_per_cycle, l.points);
+    out += buf;
+    if (l.infeasible_points > 0) out += " (" + std::to_string(l.infeasible_points) + " do not fit)";
+    out += "\n";
+  }
+  out += "  " + payoff_summary(cs) + "\n";
+  return out;
+}
+
+void run_concurrency_sweep(const SweepOptions& o, const std::vector<std::string>& patches,
+                           const std::vector<SweepAxis>& axes, Io& io) {
+  const ConcurrencySweep cs = sweep_by_concurrency(o.scenario, patches, axes);
+  io.out << (o.json ? concurrency_json(cs) : o.csv ? concurrency_csv(cs) : concurrency_text(cs)) << std::flush;
+  // CSV rows of such levels are empty; say why where the table cannot.
+  const auto infeasible = std::count_if(cs.levels.begin(), cs.levels.end(), [](const auto& l) { return !l.feasible(); });
+  if (infeasible > 0 && o.csv) {
+    io.err << "specsim: " << infeasible << " of " << cs.levels.size() << " levels do not fit in GPU memory at any point\n";
+  }
+}
+
 void run_sweep(const SweepOptions& o, Io& io) {
   std::vector<SweepAxis> axes;
   for (const auto& v : o.vary) axes.push_back(parse_vary(v));
+  std::vector<std::string> patches = o.patches;
+  if (!o.concurrency.empty()) patches.push_back("workload.concurrency=" + o.concurrency);  // wins over the file
+  if (!o.concurrency.empty() || has_concurrency(o.scenario, patches, !axes.empty())) {
+    run_concurrency_sweep(o, patches, axes, io);
+    return;
+  }
+  if (axes.empty()) throw CLI::RequiredError("--vary");
   const auto start = std::chrono::steady_clock::now();
   // A progress line on a terminal only, and only once the sweep has run for a second.
   const bool tty = &io.err == &std::cerr && isatty(STDERR_FILENO);
@@ -185,7 +309,12 @@ void setup_sweep(CLI::App& app, Io& io) {
   auto opts = std::make_shared<SweepOptions>();
   CLI::App* sub = app.add_subcommand("sweep", "Evaluate a grid of settings, best first");
   sub->add_option("--scenario", opts->scenario, "Scenario name or file")->capture_default_str();
-  sub->add_option("--vary", opts->vary, "key=v1,v2,... or key=a..b (repeatable)")->required()->allow_extra_args(false);
+  sub->add_option("--vary", opts->vary,
+                  "key=v1,v2,... or key=a..b (repeatable); required, but for a concurrency sweep, where it "
+                  "defaults to speculation.num_steps=1..8")
+      ->allow_extra_args(false);
+  sub->add_option("--concurrency", opts->concurrency,
+                  "The best point per batch, c1,c2,... (workload.concurrency; replaces the file's list)");
   sub->add_option("--set", opts->patches, "Patch a scenario field: key=value")->allow_extra_args(false);
   sub->add_option("--top", opts->top, "Rows in the text table")->check(CLI::Range(1, 1000000));
   auto* csv = sub->add_flag("--csv", opts->csv, "Print CSV");

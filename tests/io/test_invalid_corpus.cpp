@@ -170,6 +170,12 @@ const std::map<std::string, Expected>& corpus() {
       {"scenario/acceptance-two-forms.yaml", {"acceptance: give exactly one of accept, per_position, unconditional, tokens_per_cycle (found 2)", 23}},
       {"scenario/bad-mode-name.yaml", {"engine.verify_mode: 'cuda-graph' is not one of: graph, eager", 16}},
       {"scenario/batch-zero.yaml", {"workload.batch: = 0: must be in [1, 1000000]", 11}},
+      // workload.concurrency: the list's key and line; one rule per file (load.cpp, read_concurrency).
+      {"scenario/concurrency-duplicate.yaml", {"workload.concurrency: item 4 = 4 repeats item 2: list each level once", 13}},
+      {"scenario/concurrency-empty.yaml", {"workload.concurrency: expected at least one integer", 13}},
+      {"scenario/concurrency-negative.yaml", {"workload.concurrency: item 1 = -4: must be in [1, 1000000]", 13}},
+      {"scenario/concurrency-not-integer.yaml", {"workload.concurrency: item 2: expected an integer, got '2.5'", 13}},
+      {"scenario/concurrency-zero.yaml", {"workload.concurrency: item 2 = 0: must be in [1, 1000000]", 13}},
       {"scenario/draft-as-model.yaml", {"model: 'llama-3.1-8b-eagle3' is an EAGLE-3 draft head (it has an eagle3 block)", 5}},
       {"scenario/draft-for-another-model.yaml", {"draft: 'kimi-k2.5-eagle3' (built for kimi-k2.5) does not fit the model 'llama-3.1-8b': hidden_size 7168 vs the model's 4096", 6}},
       {"scenario/draft-not-eagle3.yaml", {"draft: 'llama-3.1-8b' is not an EAGLE draft head", 6}},

@@ -266,7 +266,10 @@ struct Scenario {
   std::optional<int> draft_tp;
   [[nodiscard]] int draft_ranks() const { return draft_tp.value_or(tp); }
   std::string interventions;  // models/interventions catalogue for `rank`; empty = none
-  int batch = 1;           // requests decoded together
+  int batch = 1;           // requests decoded together; the batch the measurements were taken at
+  // workload.concurrency: batches to predict at, each the scenario at batch = c on the calibration
+  // made at `batch` (concurrency.hpp). Empty = the single batch above.
+  std::vector<int> concurrency;
   double context_tokens = 2048;  // tokens already in each request's KV cache
   EngineSettings engine;
   SpeculationSettings speculation;

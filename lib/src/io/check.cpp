@@ -150,6 +150,7 @@ void emit_scenario(YAML::Emitter& e, const std::string& path, const DataDir& dat
   e << YAML::Key << "topology" << YAML::Value << s.topology.name << YAML::Key << "gpu" << YAML::Value << s.gpu.name;
   e << YAML::Key << "tp" << YAML::Value << s.tp << YAML::Key << "batch" << YAML::Value << s.batch;
   e << YAML::Key << "context_tokens" << YAML::Value << s.context_tokens;
+  if (!s.concurrency.empty()) e << YAML::Key << "concurrency" << YAML::Value << YAML::Flow << s.concurrency;
   e << YAML::Key << "modes" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "decode"
     << YAML::Value << to_string(s.engine.decode_mode) << YAML::Key << "verify" << YAML::Value
     << to_string(s.engine.verify_mode) << YAML::Key << "draft" << YAML::Value << to_string(s.engine.draft_mode)

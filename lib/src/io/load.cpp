@@ -694,6 +694,26 @@ std::vector<Error> bound_problems(const YamlReader& root) {
   return out;
 }
 
+// workload.concurrency: the batches to predict at, within workload.batch's bounds, each once.
+// `workload.batch` stays the batch the measurements describe, where calibration runs
+// (docs/model.md#concurrency); a key written with no value is an error, not an absent list.
+std::vector<int> read_concurrency(YamlReader& w) {
+  if (!w.node().IsMap() || !w.node()["concurrency"].IsDefined()) return {};
+  const Bound& b = bound("workload.batch");
+  const auto levels = w.integers("concurrency", static_cast<long long>(b.min), static_cast<long long>(b.max));
+  std::vector<int> out;
+  for (std::size_t i = 0; i < levels.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      if (levels[j] == levels[i]) {
+        w.fail("concurrency", "item " + std::to_string(i + 1) + " = " + std::to_string(levels[i]) +
+                                  " repeats item " + std::to_string(j + 1) + ": list each level once");
+      }
+    }
+    out.push_back(static_cast<int>(levels[i]));
+  }
+  return out;
+}
+
 AcceptanceSettings read_acceptance(YamlReader& a) {
   AcceptanceSettings s;
   const bool has_accept = a.has("accept");
@@ -945,6 +965,7 @@ Scenario read_scenario(YamlReader& r, const DataDir& data) {
     YamlReader w = r.child("workload");
     s.batch = static_cast<int>(bounded_integer(w, "workload.batch"));
     s.context_tokens = static_cast<double>(bounded_integer(w, "workload.context"));
+    s.concurrency = read_concurrency(w);
     w.finish();
   }
   {

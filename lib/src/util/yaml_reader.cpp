@@ -223,17 +223,24 @@ bool YamlReader::optional_boolean(const std::string& key, bool fallback) {
   return has(key) ? boolean(key) : (seen_.insert(key), fallback);
 }
 
+namespace {
+// The whole text as a base-10 integer; false for anything else ("1.5", "4x", "", out of range).
+bool parse_plain_integer(const std::string& s, long long& out) {
+  std::size_t used = 0;
+  try {
+    out = std::stoll(s, &used);
+  } catch (const std::exception&) {
+    return false;
+  }
+  return used != 0 && used == s.size();
+}
+}  // namespace
+
 long long YamlReader::integer(const std::string& key, long long min, long long max) {
   seen_.insert(key);
   const std::string s = scalar(key);
-  std::size_t used = 0;
   long long v = 0;
-  try {
-    v = std::stoll(s, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != s.size()) fail(key, "expected an integer, got '" + s + "'");
+  if (!parse_plain_integer(s, v)) fail(key, "expected an integer, got '" + s + "'");
   if (v < min || v > max) {
     fail(key, "= " + s + ": must be in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
   }
@@ -358,6 +365,25 @@ std::vector<double> YamlReader::numbers(const std::string& key, double min, doub
                     show(max) + "]");
     }
     out.push_back(d);
+  }
+  return out;
+}
+
+std::vector<long long> YamlReader::integers(const std::string& key, long long min, long long max) {
+  const std::vector<std::string> items = list_items(key, "a list of integers");
+  if (items.empty() || (items.size() == 1 && items.front().empty())) fail(key, "expected at least one integer");
+  std::vector<long long> out;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    long long v = 0;
+    const std::string& s = items[i];
+    if (!parse_plain_integer(s, v)) {
+      fail(key, "item " + std::to_string(i + 1) + ": expected an integer, got '" + s + "'");
+    }
+    if (v < min || v > max) {
+      fail(key, "item " + std::to_string(i + 1) + " = " + s + ": must be in [" + std::to_string(min) + ", " +
+                    std::to_string(max) + "]");
+    }
+    out.push_back(v);
   }
   return out;
 }

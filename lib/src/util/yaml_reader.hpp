@@ -58,6 +58,8 @@ class YamlReader {
   std::optional<double> optional_quantity(const std::string& key, units::Quantity q);
   // A list of plain numbers: a YAML sequence or a comma-separated string ("0.8,0.7").
   std::vector<double> numbers(const std::string& key, double min, double max);
+  // A list of integers in [min, max], written the same two ways ("1, 4, 16"); at least one.
+  std::vector<long long> integers(const std::string& key, long long min, long long max);
   // A list of names, written the same two ways ("a, b"); absent or "" is an empty list.
   std::vector<std::string> optional_names(const std::string& key);
   // A YAML list of non-empty texts (items may hold commas: nothing is split).

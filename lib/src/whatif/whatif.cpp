@@ -359,6 +359,10 @@ SweepResult sweep(const std::string& scenario, const std::vector<std::string>& p
   for (std::size_t i = 0; i < axes.size(); ++i) {
     const SweepAxis& a = axes[i];
     if (a.values.empty()) throw Error({"--vary", 0, 0}, a.key, "no values");
+    // Levels are a list that turns sweep into one grid per level (concurrency.hpp), not one value.
+    if (a.key == "workload.concurrency") {
+      throw Error({"--vary", 0, 0}, a.key, "not an axis: give the levels with --concurrency c1,c2,...");
+    }
     for (std::size_t j = 0; j < i; ++j) {
       if (axes[j].key == a.key) {
         throw Error({"--vary", 0, 0}, a.key, "given on two axes (one --vary per key; list every value in one)");

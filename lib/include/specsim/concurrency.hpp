@@ -1,0 +1,92 @@
+// A deployment at several concurrency levels (workload.concurrency, docs/model.md#concurrency):
+// each level is the scenario at batch = c, checked for memory first (memory_fit.hpp), on the one
+// calibration made where the measurements were taken (workload.batch, Scenario::as_measured).
+// Acceptance is per request and does not change with c; what changes is the forwards' batch
+// (weights read once for c requests, KV read per request, all-reduces of c x H) and the KV held.
+//
+//   per request tok/s = 1 / TPOT:  plain 1 / T_base(c),  speculative tau / T_cycle(c)
+//   aggregate tok/s   = c x per request
+//
+// (cycle.hpp: tok/s_base = B / T_base, tok/s_spec = B tau / T_cycle at B = c.)
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "specsim/load.hpp"
+#include "specsim/memory_fit.hpp"
+#include "specsim/scenario.hpp"
+#include "specsim/whatif.hpp"
+
+namespace specsim {
+
+struct ConcurrencyLevel {
+  int concurrency = 1;
+  MemoryFit memory;        // at batch = concurrency
+  std::string infeasible;  // why the level cannot run (describe_overflow); "" when it fits
+  // The figures below stay 0 for an infeasible level.
+  double plain_step_s = 0.0;  // T_base(c)
+  double cycle_s = 0.0;       // T_cycle(c)
+  double tokens_per_cycle = 0.0;  // tau, the same at every level
+  double plain_aggregate_tokens_per_s = 0.0;
+  double spec_aggregate_tokens_per_s = 0.0;
+  double speedup = 0.0;
+  [[nodiscard]] bool feasible() const { return infeasible.empty(); }
+  [[nodiscard]] double plain_per_request_tokens_per_s() const { return plain_aggregate_tokens_per_s / concurrency; }
+  [[nodiscard]] double spec_per_request_tokens_per_s() const { return spec_aggregate_tokens_per_s / concurrency; }
+};
+
+struct ConcurrencyPrediction {
+  int calibrated_batch = 1;  // where calibration ran (the measured workload.batch), reused at every level
+  std::vector<ConcurrencyLevel> levels;  // ascending concurrency
+  // The lowest level from which on speculation no longer beats plain decoding at any feasible
+  // level; empty when it pays at the highest feasible level or no level is feasible.
+  std::optional<int> stops_paying_at;
+};
+
+// `s` at batch = c for each c of s.concurrency, in ascending order, on one calibration. A level that
+// does not fit in memory is marked infeasible when it is one of several; a single level that does
+// not fit is an error, as for predict (require_memory_fit). Throws specsim::Error for an empty list,
+// a level < 1, a repeated level, and a `--set workload.batch` patch (the levels set the batch; the
+// calibration batch is the file's).
+[[nodiscard]] ConcurrencyPrediction predict_concurrency(const Scenario& s);
+
+// The best draft shape at one level: sweep() over the axes at workload.batch = c.
+struct ConcurrencyBest {
+  int concurrency = 1;
+  std::string infeasible;   // why no point of the grid fits at this level; "" when one does
+  SweepPoint best;          // the fastest feasible point (aggregate speculative tok/s)
+  std::size_t points = 0;   // grid points evaluated at this level
+  std::size_t infeasible_points = 0;
+  std::size_t invalid_points = 0;
+  [[nodiscard]] bool feasible() const { return infeasible.empty(); }
+  [[nodiscard]] bool pays() const { return feasible() && best.speedup > 1.0; }
+};
+
+struct ConcurrencySweep {
+  std::vector<std::string> keys;        // the axes
+  int calibrated_batch = 1;             // as in ConcurrencyPrediction
+  std::vector<ConcurrencyBest> levels;  // ascending concurrency
+  std::optional<int> stops_paying_at;   // as in ConcurrencyPrediction, with each level's best shape
+};
+
+// The draft shape varied when a concurrency sweep is given no axes: speculation.num_steps = 1..8.
+[[nodiscard]] SweepAxis default_concurrency_axis();
+
+// For each level of workload.concurrency (the scenario's after `patches`; a `--set
+// workload.concurrency=...` patch sets it), sweep() over `axes` (default_concurrency_axis() when
+// empty) at workload.batch = c. Throws specsim::Error when the scenario has no levels, for an axis
+// or patch on workload.batch (the levels set it), and what sweep() throws.
+[[nodiscard]] ConcurrencySweep sweep_by_concurrency(const std::string& scenario, const std::vector<std::string>& patches,
+                                                    std::vector<SweepAxis> axes, const DataDir& data = DataDir());
+
+// For people, said by predict and sweep alike: "calibrated at batch B (workload.batch, where the
+// measurements were taken), reused at every level".
+[[nodiscard]] std::string calibration_note(int calibrated_batch);
+// Where speculation stops paying: "speculation stops paying at concurrency 64", "... pays at the
+// highest feasible level", "... does not pay at any feasible level" or "no level fits in GPU memory".
+[[nodiscard]] std::string payoff_summary(const ConcurrencyPrediction& p);
+[[nodiscard]] std::string payoff_summary(const ConcurrencySweep& s);
+
+}  // namespace specsim

@@ -1,0 +1,173 @@
+#include "specsim/concurrency.hpp"
+
+#include <algorithm>
+#include <memory>
+
+#include "specsim/cycle.hpp"
+#include "specsim/error.hpp"
+#include "specsim/scenario_fields.hpp"
+
+namespace specsim {
+
+namespace {
+
+constexpr const char* kConcurrencyKey = "workload.concurrency";
+constexpr const char* kBatchKey = "workload.batch";
+// The draft depths a concurrency sweep tries when given no axis: those breakeven_report covers.
+constexpr int kDefaultMaxNumSteps = 8;
+
+// The levels ascending, after the checks the loader makes with file and line (load.cpp,
+// read_concurrency), repeated here for scenarios a library caller filled in itself.
+std::vector<int> checked_levels(const Scenario& s) {
+  const SourceLocation where{s.file, 0, 0};
+  if (s.concurrency.empty()) throw Error(where, kConcurrencyKey, "no levels: give at least one (e.g. [1, 4, 16])");
+  std::vector<int> levels = s.concurrency;
+  std::sort(levels.begin(), levels.end());
+  if (levels.front() < 1) {
+    throw Error(where, kConcurrencyKey, "level " + std::to_string(levels.front()) + ": must be >= 1");
+  }
+  if (const auto twice = std::adjacent_find(levels.begin(), levels.end()); twice != levels.end()) {
+    throw Error(where, kConcurrencyKey, "level " + std::to_string(*twice) + " is listed twice: list each level once");
+  }
+  return levels;
+}
+
+// A patched batch would be overwritten by every level without a word, and calibration never reads
+// it (it runs on the scenario as its file states it): a conflict, not a setting.
+void reject_batch_patch(const Scenario& s) {
+  if (s.patched_keys.count(kBatchKey) == 0) return;
+  throw Error({"--set", 0, 0}, kBatchKey,
+              "conflicts with workload.concurrency: each level sets the batch, and calibration runs at the "
+              "file's workload.batch (" +
+                  std::to_string(s.as_measured ? s.as_measured->batch : s.batch) +
+                  "); leave the patch out, or list the batch as a level");
+}
+
+int calibrated_batch(const Scenario& s) { return s.as_measured ? s.as_measured->batch : s.batch; }
+
+// `s` at batch = c: what `--set workload.batch=c` gives, without reading the file again.
+Scenario at_batch(const Scenario& s, const std::shared_ptr<const Scenario>& measured, int c) {
+  Scenario at = s;
+  at.as_measured = measured;
+  set_field(at, parse_field_value(kBatchKey, std::to_string(c), {s.file, 0, 0}));
+  if (const std::string why = settle_fields(at); !why.empty()) throw Error({s.file, 0, 0}, kConcurrencyKey, why);
+  return at;
+}
+
+ConcurrencyLevel predict_level(const Scenario& s, const std::shared_ptr<const Scenario>& measured,
+                               const Calibration& calibration, int c, bool only_level) {
+  ConcurrencyLevel level;
+  level.concurrency = c;
+  Scenario at = at_batch(s, measured, c);
+  level.memory = memory_fit(at);
+  if (!level.memory.fits()) {
+    // One level alone is a predict of that batch: a deployment that cannot load predicts nothing.
+    if (only_level) require_memory_fit(at);
+    level.infeasible = describe_overflow(at, level.memory);
+    return level;
+  }
+  const Prediction p = CycleModel(std::move(at), calibration).predict();
+  level.plain_step_s = p.baseline_step_s;
+  level.cycle_s = p.cycle_s;
+  level.tokens_per_cycle = p.tokens_per_cycle;
+  level.plain_aggregate_tokens_per_s = p.baseline_tokens_per_s;
+  level.spec_aggregate_tokens_per_s = p.spec_tokens_per_s;
+  level.speedup = p.speedup;
+  return level;
+}
+
+// Scanning from the highest level down, the feasible levels where speculation loses until the
+// first where it pays: the lowest of them is where it stops paying.
+template <typename Level, typename Pays>
+std::optional<int> first_level_not_paying(const std::vector<Level>& levels, Pays pays) {
+  std::optional<int> out;
+  for (auto it = levels.rbegin(); it != levels.rend(); ++it) {
+    if (!it->feasible()) continue;
+    if (pays(*it)) break;
+    out = it->concurrency;
+  }
+  return out;
+}
+
+template <typename Level>
+std::string payoff_of(const std::vector<Level>& levels, std::optional<int> stops_paying_at) {
+  const auto first = std::find_if(levels.begin(), levels.end(), [](const Level& l) { return l.feasible(); });
+  if (first == levels.end()) return "no level fits in GPU memory";
+  if (!stops_paying_at) return "speculation pays at the highest feasible level";
+  if (*stops_paying_at == first->concurrency) {
+    return "speculation does not pay at any feasible level: plain decoding is faster";
+  }
+  return "speculation stops paying at concurrency " + std::to_string(*stops_paying_at) +
+         ": plain decoding is faster from there on";
+}
+
+}  // namespace
+
+std::string calibration_note(int calibrated_batch) {
+  return "calibrated at batch " + std::to_string(calibrated_batch) +
+         " (workload.batch, where the measurements were taken), reused at every level";
+}
+
+std::string payoff_summary(const ConcurrencyPrediction& p) { return payoff_of(p.levels, p.stops_paying_at); }
+std::string payoff_summary(const ConcurrencySweep& s) { return payoff_of(s.levels, s.stops_paying_at); }
+
+ConcurrencyPrediction predict_concurrency(const Scenario& s) {
+  const std::vector<int> levels = checked_levels(s);
+  reject_batch_patch(s);
+  ConcurrencyPrediction out;
+  out.calibrated_batch = calibrated_batch(s);
+  // Calibrated once, where the measurements were taken; every level reuses it.
+  const Calibration calibration = calibrate(s);
+  const auto measured = s.as_measured ? s.as_measured : std::make_shared<const Scenario>(s);
+  for (const int c : levels) out.levels.push_back(predict_level(s, measured, calibration, c, levels.size() == 1));
+  out.stops_paying_at =
+      first_level_not_paying(out.levels, [](const ConcurrencyLevel& l) { return l.speedup > 1.0; });
+  return out;
+}
+
+SweepAxis default_concurrency_axis() {
+  return {"speculation.num_steps", [] {
+            std::vector<std::string> v;
+            for (int k = 1; k <= kDefaultMaxNumSteps; ++k) v.push_back(std::to_string(k));
+            return v;
+          }()};
+}
+
+ConcurrencySweep sweep_by_concurrency(const std::string& scenario, const std::vector<std::string>& patches,
+                                      std::vector<SweepAxis> axes, const DataDir& data) {
+  const Scenario base = load_scenario(scenario, patches, data);
+  const std::vector<int> levels = checked_levels(base);
+  reject_batch_patch(base);
+  if (axes.empty()) axes.push_back(default_concurrency_axis());
+  ConcurrencySweep out;
+  out.calibrated_batch = calibrated_batch(base);
+  for (const auto& a : axes) {
+    if (a.key == kBatchKey) {
+      throw Error({"--vary", 0, 0}, a.key, "conflicts with workload.concurrency: each level sets the batch");
+    }
+    out.keys.push_back(a.key);
+  }
+  for (const int c : levels) {
+    // The same grid as `sweep --set workload.batch=c`: calibration runs on the file's scenario
+    // (as_measured) there too.
+    std::vector<std::string> at = patches;
+    at.push_back(std::string(kBatchKey) + "=" + std::to_string(c));
+    const SweepResult r = sweep(scenario, at, axes, data);
+    ConcurrencyBest level;
+    level.concurrency = c;
+    level.points = r.evaluated;
+    level.infeasible_points = r.infeasible;
+    level.invalid_points = r.invalid;
+    // sweep() sorts infeasible points last: the first is feasible when any is.
+    if (!r.points.front().infeasible.empty()) {
+      level.infeasible = r.points.front().infeasible;
+    } else {
+      level.best = r.points.front();
+    }
+    out.levels.push_back(std::move(level));
+  }
+  out.stops_paying_at = first_level_not_paying(out.levels, [](const ConcurrencyBest& l) { return l.pays(); });
+  return out;
+}
+
+}  // namespace specsim

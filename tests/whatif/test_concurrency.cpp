@@ -1,0 +1,301 @@
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+#include <sstream>
+
+#include "cli_run.hpp"
+#include "specsim/concurrency.hpp"
+#include "specsim/cycle.hpp"
+#include "specsim/error.hpp"
+#include "specsim/load.hpp"
+#include "specsim/whatif.hpp"
+
+using Catch::Matchers::Contains;
+using Catch::Matchers::WithinRel;
+
+namespace {
+const specsim::DataDir kRoot(SPECSIM_SOURCE_DIR);
+const std::string kHome = specsim::kDefaultScenario;  // batch 1, measured plain 82 tok/s
+// All fit on the home scenario (32: 102.0 of 102.6 GB per GPU); 64 does not: 74.5 GB of target and
+// draft weights + 64 x 0.305 GB of KV (4100 tokens x 70 KB of MLA state, target and draft) + 17.8 GB
+// reserve = 111.8 GB > 102.6 GB. The issue's 1,4,16,64 is the infeasible case below.
+const std::vector<int> kLevels{1, 4, 16, 32};
+const std::string kLevelsText = "1,4,16,32";
+
+using specsim::test::run;
+
+specsim::ConcurrencyPrediction home_levels(const std::string& levels, std::vector<std::string> patches = {}) {
+  patches.push_back("workload.concurrency=" + levels);
+  return specsim::predict_concurrency(specsim::load_scenario(kHome, patches, kRoot));
+}
+
+// The home scenario with `workload.concurrency: [2, 8]` in its file, written under `dir`.
+std::string home_with_levels_file(const std::filesystem::path& dir) {
+  std::ifstream in(kRoot.resolve(specsim::DataKind::kScenario, kHome));
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string yaml = text.str();
+  const std::string workload = "workload:\n";
+  yaml.insert(yaml.find(workload) + workload.size(), "  concurrency: [2, 8]\n");
+  const auto path = dir / "home-with-levels.yaml";
+  std::ofstream(path) << yaml;
+  return path.string();
+}
+}  // namespace
+
+TEST_CASE("concurrency: each level is plain predict at batch = c, on the calibration at the file's batch",
+          "[concurrency]") {
+  const auto cp = home_levels(kLevelsText);
+  CHECK(cp.calibrated_batch == 1);
+  REQUIRE(cp.levels.size() == kLevels.size());
+  for (std::size_t i = 0; i < kLevels.size(); ++i) {
+    const int c = kLevels[i];
+    const auto& l = cp.levels[i];
+    INFO("concurrency " << c);
+    REQUIRE(l.concurrency == c);
+    REQUIRE(l.feasible());
+    // `predict --set workload.batch=c`: the loader keeps the file's scenario as as_measured, so its
+    // calibration runs at batch 1 too; the two must agree to rounding.
+    const specsim::CycleModel at_c(specsim::load_scenario(kHome, {"workload.batch=" + std::to_string(c)}, kRoot));
+    const auto p = at_c.predict();
+    CHECK_THAT(l.plain_aggregate_tokens_per_s, WithinRel(p.baseline_tokens_per_s, 1e-12));
+    CHECK_THAT(l.spec_aggregate_tokens_per_s, WithinRel(p.spec_tokens_per_s, 1e-12));
+    CHECK_THAT(l.speedup, WithinRel(p.speedup, 1e-12));
+  }
+  // At c = the scenario's batch (1) the level is plain `predict`: host time is calibrated so that
+  // plain decoding reproduces the measured 82 tok/s.
+  const specsim::CycleModel plain(specsim::load_scenario(kHome, {}, kRoot));
+  const auto p = plain.predict();
+  CHECK_THAT(cp.levels[0].plain_aggregate_tokens_per_s, WithinRel(p.baseline_tokens_per_s, 1e-12));
+  CHECK_THAT(cp.levels[0].spec_aggregate_tokens_per_s, WithinRel(p.spec_tokens_per_s, 1e-12));
+  CHECK_THAT(cp.levels[0].plain_aggregate_tokens_per_s, WithinRel(82.0, 1e-9));
+}
+
+TEST_CASE("concurrency: measured at batch 32, the level c = 32 is plain predict, others reuse its calibration",
+          "[concurrency]") {
+  // A validation row measured at batch 32 (AngelSlim issue 163, Qwen3-30B-A3B on 4x H100): plain
+  // predict gives 1128.3 and 1249.5 tok/s there; the level c = 32 must be the same prediction.
+  const std::string row = std::string(SPECSIM_SOURCE_DIR) +
+                          "/validation/angelslim-issue-163-4xh100/as163-qwen3-30b-a3b-eagle3-tp4-bs32-4-4-16.yaml";
+  const auto cp = specsim::predict_concurrency(specsim::load_scenario(row, {"workload.concurrency=1,32,128"}, kRoot));
+  CHECK(cp.calibrated_batch == 32);
+  REQUIRE(cp.levels.size() == 3);
+  const specsim::CycleModel plain(specsim::load_scenario(row, {}, kRoot));
+  const auto p = plain.predict();
+  const auto& at_32 = cp.levels[1];
+  REQUIRE(at_32.concurrency == 32);
+  CHECK_THAT(at_32.plain_aggregate_tokens_per_s, WithinRel(p.baseline_tokens_per_s, 1e-12));
+  CHECK_THAT(at_32.spec_aggregate_tokens_per_s, WithinRel(p.spec_tokens_per_s, 1e-12));
+  CHECK_THAT(at_32.spec_aggregate_tokens_per_s, WithinRel(1249.5, 1e-4));
+  // The other levels are `--set workload.batch=c` on the same file: calibrated at 32 too.
+  const specsim::CycleModel at_1(specsim::load_scenario(row, {"workload.batch=1"}, kRoot));
+  CHECK_THAT(cp.levels[0].spec_aggregate_tokens_per_s, WithinRel(at_1.predict().spec_tokens_per_s, 1e-12));
+}
+
+TEST_CASE("concurrency: per request = 1/T_step and tau/T_cycle, aggregate = c x per request, tau fixed",
+          "[concurrency]") {
+  const auto cp = home_levels(kLevelsText);
+  const double tau = cp.levels.front().tokens_per_cycle;
+  for (const auto& l : cp.levels) {
+    INFO("concurrency " << l.concurrency);
+    const double c = l.concurrency;
+    // Plain: one token per request per step; speculative: tau tokens per request per cycle.
+    CHECK_THAT(l.plain_per_request_tokens_per_s(), WithinRel(1.0 / l.plain_step_s, 1e-12));
+    CHECK_THAT(l.spec_per_request_tokens_per_s(), WithinRel(l.tokens_per_cycle / l.cycle_s, 1e-12));
+    CHECK_THAT(l.plain_aggregate_tokens_per_s, WithinRel(c / l.plain_step_s, 1e-12));
+    CHECK_THAT(l.spec_aggregate_tokens_per_s, WithinRel(c * l.tokens_per_cycle / l.cycle_s, 1e-12));
+    CHECK_THAT(l.speedup, WithinRel(l.spec_aggregate_tokens_per_s / l.plain_aggregate_tokens_per_s, 1e-12));
+    // Acceptance is per request: the same tau at every level.
+    CHECK_THAT(l.tokens_per_cycle, WithinRel(tau, 1e-12));
+  }
+}
+
+TEST_CASE("concurrency: on the home scenario each request gets slower as c rises", "[concurrency]") {
+  // A larger batch reads the same weights once for more requests, but more KV, bigger all-reduces and
+  // c x (k + 1) verify tokens per cycle: per-request rates fall, the aggregate rises.
+  // Predicted per request, c = 1, 4, 16, 32: plain 82.0, 71.9, 42.8, 31.3 tok/s; speculative 56.8,
+  // 46.2, 32.7, 24.6 tok/s; speculative aggregate 56.8, 184.8, 522.7, 785.6 tok/s.
+  const auto cp = home_levels(kLevelsText);
+  CHECK_THAT(cp.levels[1].plain_aggregate_tokens_per_s, WithinRel(287.5, 1e-3));  // 4 x 71.9
+  for (std::size_t i = 1; i < cp.levels.size(); ++i) {
+    const auto& lo = cp.levels[i - 1];
+    const auto& hi = cp.levels[i];
+    INFO("concurrency " << lo.concurrency << " -> " << hi.concurrency);
+    CHECK(hi.spec_per_request_tokens_per_s() < lo.spec_per_request_tokens_per_s());
+    CHECK(hi.plain_per_request_tokens_per_s() < lo.plain_per_request_tokens_per_s());
+    CHECK(hi.spec_aggregate_tokens_per_s > lo.spec_aggregate_tokens_per_s);
+  }
+}
+
+TEST_CASE("concurrency: a level over memory is INFEASIBLE with its reason, one alone is an error",
+          "[concurrency]") {
+  // Kimi-K2.5 keeps 576 MLA values x 2 B x 61 layers = 70 KB per token per request on every rank:
+  // 100000 requests of 4096 tokens need ~29 TB per GPU of 96 GB.
+  const auto cp = home_levels("1,100000");
+  REQUIRE(cp.levels.size() == 2);
+  CHECK(cp.levels[0].feasible());
+  CHECK_FALSE(cp.levels[1].feasible());
+  CHECK_THAT(cp.levels[1].infeasible, Contains("does not fit in GPU memory") && Contains("batch 100000"));
+  CHECK(cp.levels[1].spec_aggregate_tokens_per_s == 0.0);
+  CHECK_FALSE(cp.levels[1].memory.fits());
+  CHECK_THROWS_WITH(home_levels("100000"), Contains("does not fit in GPU memory"));
+
+  const auto r = run({"predict", "--concurrency", "1,100000"});
+  INFO(r.err);
+  CHECK(r.code == 0);
+  CHECK_THAT(r.out, Contains("100000  INFEASIBLE: does not fit in GPU memory"));
+  const auto s = run({"sweep", "--concurrency", "1,100000", "--json"});
+  REQUIRE(s.code == 0);
+  const auto j = nlohmann::json::parse(s.out);
+  CHECK(j["concurrency"][1]["feasible"] == false);
+  CHECK(j["concurrency"][1]["best"].is_null());
+  CHECK_THAT(j["concurrency"][1]["infeasible"].get<std::string>(), Contains("does not fit in GPU memory"));
+}
+
+TEST_CASE("concurrency sweep: the best K per level is plain sweep's at workload.batch = c", "[concurrency]") {
+  const auto cs = specsim::sweep_by_concurrency(kHome, {"workload.concurrency=" + kLevelsText}, {}, kRoot);
+  REQUIRE(cs.keys == std::vector<std::string>{"speculation.num_steps"});
+  REQUIRE(cs.levels.size() == kLevels.size());
+  for (std::size_t i = 0; i < kLevels.size(); ++i) {
+    const int c = kLevels[i];
+    INFO("concurrency " << c);
+    const auto plain = specsim::sweep(kHome, {"workload.batch=" + std::to_string(c)},
+                                      {specsim::default_concurrency_axis()}, kRoot);
+    const auto& best = cs.levels[i].best;
+    CHECK(cs.levels[i].points == 8);  // num_steps 1..8
+    CHECK(best.values == plain.points.front().values);
+    CHECK_THAT(best.tokens_per_s, WithinRel(plain.points.front().tokens_per_s, 1e-12));
+  }
+  // stops_paying_at is the lowest level from which no level's best shape beats plain decoding.
+  if (cs.stops_paying_at) {
+    for (const auto& l : cs.levels) {
+      if (l.concurrency >= *cs.stops_paying_at) CHECK_FALSE(l.pays());
+    }
+  }
+}
+
+TEST_CASE("concurrency: bad levels name the file, line and key; nothing on stdout", "[concurrency]") {
+  const std::string dir = std::string(SPECSIM_TEST_DATA_DIR) + "/invalid/scenario/";
+  const auto zero = run({"predict", "--scenario", dir + "concurrency-zero.yaml"});
+  CHECK(zero.code == 1);
+  CHECK(zero.out.empty());
+  CHECK_THAT(zero.err, Contains("concurrency-zero.yaml:13:") &&
+                           Contains("workload.concurrency: item 2 = 0: must be in [1, 1000000]"));
+  const auto dup = run({"sweep", "--scenario", dir + "concurrency-duplicate.yaml"});
+  CHECK(dup.code == 1);
+  CHECK(dup.out.empty());
+  CHECK_THAT(dup.err, Contains("concurrency-duplicate.yaml:13:") && Contains("repeats item 2"));
+  // --concurrency is `--set workload.concurrency=...`: the same rules, naming the option's text.
+  const auto cli_zero = run({"predict", "--concurrency", "0"});
+  CHECK(cli_zero.code == 1);
+  CHECK(cli_zero.out.empty());
+  CHECK_THAT(cli_zero.err, Contains("--set workload.concurrency=0: workload.concurrency: item 1 = 0"));
+  const auto cli_dup = run({"sweep", "--concurrency", "4,4"});
+  CHECK(cli_dup.code == 1);
+  CHECK_THAT(cli_dup.err, Contains("item 2 = 4 repeats item 1"));
+  const auto cli_empty = run({"predict", "--concurrency", "1,,4"});
+  CHECK(cli_empty.code == 1);
+  CHECK_THAT(cli_empty.err, Contains("item 2: expected an integer, got ''"));
+}
+
+TEST_CASE("concurrency: a patched workload.batch conflicts with the levels", "[concurrency]") {
+  CHECK_THROWS_WITH(home_levels("1,4", {"workload.batch=4"}),
+                    Contains("workload.batch: conflicts with workload.concurrency") && Contains("(1)"));
+  const auto vary = run({"sweep", "--concurrency", "1,4", "--vary", "workload.batch=1,2"});
+  CHECK(vary.code == 1);
+  CHECK_THAT(vary.err, Contains("--vary: workload.batch: conflicts with workload.concurrency"));
+  const auto axis = run({"sweep", "--vary", "workload.concurrency=1,4"});
+  CHECK(axis.code == 1);
+  CHECK_THAT(axis.err, Contains("--vary: workload.concurrency: not an axis: give the levels with --concurrency"));
+  // A library caller that fills the levels in itself meets the loader's rules too.
+  auto s = specsim::load_scenario(kHome, {}, kRoot);
+  s.concurrency = {4, 0};
+  CHECK_THROWS_WITH(specsim::predict_concurrency(s), Contains("workload.concurrency: level 0: must be >= 1"));
+  s.concurrency = {4, 1, 4};
+  CHECK_THROWS_WITH(specsim::predict_concurrency(s), Contains("level 4 is listed twice"));
+  s.concurrency = {};
+  CHECK_THROWS_WITH(specsim::predict_concurrency(s), Contains("workload.concurrency: no levels"));
+  // Without levels, --vary stays required.
+  const auto none = run({"sweep"});
+  CHECK(none.code == 2);
+  CHECK_THAT(none.err, Contains("--vary is required"));
+}
+
+TEST_CASE("concurrency CLI: predict and sweep views, the option wins over the file", "[concurrency][cli]") {
+  const auto pj = nlohmann::json::parse(run({"predict", "--concurrency", "1,4", "--json"}).out);
+  CHECK(pj["calibrated_at_batch"] == 1);
+  CHECK(pj["note"] == "calibrated at batch 1 (workload.batch, where the measurements were taken), reused at every level");
+  // Speculation loses at every level on the home scenario (56.8 vs 82.0 tok/s at 1, 46.2 vs 71.9 at 4).
+  CHECK(pj["stops_paying_at"] == 1);
+  CHECK(pj["payoff"] == "speculation does not pay at any feasible level: plain decoding is faster");
+  REQUIRE(pj["concurrency"].size() == 2);
+  CHECK(pj["concurrency"][1]["concurrency"] == 4);
+  CHECK_THAT(pj["concurrency"][1]["speculative"]["aggregate_tokens_per_s"].get<double>(),
+             WithinRel(4 * pj["concurrency"][1]["speculative"]["per_request_tokens_per_s"].get<double>(), 1e-12));
+  const auto pt = run({"predict", "--concurrency", "1,4"});
+  CHECK_THAT(pt.out, Contains("calibrated at batch 1 (workload.batch, where the measurements were taken), reused"));
+  CHECK_THAT(pt.out, Contains("plain tok/s/req  spec tok/s/req"));
+
+  // The acceptance criterion of issue 16: best K per concurrency, `concurrency[].best` in JSON. On
+  // the home scenario 64 requests of 4096 tokens do not fit (kLevels above): best is null there.
+  const auto sj = nlohmann::json::parse(run({"sweep", "--concurrency", "1,4,16,64", "--json"}).out);
+  CHECK(sj["calibrated_at_batch"] == 1);
+  REQUIRE(sj["concurrency"].size() == 4);
+  for (std::size_t i = 0; i < 3; ++i) {
+    const auto& level = sj["concurrency"][i];
+    REQUIRE(level.contains("best"));
+    CHECK(level["best"]["set"].contains("speculation.num_steps"));
+    CHECK(level["best"]["tokens_per_s"].get<double>() > 0.0);
+  }
+  CHECK(sj["concurrency"][3]["concurrency"] == 64);
+  CHECK(sj["concurrency"][3]["best"].is_null());
+  CHECK(sj["concurrency"][3]["feasible"] == false);
+  const auto st = run({"sweep", "--concurrency", "1,4,16,64"});
+  CHECK(st.code == 0);
+  CHECK_THAT(st.out, Contains("the best speculation.num_steps per concurrency level"));
+  CHECK_THAT(st.out, Contains("calibrated at batch 1 (workload.batch, where the measurements were taken)"));
+  CHECK_THAT(st.out, Contains("64  INFEASIBLE at every point: does not fit in GPU memory"));
+
+  // CSV: a row per level, concurrency first; a level where nothing fits has empty figures.
+  const auto csv = run({"sweep", "--concurrency", "1,64", "--csv"});
+  CHECK(csv.code == 0);
+  CHECK_THAT(csv.out, Contains("concurrency,speculation.num_steps,tokens_per_s,per_request_tokens_per_s,"));
+  CHECK_THAT(csv.out, Contains("\n64,,,,,,\n"));
+  CHECK_THAT(csv.err, Contains("1 of 2 levels do not fit in GPU memory at any point"));
+
+  const specsim::test::TempDir tmp("specsim-concurrency-file");
+  const std::string file = home_with_levels_file(tmp.path);
+  const auto from_file = nlohmann::json::parse(run({"predict", "--scenario", file, "--json"}).out);
+  REQUIRE(from_file["concurrency"].size() == 2);
+  CHECK(from_file["concurrency"][0]["concurrency"] == 2);
+  const auto option_wins = nlohmann::json::parse(run({"predict", "--scenario", file, "--concurrency", "16", "--json"}).out);
+  REQUIRE(option_wins["concurrency"].size() == 1);
+  CHECK(option_wins["concurrency"][0]["concurrency"] == 16);
+  // A file with levels makes sweep a concurrency sweep, --vary optional.
+  const auto file_sweep = nlohmann::json::parse(run({"sweep", "--scenario", file, "--json"}).out);
+  CHECK(file_sweep["concurrency"].size() == 2);
+}
+
+TEST_CASE("concurrency sweep: Llama-3.1-8B on one H200, the best K falls with load and speculation stops paying",
+          "[concurrency]") {
+  // Batch 1 verifies k + 1 tokens almost for free (the step is weight-bound), so a long draft wins;
+  // at 64 and 256 requests the verify's c x (k + 1) tokens cost real compute and KV reads, shorter
+  // drafts win and from 256 plain decoding is faster (predicted: K 6 at 1..16, K 3 at 64 and 256,
+  // speedup 1.09x at 64, 0.90x at 256).
+  const auto cs = specsim::sweep_by_concurrency("llama-3.1-8b-eagle3-1x-h200", {"workload.concurrency=1,16,64,256"},
+                                                {}, kRoot);
+  REQUIRE(cs.levels.size() == 4);
+  for (const auto& l : cs.levels) REQUIRE(l.feasible());
+  const auto k = [&](std::size_t i) { return std::stoi(cs.levels[i].best.values.at(0)); };
+  CHECK(k(0) > k(2));  // the best draft is shorter under load
+  CHECK(k(2) >= k(3));
+  CHECK(cs.levels[0].pays());
+  CHECK(cs.levels[2].pays());
+  CHECK_FALSE(cs.levels[3].pays());
+  REQUIRE(cs.stops_paying_at.has_value());
+  CHECK(*cs.stops_paying_at == 256);
+  const auto text = run({"sweep", "--scenario", "llama-3.1-8b-eagle3-1x-h200", "--concurrency", "1,16,64,256"});
+  CHECK_THAT(text.out, Contains("speculation stops paying at concurrency 256"));
+}
