@@ -899,6 +899,156 @@ Measurements read_measurements(YamlReader& m, const Scenario& s, const DataDir& 
   return out;
 }
 
+// `parallel:` tp, pp and draft_tp, checked against the box and both models' heads.
+void read_parallel(YamlReader& r, Scenario& s) {
+  YamlReader p = r.child("parallel");
+  s.tp = static_cast<int>(bounded_integer(p, "parallel.tp"));
+  s.pp = static_cast<int>(bounded_integer(p, "parallel.pp", 1));
+  if (p.has("draft_tp")) {
+    s.draft_tp = static_cast<int>(bounded_integer(p, "parallel.draft_tp"));
+    if (*s.draft_tp != 1 && *s.draft_tp != s.tp) {
+      p.fail("draft_tp", "= " + std::to_string(*s.draft_tp) + ": the draft runs at TP 1 (replicated on every rank) "
+                         "or at the target's TP (" + std::to_string(s.tp) + "), as vLLM's draft_tensor_parallel_size");
+    }
+  }
+  p.finish();
+  if (s.tp * s.pp > s.topology.gpus) {
+    p.fail("tp", "= " + std::to_string(s.tp) + (s.pp > 1 ? " x pp " + std::to_string(s.pp) : "") + ": the topology '" +
+                     s.topology.name + "' has only " + std::to_string(s.topology.gpus) + " GPUs");
+  }
+  if (s.pp > s.model.layers) p.fail("pp", "more pipeline stages than layers");
+  for (const TransformerSpec* m : {&s.model, &s.draft}) {
+    const int ranks = m == &s.draft ? s.draft_ranks() : s.tp;
+    try {
+      if (std::string note = check_tensor_parallel(*m, ranks); !note.empty()) s.notes.push_back(note);
+    } catch (const Error& e) {
+      p.fail(m == &s.draft && s.draft_tp ? "draft_tp" : "tp", e.message());
+    }
+  }
+}
+
+// `workload:` the measured batch, the context and the concurrency levels.
+void read_workload(YamlReader& r, Scenario& s) {
+  YamlReader w = r.child("workload");
+  s.batch = static_cast<int>(bounded_integer(w, "workload.batch"));
+  s.context_tokens = static_cast<double>(bounded_integer(w, "workload.context"));
+  s.concurrency = read_concurrency(w);
+  w.finish();
+}
+
+// `engine:` its name and launch modes; every key has a default, so the block may be left out.
+void read_engine(YamlReader& r, Scenario& s) {
+  if (auto e = r.optional_child("engine")) {
+    s.engine.name = e->optional_string("name", "sglang");
+    s.engine.decode_mode = read_mode(*e, "decode_mode", LaunchMode::kGraph);
+    s.engine.verify_mode = read_mode(*e, "verify_mode", LaunchMode::kGraph);
+    s.engine.draft_mode = read_mode(*e, "draft_mode", LaunchMode::kGraph);
+    s.engine.extend_yields_first_draft = e->optional_boolean("extend_yields_first_draft", true);
+    if (e->has("embedding_allreduce")) s.engine.embedding_allreduce = e->boolean("embedding_allreduce");
+    if (e->has("memory_fraction")) s.engine.memory_fraction = bounded_number(*e, "engine.memory_fraction");
+    e->ignore("embedding_allreduce");
+    e->finish();
+  }
+}
+
+// `speculation:` the draft's shape (the method is read with the draft).
+void read_speculation_shape(YamlReader& r, Scenario& s) {
+  YamlReader sp = r.child("speculation");
+  sp.ignore("method");  // read with the draft
+  s.speculation.num_steps = static_cast<int>(bounded_integer(sp, "speculation.num_steps"));
+  s.speculation.eagle_topk = static_cast<int>(bounded_integer(sp, "speculation.eagle_topk", 1));
+  const int chain_tokens = s.speculation.num_steps + 1;
+  s.speculation.num_draft_tokens =
+      static_cast<int>(bounded_integer(sp, "speculation.num_draft_tokens", chain_tokens));
+  // SGLang forces num_draft_tokens = num_steps + 1 when topk == 1 (docs/references/specdec.md#sglang-flags); so does specsim,
+  // which keeps `--set speculation.num_steps=N` meaningful on a chain.
+  if (s.speculation.eagle_topk == 1) s.speculation.num_draft_tokens = chain_tokens;
+  const long long max_tree = 1 + static_cast<long long>(s.speculation.num_steps) * s.speculation.eagle_topk * s.speculation.eagle_topk;
+  if (s.speculation.eagle_topk > 1 && s.speculation.num_draft_tokens > max_tree) {
+    sp.fail("num_draft_tokens", "= " + std::to_string(s.speculation.num_draft_tokens) +
+                                    ": more than the " + std::to_string(max_tree) +
+                                    " nodes num_steps and eagle_topk can draft");
+  }
+  sp.finish();
+}
+
+// `compute:` a named profile replaces the defaults, then the block's own keys win.
+void read_compute_block(YamlReader& r, Scenario& s, const DataDir& data) {
+  if (auto c = r.optional_child("compute")) {
+    if (c->has("profile")) {
+      const std::string name = c->string("profile");
+      // calibration/profiles, shared with comm profiles
+      s.compute = load_compute_profile(resolve_at(*c, "profile", DataKind::kCommProfile, name, data)).settings;
+      s.compute.profile = name;
+    }
+    c->ignore("profile");
+    read_compute_keys(*c, s.compute);
+    if (!s.compute.bandwidth_efficiency && !s.compute.routing_skew) {
+      c->fail("routing_skew", "only one of bandwidth_efficiency and routing_skew can be 'calibrate' "
+                              "(one measured verify compute time fixes one parameter)");
+    }
+    c->finish();
+  }
+}
+
+// `comm:` the all-reduce tables and what-if knobs; without the block, the topology's profile.
+void read_comm_block(YamlReader& r, Scenario& s) {
+  if (auto c = r.optional_child("comm")) {
+    s.comm.profile = c->optional_string("profile", s.topology.comm_profile);
+    if (c->has("eager_overhead_per_op")) {
+      s.comm.eager_overhead_per_op_s = c->quantity_or_calibrate("eager_overhead_per_op", Quantity::kDuration);
+    }
+    c->ignore("eager_overhead_per_op");
+    s.comm.implementation = c->optional_choice("implementation", allreduce_implementation_names(), "nccl");
+    s.comm.custom_max_bytes = c->optional_quantity("custom_max_bytes", Quantity::kBytes);
+    if (s.comm.custom_max_bytes && s.comm.implementation != "engine") {
+      c->fail("custom_max_bytes", "applies to comm.implementation: engine only");
+    }
+    s.comm.custom_profile = c->optional_string("custom_profile", "");
+    s.comm.nccl_algo = c->optional_choice("nccl_algo", {"auto", "ring", "tree"}, "auto");
+    s.comm.nccl_proto = c->optional_choice("nccl_proto", {"auto", "ll", "ll128", "simple"}, "auto");
+    s.comm.min_channels = static_cast<int>(bounded_integer(*c, "comm.min_channels", 0));
+    s.comm.max_channels = static_cast<int>(bounded_integer(*c, "comm.max_channels", 0));
+    s.comm.scale = bounded_number(*c, "comm.scale", 1.0);
+    s.comm.overlap = bounded_number(*c, "comm.overlap", 0.0);
+    s.comm.fuse_residual_norm = c->optional_boolean("fuse_residual_norm", false);
+    s.comm.rank_scaling = c->optional_choice("rank_scaling", {"off", "nccl", "power"}, "off");
+    // A YAML list or comma-separated names, so that `--set comm.rank_profiles=a,b` can patch them.
+    s.comm.rank_profiles = c->optional_names("rank_profiles");
+    if (!s.comm.rank_profiles.empty() && s.comm.rank_scaling == "off") {
+      c->fail("rank_profiles", "needs comm.rank_scaling: power or nccl");
+    }
+    if (s.comm.min_channels && s.comm.max_channels && s.comm.min_channels > s.comm.max_channels) {
+      c->fail("min_channels", "must not exceed max_channels");
+    }
+    c->finish();
+  } else {
+    s.comm.profile = s.topology.comm_profile;
+  }
+}
+
+// The engine's speculative overheads: its prior when models/engines has one, unless the scenario
+// sets them (read_host, after this, lets the file win).
+void apply_engine_prior(Scenario& s, const DataDir& data) {
+  const auto engines = data.names(DataKind::kEngine);
+  if (std::find(engines.begin(), engines.end(), s.engine.name) != engines.end()) {
+    s.engine_prior = load_engine_prior(data.resolve(DataKind::kEngine, s.engine.name));
+    s.host.spec_extra_per_cycle_s = s.engine_prior->cycle_overhead.value_s;
+    s.host.draft_step_overhead_s = s.engine_prior->draft_step_overhead.value_s;
+  }
+}
+
+// `host:` host time per plain step and the engine's speculative overheads, when the file sets them.
+void read_host(YamlReader& r, Scenario& s) {
+  if (auto h = r.optional_child("host")) {
+    if (h->has("decode_per_step")) s.host.decode_per_step_s = h->quantity_or_calibrate("decode_per_step", Quantity::kDuration);
+    h->ignore("decode_per_step");
+    if (auto v = h->optional_quantity("spec_extra_per_cycle", Quantity::kDuration)) s.host.spec_extra_per_cycle_s = *v;
+    if (auto v = h->optional_quantity("draft_step_overhead", Quantity::kDuration)) s.host.draft_step_overhead_s = *v;
+    h->finish();
+  }
+}
+
 Scenario read_scenario(YamlReader& r, const DataDir& data) {
   r.expect_header("scenario");
   // Several broken bounds are reported together; a single one by the reader below, where it stands.
@@ -932,145 +1082,20 @@ Scenario read_scenario(YamlReader& r, const DataDir& data) {
     s.topology = load_named(r, "topology", DataKind::kTopology, data, load_topology);
   }
   // The GPU: the scenario's own `gpu` overrides the topology's (what-if: same box, other card).
-  {
-    s.gpu = load_gpu(resolve_at(r, "gpu", DataKind::kGpu, r.optional_string("gpu", s.topology.gpu), data));
-  }
-  {
-    YamlReader p = r.child("parallel");
-    s.tp = static_cast<int>(bounded_integer(p, "parallel.tp"));
-    s.pp = static_cast<int>(bounded_integer(p, "parallel.pp", 1));
-    if (p.has("draft_tp")) {
-      s.draft_tp = static_cast<int>(bounded_integer(p, "parallel.draft_tp"));
-      if (*s.draft_tp != 1 && *s.draft_tp != s.tp) {
-        p.fail("draft_tp", "= " + std::to_string(*s.draft_tp) + ": the draft runs at TP 1 (replicated on every rank) "
-                           "or at the target's TP (" + std::to_string(s.tp) + "), as vLLM's draft_tensor_parallel_size");
-      }
-    }
-    p.finish();
-    if (s.tp * s.pp > s.topology.gpus) {
-      p.fail("tp", "= " + std::to_string(s.tp) + (s.pp > 1 ? " x pp " + std::to_string(s.pp) : "") + ": the topology '" +
-                       s.topology.name + "' has only " + std::to_string(s.topology.gpus) + " GPUs");
-    }
-    if (s.pp > s.model.layers) p.fail("pp", "more pipeline stages than layers");
-    for (const TransformerSpec* m : {&s.model, &s.draft}) {
-      const int ranks = m == &s.draft ? s.draft_ranks() : s.tp;
-      try {
-        if (std::string note = check_tensor_parallel(*m, ranks); !note.empty()) s.notes.push_back(note);
-      } catch (const Error& e) {
-        p.fail(m == &s.draft && s.draft_tp ? "draft_tp" : "tp", e.message());
-      }
-    }
-  }
-  {
-    YamlReader w = r.child("workload");
-    s.batch = static_cast<int>(bounded_integer(w, "workload.batch"));
-    s.context_tokens = static_cast<double>(bounded_integer(w, "workload.context"));
-    s.concurrency = read_concurrency(w);
-    w.finish();
-  }
-  {
-    // Every engine key has a default, so the block itself may be left out.
-    if (auto e = r.optional_child("engine")) {
-      s.engine.name = e->optional_string("name", "sglang");
-      s.engine.decode_mode = read_mode(*e, "decode_mode", LaunchMode::kGraph);
-      s.engine.verify_mode = read_mode(*e, "verify_mode", LaunchMode::kGraph);
-      s.engine.draft_mode = read_mode(*e, "draft_mode", LaunchMode::kGraph);
-      s.engine.extend_yields_first_draft = e->optional_boolean("extend_yields_first_draft", true);
-      if (e->has("embedding_allreduce")) s.engine.embedding_allreduce = e->boolean("embedding_allreduce");
-      if (e->has("memory_fraction")) s.engine.memory_fraction = bounded_number(*e, "engine.memory_fraction");
-      e->ignore("embedding_allreduce");
-      e->finish();
-    }
-  }
-  {
-    YamlReader sp = r.child("speculation");
-    sp.ignore("method");  // read with the draft
-    s.speculation.num_steps = static_cast<int>(bounded_integer(sp, "speculation.num_steps"));
-    s.speculation.eagle_topk = static_cast<int>(bounded_integer(sp, "speculation.eagle_topk", 1));
-    const int chain_tokens = s.speculation.num_steps + 1;
-    s.speculation.num_draft_tokens =
-        static_cast<int>(bounded_integer(sp, "speculation.num_draft_tokens", chain_tokens));
-    // SGLang forces num_draft_tokens = num_steps + 1 when topk == 1 (docs/references/specdec.md#sglang-flags); so does specsim,
-    // which keeps `--set speculation.num_steps=N` meaningful on a chain.
-    if (s.speculation.eagle_topk == 1) s.speculation.num_draft_tokens = chain_tokens;
-    const long long max_tree = 1 + static_cast<long long>(s.speculation.num_steps) * s.speculation.eagle_topk * s.speculation.eagle_topk;
-    if (s.speculation.eagle_topk > 1 && s.speculation.num_draft_tokens > max_tree) {
-      sp.fail("num_draft_tokens", "= " + std::to_string(s.speculation.num_draft_tokens) +
-                                      ": more than the " + std::to_string(max_tree) +
-                                      " nodes num_steps and eagle_topk can draft");
-    }
-    sp.finish();
-  }
+  s.gpu = load_gpu(resolve_at(r, "gpu", DataKind::kGpu, r.optional_string("gpu", s.topology.gpu), data));
+  read_parallel(r, s);
+  read_workload(r, s);
+  read_engine(r, s);
+  read_speculation_shape(r, s);
   {
     YamlReader a = r.child("acceptance");
     s.acceptance = read_acceptance(a);
   }
-  if (auto c = r.optional_child("compute")) {
-    // A named compute profile replaces the defaults first; the block's own keys then win.
-    if (c->has("profile")) {
-      const std::string name = c->string("profile");
-      // calibration/profiles, shared with comm profiles
-      s.compute = load_compute_profile(resolve_at(*c, "profile", DataKind::kCommProfile, name, data)).settings;
-      s.compute.profile = name;
-    }
-    c->ignore("profile");
-    read_compute_keys(*c, s.compute);
-    if (!s.compute.bandwidth_efficiency && !s.compute.routing_skew) {
-      c->fail("routing_skew", "only one of bandwidth_efficiency and routing_skew can be 'calibrate' "
-                              "(one measured verify compute time fixes one parameter)");
-    }
-    c->finish();
-  }
-  if (auto c = r.optional_child("comm")) {
-    s.comm.profile = c->optional_string("profile", s.topology.comm_profile);
-    if (c->has("eager_overhead_per_op")) {
-      s.comm.eager_overhead_per_op_s = c->quantity_or_calibrate("eager_overhead_per_op", Quantity::kDuration);
-    }
-    c->ignore("eager_overhead_per_op");
-    s.comm.implementation = c->optional_choice("implementation", allreduce_implementation_names(), "nccl");
-    s.comm.custom_max_bytes = c->optional_quantity("custom_max_bytes", Quantity::kBytes);
-    if (s.comm.custom_max_bytes && s.comm.implementation != "engine") {
-      c->fail("custom_max_bytes", "applies to comm.implementation: engine only");
-    }
-    s.comm.custom_profile = c->optional_string("custom_profile", "");
-    s.comm.nccl_algo = c->optional_choice("nccl_algo", {"auto", "ring", "tree"}, "auto");
-    s.comm.nccl_proto = c->optional_choice("nccl_proto", {"auto", "ll", "ll128", "simple"}, "auto");
-    s.comm.min_channels = static_cast<int>(bounded_integer(*c, "comm.min_channels", 0));
-    s.comm.max_channels = static_cast<int>(bounded_integer(*c, "comm.max_channels", 0));
-    s.comm.scale = bounded_number(*c, "comm.scale", 1.0);
-    s.comm.overlap = bounded_number(*c, "comm.overlap", 0.0);
-    s.comm.fuse_residual_norm = c->optional_boolean("fuse_residual_norm", false);
-    s.comm.rank_scaling = c->optional_choice("rank_scaling", {"off", "nccl", "power"}, "off");
-    // A YAML list or comma-separated names, so that `--set comm.rank_profiles=a,b` can patch them.
-    s.comm.rank_profiles = c->optional_names("rank_profiles");
-    if (!s.comm.rank_profiles.empty() && s.comm.rank_scaling == "off") {
-      c->fail("rank_profiles", "needs comm.rank_scaling: power or nccl");
-    }
-    if (s.comm.min_channels && s.comm.max_channels && s.comm.min_channels > s.comm.max_channels) {
-      c->fail("min_channels", "must not exceed max_channels");
-    }
-    c->finish();
-  } else {
-    s.comm.profile = s.topology.comm_profile;
-  }
+  read_compute_block(r, s, data);
+  read_comm_block(r, s);
   load_comm_profiles(r, s, data);
-  // The engine's speculative overheads: its prior when models/engines has one, unless the
-  // scenario sets them.
-  {
-    const auto engines = data.names(DataKind::kEngine);
-    if (std::find(engines.begin(), engines.end(), s.engine.name) != engines.end()) {
-      s.engine_prior = load_engine_prior(data.resolve(DataKind::kEngine, s.engine.name));
-      s.host.spec_extra_per_cycle_s = s.engine_prior->cycle_overhead.value_s;
-      s.host.draft_step_overhead_s = s.engine_prior->draft_step_overhead.value_s;
-    }
-  }
-  if (auto h = r.optional_child("host")) {
-    if (h->has("decode_per_step")) s.host.decode_per_step_s = h->quantity_or_calibrate("decode_per_step", Quantity::kDuration);
-    h->ignore("decode_per_step");
-    if (auto v = h->optional_quantity("spec_extra_per_cycle", Quantity::kDuration)) s.host.spec_extra_per_cycle_s = *v;
-    if (auto v = h->optional_quantity("draft_step_overhead", Quantity::kDuration)) s.host.draft_step_overhead_s = *v;
-    h->finish();
-  }
+  apply_engine_prior(s, data);
+  read_host(r, s);
   if (auto m = r.optional_child("measurements")) s.measurements = read_measurements(*m, s, data);
   r.finish();
   return s;
