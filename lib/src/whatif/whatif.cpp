@@ -351,10 +351,24 @@ class PointEvaluator {
 
 }  // namespace
 
-SweepResult sweep(const std::string& scenario, const std::vector<std::string>& patches,
-                  const std::vector<SweepAxis>& axes, const DataDir& data, const SweepProgress& progress,
-                  const std::atomic<bool>* stop) {
-  SweepResult result;
+namespace {
+
+// One grid point's outcome, in its slot whatever thread computed it.
+struct Outcome {
+  std::optional<SweepPoint> point;  // its figures; the values are filled in by collect_points
+  std::string invalid;      // why not, when invalid
+  std::string invalid_key;  // the key the error names
+  bool done = false;
+};
+
+struct GridRun {
+  std::vector<Outcome> outcomes;  // in grid order
+  std::size_t finished = 0;
+  bool interrupted = false;
+};
+
+// The number of grid points; empty, repeated and list-valued axes are refused first.
+std::size_t grid_size(const std::vector<SweepAxis>& axes) {
   std::size_t total = 1;
   for (std::size_t i = 0; i < axes.size(); ++i) {
     const SweepAxis& a = axes[i];
@@ -368,27 +382,31 @@ SweepResult sweep(const std::string& scenario, const std::vector<std::string>& p
         throw Error({"--vary", 0, 0}, a.key, "given on two axes (one --vary per key; list every value in one)");
       }
     }
-    result.keys.push_back(a.key);
     total *= a.values.size();
     if (total > 10'000'000) throw Error({"--vary", 0, 0}, a.key, "the grid exceeds 10^7 points");
   }
-  const PointEvaluator evaluate(scenario, patches, axes, data);
-  result.fast_path = evaluate.on_values();
-  result.total = total;
-  // Points are independent: workers take blocks of consecutive points; each point's outcome lands
-  // in its slot, so the result (and the first invalid point) does not depend on the threads.
-  struct Outcome {
-    std::optional<SweepPoint> point;  // its figures; the values are filled in below
-    std::string invalid;      // why not, when invalid
-    std::string invalid_key;  // the key the error names
-    bool done = false;
-  };
-  std::vector<Outcome> outcomes(total);
+  return total;
+}
+
+// Point n's value index on each axis: an odometer, last axis fastest.
+void grid_index(std::size_t n, const std::vector<SweepAxis>& axes, std::vector<std::size_t>& index) {
+  for (std::size_t i = axes.size(), rest = n; i-- > 0; rest /= axes[i].values.size()) {
+    index[i] = rest % axes[i].values.size();
+  }
+}
+
+// Every point, on all cores. Points are independent: workers take blocks of consecutive points and
+// each outcome lands in its slot, so the result (and the first invalid point) does not depend on
+// the threads. An invalid point is an outcome; any other exception ends the run and is rethrown.
+GridRun evaluate_grid(const PointEvaluator& evaluate, const std::vector<SweepAxis>& axes, std::size_t total,
+                      const SweepProgress& progress, const std::atomic<bool>* stop) {
+  GridRun run;
+  run.outcomes.resize(total);
   std::atomic<std::size_t> next{0};
   std::atomic<std::size_t> finished{0};
   std::atomic<bool> interrupted{false};
   std::mutex failure_mutex;
-  std::exception_ptr failure;  // anything but an invalid point ends the sweep
+  std::exception_ptr failure;
   constexpr std::size_t kBlock = 256;
   const auto work = [&](bool reports_progress) {
     std::vector<std::size_t> index(axes.size());
@@ -398,10 +416,8 @@ SweepResult sweep(const std::string& scenario, const std::vector<std::string>& p
           interrupted.store(true);
           return;
         }
-        for (std::size_t i = axes.size(), rest = n; i-- > 0; rest /= axes[i].values.size()) {
-          index[i] = rest % axes[i].values.size();  // odometer, last axis fastest
-        }
-        Outcome& o = outcomes[n];
+        grid_index(n, axes, index);
+        Outcome& o = run.outcomes[n];
         try {
           std::string infeasible;
           if (const auto p = evaluate(index, infeasible)) {
@@ -432,17 +448,22 @@ SweepResult sweep(const std::string& scenario, const std::vector<std::string>& p
     work(true);
   }
   if (failure) std::rethrow_exception(failure);
-  result.interrupted = interrupted.load() && finished.load() < total;
-  result.points.reserve(finished.load());
-  std::string first_invalid_key;  // the axis key the first invalid point's error names, if any
+  run.finished = finished.load();
+  run.interrupted = interrupted.load() && run.finished < total;
+  return run;
+}
+
+// The evaluated points into `result` in grid order, with their axis values; the first invalid
+// point as the example. Returns the axis key that point's error names ("" when none does).
+std::string collect_points(const std::vector<SweepAxis>& axes, const GridRun& run, SweepResult& result) {
+  result.points.reserve(run.finished);
+  std::string first_invalid_key;
   std::vector<std::size_t> index(axes.size());
-  for (std::size_t n = 0; n < total; ++n) {
-    const Outcome& o = outcomes[n];
+  for (std::size_t n = 0; n < run.outcomes.size(); ++n) {
+    const Outcome& o = run.outcomes[n];
     if (!o.done) continue;
     ++result.evaluated;
-    for (std::size_t i = axes.size(), rest = n; i-- > 0; rest /= axes[i].values.size()) {
-      index[i] = rest % axes[i].values.size();
-    }
+    grid_index(n, axes, index);
     std::vector<std::string> values;
     for (std::size_t i = 0; i < axes.size(); ++i) values.push_back(axes[i].values[index[i]]);
     if (o.point) {
@@ -458,6 +479,23 @@ SweepResult sweep(const std::string& scenario, const std::vector<std::string>& p
       }
     }
   }
+  return first_invalid_key;
+}
+
+}  // namespace
+
+SweepResult sweep(const std::string& scenario, const std::vector<std::string>& patches,
+                  const std::vector<SweepAxis>& axes, const DataDir& data, const SweepProgress& progress,
+                  const std::atomic<bool>* stop) {
+  SweepResult result;
+  const std::size_t total = grid_size(axes);
+  for (const auto& a : axes) result.keys.push_back(a.key);
+  const PointEvaluator evaluate(scenario, patches, axes, data);
+  result.fast_path = evaluate.on_values();
+  result.total = total;
+  const GridRun run = evaluate_grid(evaluate, axes, total, progress, stop);
+  result.interrupted = run.interrupted;
+  const std::string first_invalid_key = collect_points(axes, run, result);
   if (progress && !result.interrupted) progress(total, total);
   if (result.points.empty() && !result.interrupted) {
     std::string keys;
