@@ -62,6 +62,20 @@ TEST_CASE("init: a dense 8B on one H200 loads and predicts from priors only", "[
   CHECK(p.baseline_tokens_per_s > 0);
 }
 
+TEST_CASE("init: an EAGLE-1 head is written with speculation.method eagle", "[init]") {
+  ScenarioInit init = llama_8b_one_h200();
+  init.draft = "llama-3.1-8b-eagle1";
+  const std::string text = specsim::render_scenario_init(init);
+  CHECK_THAT(text, Contains("method: eagle ") && Contains("--draft is an EAGLE-1/2 head"));
+  const specsim::Scenario s = specsim::load_scenario_text(text, "init.yaml");
+  CHECK(s.speculation.method == "eagle");
+  REQUIRE(s.draft.eagle3);
+  CHECK(s.draft.eagle3->version == 1);
+  // The EAGLE-3 head keeps method eagle3.
+  CHECK(specsim::load_scenario_text(specsim::render_scenario_init(llama_8b_one_h200()), "init.yaml").speculation.method ==
+        "eagle3");
+}
+
 TEST_CASE("init: every value says where it comes from", "[init]") {
   const std::string text = specsim::render_scenario_init(llama_8b_one_h200());
   // Header keys describe the file itself; every other value has a comment on its line or just above.
