@@ -45,7 +45,7 @@ TEST_CASE("init: a dense 8B on one H200 loads and predicts from priors only", "[
   CHECK(s.model.name == "llama-3.1-8b");
   CHECK(s.draft.name == "llama-3.1-8b-eagle3");
   CHECK(s.gpu.name == "h200");
-  CHECK(s.tp == 1);
+  CHECK(s.parallel.tp == 1);
   CHECK(s.batch == 1);
   CHECK(s.context_tokens == 2048);
   const specsim::CycleModel model(s);

@@ -21,7 +21,7 @@ specsim::Scenario on_box(const std::string& topology, const std::string& profile
   s.gpu = specsim::load_gpu(kRoot.resolve(specsim::DataKind::kGpu, s.topology.gpu));
   s.comm_profile = specsim::load_comm_profile(kRoot.resolve(specsim::DataKind::kCommProfile, profile));
   s.custom_profile.reset();
-  s.tp = ranks;
+  s.parallel.tp = ranks;
   s.comm.implementation = implementation;
   return s;
 }

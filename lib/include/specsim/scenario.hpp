@@ -244,6 +244,20 @@ class KeySet {
   std::shared_ptr<std::set<std::string>> keys_;
 };
 
+// How the deployment spreads over the box: the `parallel:` block. A new dimension (expert or
+// attention data parallelism) is a field here, read in load.cpp's read_parallel and priced where
+// its collectives fall (docs/library.md#how-to-add).
+struct Parallelism {
+  int tp = 1;  // tensor-parallel ranks of the target
+  int pp = 1;  // pipeline stages; a token crosses them one after another at batch 1
+  // The draft's tensor-parallel ranks, 1 or tp (vLLM's draft_tensor_parallel_size takes the same
+  // two, docs/references/specdec.md#draft-tp). 1 = replicated: every rank reads the whole draft and
+  // drafts the same tokens, with no all-reduce. Empty = tp.
+  std::optional<int> draft_tp;
+  [[nodiscard]] int draft_ranks() const { return draft_tp.value_or(tp); }
+  [[nodiscard]] int gpus() const { return tp * pp; }
+};
+
 struct Scenario {
   // The scenario as its file states it, before `--set` patches: the conditions the measurements
   // were taken under, where calibration runs. Empty when nothing was patched.
@@ -258,13 +272,7 @@ struct Scenario {
   std::optional<CommProfile> comm_profile;
   std::optional<CommProfile> custom_profile;  // comm.custom_profile, loaded
   std::vector<CommProfile> comm_rank_profiles;  // comm.rank_profiles, loaded
-  int tp = 1;
-  int pp = 1;              // pipeline stages; a token crosses them one after another at batch 1
-  // parallel.draft_tp: the draft's tensor-parallel ranks, 1 or tp (vLLM's draft_tensor_parallel_size
-  // takes the same two, docs/references/specdec.md#draft-tp). 1 = replicated: every rank reads the
-  // whole draft and drafts the same tokens, with no all-reduce. Empty = tp.
-  std::optional<int> draft_tp;
-  [[nodiscard]] int draft_ranks() const { return draft_tp.value_or(tp); }
+  Parallelism parallel;
   std::string interventions;  // models/interventions catalogue for `rank`; empty = none
   int batch = 1;           // requests decoded together; the batch the measurements were taken at
   // workload.concurrency: batches to predict at, each the scenario at batch = c on the calibration

@@ -148,7 +148,7 @@ void emit_scenario(YAML::Emitter& e, const std::string& path, const DataDir& dat
   e << YAML::Key << "name" << YAML::Value << s.name;
   e << YAML::Key << "model" << YAML::Value << s.model.name << YAML::Key << "draft" << YAML::Value << s.draft.name;
   e << YAML::Key << "topology" << YAML::Value << s.topology.name << YAML::Key << "gpu" << YAML::Value << s.gpu.name;
-  e << YAML::Key << "tp" << YAML::Value << s.tp << YAML::Key << "batch" << YAML::Value << s.batch;
+  e << YAML::Key << "tp" << YAML::Value << s.parallel.tp << YAML::Key << "batch" << YAML::Value << s.batch;
   e << YAML::Key << "context_tokens" << YAML::Value << s.context_tokens;
   if (!s.concurrency.empty()) e << YAML::Key << "concurrency" << YAML::Value << YAML::Flow << s.concurrency;
   e << YAML::Key << "modes" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "decode"

@@ -810,10 +810,10 @@ void load_comm_profiles(YamlReader& r, Scenario& s, const DataDir& data) {
                         " ranks, more than the " + std::to_string(s.topology.gpus) + " GPUs of " + s.topology.name +
                         ": it comes from another box");
     }
-    if (s.tp > 1 && p.ranks != s.tp && !scalable) {
+    if (s.parallel.tp > 1 && p.ranks != s.parallel.tp && !scalable) {
       throw Error(r.location_of("comm"), std::string("comm.") + key,
                   "profile '" + p.name + "' was measured at " + std::to_string(p.ranks) +
-                      " ranks, the scenario runs tp = " + std::to_string(s.tp) +
+                      " ranks, the scenario runs tp = " + std::to_string(s.parallel.tp) +
                       (std::string(key) == "profile" ? " (comm.rank_scaling: nccl or power estimates it)" : ""));
     }
     return p;
@@ -848,9 +848,9 @@ Measurements read_measurements(YamlReader& m, const Scenario& s, const DataDir& 
     box.topology = load_named(m, "topology", DataKind::kTopology, data, load_topology);
     box.gpu = load_gpu(resolve_at(m, "gpu", DataKind::kGpu, m.optional_string("gpu", box.topology.gpu), data));
     if (box.topology.name != s.topology.name || box.gpu.name != s.gpu.name) {
-      if (!box.topology.comm_profile.empty() && s.tp > 1) {
+      if (!box.topology.comm_profile.empty() && s.parallel.tp > 1) {
         CommProfile p = load_comm_profile(data.resolve(DataKind::kCommProfile, box.topology.comm_profile));
-        if (p.ranks == s.tp) box.comm_profile = p;
+        if (p.ranks == s.parallel.tp) box.comm_profile = p;
       }
       out.box = box;
     }
@@ -902,27 +902,27 @@ Measurements read_measurements(YamlReader& m, const Scenario& s, const DataDir& 
 // `parallel:` tp, pp and draft_tp, checked against the box and both models' heads.
 void read_parallel(YamlReader& r, Scenario& s) {
   YamlReader p = r.child("parallel");
-  s.tp = static_cast<int>(bounded_integer(p, "parallel.tp"));
-  s.pp = static_cast<int>(bounded_integer(p, "parallel.pp", 1));
+  s.parallel.tp = static_cast<int>(bounded_integer(p, "parallel.tp"));
+  s.parallel.pp = static_cast<int>(bounded_integer(p, "parallel.pp", 1));
   if (p.has("draft_tp")) {
-    s.draft_tp = static_cast<int>(bounded_integer(p, "parallel.draft_tp"));
-    if (*s.draft_tp != 1 && *s.draft_tp != s.tp) {
-      p.fail("draft_tp", "= " + std::to_string(*s.draft_tp) + ": the draft runs at TP 1 (replicated on every rank) "
-                         "or at the target's TP (" + std::to_string(s.tp) + "), as vLLM's draft_tensor_parallel_size");
+    s.parallel.draft_tp = static_cast<int>(bounded_integer(p, "parallel.draft_tp"));
+    if (*s.parallel.draft_tp != 1 && *s.parallel.draft_tp != s.parallel.tp) {
+      p.fail("draft_tp", "= " + std::to_string(*s.parallel.draft_tp) + ": the draft runs at TP 1 (replicated on every rank) "
+                         "or at the target's TP (" + std::to_string(s.parallel.tp) + "), as vLLM's draft_tensor_parallel_size");
     }
   }
   p.finish();
-  if (s.tp * s.pp > s.topology.gpus) {
-    p.fail("tp", "= " + std::to_string(s.tp) + (s.pp > 1 ? " x pp " + std::to_string(s.pp) : "") + ": the topology '" +
+  if (s.parallel.tp * s.parallel.pp > s.topology.gpus) {
+    p.fail("tp", "= " + std::to_string(s.parallel.tp) + (s.parallel.pp > 1 ? " x pp " + std::to_string(s.parallel.pp) : "") + ": the topology '" +
                      s.topology.name + "' has only " + std::to_string(s.topology.gpus) + " GPUs");
   }
-  if (s.pp > s.model.layers) p.fail("pp", "more pipeline stages than layers");
+  if (s.parallel.pp > s.model.layers) p.fail("pp", "more pipeline stages than layers");
   for (const TransformerSpec* m : {&s.model, &s.draft}) {
-    const int ranks = m == &s.draft ? s.draft_ranks() : s.tp;
+    const int ranks = m == &s.draft ? s.parallel.draft_ranks() : s.parallel.tp;
     try {
       if (std::string note = check_tensor_parallel(*m, ranks); !note.empty()) s.notes.push_back(note);
     } catch (const Error& e) {
-      p.fail(m == &s.draft && s.draft_tp ? "draft_tp" : "tp", e.message());
+      p.fail(m == &s.draft && s.parallel.draft_tp ? "draft_tp" : "tp", e.message());
     }
   }
 }

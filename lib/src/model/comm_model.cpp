@@ -141,10 +141,10 @@ constexpr double kEngineCustomMaxBytes = 8.0 * 1024 * 1024;
 
 // Why the engines would not run their custom kernel on this box; empty when they would.
 std::string engine_custom_refusal(const Scenario& s) {
-  if (std::find(std::begin(kCustomWorldSizes), std::end(kCustomWorldSizes), s.tp) == std::end(kCustomWorldSizes)) {
-    return "tp " + std::to_string(s.tp) + " is not a world size the engines' custom all-reduce supports (2, 4, 6, 8)";
+  if (std::find(std::begin(kCustomWorldSizes), std::end(kCustomWorldSizes), s.parallel.tp) == std::end(kCustomWorldSizes)) {
+    return "tp " + std::to_string(s.parallel.tp) + " is not a world size the engines' custom all-reduce supports (2, 4, 6, 8)";
   }
-  if (s.tp > 2 && s.topology.link != LinkClass::kNvlink) {
+  if (s.parallel.tp > 2 && s.topology.link != LinkClass::kNvlink) {
     return "the engines disable their custom all-reduce on more than two PCIe-only GPUs";
   }
   if (!(s.topology.p2p && s.gpu.p2p_supported)) return "no peer-to-peer access";
@@ -201,8 +201,8 @@ CommModel CommModel::build(const Scenario& s, const CommSettings& c, const CommP
                            double eager_overhead_per_op_s, double quantise_kernels_s) {
   CommModel m;
   m.p2p_bytes_per_s_ = p2p_bandwidth(s);  // pipeline sends need it at any tp
-  if (s.tp <= 1) return m;
-  m.ranks_ = s.tp;
+  if (s.parallel.tp <= 1) return m;
+  m.ranks_ = s.parallel.tp;
   m.eager_overhead_s_ = eager_overhead_per_op_s;
   m.quantise_s_ = quantise_kernels_s;
   m.scale_ = c.scale;
@@ -212,7 +212,7 @@ CommModel CommModel::build(const Scenario& s, const CommSettings& c, const CommP
   m.implementation_ = &*impl;
   m.custom_max_bytes_ = c.custom_max_bytes.value_or(kEngineCustomMaxBytes);
   auto prior = std::make_shared<Prior>();
-  prior->measured = nccl_prior_config(s.topology, s.gpu, s.tp);
+  prior->measured = nccl_prior_config(s.topology, s.gpu, s.parallel.tp);
   prior->what_if = prior->measured;
   if (c.nccl_algo != "auto") prior->what_if.algos = {parse_nccl_algo(c.nccl_algo)};
   if (c.nccl_proto != "auto") prior->what_if.protos = {parse_nccl_proto(c.nccl_proto)};
@@ -221,16 +221,16 @@ CommModel CommModel::build(const Scenario& s, const CommSettings& c, const CommP
   prior->what_if_differs = c.nccl_algo != "auto" || c.nccl_proto != "auto" || c.min_channels || c.max_channels;
   m.prior_ = prior;
   if (s.comm_profile) {
-    if (s.comm_profile->ranks != s.tp && c.rank_scaling == "off") {
+    if (s.comm_profile->ranks != s.parallel.tp && c.rank_scaling == "off") {
       throw Error("comm.profile: '" + s.comm_profile->name + "' was measured at " + std::to_string(s.comm_profile->ranks) +
-                  " ranks, the scenario runs tp = " + std::to_string(s.tp) + " (comm.rank_scaling: nccl or power estimates it)");
+                  " ranks, the scenario runs tp = " + std::to_string(s.parallel.tp) + " (comm.rank_scaling: nccl or power estimates it)");
     }
     std::vector<RankedCurve> curves{{s.comm_profile->ranks, measured_curve(*s.comm_profile, s.topology.link)}};
     for (const auto& p : s.comm_rank_profiles) curves.push_back({p.ranks, measured_curve(p, s.topology.link)});
     std::optional<RankScaling> method;
     if (c.rank_scaling == "nccl") method = RankScaling::kPriorRatio;
     if (c.rank_scaling == "power") method = RankScaling::kPowerLaw;
-    m.nccl_curve_ = std::make_shared<const RankScaledCurve>(std::move(curves), s.tp, prior->measured, method);
+    m.nccl_curve_ = std::make_shared<const RankScaledCurve>(std::move(curves), s.parallel.tp, prior->measured, method);
     m.calibrated_ = m.nccl_curve_->measured();
     if (m.calibrated_) {
       m.source_ = "measured: " + s.comm_profile->name;
@@ -238,7 +238,7 @@ CommModel CommModel::build(const Scenario& s, const CommSettings& c, const CommP
     } else {
       std::vector<const CommProfile*> profiles{&*s.comm_profile};
       for (const auto& p : s.comm_rank_profiles) profiles.push_back(&p);
-      m.source_ = "rank-scaled to " + std::to_string(s.tp) + " ranks from " + rank_sources(*m.nccl_curve_, profiles) +
+      m.source_ = "rank-scaled to " + std::to_string(s.parallel.tp) + " ranks from " + rank_sources(*m.nccl_curve_, profiles) +
                   " by " + to_string(m.nccl_curve_->method());
     }
   } else {

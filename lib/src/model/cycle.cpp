@@ -38,9 +38,9 @@ Calibration calibrate(const Scenario& scenario, const Calibration* without_overr
 CycleModel::CycleModel(Scenario scenario, const Calibration* measured, bool finish,
                        const Calibration* without_overrides)
     : scenario_(std::move(scenario)),
-      target_(scenario_.model, scenario_.gpu, scenario_.tp, scenario_.batch, scenario_.context_tokens,
+      target_(scenario_.model, scenario_.gpu, scenario_.parallel.tp, scenario_.batch, scenario_.context_tokens,
               scenario_.compute, kPriorBandwidthEfficiency.value, 1.0),
-      draft_(scenario_.draft, scenario_.gpu, scenario_.draft_ranks(), scenario_.batch, scenario_.context_tokens,
+      draft_(scenario_.draft, scenario_.gpu, scenario_.parallel.draft_ranks(), scenario_.batch, scenario_.context_tokens,
              scenario_.compute, kPriorBandwidthEfficiency.value, 1.0) {
   if (measured) {
     calibration_ = *measured;
@@ -122,9 +122,9 @@ void CycleModel::apply_calibration() {
   comm_ = CommModel::build(s, calibration_.eager_overhead_per_op_s.value, 2.0 * s.compute.kernel_floor_s);
   calibration_.comm_calibrated = comm_.calibrated();
   calibration_.comm_source = comm_.source();
-  target_ = ComputeModel(s.model, s.gpu, s.tp, s.batch, s.context_tokens, s.compute,
+  target_ = ComputeModel(s.model, s.gpu, s.parallel.tp, s.batch, s.context_tokens, s.compute,
                          calibration_.bandwidth_efficiency.value, calibration_.routing_skew.value);
-  draft_ = ComputeModel(s.draft, s.gpu, s.draft_ranks(), s.batch, s.context_tokens, s.compute,
+  draft_ = ComputeModel(s.draft, s.gpu, s.parallel.draft_ranks(), s.batch, s.context_tokens, s.compute,
                         calibration_.bandwidth_efficiency.value, calibration_.routing_skew.value);
   calibrate_engine_cycle();
   // Say where the all-reduces of this deployment fall below the measured table.
@@ -217,14 +217,14 @@ void CycleModel::calibrate_engine_cycle() {
 }
 
 int CycleModel::target_allreduces() const {
-  if (active().tp <= 1) return 0;
+  if (active().parallel.tp <= 1) return 0;
   const auto& c = active().model.collectives;
   const bool embedding = active().engine.embedding_allreduce.value_or(c.embedding_allreduce);
   return c.allreduce_per_layer * active().model.layers + (embedding ? 1 : 0);
 }
 
 int CycleModel::draft_allreduces() const {
-  if (active().draft_ranks() <= 1) return 0;  // TP1 or replicated: the draft's ranks never talk
+  if (active().parallel.draft_ranks() <= 1) return 0;  // TP1 or replicated: the draft's ranks never talk
   const auto& c = active().draft.collectives;
   const bool embedding = active().engine.embedding_allreduce.value_or(c.embedding_allreduce);
   return c.allreduce_per_layer * active().draft.layers + (embedding ? 1 : 0);
@@ -244,7 +244,7 @@ void CycleModel::calibrate_comm(const Scenario& s) {
   const CommModel graph_only = CommModel::baseline(s);
   if (s.comm.eager_overhead_per_op_s) {
     cal.eager_overhead_per_op_s = {*s.comm.eager_overhead_per_op_s, "set"};
-  } else if (verify && verify->mode == LaunchMode::kEager && verify->allreduce_count > 0 && s.tp > 1) {
+  } else if (verify && verify->mode == LaunchMode::kEager && verify->allreduce_count > 0 && s.parallel.tp > 1) {
     const double per_op = verify->allreduce_total_s / verify->allreduce_count;
     const double bytes = s.batch * verify->tokens_per_request * act_width;
     const double table = graph_only.allreduce_s(bytes, LaunchMode::kGraph);
@@ -275,7 +275,7 @@ void CycleModel::calibrate_compute(const Scenario& s) {
   Calibration& cal = calibration_;
   const auto& verify = s.measurements.verify;
   auto make = [&](const TransformerSpec& m, double eta, double skew) {
-    return ComputeModel(m, s.gpu, s.tp, s.batch, s.context_tokens, s.compute, eta, skew);
+    return ComputeModel(m, s.gpu, s.parallel.tp, s.batch, s.context_tokens, s.compute, eta, skew);
   };
   // A value the file or a patch states is "set"; a default or a compute profile's value is a prior.
   const auto origin = [&](const char* key, bool from_profile, const std::string& prior) -> std::string {
@@ -326,7 +326,7 @@ void CycleModel::calibrate_compute(const Scenario& s) {
     cal.warnings.push_back("compute left to calibrate but the scenario has no verify measurement; priors used");
   }
   target_ = make(s.model, cal.bandwidth_efficiency.value, cal.routing_skew.value);
-  draft_ = ComputeModel(s.draft, s.gpu, s.draft_ranks(), s.batch, s.context_tokens, s.compute,
+  draft_ = ComputeModel(s.draft, s.gpu, s.parallel.draft_ranks(), s.batch, s.context_tokens, s.compute,
                         cal.bandwidth_efficiency.value, cal.routing_skew.value);
 
 }
@@ -363,7 +363,7 @@ void CycleModel::calibrate_host(const Scenario& s) {
 double CycleModel::fit_forward_to_step(const Scenario& s, double step, double modelled) {
   Calibration& cal = calibration_;
   const auto decode_s = [&](double eta) {
-    const ComputeModel m(s.model, s.gpu, s.tp, s.batch, s.context_tokens, s.compute, eta, cal.routing_skew.value);
+    const ComputeModel m(s.model, s.gpu, s.parallel.tp, s.batch, s.context_tokens, s.compute, eta, cal.routing_skew.value);
     return forward(m, s.model, target_allreduces(), s.batch, s.engine.decode_mode, "decode").total_s();
   };
   const std::string what = "the modelled decode forward (" + units::format_duration(modelled) +
@@ -392,8 +392,8 @@ double CycleModel::fit_forward_to_step(const Scenario& s, double step, double mo
                          (eta > 1.0 ? "; above 100% the model reads more bytes than this engine does (at batch > 1, "
                                       "shared experts or fused kernels)"
                                     : ""));
-  target_ = ComputeModel(s.model, s.gpu, s.tp, s.batch, s.context_tokens, s.compute, eta, cal.routing_skew.value);
-  draft_ = ComputeModel(s.draft, s.gpu, s.draft_ranks(), s.batch, s.context_tokens, s.compute, eta,
+  target_ = ComputeModel(s.model, s.gpu, s.parallel.tp, s.batch, s.context_tokens, s.compute, eta, cal.routing_skew.value);
+  draft_ = ComputeModel(s.draft, s.gpu, s.parallel.draft_ranks(), s.batch, s.context_tokens, s.compute, eta,
                         cal.routing_skew.value);
   return std::max(0.0, step - decode_s(eta));
 }
@@ -411,10 +411,10 @@ ForwardBreakdown CycleModel::forward(const ComputeModel& compute, const Transfor
   f.message_bytes = message_bytes(model, tokens);
   f.allreduce_each_s = allreduces > 0 ? comm_.allreduce_s(f.message_bytes, mode) : 0.0;
   f.comm_s = allreduces * f.allreduce_each_s;
-  if (active().pp > 1 && &model == &active().model) {
+  if (active().parallel.pp > 1 && &model == &active().model) {
     // Pipeline stages hand the token's hidden state on: one send per boundary, over the box's link
     // (CommModel::send_s). The draft runs on the last stage.
-    f.comm_s += (active().pp - 1) * comm_.send_s(f.message_bytes);
+    f.comm_s += (active().parallel.pp - 1) * comm_.send_s(f.message_bytes);
   }
   const CommSettings& c = active().comm;
   if (c.fuse_residual_norm && allreduces > 0) {

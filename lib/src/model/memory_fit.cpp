@@ -52,7 +52,7 @@ EngineRule engine_rule(const Scenario& s) {
   EngineRule rule;
   const std::string& engine = s.engine.name;
   if (engine == "sglang") {
-    rule.fraction = sglang_static_fraction(s.gpu.memory_bytes, s.tp, s.pp);
+    rule.fraction = sglang_static_fraction(s.gpu.memory_bytes, s.parallel.tp, s.parallel.pp);
     rule.source = "SGLang's mem_fraction_static default for this GPU, TP and a draft";
   } else {
     rule.profiles_activations = true;
@@ -79,7 +79,7 @@ MemoryPart vllm_activations(const Scenario& s) {
   const TransformerSpec& m = s.model;
   double ffn = m.dense_layers > 0 ? m.intermediate_size : 0.0;
   if (m.moe) ffn = std::max(ffn, double(m.moe->experts_per_token + m.moe->shared_experts) * m.moe->expert_intermediate_size);
-  const double forward = tokens * (2.0 * ffn / s.tp + 4.0 * m.hidden_size) * bytes_per_param(m.activation_dtype);
+  const double forward = tokens * (2.0 * ffn / s.parallel.tp + 4.0 * m.hidden_size) * bytes_per_param(m.activation_dtype);
   const double sampler = seqs * m.vocab_size * 4.0;
   return {"activations", forward + sampler,
           "vLLM's profile run: " + units::format_fixed(tokens, 0) + " tokens x (2 x " + units::format_fixed(ffn, 0) +
@@ -120,13 +120,13 @@ MemoryFit memory_fit(const Scenario& s, int batch) {
   fit.engine_rule = rule.source;
   // A request's cache holds its context and the tokens one verify appends.
   const double tokens = s.context_tokens + s.speculation.num_draft_tokens;
-  const int ranks = s.tp * s.pp;
+  const int ranks = s.parallel.tp * s.parallel.pp;
   fit.parts.push_back({"target weights", s.model.weight_bytes() / ranks,
                        units::format_fixed(s.model.total_params() / 1e9, 1) + "B params as stored, " +
                            gb(s.model.weight_bytes()) + " / " + std::to_string(ranks) + " ranks"});
-  fit.parts.push_back({"target KV cache", kv_bytes(s.model, s.tp, batch, tokens) / s.pp,
-                       kv_basis(s.model, batch, tokens, s.pp)});
-  const int draft_tp = s.draft_ranks();
+  fit.parts.push_back({"target KV cache", kv_bytes(s.model, s.parallel.tp, batch, tokens) / s.parallel.pp,
+                       kv_basis(s.model, batch, tokens, s.parallel.pp)});
+  const int draft_tp = s.parallel.draft_ranks();
   fit.parts.push_back({"draft weights", s.draft.weight_bytes() / draft_tp,
                        gb(s.draft.weight_bytes()) + " / tp " + std::to_string(draft_tp)});
   fit.parts.push_back({"draft KV cache", kv_bytes(s.draft, draft_tp, batch, tokens), kv_basis(s.draft, batch, tokens, 1)});
@@ -138,8 +138,8 @@ MemoryFit memory_fit(const Scenario& s, int batch) {
 
 std::string describe_overflow(const Scenario& s, const MemoryFit& fit) {
   std::string out = "does not fit in GPU memory: needs " + gb(fit.used_bytes()) + " per GPU, " + gb(fit.over_bytes()) +
-                    " more than the " + gb(fit.capacity_bytes) + " of one " + fit.gpu + " (TP" + std::to_string(s.tp) +
-                    (s.pp > 1 ? " x PP" + std::to_string(s.pp) : "") + ", batch " + std::to_string(fit.batch) +
+                    " more than the " + gb(fit.capacity_bytes) + " of one " + fit.gpu + " (TP" + std::to_string(s.parallel.tp) +
+                    (s.parallel.pp > 1 ? " x PP" + std::to_string(s.parallel.pp) : "") + ", batch " + std::to_string(fit.batch) +
                     ", context " + units::format_fixed(s.context_tokens, 0) + "):";
   for (std::size_t i = 0; i < fit.parts.size(); ++i) {
     const MemoryPart& p = fit.parts[i];

@@ -95,7 +95,7 @@ std::string render_text(const CycleModel& model, const Prediction& p) {
   std::ostringstream os;
   os << "specsim predict: " << s.name << "\n";
   os << "  " << s.model.name << " + " << s.draft.name << " on " << s.topology.name << " (" << s.gpu.name
-     << "), TP" << s.tp << ", batch " << s.batch << ", context " << fixed(s.context_tokens, 0) << "\n";
+     << "), TP" << s.parallel.tp << ", batch " << s.batch << ", context " << fixed(s.context_tokens, 0) << "\n";
   os << "  speculation: " << s.speculation.num_steps << " steps, top-k " << s.speculation.eagle_topk << ", "
      << s.speculation.num_draft_tokens << " draft tokens verified\n\n";
 
@@ -145,7 +145,7 @@ std::string render_text(const CycleModel& model, const Prediction& p) {
      << cal.spec_extra_per_cycle_s.origin << ")\n";
   os << "    engine overhead per draft forward " << format_duration(cal.draft_step_overhead_s.value) << "  ("
      << cal.draft_step_overhead_s.origin << ")\n";
-  if (s.tp > 1) {
+  if (s.parallel.tp > 1) {
     os << "    all-reduce: " << cal.comm_source << (cal.comm_calibrated ? "" : "  [UNCALIBRATED]") << "\n";
   }
   for (const auto& w : cal.warnings) os << "  warning: " << w << "\n";

@@ -78,12 +78,12 @@ ValidationRow predict_row(Scenario s) {
   row.source = *s.validation;
   row.engine = s.engine.name;
   // One GPU crosses no link: its rows are neither NVLink's nor PCIe's evidence.
-  row.interconnect = s.tp * s.pp == 1 ? "single gpu"
+  row.interconnect = s.parallel.tp * s.parallel.pp == 1 ? "single gpu"
                      : slowest_pair_link(s.topology).first == LinkClass::kNvlink ? "nvlink" : "pcie";
   row.gpu = s.gpu.name;
   row.model = s.model.name;
   row.moe = s.model.moe_layers() > 0;
-  row.tp = s.tp;
+  row.tp = s.parallel.tp;
   row.batch = s.batch;
   row.tree = s.speculation.eagle_topk > 1;
   row.num_steps = s.speculation.num_steps;
@@ -111,7 +111,7 @@ ValidationRow predict_row(Scenario s) {
   row.inputs.push_back({"plain tokens/s", "plain", InputOrigin::kMeasured,
                         units::format_fixed(row.measured_plain_tokens_per_s, 1) + " tok/s"});
   row.inputs.push_back({"acceptance", "acc", InputOrigin::kMeasured, acceptance_detail(sc.acceptance)});
-  if (sc.tp > 1) {
+  if (sc.parallel.tp > 1) {
     row.inputs.push_back({"all-reduce", "ar", cal.comm_calibrated ? InputOrigin::kMeasured : InputOrigin::kPrior,
                           cal.comm_source});
   }
@@ -124,7 +124,7 @@ ValidationRow predict_row(Scenario s) {
   }
   const bool eager = sc.engine.decode_mode == LaunchMode::kEager || sc.engine.verify_mode == LaunchMode::kEager ||
                      sc.engine.draft_mode == LaunchMode::kEager;
-  if (eager && sc.tp > 1) {
+  if (eager && sc.parallel.tp > 1) {
     row.inputs.push_back({"eager all-reduce overhead", "eager", origin_of(cal.eager_overhead_per_op_s.origin),
                           units::format_duration(cal.eager_overhead_per_op_s.value) + " (" +
                               cal.eager_overhead_per_op_s.origin + ")"});
