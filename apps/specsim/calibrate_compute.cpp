@@ -121,9 +121,10 @@ void run_calibrate_compute(const CalibrateComputeOptions& o, Io& io) {
     if (!models.count(s.model)) {
       std::optional<std::string> path;
       const fs::path local = models_dir / (s.model + ".yaml");
-      if (fs::exists(local)) {
+      std::error_code ec;  // a model name the file system refuses (too long) is not found, not a throw
+      if (fs::exists(local, ec)) {
         path = local.string();
-      } else if (fs::exists(fs::path(data.root()) / "models" / "llm" / (s.model + ".yaml"))) {
+      } else if (fs::exists(fs::path(data.root()) / "models" / "llm" / (s.model + ".yaml"), ec)) {
         path = data.resolve(DataKind::kModel, s.model);
       }
       // Named by where it sits in the data directory when it sits there, not by this machine's path.

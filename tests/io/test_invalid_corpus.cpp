@@ -79,6 +79,7 @@ const std::map<std::string, Expected>& corpus() {
       // documents itself and stops); the first document is a null, not a mapping.
       {"fuzz/interventions-loadall-hang.yaml", {"expected a mapping at the top of the document", 1}},
       {"fuzz/topology-numa-overflow.yaml", {"is not a NUMA node number (an integer in [0, 4095])", 20}},
+      {"fuzz/scenario-draft-name-too-long.yaml", {"draft: unknown model 'xxxxxxxxxx", 6}},
       // Validation rows: the source header and the held-out measurement are required.
       {"validation/bad-date.yaml", {"validation.published: expected a date YYYY-MM or YYYY-MM-DD, got '15/01/2026'", 8}},
       {"validation/bad-url.yaml", {"validation.url: expected a public address starting with https://", 7}},

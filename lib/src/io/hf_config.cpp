@@ -686,7 +686,8 @@ TransformerSpec read_hf_config(YamlReader& root) {
     }
   }
   const fs::path sibling = fs::path(root.file()).parent_path() / "hf_quant_config.json";
-  if (!dtype_of && fs::exists(sibling)) {
+  std::error_code ec;
+  if (!dtype_of && fs::exists(sibling, ec)) {
     YamlReader hq = YamlReader::load_file(sibling.string());
     YamlReader q = hq.child("quantization");
     dtype_of = read_modelopt(q);

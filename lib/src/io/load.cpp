@@ -456,12 +456,15 @@ std::vector<std::string> DataDir::names(DataKind kind) const {
 std::string DataDir::resolve(DataKind kind, const std::string& name) const {
   const bool path_like = name.find('/') != std::string::npos ||
                          name.ends_with(".yaml") || name.ends_with(".json") || name.ends_with(".yml");
+  // The error_code overloads: a name the file system refuses (too long, bad bytes) is a name that
+  // does not exist, not a std::filesystem exception (found by fuzz_load).
+  std::error_code ec;
   if (path_like) {
-    if (!fs::exists(name)) throw Error({name, 0, 0}, "", std::string("no such ") + kind_word(kind) + " file");
+    if (!fs::exists(name, ec)) throw Error({name, 0, 0}, "", std::string("no such ") + kind_word(kind) + " file");
     return name;
   }
   const fs::path p = fs::path(root_) / subdir(kind) / (name + ".yaml");
-  if (fs::exists(p)) return p.string();
+  if (fs::exists(p, ec)) return p.string();
   throw Error(std::string("unknown ") + kind_word(kind) + " '" + name + "' (known in " + root_ + "/" +
               subdir(kind) + ": " + join(names(kind)) + ")");
 }
@@ -470,7 +473,8 @@ std::string DataDir::resolve(DataKind kind, const std::string& name) const {
 
 TransformerSpec load_model(const std::string& path) {
   // A Hugging Face checkpoint directory is read through its config.json.
-  const std::string file = fs::is_directory(path) ? (fs::path(path) / "config.json").string() : path;
+  std::error_code ec;
+  const std::string file = fs::is_directory(path, ec) ? (fs::path(path) / "config.json").string() : path;
   YamlReader r = YamlReader::load_file(file);
   TransformerSpec m = detail::looks_like_hf_config(r) ? detail::read_hf_config(r) : read_model_yaml(r);
   m.file = file;

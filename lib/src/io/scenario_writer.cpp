@@ -92,7 +92,8 @@ std::string fixed(double v, int digits) { return units::format_fixed(v, digits);
 // An option's value that names a file: a data-directory name as given, a path made absolute (a
 // scenario's relative paths resolve from wherever specsim runs, not from the scenario's folder).
 std::string file_ref(const std::string& given) {
-  if (!path_like(given) && !fs::is_directory(given)) return given;
+  std::error_code ec;
+  if (!path_like(given) && !fs::is_directory(given, ec)) return given;
   return fs::absolute(given).lexically_normal().string();
 }
 
@@ -106,7 +107,8 @@ Resolved resolve_model(const std::string& given, const char* option, const char*
                        TransformerSpec& out) {
   if (given.empty()) throw Error({option, 0, 0}, key, "required: a models/llm name, a model file or a checkpoint directory");
   try {
-    const bool directory = fs::is_directory(given);
+    std::error_code ec;
+    const bool directory = fs::is_directory(given, ec);
     const std::string path = directory ? given : data.resolve(DataKind::kModel, given);
     out = load_model(path);
     if (directory) return {file_ref(given), "checkpoint directory (config.json)"};
