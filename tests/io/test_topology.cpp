@@ -119,16 +119,9 @@ TEST_CASE("topo import: a NUMA Affinity the loader would refuse is left unknown,
   // Found by fuzz_topo_import: the importer took any 1-4 digit NUMA value, the loader only
   // 0..4095, so `topology import` wrote `numa: [..., 9151, ...]`, a file its own loader refused.
   // Both now read numbers with parse_numa_node.
-  std::ifstream in(real("nccl-1453-8x-nv18-nvswitch.txt"));
-  std::stringstream text;
-  text << in.rdbuf();
-  std::string edited = text.str();
-  const auto row6 = edited.find("\nGPU6\t");  // the row, not the header
-  REQUIRE(row6 != std::string::npos);
-  const auto tab = edited.rfind("\t1\t", edited.find('\n', row6 + 1));  // GPU6's NUMA Affinity, 1
-  REQUIRE(tab != std::string::npos);
-  REQUIRE(tab > row6);
-  edited.replace(tab, 3, "\t9151\t");
+  // GPU6's row ends "80-159\t1\t\tN/A": its NUMA Affinity 1 becomes 9151.
+  const std::string edited = specsim::test::replaced_once(specsim::test::read_text(real("nccl-1453-8x-nv18-nvswitch.txt")),
+                                                          "80-159\t1\t\tN/A\nGPU7", "80-159\t9151\t\tN/A\nGPU7");
   specsim::TopoImportOptions o;
   o.name = "t";
   o.gpu = "rtx-4090";

@@ -125,14 +125,9 @@ TEST_CASE("validate: a negative fitted per-cycle term is carried to other rows a
   for (const char* name : {"a-chain2.yaml", "a-chain3.yaml"}) {
     fs::copy_file(kRows + "/run-a/" + name, dir.path / "run-a" / name);
   }
-  std::ifstream in(kRows + "/run-a/a-chain4-bs8.yaml");
-  std::stringstream text;
-  text << in.rdbuf();
-  std::string row = text.str();
-  const auto at = row.find("tokens_per_s: 1100tok/s");
-  REQUIRE(at != std::string::npos);
-  row.replace(at, std::string("tokens_per_s: 1100tok/s").size(), "tokens_per_s: 3000tok/s");
-  std::ofstream(dir.path / "run-a" / "a-chain4-bs8.yaml") << row;
+  std::ofstream(dir.path / "run-a" / "a-chain4-bs8.yaml")
+      << specsim::test::replaced_once(specsim::test::read_text(kRows + "/run-a/a-chain4-bs8.yaml"),
+                                      "tokens_per_s: 1100tok/s", "tokens_per_s: 3000tok/s");
 
   const double t2 = specsim::fit_spec_extra_per_cycle((dir.path / "run-a" / "a-chain2.yaml").string(), kRoot);
   const double t4 = specsim::fit_spec_extra_per_cycle((dir.path / "run-a" / "a-chain4-bs8.yaml").string(), kRoot);
@@ -242,13 +237,8 @@ TEST_CASE("calibration: an end-to-end plain rate charges the step's residual per
 
 TEST_CASE("load: a scenario without an engine block takes every engine default", "[validate]") {
   // b-chain3 states only engine.name: sglang, which is the default; without the block it is the same.
-  std::ifstream in(kRows + "/run-b/b-chain3.yaml");
-  std::stringstream text;
-  text << in.rdbuf();
-  std::string yaml = text.str();
-  const auto at = yaml.find("engine:\n  name: sglang\n");
-  REQUIRE(at != std::string::npos);
-  yaml.erase(at, std::string("engine:\n  name: sglang\n").size());
+  const std::string yaml = specsim::test::replaced_once(specsim::test::read_text(kRows + "/run-b/b-chain3.yaml"),
+                                                        "engine:\n  name: sglang\n", "");
   specsim::test::TempDir dir("specsim-no-engine");
   const std::string file = (dir.path / "no-engine.yaml").string();
   std::ofstream(file) << yaml;

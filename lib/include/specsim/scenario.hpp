@@ -54,7 +54,8 @@ struct AcceptanceSettings {
   std::vector<double> tree_positional;
 };
 
-// A prior with the p10-p90 spread of its evidence (docs/references/).
+// A prior with the p10-p90 spread of its evidence (docs/references/), in the unit its name ends
+// with (`...S`: seconds; no suffix: a ratio).
 struct PriorValue {
   double value;
   double p10;
@@ -70,7 +71,7 @@ inline constexpr PriorValue kPriorKvVerifyRatio{0.5, 0.3, 0.85};
 // (GEMV kernels give way to GEMM kernels), measured on one H200 under CUDA graphs for two dense
 // shapes at four contexts (docs/references/measured-compute.md#multi-token-step): median 5 us,
 // p10 2 us, p90 10 us over the eight points.
-inline constexpr PriorValue kPriorMultiTokenStep{5e-6, 2e-6, 10e-6};
+inline constexpr PriorValue kPriorMultiTokenStepS{5e-6, 2e-6, 10e-6};
 // Weight streaming efficiency of small-M GEMMs: 79-86% of datasheet bandwidth over the GPUs and
 // kernels of AIConfigurator's data (docs/references/measured-compute.md#gemm-efficiency).
 inline constexpr PriorValue kPriorBandwidthEfficiency{0.84, 0.79, 0.86};
@@ -109,7 +110,7 @@ struct ComputeSettings {
   // prior: with several query tokens per request the engines' attention runs a prefill-style kernel
   // that splits the KV length less (docs/references/measured-compute.md#verify-attention).
   double kv_verify_ratio = kPriorKvVerifyRatio.value;
-  double multi_token_step_s = kPriorMultiTokenStep.value;  // per layer, once a forward has > 1 token (GEMV -> GEMM, kernel switch)
+  double multi_token_step_s = kPriorMultiTokenStepS.value;  // per layer, once a forward has > 1 token (GEMV -> GEMM)
   double per_token_layer_s = 0.0;    // per token per layer (activations through ~30 elementwise kernels)
   // Kernels of the engine the profile was measured on; override the model file's counts when set.
   std::optional<int> kernels_per_dense_layer;

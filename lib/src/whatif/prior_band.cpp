@@ -107,7 +107,7 @@ PredictionBand prior_band(const CycleModel& model, const Prediction& p, int samp
   const LogNormal d = step_prior ? through(s.engine_prior->draft_step_overhead) : LogNormal{};
   const LogNormal eta = through(kPriorBandwidthEfficiency);
   const LogNormal kv = through(kPriorKvVerifyRatio);
-  const LogNormal step_prior_s = through(kPriorMultiTokenStep);
+  const LogNormal step_prior_s = through(kPriorMultiTokenStepS);
   std::mt19937_64 g(seed);
   // The cycle is linear in the engine terms: each draw of them alone costs a division. A draw of a
   // compute prior recalibrates the model (the host time is what the plain step leaves), so those
