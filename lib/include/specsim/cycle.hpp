@@ -142,6 +142,7 @@ class CycleModel {
   void calibrate_with_overrides(Scenario& basis, const Calibration* without_overrides);
   // Bandwidth efficiency from a measured plain step shorter than the modelled forward; host left.
   double fit_forward_to_step(const Scenario& s, double step, double modelled);
+  double fit_forward_to_host_prior(const Scenario& s, double step, double host);
   // host.spec_extra_per_cycle from measurements.speculative when it is not held out.
   void calibrate_engine_cycle();
   // Host and engine time of one speculative cycle: the plain step's host time (once, or tau times

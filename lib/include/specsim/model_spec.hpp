@@ -170,6 +170,11 @@ struct TransformerSpec {
 // location: callers add the key) when the target has no MTP layers or is itself a draft head.
 [[nodiscard]] TransformerSpec mtp_draft(const TransformerSpec& target);
 
+// The "draft" of `speculation.method: ngram`: none. Prompt lookup proposes the next tokens by
+// matching the request's last n-gram against its own earlier tokens on the host, so the returned
+// spec has no layers, weights or vocabulary, and no forward runs it (docs/model.md#ngram).
+[[nodiscard]] TransformerSpec ngram_proposer();
+
 // Tensor parallelism splits the attention heads over `tp` ranks, so tp must divide heads. KV heads
 // are split when tp divides them, or replicated when there are fewer than tp and they divide it
 // (each rank holds kv_heads / tp rounded up to 1: vLLM's QKVParallelLinear,

@@ -33,8 +33,12 @@ struct EngineSettings {
 };
 
 struct SpeculationSettings {
+  // eagle3, eagle, mtp, draft_model (a draft forward per step) or ngram (prompt lookup on the host).
   std::string method = "eagle3";
   DraftShape shape;  // steps, top-k and tokens verified: the one place the scenario holds them
+
+  // False for ngram, whose proposals cost host time but no forward.
+  [[nodiscard]] bool runs_draft_forwards() const { return method != "ngram"; }
 };
 
 // A prior with the p10-p90 spread of its evidence (docs/references/), in the unit its name ends
@@ -58,6 +62,10 @@ inline constexpr PriorValue kPriorMultiTokenStepS{5e-6, 2e-6, 10e-6};
 // Weight streaming efficiency of small-M GEMMs: 79-86% of datasheet bandwidth over the GPUs and
 // kernels of AIConfigurator's data (docs/references/measured-compute.md#gemm-efficiency).
 inline constexpr PriorValue kPriorBandwidthEfficiency{0.84, 0.79, 0.86};
+// n-gram prompt lookup on the host, per context token scanned per request per cycle: vLLM's
+// single-threaded Numba proposer scanned 66.3M tokens in 70.28 ms (1.06 ns each); the spread is an
+// estimate (docs/references/specdec.md#ngram).
+inline constexpr PriorValue kPriorNgramLookupPerTokenS{1.06e-9, 0.5e-9, 2.5e-9};
 
 struct ComputeSettings {
   // Fraction of datasheet memory bandwidth reached. Default: 84%, BF16 GEMV at M <= 64 on every GPU
@@ -130,6 +138,8 @@ struct HostSettings {
   // sampling). Unset in the scenario, they come from the engine's prior (EnginePrior).
   double spec_extra_per_cycle_s = 0.0;
   double draft_step_overhead_s = 0.0;
+  // speculation.method ngram: the host's lookup, per context token of each request per cycle.
+  double ngram_lookup_per_token_s = kPriorNgramLookupPerTokenS.value;
 };
 
 // An engine's speculative overheads measured in public (models/engines/<engine.name>.yaml), each
@@ -145,6 +155,9 @@ struct EnginePrior {
   std::string source;
   Term cycle_overhead;       // per speculative cycle
   Term draft_step_overhead;  // per draft forward (the draft extend included)
+  // Host time of one plain decode step at batch 1 under CUDA graphs (scheduling, input
+  // preparation, sampling): what a measured step may hold beyond the forward (CycleModel::calibrate_host).
+  std::optional<Term> plain_step_host;
 };
 
 // Measurements of the deployment. Those marked `held_out` are never inputs: tests compare

@@ -527,6 +527,7 @@ EnginePrior load_engine_prior(const std::string& path) {
     YamlReader d = r.child("draft_step_overhead");
     e.draft_step_overhead = read_prior_term(d);
   }
+  if (auto h = r.optional_child("plain_step_host")) e.plain_step_host = read_prior_term(*h);
   r.finish();
   return e;
 }
@@ -559,15 +560,37 @@ auto load_named(YamlReader& r, const std::string& key, DataKind kind, const Data
 // shares the target's embedding, so hidden and vocabulary sizes must match; its own draft
 // vocabulary is a subset of the target's (https://arxiv.org/abs/2503.01840, Sec. 3; SGLang
 // llama_eagle3.py). A head trained for another model of the same shape is noted, not refused.
+// A separate small LM drafting for the target (vLLM's `draft_model`, SGLang's STANDALONE): a full
+// model, not a draft head, which must share the target's tokenizer, since the target verifies the
+// draft's token ids as they are (docs/references/specdec.md#draft-model).
+void check_draft_model(YamlReader& r, const Scenario& s) {
+  if (s.draft.eagle3) {
+    r.child("speculation").fail("method", "draft_model needs a full language model under 'draft', but '" + s.draft.name +
+                                              "' (" + s.draft.file + ") is an EAGLE head: set speculation.method: " +
+                                              (s.draft.eagle3->version == 1 ? "eagle" : "eagle3"));
+  }
+  if (s.draft.vocab_size != s.model.vocab_size) {
+    r.fail("draft", "'" + s.draft.name + "' has vocab_size " + std::to_string(s.draft.vocab_size) + " but the model '" +
+                        s.model.name + "' has " + std::to_string(s.model.vocab_size) +
+                        ": a draft model must share the target's tokenizer (draft file " + s.draft.file +
+                        ", model file " + s.model.file + ")");
+  }
+}
+
 void check_roles(YamlReader& r, Scenario& s) {
   if (s.model.eagle3) {
     r.fail("model", "'" + s.model.name + "' is an EAGLE-3 draft head (it has an eagle3 block); the target model "
                     "must be a full model (the draft goes under 'draft')");
   }
-  if (s.draft.mtp_module) return;  // built from the model itself (read_draft)
+  if (s.draft.mtp_module || s.speculation.method == "ngram") return;  // built in read_draft
+  if (s.speculation.method == "draft_model") {
+    check_draft_model(r, s);
+    return;
+  }
   if (!s.draft.eagle3) {
     r.fail("draft", "'" + s.draft.name + "' is not an EAGLE draft head (no eagle3 or eagle block; a config.json names an "
-                    "EAGLE architecture such as LlamaForCausalLMEagle3 or EagleLlamaForCausalLM, or carries draft_vocab_size)");
+                    "EAGLE architecture such as LlamaForCausalLMEagle3 or EagleLlamaForCausalLM, or carries draft_vocab_size); "
+                    "a full model drafts with speculation.method: draft_model");
   }
   const Eagle3Spec& e = *s.draft.eagle3;
   // The engines run the two generations differently (EAGLE-3 feeds three target layers' features
@@ -595,12 +618,19 @@ void check_roles(YamlReader& r, Scenario& s) {
   }
 }
 
-const std::vector<std::string> kMethods{"eagle3", "eagle", "mtp"};
+const std::vector<std::string> kMethods{"eagle3", "eagle", "mtp", "draft_model", "ngram"};
 
-// The draft: a model file under `draft` (eagle3, eagle), or the target's own multi-token-prediction
-// module (mtp), which needs no file and takes none.
+// The draft: a model file under `draft` (eagle3, eagle, draft_model), the target's own
+// multi-token-prediction module (mtp), or none at all (ngram); the last two take no file.
 TransformerSpec read_draft(YamlReader& r, const TransformerSpec& model, const std::string& method,
                            const DataDir& data) {
+  if (method == "ngram") {
+    if (r.has("draft")) {
+      r.fail("draft", "speculation.method ngram proposes tokens by prompt lookup on the host, with no draft "
+                      "model; leave 'draft' out");
+    }
+    return ngram_proposer();
+  }
   if (method != "mtp") return load_named(r, "draft", DataKind::kModel, data, load_model);
   const std::string model_file = model.file.empty() ? "" : " (" + model.file + ")";
   if (r.has("draft")) {
@@ -1049,6 +1079,7 @@ void read_host(YamlReader& r, Scenario& s) {
     h->ignore("decode_per_step");
     if (auto v = h->optional_quantity("spec_extra_per_cycle", Quantity::kDuration)) s.host.spec_extra_per_cycle_s = *v;
     if (auto v = h->optional_quantity("draft_step_overhead", Quantity::kDuration)) s.host.draft_step_overhead_s = *v;
+    if (auto v = h->optional_quantity("ngram_lookup_per_token", Quantity::kDuration)) s.host.ngram_lookup_per_token_s = *v;
     h->finish();
   }
 }

@@ -341,6 +341,7 @@ void CycleModel::calibrate_host(const Scenario& s) {
     const ForwardBreakdown f = forward(target_, s.model, target_allreduces(), s.batch, s.engine.decode_mode, "decode");
     double host = step - f.total_s();
     if (host < 0) host = fit_forward_to_step(s, step, f.total_s());
+    host = fit_forward_to_host_prior(s, step, host);
     const double modelled = step - host;
     cal.host_decode_s = {host, "calibrated: measured step " + units::format_duration(step) +
                                    " minus the modelled forward " + units::format_duration(modelled)};
@@ -352,6 +353,48 @@ void CycleModel::calibrate_host(const Scenario& s) {
   } else {
     cal.host_decode_s = {0.0, "prior: 0 (no baseline measurement)"};
   }
+}
+
+// At batch 1 a measured plain step holds the forward and the engine's host work, nothing else
+// (no batch tails; a chat prompt's prefill is a small share). When it leaves more host time than
+// the engine's prior allows (its p90) and the step reads mostly weights, the excess is weight
+// streaming slower than the prior efficiency says (another part, other kernels), which the verify
+// and the drafts pay too: a prior efficiency is then calibrated (TOMS 748) so that the forward
+// fills the step less the prior's host time. Where the KV cache is most of the bytes, the excess
+// may as well be the attention kernel, which the efficiency would misprice; the host keeps it.
+// Returns the host time left.
+double CycleModel::fit_forward_to_host_prior(const Scenario& s, double step, double host) {
+  Calibration& cal = calibration_;
+  // The prior is of graph-mode steps; an eager step's launches are host work of another size.
+  if (s.batch != 1 || s.engine.decode_mode != LaunchMode::kGraph || !s.engine_prior || !s.engine_prior->plain_step_host) {
+    return host;
+  }
+  const EnginePrior::Term& prior = *s.engine_prior->plain_step_host;
+  if (host <= prior.p90_s || cal.bandwidth_efficiency.origin.rfind("prior", 0) != 0) return host;
+  const ForwardTerms bytes = target_.terms(1.0);
+  if (bytes.kv_bytes > bytes.weight_bytes + bytes.expert_bytes) return host;
+  const auto decode_s = [&](double eta) {
+    const ComputeModel m(s.model, s.gpu, s.parallel.tp, s.batch, s.context_tokens, s.compute, eta, cal.routing_skew.value);
+    return forward(m, s.model, target_allreduces(), s.batch, s.engine.decode_mode, "decode").total_s();
+  };
+  const double wanted = step - prior.value_s;
+  const double from = cal.bandwidth_efficiency.value;
+  if (decode_s(kMinEfficiency) < wanted) return host;  // not a matter of bandwidth
+  boost::uintmax_t iterations = 60;
+  const auto [a, b] = boost::math::tools::toms748_solve([&](double x) { return decode_s(x) - wanted; }, kMinEfficiency,
+                                                        from, boost::math::tools::eps_tolerance<double>(40), iterations);
+  const double eta = 0.5 * (a + b);
+  cal.bandwidth_efficiency = {eta, "calibrated: the measured plain step " + units::format_duration(step) +
+                                       " less the engine's host prior " + units::format_duration(prior.value_s)};
+  cal.warnings.push_back("the measured plain step (" + units::format_duration(step) + ") leaves " +
+                         units::format_duration(host) + " beyond the modelled forward at batch 1, more than the " +
+                         s.engine.name + " host prior allows (p90 " + units::format_duration(prior.p90_s) +
+                         "): read as GPU time, bandwidth efficiency calibrated from " +
+                         units::format_fixed(100.0 * from, 0) + "% to " + units::format_fixed(100.0 * eta, 0) + "%");
+  target_ = ComputeModel(s.model, s.gpu, s.parallel.tp, s.batch, s.context_tokens, s.compute, eta, cal.routing_skew.value);
+  draft_ = ComputeModel(s.draft, s.gpu, s.parallel.draft_ranks(), s.batch, s.context_tokens, s.compute, eta,
+                        cal.routing_skew.value);
+  return std::max(0.0, step - decode_s(eta));
 }
 
 // The measured plain step is shorter than the forward modelled at the bandwidth efficiency in use:
@@ -471,7 +514,9 @@ Prediction CycleModel::predict(const DraftShape& sp, const Acceptance& acceptanc
 
   p.tokens_per_cycle = tokens_per_cycle(sp, acceptance, &p.conditional_rates);
   p.verify = forward(target_, s.model, target_allreduces(), b * sp.num_draft_tokens, s.engine.verify_mode, "verify");
-  const int draft_steps = s.engine.extend_yields_first_draft ? sp.num_steps - 1 : sp.num_steps;
+  const int draft_steps = !s.speculation.runs_draft_forwards()          ? 0
+                          : s.engine.extend_yields_first_draft ? sp.num_steps - 1
+                                                               : sp.num_steps;
   for (int i = 0; i < draft_steps; ++i) {
     // The first draft step expands one token per request; later ones expand eagle_topk.
     const bool first = i == 0 && !s.engine.extend_yields_first_draft;
@@ -479,7 +524,9 @@ Prediction CycleModel::predict(const DraftShape& sp, const Acceptance& acceptanc
     p.drafts.push_back(forward(draft_, s.draft, draft_allreduces(), tokens, s.engine.draft_mode, "draft step",
                                i + 1 + (s.engine.extend_yields_first_draft ? 1 : 0)));
   }
-  p.drafts.push_back(forward(draft_, s.draft, draft_allreduces(), b * p.tokens_per_cycle, s.engine.draft_mode, "draft extend"));
+  if (s.speculation.runs_draft_forwards()) {
+    p.drafts.push_back(forward(draft_, s.draft, draft_allreduces(), b * p.tokens_per_cycle, s.engine.draft_mode, "draft extend"));
+  }
   p.draft_s = 0;
   for (const auto& d : p.drafts) p.draft_s += d.total_s();
   p.spec_host_s = spec_host_s(double(p.drafts.size()), p.tokens_per_cycle);
@@ -490,10 +537,12 @@ Prediction CycleModel::predict(const DraftShape& sp, const Acceptance& acceptanc
   // paid per output token (h tau): tau = (T_fixed + extend(tau)) / (T_base - h), iterated to its
   // fixed point (a contraction: the extend's slope in tau is far below T_base - h = the forward).
   const double per_token_host = calibration_.host_per_output_token ? calibration_.host_decode_s.value : 0.0;
-  const double fixed_part = p.cycle_s - p.drafts.back().total_s() - per_token_host * p.tokens_per_cycle;
+  const double extend_s = p.drafts.empty() ? 0.0 : p.drafts.back().total_s();
+  const double fixed_part = p.cycle_s - extend_s - per_token_host * p.tokens_per_cycle;
   double tau = p.tokens_per_cycle;
   for (int i = 0; i < 8; ++i) {
-    const double extend = forward(draft_, s.draft, draft_allreduces(), b * tau, s.engine.draft_mode, "").total_s();
+    const double extend =
+        p.drafts.empty() ? 0.0 : forward(draft_, s.draft, draft_allreduces(), b * tau, s.engine.draft_mode, "").total_s();
     const double next = (fixed_part + extend) / (p.baseline_step_s - per_token_host);
     const bool settled = std::fabs(next - tau) < 1e-9 * next;
     tau = next;
@@ -520,6 +569,7 @@ double CycleModel::cycle_s(const DraftShape& sp, double tau) const {
   const Scenario& s = scenario_;
   const double b = s.batch;
   double t = forward(target_, s.model, target_allreduces(), b * sp.num_draft_tokens, s.engine.verify_mode, "").total_s();
+  if (!s.speculation.runs_draft_forwards()) return t + spec_host_s(0.0, tau);
   const int draft_steps = s.engine.extend_yields_first_draft ? sp.num_steps - 1 : sp.num_steps;
   for (int i = 0; i < draft_steps; ++i) {
     const bool first = i == 0 && !s.engine.extend_yields_first_draft;
@@ -532,7 +582,11 @@ double CycleModel::cycle_s(const DraftShape& sp, double tau) const {
 double CycleModel::spec_host_s(double draft_forwards, double tau) const {
   const HostSettings& h = scenario_.host;
   const double host = calibration_.host_decode_s.value * (calibration_.host_per_output_token ? tau : 1.0);
-  return host + h.spec_extra_per_cycle_s + draft_forwards * h.draft_step_overhead_s;
+  // Prompt lookup scans each request's context on the host (docs/model.md#ngram).
+  const double lookup = scenario_.speculation.runs_draft_forwards()
+                            ? 0.0
+                            : h.ngram_lookup_per_token_s * scenario_.batch * scenario_.context_tokens;
+  return host + h.spec_extra_per_cycle_s + draft_forwards * h.draft_step_overhead_s + lookup;
 }
 
 }  // namespace specsim

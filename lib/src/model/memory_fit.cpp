@@ -126,10 +126,12 @@ MemoryFit memory_fit(const Scenario& s, int batch) {
                            gb(s.model.weight_bytes()) + " / " + std::to_string(ranks) + " ranks"});
   fit.parts.push_back({"target KV cache", kv_bytes(s.model, s.parallel.tp, batch, tokens) / s.parallel.pp,
                        kv_basis(s.model, batch, tokens, s.parallel.pp)});
-  const int draft_tp = s.parallel.draft_ranks();
-  fit.parts.push_back({"draft weights", s.draft.weight_bytes() / draft_tp,
-                       gb(s.draft.weight_bytes()) + " / tp " + std::to_string(draft_tp)});
-  fit.parts.push_back({"draft KV cache", kv_bytes(s.draft, draft_tp, batch, tokens), kv_basis(s.draft, batch, tokens, 1)});
+  if (s.speculation.runs_draft_forwards()) {  // ngram's prompt lookup holds no weights or cache
+    const int draft_tp = s.parallel.draft_ranks();
+    fit.parts.push_back({"draft weights", s.draft.weight_bytes() / draft_tp,
+                         gb(s.draft.weight_bytes()) + " / tp " + std::to_string(draft_tp)});
+    fit.parts.push_back({"draft KV cache", kv_bytes(s.draft, draft_tp, batch, tokens), kv_basis(s.draft, batch, tokens, 1)});
+  }
   if (rule.profiles_activations) fit.parts.push_back(vllm_activations(s));
   fit.parts.push_back({"engine reserve", (1.0 - rule.fraction) * s.gpu.memory_bytes,
                        "1 - " + units::format_fixed(rule.fraction, 3) + " of the GPU (" + rule.source + ")"});

@@ -201,4 +201,11 @@ std::string check_tensor_parallel(const TransformerSpec& model, int tp) {
               " ranks nor replicated evenly (tp must divide kv_heads or kv_heads divide tp)");
 }
 
+TransformerSpec ngram_proposer() {
+  TransformerSpec none;
+  none.name = "ngram";
+  none.description = "prompt lookup on the host: no draft model";
+  return none;
+}
+
 }  // namespace specsim

@@ -77,6 +77,8 @@ const ScenarioField kFields[] = {
      [](Scenario& s, auto v) { s.host.spec_extra_per_cycle_s = *v; }},
     {"host.draft_step_overhead", FieldKind::kDuration, 0, 0, false,
      [](Scenario& s, auto v) { s.host.draft_step_overhead_s = *v; }},
+    {"host.ngram_lookup_per_token", FieldKind::kDuration, 0, 0, false,
+     [](Scenario& s, auto v) { s.host.ngram_lookup_per_token_s = *v; }},
 };
 
 // The keys whose value calibration reads (CycleModel::calibrate_with_overrides takes a set value

@@ -1,0 +1,79 @@
+// speculation.method draft_model (a separate small LM in the EAGLE cycle) and ngram (prompt lookup
+// on the host, no draft forward): docs/model.md#draft-model and #ngram.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <string>
+
+#include "specsim/compute_model.hpp"
+#include "specsim/cycle.hpp"
+#include "specsim/load.hpp"
+#include "specsim/memory_fit.hpp"
+
+using Catch::Matchers::WithinAbs;
+using Catch::Matchers::WithinRel;
+
+namespace {
+const specsim::DataDir kRoot(SPECSIM_SOURCE_DIR);
+const std::string kDraftModelRow = std::string(SPECSIM_SOURCE_DIR) +
+                                   "/validation/vllm-scripts-llama33-70b-2xh100/vscripts-llama33-70b-draft1b-k4-c1-instructcoder.yaml";
+const std::string kNgramRow = std::string(SPECSIM_SOURCE_DIR) +
+                              "/validation/vllm-lab-v029-ngram-rtx4090/vllmlab-v029-qwen3-8b-ngram-k4-count-c8.yaml";
+
+bool has_part(const specsim::MemoryFit& fit, const std::string& name) {
+  return std::any_of(fit.parts.begin(), fit.parts.end(), [&](const auto& p) { return p.name == name; });
+}
+}  // namespace
+
+TEST_CASE("draft_model: Llama-3.2-1B's shape gives Meta's published 1.24B parameters", "[draft_model]") {
+  const auto d = specsim::load_model(kRoot.resolve(specsim::DataKind::kModel, "llama-3.2-1b"));
+  // Per layer: q and o 2 x 2048^2, k and v 2 x 2048 x 512 (8 KV heads x 64), MLP 3 x 2048 x 8192
+  //   = 8,388,608 + 2,097,152 + 50,331,648 = 60,817,408; x 16 layers = 973,078,528
+  const double layers = 16.0 * (2.0 * 2048 * 2048 + 2.0 * 2048 * 512 + 3.0 * 2048 * 8192);
+  const double embedding = 128256.0 * 2048;  // 262,668,288; tied to the LM head in the checkpoint
+  // 973.1M + 262.7M = 1.236B with the tied matrix counted once (Meta: 1.24B)
+  CHECK_THAT(layers + embedding, WithinRel(1.24e9, 0.005));
+  CHECK_THAT(d.lm_head_params(), WithinRel(embedding, 1e-12));
+  CHECK_FALSE(d.eagle3);
+}
+
+TEST_CASE("draft_model: each draft forward runs the whole small LM with its own all-reduces", "[draft_model]") {
+  const auto s = specsim::load_scenario(kDraftModelRow, {}, kRoot);
+  REQUIRE(s.speculation.method == "draft_model");
+  REQUIRE(s.parallel.tp == 2);
+  const specsim::CycleModel model(s);
+  const auto p = model.predict();
+  // vLLM: the extend over the accepted tokens yields draft 1, then K - 1 = 3 single-token forwards.
+  REQUIRE(p.drafts.size() == 4);
+  for (const auto& d : p.drafts) CHECK(d.allreduce_count == 2 * 16 + 1);  // 16 layers and the embedding
+  // One decode step of the draft reads every weight of it on one of 2 ranks (the tied matrix read
+  // twice: once as embedding row, once as the whole LM head; the row is negligible) plus its KV.
+  const specsim::ComputeModel draft(s.draft, s.gpu, 2, 1, s.context_tokens, s.compute, 0.84, 1.0);
+  const double per_rank = (16.0 * (2.0 * 2048 * 2048 + 2.0 * 2048 * 512 + 3.0 * 2048 * 8192) + 128256.0 * 2048) * 2 / 2;
+  CHECK(draft.bytes_read(1.0) > per_rank);
+  CHECK_THAT(draft.bytes_read(1.0), WithinRel(per_rank, 0.02));
+  // Its weights and cache count in the memory fit.
+  const auto fit = specsim::memory_fit(s);
+  CHECK(has_part(fit, "draft weights"));
+  CHECK(has_part(fit, "draft KV cache"));
+}
+
+TEST_CASE("ngram: no draft forward, host lookup linear in batch x context", "[ngram]") {
+  const auto at = [](const std::string& per_token) {
+    return specsim::CycleModel(specsim::load_scenario(kNgramRow, {"host.ngram_lookup_per_token=" + per_token}, kRoot))
+        .predict();
+  };
+  const auto none = at("0s");
+  CHECK(none.drafts.empty());
+  CHECK(none.draft_s == 0.0);
+  CHECK_THAT(none.cycle_s, WithinRel(none.verify.total_s() + none.spec_host_s, 1e-12));
+  // 1 us per context token: batch 8 x context from the row; the lookup is the only difference.
+  const auto s = specsim::load_scenario(kNgramRow, {}, kRoot);
+  const auto slow = at("1us");
+  CHECK_THAT(slow.cycle_s - none.cycle_s, WithinAbs(1e-6 * s.batch * s.context_tokens, 1e-12));
+  // The prior: 1.06 ns per token (vLLM PR 56732, 66.3M tokens in 70.28 ms).
+  CHECK_THAT(s.host.ngram_lookup_per_token_s, WithinRel(70.28e-3 / 66.3e6, 0.01));
+  const auto fit = specsim::memory_fit(s);
+  CHECK_FALSE(has_part(fit, "draft weights"));
+  CHECK_FALSE(has_part(fit, "draft KV cache"));
+}
