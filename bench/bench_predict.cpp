@@ -22,10 +22,10 @@ const specsim::DataDir& data() {
 
 void BM_Predict(benchmark::State& state) {
   const specsim::CycleModel model(specsim::load_scenario(specsim::kDefaultScenario, {}, data()));
-  specsim::AcceptanceSettings a = model.scenario().acceptance;
+  specsim::Acceptance a = model.scenario().acceptance;
   double accept = 0.5;
   for (auto _ : state) {
-    a.accept = accept;
+    a = specsim::as_constant_chain(std::move(a), accept);
     accept = accept > 0.9 ? 0.5 : accept + 0.001;
     benchmark::DoNotOptimize(model.predict(a).spec_tokens_per_s);
   }
@@ -66,17 +66,13 @@ void BM_Sweep(benchmark::State& state) {
 BENCHMARK(BM_Sweep)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_MonteCarloTree(benchmark::State& state) {
-  specsim::AcceptanceModel m;
-  m.kind = specsim::AcceptanceKind::kTree;
-  m.accept_rate = 0.7;
-  m.num_draft_steps = 5;
-  m.eagle_topk = 4;
-  m.num_draft_tokens = 8;
+  const specsim::Acceptance m{specsim::ConstantChain{0.7, {}}, {}};
+  const specsim::DraftShape shape{5, 4, 8};  // num_steps, eagle_topk, num_draft_tokens
   specsim::MonteCarloOptions options;  // 1000 requests x 100 cycles = 10^5 cycles
   options.request_accept_stddev = state.range(0) / 100.0;  // Arg 10: a Beta spread of 0.1
   const auto cycle_time = [](int t) { return 0.030 + 0.0005 * t; };
   for (auto _ : state) {
-    const auto r = specsim::simulate_cycles(m, options, cycle_time);
+    const auto r = specsim::simulate_cycles(m, shape, options, cycle_time);
     benchmark::DoNotOptimize(r.mean_tokens_per_cycle);
   }
 }

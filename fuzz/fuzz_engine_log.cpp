@@ -14,7 +14,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto records = specsim::parse_engine_log(in, "<fuzz>");
     if (records.empty()) return 0;
     const auto summary = specsim::summarize(records);
-    (void)specsim::acceptance_from_summary(summary, 3);
+    const auto acceptance = specsim::acceptance_from_summary(summary);
+    specsim::validate(acceptance, specsim::DraftShape{});
   } catch (const specsim::Error&) {
   }
   return 0;

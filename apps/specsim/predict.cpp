@@ -37,7 +37,7 @@ struct PredictOptions {
 
 // The acceptance a set of engine logs supports: pooled per-position rates when logged, else tau.
 // The pooling's own warnings (draft lengths or engines that differ) are appended to `warnings`.
-AcceptanceSettings from_logs(const std::vector<std::string>& files, std::vector<std::string>& warnings) {
+Acceptance from_logs(const std::vector<std::string>& files, std::vector<std::string>& warnings) {
   std::vector<LogRecord> records;
   for (const auto& f : files) {
     auto r = parse_engine_log_file(f);
@@ -45,25 +45,14 @@ AcceptanceSettings from_logs(const std::vector<std::string>& files, std::vector<
   }
   const AcceptanceSummary sum = summarize(records);
   warnings.insert(warnings.end(), sum.warnings.begin(), sum.warnings.end());
-  AcceptanceSettings a;
-  if (!sum.unconditional_rates.empty()) {
-    a.kind = AcceptanceSettings::Kind::kUnconditional;
-    a.per_position = sum.unconditional_rates;
-  } else {
-    a.kind = AcceptanceSettings::Kind::kTokensPerCycle;
-    a.tokens_per_cycle = sum.tokens_per_cycle;
-  }
-  return a;
+  return acceptance_from_summary(sum);
 }
 
 // The cycle model fits a per-position list to the draft length (cycle.cpp: a longer list is cut,
 // a shorter one repeats its last rate); say so as a warning, rather than let measured positions
 // vanish silently.
 std::vector<std::string> acceptance_warnings(const Scenario& s) {
-  using Kind = AcceptanceSettings::Kind;
-  const auto& a = s.acceptance;
-  if (a.kind != Kind::kConditional && a.kind != Kind::kUnconditional) return {};
-  std::string w = position_mismatch_warning(a.per_position.size(), s.speculation.num_steps);
+  std::string w = position_mismatch_warning(listed_positions(s.acceptance.kind), s.speculation.shape.num_steps);
   if (w.empty()) return {};
   return {std::move(w)};
 }
@@ -73,14 +62,11 @@ void run_predict(const PredictOptions& o, Io& io) {
   if (!o.concurrency.empty()) patches.push_back("workload.concurrency=" + o.concurrency);  // wins over the file
   Scenario s = load_scenario(o.scenario, patches);
   if (o.accept) {
-    s.acceptance.kind = AcceptanceSettings::Kind::kConstant;
-    s.acceptance.accept = *o.accept;  // the scenario's depth profile, if any, still applies
+    s.acceptance = as_constant_chain(std::move(s.acceptance), *o.accept);  // a depth profile still applies
   } else if (!o.accept_per_position.empty()) {
-    s.acceptance.kind = AcceptanceSettings::Kind::kConditional;
-    s.acceptance.per_position = o.accept_per_position;
+    s.acceptance.kind = ConditionalChain{o.accept_per_position};
   } else if (o.accept_length) {
-    s.acceptance.kind = AcceptanceSettings::Kind::kTokensPerCycle;
-    s.acceptance.tokens_per_cycle = *o.accept_length;
+    s.acceptance.kind = MeasuredTau{*o.accept_length};
   }
   std::vector<std::string> warnings;
   if (!o.acceptance_logs.empty()) s.acceptance = from_logs(o.acceptance_logs, warnings);  // excludes the others

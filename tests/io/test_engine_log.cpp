@@ -182,17 +182,18 @@ TEST_CASE("llama.cpp draft acceptance (llama.cpp PR 24536)", "[engine_log]") {
 TEST_CASE("a summary becomes an acceptance model", "[engine_log]") {
   // vLLM line with per-position rates: the unconditional kind, tau = 1 + sum a = 5.44 again.
   const auto v1 = specsim::summarize(specsim::parse_engine_log_file(valid_log("vllm_v1_pr24127.log")));
-  const auto from_rates = specsim::acceptance_from_summary(v1, 3);
-  CHECK(from_rates.kind == specsim::AcceptanceKind::kUnconditional);
-  CHECK(from_rates.num_draft_steps == 5);
-  CHECK_THAT(specsim::tokens_per_cycle(from_rates), WithinRel(5.44, 1e-12));
+  const auto from_rates = specsim::acceptance_from_summary(v1);
+  CHECK(specsim::to_string(from_rates.kind) == "unconditional");
+  CHECK(specsim::listed_positions(from_rates.kind) == 5);
+  const specsim::DraftShape five{5, 1, 6};  // num_steps, eagle_topk, num_draft_tokens
+  CHECK_THAT(specsim::tokens_per_cycle(from_rates, five), WithinRel(5.44, 1e-12));
   // SGLang lines carry only tau (2.00 pooled); the chain length comes from the caller.
   const auto sg = specsim::summarize(specsim::parse_engine_log_file(valid_log("sglang_issue11948.log")));
-  const auto measured = specsim::acceptance_from_summary(sg, 3);
-  CHECK(measured.kind == specsim::AcceptanceKind::kMeasured);
-  CHECK_THAT(specsim::tokens_per_cycle(measured), WithinRel(2.0, 1e-12));
+  const auto measured = specsim::acceptance_from_summary(sg);
+  CHECK(specsim::to_string(measured.kind) == "measured");
+  CHECK_THAT(specsim::tokens_per_cycle(measured, specsim::DraftShape{}), WithinRel(2.0, 1e-12));
   // A chain length of 0 is rejected by validation.
-  CHECK_THROWS_WITH(specsim::acceptance_from_summary(sg, 0), Contains("num_draft_steps = 0"));
+  CHECK_THROWS_WITH(specsim::validate(measured, specsim::DraftShape{0, 1, 1}), Contains("num_draft_steps = 0"));
 }
 
 TEST_CASE("Clopper-Pearson interval, textbook values", "[engine_log]") {

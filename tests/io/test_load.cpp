@@ -97,8 +97,8 @@ TEST_CASE("load: unknown scenario names list the known ones", "[load][invalid]")
 TEST_CASE("load: --set patches any field by dotted path, with units, and errors name the patch", "[load][set]") {
   const auto s = specsim::load_scenario(specsim::kDefaultScenario,
                                         {"speculation.num_steps=2", "compute.kernel_floor=2us", "workload.batch=4"}, kRoot);
-  CHECK(s.speculation.num_steps == 2);
-  CHECK(s.speculation.num_draft_tokens == 3);  // a chain verifies num_steps + 1
+  CHECK(s.speculation.shape.num_steps == 2);
+  CHECK(s.speculation.shape.num_draft_tokens == 3);  // a chain verifies num_steps + 1
   CHECK_THAT(s.compute.kernel_floor_s, WithinRel(2e-6, 1e-12));
   CHECK(s.batch == 4);
   CHECK_THROWS_WITH(specsim::load_scenario(specsim::kDefaultScenario, {"compute.kernel_floor=2"}, kRoot),

@@ -118,7 +118,7 @@ TEST_CASE("init: given values are written as inputs, not assumptions", "[init]")
   const specsim::Scenario s = specsim::load_scenario_text(text, "init.yaml");
   CHECK(s.name == "mine");
   CHECK(s.batch == 8);
-  CHECK(s.acceptance.accept == 0.75);
+  CHECK(std::get<specsim::ConstantChain>(s.acceptance.kind).accept == 0.75);
 }
 
 TEST_CASE("init: vLLM, a measured table at another rank count, and the engine's own sequencing", "[init]") {

@@ -6,8 +6,13 @@
 
 using Catch::Matchers::Contains;
 using Catch::Matchers::WithinRel;
-using specsim::AcceptanceKind;
-using specsim::AcceptanceModel;
+using specsim::Acceptance;
+using specsim::DraftShape;
+
+namespace {
+// A chain of k draft tokens: num_steps k, topk 1, k + 1 tokens verified.
+DraftShape chain_of(int k) { return {k, 1, k + 1}; }
+}  // namespace
 
 TEST_CASE("Leviathan chain: Eq. 1 and the chain sum agree", "[acceptance]") {
   // docs/references/specdec.md#metrics: alpha = 0.747, K = 3: 1 + 0.747 + 0.747^2 + 0.747^3
@@ -34,70 +39,65 @@ TEST_CASE("unconditional (vLLM) and conditional rates convert both ways", "[acce
 }
 
 TEST_CASE("tokens per cycle for every acceptance kind", "[acceptance]") {
-  AcceptanceModel m;
   SECTION("constant") {
-    m.kind = AcceptanceKind::kConstant;
-    m.accept_rate = 0.8;
-    m.num_draft_steps = 4;
-    CHECK_THAT(specsim::tokens_per_cycle(m), WithinRel(3.3616, 1e-12));  // Eq. 1 above
-    CHECK(specsim::verified_tokens_per_request(m) == 5);
+    const Acceptance m{specsim::ConstantChain{0.8, {}}, {}};
+    CHECK_THAT(specsim::tokens_per_cycle(m, chain_of(4)), WithinRel(3.3616, 1e-12));  // Eq. 1 above
+    CHECK(chain_of(4).verified_tokens() == 5);
   }
   SECTION("depth decay") {
-    m.kind = AcceptanceKind::kDepthDecay;
-    m.accept_rate = 0.8;
-    m.depth_decay = 0.9;
-    m.num_draft_steps = 3;
+    const Acceptance m{specsim::DepthDecayChain{0.8, 0.9}, {}};
     // b = 0.8, 0.72, 0.648: 1 + 0.8 + 0.8*0.72 + 0.8*0.72*0.648 = 1 + 0.8 + 0.576 + 0.373248
-    CHECK_THAT(specsim::tokens_per_cycle(m), WithinRel(2.749248, 1e-12));
+    CHECK_THAT(specsim::tokens_per_cycle(m, chain_of(3)), WithinRel(2.749248, 1e-12));
+  }
+  SECTION("a depth profile scales b_1 per position") {
+    // b = 0.747 x (1, 0.529, 0.300) = 0.747, 0.395163, 0.2241 (docs/acceptance.md).
+    const Acceptance m{specsim::ConstantChain{0.747, {1.0, 0.529, 0.300}}, {}};
+    const auto b = specsim::chain_conditional_rates(m, chain_of(3));
+    CHECK_THAT(b[2], WithinRel(0.747 * 0.300, 1e-12));
+    // A fourth position repeats the profile's last factor (a flat tail).
+    CHECK_THAT(specsim::chain_conditional_rates(m, chain_of(4))[3], WithinRel(0.747 * 0.300, 1e-12));
   }
   SECTION("unconditional, as vLLM logs them") {
     // vLLM PR 24127 line: a = 0.983, 0.949, 0.915, 0.881, 0.712; tau = 1 + sum a = 5.44, which is
     // the Mean acceptance length the same line prints.
-    m.kind = AcceptanceKind::kUnconditional;
-    m.position_rates = {0.983, 0.949, 0.915, 0.881, 0.712};
-    m.num_draft_steps = 5;
-    CHECK_THAT(specsim::tokens_per_cycle(m), WithinRel(5.44, 1e-12));
+    const std::vector<double> logged{0.983, 0.949, 0.915, 0.881, 0.712};
+    CHECK_THAT(specsim::tokens_per_cycle({specsim::UnconditionalChain{logged}, {}}, chain_of(5)),
+               WithinRel(5.44, 1e-12));
     // Read as conditional by mistake, the same numbers multiply up instead:
     // 1 + 0.983 + 0.983*0.949 + 0.983*0.949*0.915 + ... = 5.0569, 0.38 tokens short.
-    m.kind = AcceptanceKind::kConditional;
     const double c2 = 0.983 * 0.949, c3 = c2 * 0.915, c4 = c3 * 0.881, c5 = c4 * 0.712;
-    CHECK_THAT(specsim::tokens_per_cycle(m), WithinRel(1 + 0.983 + c2 + c3 + c4 + c5, 1e-12));
+    CHECK_THAT(specsim::tokens_per_cycle({specsim::ConditionalChain{logged}, {}}, chain_of(5)),
+               WithinRel(1 + 0.983 + c2 + c3 + c4 + c5, 1e-12));
   }
   SECTION("conditional, fewer positions than given") {
-    m.kind = AcceptanceKind::kConditional;
-    m.position_rates = {0.8, 0.5, 0.1};
-    m.num_draft_steps = 2;
-    CHECK_THAT(specsim::tokens_per_cycle(m), WithinRel(2.2, 1e-12));  // 1 + 0.8 + 0.4
+    const Acceptance m{specsim::ConditionalChain{{0.8, 0.5, 0.1}}, {}};
+    CHECK_THAT(specsim::tokens_per_cycle(m, chain_of(2)), WithinRel(2.2, 1e-12));  // 1 + 0.8 + 0.4
   }
   SECTION("measured") {
-    m.kind = AcceptanceKind::kMeasured;
-    m.measured_tokens_per_cycle = 2.39;  // vLLM V0 issue 9539: 0.598 * 4
-    CHECK_THAT(specsim::tokens_per_cycle(m), WithinRel(2.39, 1e-12));
+    const Acceptance m{specsim::MeasuredTau{2.39}, {}};  // vLLM V0 issue 9539: 0.598 * 4
+    CHECK_THAT(specsim::tokens_per_cycle(m, chain_of(3)), WithinRel(2.39, 1e-12));
     // Its chain is the constant alpha with the same tau.
-    CHECK_THAT(specsim::chain_tokens_per_cycle(specsim::chain_conditional_rates(m)),
+    CHECK_THAT(specsim::chain_tokens_per_cycle(specsim::chain_conditional_rates(m, chain_of(3))),
                WithinRel(2.39, 1e-9));
+    // A tau is what a cycle emits whatever was drafted: a tree shape leaves it alone.
+    CHECK_THAT(specsim::tokens_per_cycle(m, DraftShape{3, 2, 6}), WithinRel(2.39, 1e-12));
   }
-  SECTION("tree with topk 1 is the chain") {
-    m.kind = AcceptanceKind::kTree;
-    m.accept_rate = 0.7;
-    m.num_draft_steps = 3;
-    m.eagle_topk = 1;
-    CHECK_THAT(specsim::tokens_per_cycle(m), WithinRel(1 + 0.7 + 0.49 + 0.343, 1e-12));
-    CHECK(specsim::verified_tokens_per_request(m) == 4);
+  SECTION("a tree shape with topk 1 is the chain") {
+    const Acceptance m{specsim::ConstantChain{0.7, {}}, {}};
+    CHECK_THAT(specsim::tokens_per_cycle(m, chain_of(3)), WithinRel(1 + 0.7 + 0.49 + 0.343, 1e-12));
+    CHECK(chain_of(3).verified_tokens() == 4);
   }
   SECTION("tree from a measured positional vector") {
     // Same as the hand tree of test_draft_tree.cpp: (2, 2, 4) over p = (0.6, 0.3) -> 2.26.
-    m.kind = AcceptanceKind::kTree;
-    m.position_rates = {0.6, 0.3};
-    m.num_draft_steps = 2;
-    m.eagle_topk = 2;
-    m.num_draft_tokens = 4;
-    CHECK_THAT(specsim::tokens_per_cycle(m), WithinRel(2.26, 1e-12));
-    CHECK(specsim::verified_tokens_per_request(m) == 4);
+    const DraftShape tree{2, 2, 4};
+    Acceptance m{specsim::DepthDecayChain{0.7, 1.0}, {{0.6, 0.3}, 0.5}};
+    CHECK_THAT(specsim::tokens_per_cycle(m, tree), WithinRel(2.26, 1e-12));
+    CHECK(tree.verified_tokens() == 4);
     // Depth decay 0.5 halves the depth-2 row to (0.3, 0.15): c2 = 0.6 * 0.3 = 0.18 is still the
     // third best after 0.6 and 0.3, so F = 1 + 0.6 + 0.3 + 0.18 = 2.08.
-    m.depth_decay = 0.5;
-    CHECK_THAT(specsim::tokens_per_cycle(m), WithinRel(2.08, 1e-12));
+    m.kind = specsim::DepthDecayChain{0.7, 0.5};
+    CHECK_THAT(specsim::tokens_per_cycle(m, tree), WithinRel(2.08, 1e-12));
+    CHECK_THROWS_WITH(specsim::chain_conditional_rates(m, tree), Contains("use draft_setup()"));
   }
 }
 
@@ -111,68 +111,65 @@ TEST_CASE("the default positional vector follows Sequoia's power-law rejection",
 }
 
 TEST_CASE("acceptance: --accept A maps onto each kind", "[acceptance]") {
-  AcceptanceModel m;
-  m.kind = AcceptanceKind::kConditional;
-  m.position_rates = {0.8, 0.6, 0.4};
   // Scale by A / b_1 = 0.4 / 0.8 = 0.5: (0.4, 0.3, 0.2).
-  auto scaled = specsim::with_accept_rate(m, 0.4);
-  CHECK_THAT(scaled.position_rates[2], WithinRel(0.2, 1e-12));
+  const Acceptance conditional{specsim::ConditionalChain{{0.8, 0.6, 0.4}}, {}};
+  const auto scaled = std::get<specsim::ConditionalChain>(specsim::with_accept_rate(conditional, 0.4).kind);
+  CHECK_THAT(scaled.rates[2], WithinRel(0.2, 1e-12));
   // A = 1 scales by 1.25 and clamps nothing here: (1, 0.75, 0.5).
-  CHECK_THAT(specsim::with_accept_rate(m, 1.0).position_rates[1], WithinRel(0.75, 1e-12));
+  CHECK_THAT(std::get<specsim::ConditionalChain>(specsim::with_accept_rate(conditional, 1.0).kind).rates[1],
+             WithinRel(0.75, 1e-12));
 
-  m.kind = AcceptanceKind::kUnconditional;
-  m.position_rates = {0.76, 0.54};
-  m.num_draft_steps = 2;
   // b = (0.76, 0.7105), halved: a' = (0.38, 0.38 * 0.35526) = (0.38, 0.135) = a_2 / 4.
-  CHECK_THAT(specsim::with_accept_rate(m, 0.38).position_rates[1], WithinRel(0.135, 1e-12));
+  const Acceptance unconditional{specsim::UnconditionalChain{{0.76, 0.54}}, {}};
+  CHECK_THAT(std::get<specsim::UnconditionalChain>(specsim::with_accept_rate(unconditional, 0.38).kind).rates[1],
+             WithinRel(0.135, 1e-12));
 
-  m.kind = AcceptanceKind::kTree;
-  m.position_rates = {0.6, 0.2, 0.1};
-  // p_1 = 0.8, the rest times (1 - 0.8) / (1 - 0.6) = 0.5: (0.8, 0.1, 0.05).
-  const auto tree = specsim::with_accept_rate(m, 0.8);
-  CHECK_THAT(tree.position_rates[0], WithinRel(0.8, 1e-12));
-  CHECK_THAT(tree.position_rates[2], WithinRel(0.05, 1e-12));
+  // Measured siblings: p_1 = 0.8, the rest times (1 - 0.8) / (1 - 0.6) = 0.5: (0.8, 0.1, 0.05).
+  const Acceptance tree{specsim::ConstantChain{0.6, {}}, {{0.6, 0.2, 0.1}, 0.5}};
+  const auto moved = specsim::with_accept_rate(tree, 0.8);
+  CHECK_THAT(moved.siblings.positional[0], WithinRel(0.8, 1e-12));
+  CHECK_THAT(moved.siblings.positional[2], WithinRel(0.05, 1e-12));
+  CHECK(std::get<specsim::ConstantChain>(moved.kind).accept == 0.8);
 
-  m.kind = AcceptanceKind::kMeasured;
-  m.measured_tokens_per_cycle = 2.5;
-  CHECK_FALSE(specsim::accept_rate_applies(m.kind));
-  CHECK(specsim::with_accept_rate(m, 0.1).measured_tokens_per_cycle == 2.5);
+  const Acceptance measured{specsim::MeasuredTau{2.5}, {}};
+  CHECK_FALSE(specsim::accept_rate_applies(measured.kind));
+  CHECK(std::get<specsim::MeasuredTau>(specsim::with_accept_rate(measured, 0.1).kind).tokens_per_cycle == 2.5);
 
-  m.kind = AcceptanceKind::kDepthDecay;
-  CHECK(specsim::with_accept_rate(m, 0.55).accept_rate == 0.55);
-  CHECK_THROWS_WITH(specsim::with_accept_rate(m, 1.5), Contains("accept_rate = 1.5"));
+  const Acceptance decay{specsim::DepthDecayChain{0.7, 0.9}, {}};
+  CHECK(std::get<specsim::DepthDecayChain>(specsim::with_accept_rate(decay, 0.55).kind).accept == 0.55);
+  CHECK_THROWS_WITH(specsim::with_accept_rate(decay, 1.5), Contains("accept_rate = 1.5"));
+
+  // What --accept does in predict today: a constant chain, a constant chain's depth profile kept.
+  const Acceptance profiled{specsim::ConstantChain{0.7, {1.0, 0.5}}, {{0.6, 0.2}, 0.5}};
+  const auto constant = specsim::as_constant_chain(profiled, 0.4);
+  CHECK(std::get<specsim::ConstantChain>(constant.kind).depth_profile.size() == 2);
+  CHECK(constant.siblings.positional.size() == 2);
+  CHECK(std::get<specsim::ConstantChain>(specsim::as_constant_chain(conditional, 0.4).kind).depth_profile.empty());
 }
 
 TEST_CASE("acceptance models report every problem at once", "[acceptance]") {
-  AcceptanceModel m;
-  m.kind = AcceptanceKind::kDepthDecay;
-  m.accept_rate = 1.2;
-  m.depth_decay = 0.0;
-  m.num_draft_steps = 0;
-  const auto problems = specsim::acceptance_problems(m);
+  const Acceptance m{specsim::DepthDecayChain{1.2, 0.0}, {}};
+  const DraftShape none{0, 1, 1};
+  const auto problems = specsim::acceptance_problems(m, none);
   CHECK(problems.size() == 3);
-  CHECK_THROWS_WITH(specsim::validate(m),
+  CHECK_THROWS_WITH(specsim::validate(m, none),
                     Contains("acceptance.accept_rate = 1.2: must lie in [0, 1]") &&
                         Contains("acceptance.depth_decay = 0: must lie in (0, 1]") &&
                         Contains("acceptance.num_draft_steps = 0: must be >= 1"));
 
-  AcceptanceModel u;
-  u.kind = AcceptanceKind::kUnconditional;
-  u.position_rates = {0.5, 0.7, 0.2};
-  CHECK_THROWS_WITH(specsim::validate(u), Contains("cannot rise with position") &&
-                                              Contains("were conditional rates meant?"));
+  // Rising unconditional rates are refused before anything else, as the cycle model always did.
+  const Acceptance u{specsim::UnconditionalChain{{0.5, 0.7, 0.2}}, {}};
+  CHECK_THROWS_WITH(specsim::validate(u, chain_of(3)), Contains("must not rise with position") &&
+                                                           Contains("a_2 = 0.700000 > a_1 = 0.500000"));
 
-  AcceptanceModel t;
-  t.kind = AcceptanceKind::kTree;
-  t.eagle_topk = 2;
-  t.num_draft_steps = 2;
-  t.num_draft_tokens = 9;
-  CHECK_THROWS_WITH(specsim::validate(t), Contains("acceptance.num_draft_tokens = 9") &&
-                                              Contains("[2, 7]"));
+  const Acceptance t{specsim::ConstantChain{0.7, {}}, {}};
+  CHECK_THROWS_WITH(specsim::validate(t, DraftShape{2, 2, 9}), Contains("acceptance.num_draft_tokens = 9") &&
+                                                                   Contains("[2, 7]"));
 
-  CHECK(specsim::parse_acceptance_kind("depth_decay") == AcceptanceKind::kDepthDecay);
-  CHECK(specsim::to_string(AcceptanceKind::kUnconditional) == "unconditional");
+  CHECK(specsim::to_string(specsim::parse_acceptance_kind("depth_decay")) == "depth_decay");
+  CHECK(std::holds_alternative<specsim::DepthDecayChain>(specsim::parse_acceptance_kind("depth_decay")));
+  CHECK(specsim::to_string(specsim::AcceptanceKind{specsim::UnconditionalChain{}}) == "unconditional");
   CHECK_THROWS_WITH(specsim::parse_acceptance_kind("geometric"),
                     Contains("'geometric' is unknown") &&
-                        Contains("constant, depth_decay, conditional, unconditional, measured, tree"));
+                        Contains("constant, depth_decay, conditional, unconditional, measured"));
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "cli_run.hpp"
 #include "specsim/acceptance.hpp"
 #include "specsim/cycle.hpp"
 #include "specsim/load.hpp"
@@ -17,12 +18,8 @@ specsim::CycleModel default_model(const std::vector<std::string>& patches = {}) 
   return specsim::CycleModel(specsim::load_scenario(specsim::kDefaultScenario, patches, kRoot));
 }
 
-specsim::AcceptanceSettings constant(double a, std::vector<double> profile = {}) {
-  specsim::AcceptanceSettings s;
-  s.kind = specsim::AcceptanceSettings::Kind::kConstant;
-  s.accept = a;
-  s.depth_profile = std::move(profile);
-  return s;
+specsim::Acceptance constant(double a, std::vector<double> profile = {}) {
+  return {specsim::ConstantChain{a, std::move(profile)}, {}};
 }
 }  // namespace
 
@@ -44,7 +41,7 @@ TEST_CASE("cycle: the held-out speculative throughput is predicted within 15%", 
   const auto& measured = model.scenario().measurements.speculative_tokens_per_s;
   REQUIRE(measured);
   // The measured ~60 tok/s is never an input; the model must land within 15% of it.
-  const auto p = model.predict(constant(0.747, model.scenario().acceptance.depth_profile));
+  const auto p = model.predict(specsim::as_constant_chain(model.scenario().acceptance, 0.747));
   CHECK_THAT(p.spec_tokens_per_s, WithinRel(*measured, 0.15));
   CHECK(p.dominant == "verify all-reduce");
 }
@@ -78,6 +75,26 @@ TEST_CASE("cycle: tau follows Leviathan et al. 2023 Eq. 1 for a constant chain",
   // (1 - a^(k+1)) / ((1 - a)(k c + 1)): a = 0.8, k = 4, c = 0.05 gives 3.3616 / 1.2 = 2.801.
   const double tau = specsim::leviathan_tokens_per_cycle(0.8, 4);
   CHECK_THAT(tau / (4 * 0.05 + 1), WithinRel(2.8013, 1e-4));
+}
+
+// docs/library.md#how-to-add, "An acceptance kind", done for UnconditionalChain: the file's form
+// (load.cpp, read_acceptance), the kind's rates (acceptance.cpp, chain_rates and the tree's b_1),
+// and the cycle model pricing it on any draft shape with no code of its own.
+TEST_CASE("how to add an acceptance kind: vLLM's unconditional rates, from the file to tau", "[cycle][acceptance]") {
+  const std::string text = specsim::test::replaced_once(
+      specsim::test::read_text(std::filesystem::path(kRoot.root()) / "models/scenarios" /
+                                (std::string(specsim::kDefaultScenario) + ".yaml")),
+      "  accept: 0.747\n", "  unconditional: [0.983, 0.949, 0.915, 0.881, 0.712]\n");
+  const specsim::CycleModel model(specsim::load_scenario_text(text, "unconditional.yaml", kRoot));
+  REQUIRE(std::holds_alternative<specsim::UnconditionalChain>(model.scenario().acceptance.kind));
+  // vLLM PR 24127's line: tau = 1 + sum a_i. The scenario drafts 3: 1 + 0.983 + 0.949 + 0.915 = 3.847;
+  // on a draft of 5 (the same calibrated box, another shape) all five: 5.44, as the line prints.
+  CHECK_THAT(model.predict().tokens_per_cycle, WithinRel(3.847, 1e-12));
+  CHECK_THAT(model.predict(specsim::DraftShape{5, 1, 6}, model.scenario().acceptance).tokens_per_cycle,
+             WithinRel(5.44, 1e-12));
+  // On an SGLang tree the top-ranked child is accepted with b_1 = a_1 = 0.983 and its siblings by
+  // the power law: two children at depth 1 beat the chain's one, so tau rises.
+  CHECK(model.predict(specsim::DraftShape{3, 2, 6}, model.scenario().acceptance).tokens_per_cycle > 3.847);
 }
 
 TEST_CASE("cycle: the depth profile scales deeper positions", "[cycle][acceptance]") {

@@ -55,13 +55,13 @@ TEST_CASE("edges: acceptance 0 and 1 give tau = 1 and k + 1", "[edges]") {
 TEST_CASE("edges: num_steps 1 and 64 through --set, 0 and 65 rejected", "[edges]") {
   // num_steps = 1: one draft token per cycle, a 2-token verify; with a = 1, tau = 2.
   const auto one = scenario_with({"speculation.num_steps=1"});
-  CHECK(one.speculation.num_steps == 1);
-  CHECK(one.speculation.num_draft_tokens == 2);
+  CHECK(one.speculation.shape.num_steps == 1);
+  CHECK(one.speculation.shape.num_draft_tokens == 2);
   CHECK_THAT(tau_with({"speculation.num_steps=1", "acceptance.accept=1"}), WithinRel(2.0, 1e-12));
   // num_steps = 64, the largest SGLang-style chain specsim takes: a = 1 gives tau = 65; the
   // depth_profile's 3 entries cover the first 3 positions, deeper ones use 1 (docs/edge-cases.md).
   const auto deep = scenario_with({"speculation.num_steps=64"});
-  CHECK(deep.speculation.num_draft_tokens == 65);
+  CHECK(deep.speculation.shape.num_draft_tokens == 65);
   CHECK_THAT(tau_with({"speculation.num_steps=64", "acceptance.accept=1", "acceptance.depth_profile=[1]"}),
              WithinRel(65.0, 1e-12));
   const specsim::CycleModel model(deep);

@@ -131,13 +131,11 @@ TEST_CASE("sweep: a draft and acceptance grid takes the fast path and matches th
   for (std::size_t i = 0; i < r.points.size(); ++i) {
     const auto& p = r.points[i];
     if (i > 0) CHECK(p.tokens_per_s <= r.points[i - 1].tokens_per_s);
-    specsim::SpeculationSettings sp = model.scenario().speculation;
+    specsim::DraftShape sp = model.scenario().speculation.shape;
     sp.num_steps = std::stoi(p.values[0]);
     sp.eagle_topk = std::stoi(p.values[1]);
     sp.num_draft_tokens = std::stoi(p.values[2]);
-    specsim::AcceptanceSettings acc = model.scenario().acceptance;
-    acc.kind = specsim::AcceptanceSettings::Kind::kConstant;
-    acc.accept = std::stod(p.values[3]);
+    const auto acc = specsim::as_constant_chain(model.scenario().acceptance, std::stod(p.values[3]));
     INFO(p.values[0] << " " << p.values[1] << " " << p.values[2] << " " << p.values[3]);
     CHECK_THAT(p.tokens_per_s, WithinRel(model.predict(sp, acc).spec_tokens_per_s, 1e-12));
   }

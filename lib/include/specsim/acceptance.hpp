@@ -3,15 +3,19 @@
 // given 1..i-1 were) and unconditional rates a_i = b_1 * ... * b_i (vLLM's "per-position acceptance
 // rate") are different things; every function here says which it takes.
 //
-// AcceptanceModel gathers the ways a user can state acceptance (docs/acceptance.md has the
-// formulas, the mapping of `--accept A` onto each kind, and the sources). Every kind reduces to a
-// draft tree plus a positional acceptance (draft_tree.hpp): chains are trees with one child per
-// level, so the closed form, the Monte Carlo and the cycle model share one description.
+// Acceptance gathers the ways a user can state acceptance, one struct per kind (docs/acceptance.md
+// has the formulas, the mapping of `--accept A` onto each kind, and the sources). It is built once,
+// when a scenario is loaded, and every function below takes it with the draft's shape (DraftShape,
+// draft_tree.hpp), which it never copies: the same acceptance is priced on a chain or on a tree as
+// the shape says. Every kind reduces to a draft tree plus a positional acceptance: chains are trees
+// with one child per level, so the closed form, the Monte Carlo and the cycle model share one
+// description.
 #pragma once
 
 #include <span>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "specsim/draft_tree.hpp"
@@ -43,93 +47,120 @@ struct ConfidenceInterval {
   double confidence = 0.95;  // two-sided coverage
 };
 
-enum class AcceptanceKind {
-  kConstant,       // chain, b_i = accept_rate (Leviathan's i.i.d. alpha)
-  kDepthDecay,     // chain, b_i = accept_rate * depth_decay^(i-1)
-  kConditional,    // chain, b_i = position_rates[i-1]
-  kUnconditional,  // chain, a_i = position_rates[i-1] as vLLM/llama.cpp log them; b_i = a_i/a_{i-1}
-  kMeasured,       // tau given directly (SGLang accept len, vLLM Mean acceptance length)
-  kTree,           // SGLang EAGLE tree (num_steps, eagle_topk, num_draft_tokens) over Sequoia's p
+// Chain kinds give the conditional rate b_i of the top-ranked draft token at each depth i. A list
+// shorter than the draft repeats its last entry (a flat tail); a longer one is cut, so one measured
+// profile serves several k.
+
+// b_i = accept * depth_profile[i-1], clamped to [0, 1]; an empty profile is Leviathan's i.i.d.
+// alpha. The scenario's `acceptance: {accept, depth_profile}`.
+struct ConstantChain {
+  // 0.7: EAGLE-3's conditional rate is roughly flat at 0.7-0.8 (vLLM dynamic-SD stats, InferenceX
+  // #1737; docs/references/specdec.md#depth-decay); the Kimi EAGLE-3-MLA draft on chat traffic sits
+  // lower (45-55 % per position, rtx6kpro).
+  double accept = 0.7;
+  std::vector<double> depth_profile;  // b_i / b_1 by depth (the shape of a measured profile)
 };
 
-[[nodiscard]] std::string_view to_string(AcceptanceKind kind);  // "constant", "depth_decay", ...
-// Throws specsim::Error listing the valid names when text names no kind.
+// b_i = accept * depth_decay^(i-1). 1 = EAGLE-3's flat profile; vLLM's MRV2 synthetic acceptance
+// uses >= 0.85 "for well-tuned draft models" (vLLM PR 38045/41035).
+struct DepthDecayChain {
+  double accept = 0.7;
+  double depth_decay = 1.0;
+};
+
+// b_1..b_m given directly. The scenario's `acceptance: {per_position}`, predict's
+// --accept-per-position.
+struct ConditionalChain {
+  std::vector<double> rates;
+};
+
+// a_1..a_m as vLLM and llama.cpp log them; b_i = a_i / a_{i-1}. The scenario's
+// `acceptance: {unconditional}`, rates pooled from engine logs.
+struct UnconditionalChain {
+  std::vector<double> rates;
+};
+
+// tau given directly, the bonus token included (SGLang accept len, vLLM Mean acceptance length):
+// the same on a chain and on a tree. The scenario's `acceptance: {tokens_per_cycle}`.
+struct MeasuredTau {
+  double tokens_per_cycle = 0.0;
+};
+
+using AcceptanceKind =
+    std::variant<ConstantChain, DepthDecayChain, ConditionalChain, UnconditionalChain, MeasuredTau>;
+
+// On a tree (eagle_topk > 1), how a node's ranked children share acceptance: Sequoia's p_k, the
+// probability that the rank-k child is the accepted one (siblings exclusive, sum <= 1). Row d of
+// the tree's acceptance is p scaled by the chain's decay per depth (depth_decay, or the mean decay
+// of a depth profile); p_1 comes from the chain's b_1 unless `positional` is measured.
+struct SiblingAcceptance {
+  // p_1..p_R measured (Sequoia tests/test_accept.py): the scenario's `tree_positional`. Empty =
+  // p_1 from the chain's b_1 and p_k (k >= 2) from the power law below.
+  std::vector<double> positional;
+  // Sequoia's "b power-law" rejection (Theorem 3.6): the probability that the first k children are
+  // all rejected is r_k = (1 - p_1) * k^(-b), so p_k = r_{k-1} - r_k. 0.5 is an assumption, not a
+  // measurement: with it 29 % of the top-1 misses are caught by the second-ranked token.
+  double exponent = 0.5;
+};
+
+struct Acceptance {
+  AcceptanceKind kind;  // ConstantChain{0.7} by default
+  SiblingAcceptance siblings;  // trees only; a chain or a measured tau ignores it
+};
+
+// The kind's name in files, CLI messages and docs: "constant", "depth_decay", "conditional",
+// "unconditional", "measured".
+[[nodiscard]] std::string_view to_string(const AcceptanceKind& kind);
+// The kind `text` names, default-constructed; throws specsim::Error listing the valid names.
 [[nodiscard]] AcceptanceKind parse_acceptance_kind(std::string_view text);
 
-struct AcceptanceModel {
-  AcceptanceKind kind = AcceptanceKind::kConstant;
+// How many positions a per-position kind lists (ConditionalChain, UnconditionalChain); 0 for the
+// others. A list longer than the draft is cut, a shorter one repeats its last rate
+// (position_mismatch_warning in engine_log.hpp says so).
+[[nodiscard]] std::size_t listed_positions(const AcceptanceKind& kind);
 
-  // Probability that the first draft token is accepted: alpha for kConstant, b_1 for
-  // kDepthDecay, p_1 for kTree when position_rates is empty. 0.7: EAGLE-3's conditional rate is
-  // roughly flat at 0.7-0.8 (vLLM dynamic-SD stats, InferenceX #1737; docs/references/specdec.md#depth-decay); the Kimi
-  // EAGLE-3-MLA draft on chat traffic sits lower (45-55 % per position, rtx6kpro).
-  double accept_rate = 0.7;
-
-  // Multiplier per extra depth: b_i = accept_rate * depth_decay^(i-1) (kDepthDecay); for kTree
-  // every row of p at depth d is scaled by depth_decay^(d-1). 1 = EAGLE-3's flat profile; vLLM's
-  // MRV2 synthetic acceptance uses >= 0.85 "for well-tuned draft models" (vLLM PR 38045/41035).
-  double depth_decay = 1.0;
-
-  // Chain length k for the chain kinds and kMeasured; SGLang --speculative-num-steps (tree depth)
-  // for kTree. 3: SGLang's auto choice for most architectures and vLLM/SGLang recipes (spec. 5.1).
-  int num_draft_steps = 3;
-
-  // kTree only: SGLang --speculative-eagle-topk and --speculative-num-draft-tokens (root
-  // included; forced to num_draft_steps + 1 when topk = 1, as SGLang does).
-  int eagle_topk = 1;
-  int num_draft_tokens = 4;
-
-  // kConditional: b_1..b_m; kUnconditional: a_1..a_m (m >= num_draft_steps; extra entries are
-  // ignored so one measured profile serves several k); kTree: Sequoia's p_1..p_R, the probability
-  // that the rank-k child is the accepted one (siblings exclusive, sum <= 1). Empty for kTree means
-  // p_1 = accept_rate and p_k (k >= 2) from the power law below.
-  std::vector<double> position_rates;
-
-  // kTree without position_rates: Sequoia's "b power-law" rejection (Theorem 3.6), probability that
-  // all of the first k children are rejected r_k = (1 - p_1) * k^(-b), so p_k = r_{k-1} - r_k.
-  // 0.5 is an assumption, not a measurement: with it 29 % of the top-1 misses are caught by the
-  // second-ranked token. Measure p (Sequoia tests/test_accept.py) when trees matter.
-  double sibling_exponent = 0.5;
-
-  // kMeasured: tau, the bonus token included. 0 = unset.
-  double measured_tokens_per_cycle = 0.0;
-};
-
-// Every problem at once ("acceptance.depth_decay = 1.5: must lie in (0, 1]"), empty when valid.
-[[nodiscard]] std::vector<std::string> acceptance_problems(const AcceptanceModel& model);
+// Every problem of `acceptance` on `shape` at once ("acceptance.depth_decay = 1.5: must lie in
+// (0, 1]"), empty when valid.
+[[nodiscard]] std::vector<std::string> acceptance_problems(const Acceptance& acceptance, const DraftShape& shape);
 // Throws specsim::Error joining acceptance_problems with "; " when there are any.
-void validate(const AcceptanceModel& model);
+void validate(const Acceptance& acceptance, const DraftShape& shape);
 
-// The positional vector p_1..p_ranks for kTree without measured rates (power law above).
+// Whether `acceptance` is priced as SGLang's tree on `shape`: every kind but a measured tau, once
+// the shape branches (eagle_topk > 1). A measured tau already says what a cycle emits.
+[[nodiscard]] bool prices_a_tree(const Acceptance& acceptance, const DraftShape& shape);
+
+// The positional vector p_1..p_ranks without measured rates (the power law above).
 [[nodiscard]] std::vector<double> positional_vector_from_accept(double accept_rate, int ranks,
                                                                 double sibling_exponent);
 
-// The chain's conditional rates b_1..b_k (chain kinds; kMeasured: the constant alpha of
-// constant_rate_for_tokens_per_cycle). Throws for kTree.
-[[nodiscard]] std::vector<double> chain_conditional_rates(const AcceptanceModel& model);
+// The chain's conditional rates b_1..b_k, k = shape.num_steps (MeasuredTau: the constant alpha
+// of constant_rate_for_tokens_per_cycle). Throws on a tree shape, where a measured tau is the
+// only kind that stays a chain.
+[[nodiscard]] std::vector<double> chain_conditional_rates(const Acceptance& acceptance, const DraftShape& shape);
 
 // The tree verified each cycle and its positional acceptance: the shared description behind
-// tokens_per_cycle and the Monte Carlo. Validates first.
+// tokens_per_cycle and the Monte Carlo. A chain shape (or a measured tau) gives a chain of k; a
+// tree shape gives SGLang's tree over the siblings' p. Validates first.
 struct DraftSetup {
   DraftTree tree;
   PositionalAcceptance acceptance;
 };
-[[nodiscard]] DraftSetup draft_setup(const AcceptanceModel& model);
+[[nodiscard]] DraftSetup draft_setup(const Acceptance& acceptance, const DraftShape& shape);
 
-// tau for any kind: chain_tokens_per_cycle, the measured value, or F(SGLang tree).
-[[nodiscard]] double tokens_per_cycle(const AcceptanceModel& model);
-// Autoregressive draft forwards per cycle (k, or SGLang num_steps).
-[[nodiscard]] int draft_steps(const AcceptanceModel& model);
-// Tokens each request puts through the verify forward: k + 1 for a chain, num_draft_tokens for a
-// tree (SGLang's rule for topk = 1 applied).
-[[nodiscard]] int verified_tokens_per_request(const AcceptanceModel& model);
+// tau: chain_tokens_per_cycle, the measured value, or F(SGLang tree).
+[[nodiscard]] double tokens_per_cycle(const Acceptance& acceptance, const DraftShape& shape);
 
-// What `--accept A` does to each kind (docs/acceptance.md): kConstant/kDepthDecay set
-// accept_rate; kConditional/kUnconditional scale the profile so that b_1 = A (b_i' = min(1,
-// b_i * A / b_1), the shape of the profile kept); kTree sets p_1 = A and rescales p_2.. by
-// (1 - A) / (1 - p_1) (the distribution of the caught rank after a top-1 miss kept); kMeasured is
-// returned unchanged (accept_rate_applies says so, so the CLI can warn).
-[[nodiscard]] AcceptanceModel with_accept_rate(AcceptanceModel model, double accept_rate);
-[[nodiscard]] bool accept_rate_applies(AcceptanceKind kind);
+// What `--accept A` does to each kind (docs/acceptance.md): ConstantChain and DepthDecayChain set
+// accept; ConditionalChain and UnconditionalChain scale the profile so that b_1 = A (b_i' =
+// min(1, b_i * A / b_1), the shape of the profile kept); measured siblings get p_1 = A and p_2..
+// rescaled by (1 - A) / (1 - p_1) (the distribution of the caught rank after a top-1 miss kept);
+// MeasuredTau is returned unchanged (accept_rate_applies says so, so the CLI can warn).
+[[nodiscard]] Acceptance with_accept_rate(Acceptance acceptance, double accept_rate);
+// What predict's --accept, the `acceptance.accept` key of a sweep and the break-even search put in
+// place of any kind today: a constant chain at `accept`, keeping the depth profile of a constant
+// chain and the siblings. Unlike with_accept_rate it does not scale a per-position profile
+// (issue 14: docs/acceptance.md says --accept scales it).
+[[nodiscard]] Acceptance as_constant_chain(Acceptance acceptance, double accept);
+[[nodiscard]] bool accept_rate_applies(const AcceptanceKind& kind);
 
 }  // namespace specsim

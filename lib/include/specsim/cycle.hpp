@@ -105,24 +105,19 @@ class CycleModel {
   CycleModel& operator=(const CycleModel&) = delete;
 
   [[nodiscard]] Prediction predict() const;
-  [[nodiscard]] Prediction predict(const AcceptanceSettings& acceptance) const;
-  // Other draft settings on the same calibrated box (calibration does not depend on them): the
-  // fast path of sweeps. Throws specsim::Error when the settings are not a valid draft shape.
-  [[nodiscard]] Prediction predict(const SpeculationSettings& speculation,
-                                   const AcceptanceSettings& acceptance) const;
-  // tau for the scenario's speculation settings under `acceptance`; rates per position out.
-  [[nodiscard]] double tokens_per_cycle(const AcceptanceSettings& acceptance,
+  [[nodiscard]] Prediction predict(const Acceptance& acceptance) const;
+  // Another draft shape on the same calibrated box (calibration does not depend on it): the fast
+  // path of sweeps. Throws specsim::Error when the acceptance does not hold on that shape.
+  [[nodiscard]] Prediction predict(const DraftShape& shape, const Acceptance& acceptance) const;
+  // tau for the scenario's draft shape under `acceptance`; a chain's rates per position out
+  // (empty for a tree or a measured tau).
+  [[nodiscard]] double tokens_per_cycle(const Acceptance& acceptance,
                                         std::vector<double>* conditional = nullptr) const;
-  [[nodiscard]] double tokens_per_cycle(const SpeculationSettings& speculation, const AcceptanceSettings& acceptance,
+  [[nodiscard]] double tokens_per_cycle(const DraftShape& shape, const Acceptance& acceptance,
                                         std::vector<double>* conditional) const;
-  // The scenario's acceptance in the acceptance library's terms, for this draft shape: a chain
-  // kind when eagle_topk is 1, SGLang's tree over Sequoia's positional vector otherwise.
-  [[nodiscard]] AcceptanceModel acceptance_model(const AcceptanceSettings& acceptance) const;
-  [[nodiscard]] AcceptanceModel acceptance_model(const SpeculationSettings& speculation,
-                                                 const AcceptanceSettings& acceptance) const;
   [[nodiscard]] double baseline_step_s() const;
   [[nodiscard]] double cycle_s(double tokens_per_cycle) const;
-  [[nodiscard]] double cycle_s(const SpeculationSettings& speculation, double tokens_per_cycle) const;
+  [[nodiscard]] double cycle_s(const DraftShape& shape, double tokens_per_cycle) const;
 
   [[nodiscard]] const Scenario& scenario() const { return scenario_; }
   [[nodiscard]] const Calibration& calibration() const { return calibration_; }

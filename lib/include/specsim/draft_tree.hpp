@@ -72,12 +72,20 @@ class DraftTree {
 // F(T) = sum_v f(v): expected tokens emitted per cycle, the bonus token included.
 [[nodiscard]] double expected_tokens(const DraftTree& tree, const PositionalAcceptance& p);
 
-// SGLang's EAGLE draft settings (--speculative-num-steps, --speculative-eagle-topk,
-// --speculative-num-draft-tokens).
-struct SglangTreeParams {
-  int num_steps = 3;         // autoregressive draft forwards per cycle = maximum tree depth
+// The draft's shape, as SGLang's EAGLE flags state it (--speculative-num-steps,
+// --speculative-eagle-topk, --speculative-num-draft-tokens): the scenario's `speculation:` block
+// holds it once, and the acceptance functions (acceptance.hpp) take it beside the acceptance.
+struct DraftShape {
+  // Autoregressive draft forwards per cycle = maximum tree depth. 3: SGLang's auto choice for most
+  // architectures and vLLM/SGLang recipes (docs/references/specdec.md#sglang-flags).
+  int num_steps = 3;
   int eagle_topk = 1;        // children expanded per frontier node; 1 = chain
   int num_draft_tokens = 4;  // nodes verified per request, root included; topk = 1 forces steps + 1
+
+  [[nodiscard]] bool is_chain() const { return eagle_topk == 1; }
+  // Tokens each request puts through the verify forward: k + 1 for a chain, num_draft_tokens for a
+  // tree (SGLang's rule for topk = 1 applied).
+  [[nodiscard]] int verified_tokens() const { return is_chain() ? num_steps + 1 : num_draft_tokens; }
 };
 
 // The tree SGLang verifies, built as EAGLE-2 does (https://arxiv.org/abs/2406.16858; SGLang
@@ -88,7 +96,7 @@ struct SglangTreeParams {
 //   num_draft_tokens - 1 highest-scoring candidates of all steps (topk + (steps-1)*topk^2) are kept.
 // A node's score is f(v). Ties go to the earlier candidate (torch.topk leaves ties unspecified).
 // Throws specsim::Error naming the parameter and rule when the settings are impossible.
-[[nodiscard]] DraftTree sglang_tree(const SglangTreeParams& params, const PositionalAcceptance& p);
+[[nodiscard]] DraftTree sglang_tree(const DraftShape& shape, const PositionalAcceptance& p);
 
 struct OptimalTree {
   DraftTree tree;

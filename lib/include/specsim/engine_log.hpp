@@ -118,11 +118,10 @@ struct AcceptanceSummary {
 [[nodiscard]] AcceptanceSummary summarize(std::span<const LogRecord> records,
                                           double confidence = 0.95);
 
-// The acceptance model a summary supports: kUnconditional with the pooled a_j when per-position
-// rates were logged (chain length = their count), otherwise kMeasured with the pooled tau and
-// the given chain length (SGLang lines do not say it: pass --speculative-num-steps).
-[[nodiscard]] AcceptanceModel acceptance_from_summary(const AcceptanceSummary& summary,
-                                                      int num_draft_steps);
+// The acceptance a summary supports: UnconditionalChain with the pooled a_j when per-position
+// rates were logged, otherwise MeasuredTau with the pooled tau. Validated where it meets a draft
+// shape (validate(), the cycle model): SGLang lines do not say the chain length, the scenario does.
+[[nodiscard]] Acceptance acceptance_from_summary(const AcceptanceSummary& summary);
 
 // The warning to show when measured per-position rates (count `positions`) meet a scenario that
 // drafts `num_draft_steps`: positions beyond the scenario are not used, or the scenario's extra

@@ -60,8 +60,9 @@ struct MonteCarloResult {
 [[nodiscard]] MonteCarloResult simulate_cycles(const DraftTree& tree, const PositionalAcceptance& p,
                                                const MonteCarloOptions& options,
                                                const CycleTimeFunction& cycle_time_s = {});
-// Any acceptance kind through draft_setup(); kMeasured runs the constant-rate chain with its tau.
-[[nodiscard]] MonteCarloResult simulate_cycles(const AcceptanceModel& model,
+// Any acceptance on any shape through draft_setup(); a measured tau runs the constant-rate chain
+// with its tau.
+[[nodiscard]] MonteCarloResult simulate_cycles(const Acceptance& acceptance, const DraftShape& shape,
                                                const MonteCarloOptions& options,
                                                const CycleTimeFunction& cycle_time_s = {});
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "specsim/acceptance.hpp"
 #include "specsim/hardware.hpp"
 #include "specsim/model_spec.hpp"
 
@@ -33,25 +34,7 @@ struct EngineSettings {
 
 struct SpeculationSettings {
   std::string method = "eagle3";
-  int num_steps = 3;         // draft depth k
-  int eagle_topk = 1;        // branching per step; 1 = chain
-  int num_draft_tokens = 4;  // tokens verified per request; k + 1 for a chain
-};
-
-// What the user knows about acceptance; exactly one of the forms is active.
-struct AcceptanceSettings {
-  enum class Kind { kConstant, kConditional, kUnconditional, kTokensPerCycle };
-  Kind kind = Kind::kConstant;
-  double accept = 0.7;  // kConstant: conditional acceptance of the first draft position
-  // kConstant: conditional rate at depth i is accept * depth_profile[i-1] (1 beyond the list);
-  // an empty profile is Leviathan's constant chain.
-  std::vector<double> depth_profile;
-  std::vector<double> per_position;  // kConditional or kUnconditional rates, by position
-  double tokens_per_cycle = 0.0;     // kTokensPerCycle: measured tau
-  // Trees (eagle_topk > 1): Sequoia's positional acceptance p_1.. (probability the rank-k child
-  // is the accepted one); empty = p_1 from the first-position rate, the rest by a power law
-  // (docs/acceptance.md).
-  std::vector<double> tree_positional;
+  DraftShape shape;  // steps, top-k and tokens verified: the one place the scenario holds them
 };
 
 // A prior with the p10-p90 spread of its evidence (docs/references/), in the unit its name ends
@@ -282,7 +265,7 @@ struct Scenario {
   double context_tokens = 2048;  // tokens already in each request's KV cache
   EngineSettings engine;
   SpeculationSettings speculation;
-  AcceptanceSettings acceptance;
+  Acceptance acceptance;  // built from the `acceptance:` block at load
   ComputeSettings compute;
   CommSettings comm;
   HostSettings host;

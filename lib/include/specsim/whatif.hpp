@@ -37,7 +37,7 @@ struct BreakEvenReport {
 
 // Monte Carlo of accepted lengths (and per-request acceptance spread) through the calibrated
 // cycle time of each emitted length; its mean must agree with the closed form.
-[[nodiscard]] MonteCarloResult monte_carlo(const CycleModel& model, const AcceptanceSettings& acceptance,
+[[nodiscard]] MonteCarloResult monte_carlo(const CycleModel& model, const Acceptance& acceptance,
                                            const MonteCarloOptions& options);
 
 // ---- rank ---------------------------------------------------------------------------------------

@@ -1109,19 +1109,14 @@ std::string position_mismatch_warning(std::size_t positions, int num_draft_steps
          " position " + std::to_string(positions) + "'s conditional rate";
 }
 
-AcceptanceModel acceptance_from_summary(const AcceptanceSummary& summary, int num_draft_steps) {
-  AcceptanceModel m;
+Acceptance acceptance_from_summary(const AcceptanceSummary& summary) {
+  Acceptance a;
   if (!summary.unconditional_rates.empty()) {
-    m.kind = AcceptanceKind::kUnconditional;
-    m.position_rates = summary.unconditional_rates;
-    m.num_draft_steps = static_cast<int>(summary.unconditional_rates.size());
+    a.kind = UnconditionalChain{summary.unconditional_rates};
   } else {
-    m.kind = AcceptanceKind::kMeasured;
-    m.measured_tokens_per_cycle = summary.tokens_per_cycle;
-    m.num_draft_steps = num_draft_steps;
+    a.kind = MeasuredTau{summary.tokens_per_cycle};
   }
-  validate(m);
-  return m;
+  return a;
 }
 
 }  // namespace specsim

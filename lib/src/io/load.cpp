@@ -718,8 +718,10 @@ std::vector<int> read_concurrency(YamlReader& w) {
   return out;
 }
 
-AcceptanceSettings read_acceptance(YamlReader& a) {
-  AcceptanceSettings s;
+// `acceptance:` exactly one form, each a kind of Acceptance; `tree_positional` measures a tree's
+// siblings beside any of them.
+Acceptance read_acceptance(YamlReader& a) {
+  Acceptance s;
   const bool has_accept = a.has("accept");
   const int forms = (has_accept ? 1 : 0) + (a.has("per_position") ? 1 : 0) +
                     (a.has("unconditional") ? 1 : 0) + (a.has("tokens_per_cycle") ? 1 : 0);
@@ -728,20 +730,18 @@ AcceptanceSettings read_acceptance(YamlReader& a) {
                 std::to_string(forms) + ")");
   }
   if (has_accept) {
-    s.kind = AcceptanceSettings::Kind::kConstant;
-    s.accept = bounded_number(a, "acceptance.accept");
-    if (a.has("depth_profile")) s.depth_profile = a.numbers("depth_profile", 0.0, 1.0);
+    ConstantChain c;
+    c.accept = bounded_number(a, "acceptance.accept");
+    if (a.has("depth_profile")) c.depth_profile = a.numbers("depth_profile", 0.0, 1.0);
+    s.kind = std::move(c);
   } else if (a.has("per_position")) {
-    s.kind = AcceptanceSettings::Kind::kConditional;
-    s.per_position = a.numbers("per_position", 0.0, 1.0);
+    s.kind = ConditionalChain{a.numbers("per_position", 0.0, 1.0)};
   } else if (a.has("unconditional")) {
-    s.kind = AcceptanceSettings::Kind::kUnconditional;
-    s.per_position = a.numbers("unconditional", 0.0, 1.0);
+    s.kind = UnconditionalChain{a.numbers("unconditional", 0.0, 1.0)};
   } else {
-    s.kind = AcceptanceSettings::Kind::kTokensPerCycle;
-    s.tokens_per_cycle = bounded_number(a, "acceptance.tokens_per_cycle");
+    s.kind = MeasuredTau{bounded_number(a, "acceptance.tokens_per_cycle")};
   }
-  if (a.has("tree_positional")) s.tree_positional = a.numbers("tree_positional", 0.0, 1.0);
+  if (a.has("tree_positional")) s.siblings.positional = a.numbers("tree_positional", 0.0, 1.0);
   a.ignore("tree_positional");
   a.ignore("depth_profile");
   a.ignore("source");
@@ -959,17 +959,17 @@ void read_engine(YamlReader& r, Scenario& s) {
 void read_speculation_shape(YamlReader& r, Scenario& s) {
   YamlReader sp = r.child("speculation");
   sp.ignore("method");  // read with the draft
-  s.speculation.num_steps = static_cast<int>(bounded_integer(sp, "speculation.num_steps"));
-  s.speculation.eagle_topk = static_cast<int>(bounded_integer(sp, "speculation.eagle_topk", 1));
-  const int chain_tokens = s.speculation.num_steps + 1;
-  s.speculation.num_draft_tokens =
-      static_cast<int>(bounded_integer(sp, "speculation.num_draft_tokens", chain_tokens));
+  DraftShape& shape = s.speculation.shape;
+  shape.num_steps = static_cast<int>(bounded_integer(sp, "speculation.num_steps"));
+  shape.eagle_topk = static_cast<int>(bounded_integer(sp, "speculation.eagle_topk", 1));
+  const int chain_tokens = shape.num_steps + 1;
+  shape.num_draft_tokens = static_cast<int>(bounded_integer(sp, "speculation.num_draft_tokens", chain_tokens));
   // SGLang forces num_draft_tokens = num_steps + 1 when topk == 1 (docs/references/specdec.md#sglang-flags); so does specsim,
   // which keeps `--set speculation.num_steps=N` meaningful on a chain.
-  if (s.speculation.eagle_topk == 1) s.speculation.num_draft_tokens = chain_tokens;
-  const long long max_tree = 1 + static_cast<long long>(s.speculation.num_steps) * s.speculation.eagle_topk * s.speculation.eagle_topk;
-  if (s.speculation.eagle_topk > 1 && s.speculation.num_draft_tokens > max_tree) {
-    sp.fail("num_draft_tokens", "= " + std::to_string(s.speculation.num_draft_tokens) +
+  if (shape.eagle_topk == 1) shape.num_draft_tokens = chain_tokens;
+  const long long max_tree = 1 + static_cast<long long>(shape.num_steps) * shape.eagle_topk * shape.eagle_topk;
+  if (shape.eagle_topk > 1 && shape.num_draft_tokens > max_tree) {
+    sp.fail("num_draft_tokens", "= " + std::to_string(shape.num_draft_tokens) +
                                     ": more than the " + std::to_string(max_tree) +
                                     " nodes num_steps and eagle_topk can draft");
   }

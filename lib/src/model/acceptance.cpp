@@ -2,8 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <variant>
 
 #include "specsim/error.hpp"
 
@@ -95,131 +99,240 @@ double constant_rate_for_tokens_per_cycle(double tokens_per_cycle, int num_draft
 
 namespace {
 
-struct KindName {
-  AcceptanceKind kind;
-  std::string_view name;
-};
-constexpr KindName kKindNames[] = {
-    {AcceptanceKind::kConstant, "constant"},       {AcceptanceKind::kDepthDecay, "depth_decay"},
-    {AcceptanceKind::kConditional, "conditional"}, {AcceptanceKind::kUnconditional, "unconditional"},
-    {AcceptanceKind::kMeasured, "measured"},       {AcceptanceKind::kTree, "tree"},
+// One callable per alternative of a std::visit.
+template <class... F>
+struct Overloaded : F... {
+  using F::operator()...;
 };
 
-bool is_chain(AcceptanceKind kind) {
-  return kind == AcceptanceKind::kConstant || kind == AcceptanceKind::kDepthDecay ||
-         kind == AcceptanceKind::kConditional || kind == AcceptanceKind::kUnconditional;
-}
+// Indexed like the alternatives of AcceptanceKind.
+constexpr std::string_view kKindNames[] = {"constant", "depth_decay", "conditional", "unconditional", "measured"};
+static_assert(std::size(kKindNames) == std::variant_size_v<AcceptanceKind>);
 
 std::string field(std::string_view name, const std::string& value, std::string_view rule) {
   return "acceptance." + std::string(name) + " = " + value + ": " + std::string(rule);
 }
 
-// The tree kind's p_1..p_R before the depth decay is applied.
-std::vector<double> tree_base_vector(const AcceptanceModel& m) {
-  if (!m.position_rates.empty()) return m.position_rates;
-  return positional_vector_from_accept(m.accept_rate, std::max(1, m.eagle_topk), m.sibling_exponent);
+// A list shorter than the draft repeats its last entry (a flat tail), a longer one is cut. `v`
+// is not empty and k >= 1 (acceptance_problems says so first).
+std::vector<double> stretched(std::vector<double> v, int k) {
+  while (static_cast<int>(v.size()) < k) v.push_back(v.back());
+  v.resize(static_cast<std::size_t>(k));
+  return v;
+}
+
+// The listed rates of a per-position kind, or null for the others.
+const std::vector<double>* listed_rates(const AcceptanceKind& kind) {
+  if (const auto* c = std::get_if<ConditionalChain>(&kind)) return &c->rates;
+  if (const auto* u = std::get_if<UnconditionalChain>(&kind)) return &u->rates;
+  return nullptr;
+}
+
+// b_1..b_k of the chain kinds, unchecked.
+std::vector<double> chain_rates(const AcceptanceKind& kind, int k) {
+  return std::visit(
+      Overloaded{
+          [k](const ConstantChain& c) {
+            if (c.depth_profile.empty()) return std::vector<double>(static_cast<std::size_t>(k), c.accept);
+            std::vector<double> b;
+            for (double f : stretched(c.depth_profile, k)) b.push_back(std::clamp(c.accept * f, 0.0, 1.0));
+            return b;
+          },
+          [k](const DepthDecayChain& c) {
+            std::vector<double> b;
+            for (std::size_t i = 0; i < static_cast<std::size_t>(k); ++i) {
+              b.push_back(c.accept * std::pow(c.depth_decay, i));
+            }
+            return b;
+          },
+          [k](const ConditionalChain& c) { return stretched(c.rates, k); },
+          [k](const UnconditionalChain& u) { return stretched(conditional_from_unconditional(u.rates), k); },
+          [k](const MeasuredTau& m) {
+            return std::vector<double>(static_cast<std::size_t>(k),
+                                       constant_rate_for_tokens_per_cycle(m.tokens_per_cycle, k));
+          },
+      },
+      kind);
+}
+
+// The top-ranked child's acceptance at depth 1 of a tree: the chain's b_1.
+double tree_first_rate(const AcceptanceKind& kind) {
+  return std::visit(Overloaded{
+                        [](const ConstantChain& c) { return c.accept; },
+                        [](const DepthDecayChain& c) { return c.accept; },
+                        [](const ConditionalChain& c) { return c.rates.front(); },
+                        [](const UnconditionalChain& u) { return conditional_from_unconditional(u.rates).front(); },
+                        [](const MeasuredTau&) { return 0.0; },
+                    },
+                    kind);
+}
+
+// A tree scales each depth geometrically: the decay, or a depth profile's mean decay per level.
+double tree_depth_decay(const AcceptanceKind& kind) {
+  if (const auto* d = std::get_if<DepthDecayChain>(&kind)) return d->depth_decay;
+  const auto* c = std::get_if<ConstantChain>(&kind);
+  if (!c || c->depth_profile.size() < 2 || !(c->depth_profile.front() > 0)) return 1.0;
+  const double ratio = c->depth_profile.back() / c->depth_profile.front();
+  return std::clamp(std::pow(ratio, 1.0 / double(c->depth_profile.size() - 1)), 1e-6, 1.0);
+}
+
+// The tree's p_1..p_R before the depth decay is applied.
+std::vector<double> tree_base_vector(const Acceptance& a, const DraftShape& shape) {
+  if (!a.siblings.positional.empty()) return a.siblings.positional;
+  return positional_vector_from_accept(tree_first_rate(a.kind), std::max(1, shape.eagle_topk), a.siblings.exponent);
+}
+
+// Measured p: each in [0, 1], exclusive among siblings (sum <= 1), not rising with rank.
+void sibling_problems(const std::vector<double>& p, std::vector<std::string>& out) {
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    if (!(p[i] >= 0.0 && p[i] <= 1.0)) {
+      out.push_back(field("position_rates[" + std::to_string(i) + "]", fmt(p[i]), "must lie in [0, 1]"));
+    }
+  }
+  if (p.empty()) return;
+  double sum = 0.0;
+  for (double r : p) sum += r;
+  if (sum > 1.0 + kRiseSlack) {
+    out.push_back(field("position_rates", "sum " + fmt(sum),
+                        "tree rates p_k are exclusive among siblings, so they must sum to <= 1"));
+  }
+  for (std::size_t i = 1; i < p.size(); ++i) {
+    if (p[i] > p[i - 1] + kRiseSlack) {
+      out.push_back(field("position_rates[" + std::to_string(i) + "]", fmt(p[i]),
+                          "tree rates are by draft rank and must not rise with rank"));
+    }
+  }
+}
+
+void accept_problem(double accept, std::vector<std::string>& out) {
+  if (!(accept >= 0.0 && accept <= 1.0)) out.push_back(field("accept_rate", fmt(accept), "must lie in [0, 1]"));
+}
+
+void decay_problem(double decay, std::vector<std::string>& out) {
+  if (!(decay > 0.0 && decay <= 1.0)) out.push_back(field("depth_decay", fmt(decay), "must lie in (0, 1]"));
+}
+
+void steps_problem(int k, std::vector<std::string>& out) {
+  if (k < 1) out.push_back(field("num_draft_steps", std::to_string(k), "must be >= 1"));
+}
+
+// SGLang keeps num_draft_tokens - 1 of topk + (num_steps - 1) * topk^2 candidates.
+void tree_size_problem(const DraftShape& shape, std::vector<std::string>& out) {
+  if (shape.num_steps < 1) return;
+  const long long candidates =
+      shape.eagle_topk + static_cast<long long>(shape.num_steps - 1) * shape.eagle_topk * shape.eagle_topk;
+  if (shape.num_draft_tokens < 2 || shape.num_draft_tokens - 1 > candidates) {
+    out.push_back(field("num_draft_tokens", std::to_string(shape.num_draft_tokens),
+                        "must lie in [2, 1 + topk + (num_steps - 1) * topk^2] = [2, " +
+                            std::to_string(1 + candidates) + "]"));
+  }
+}
+
+void chain_problems(const Acceptance& a, const DraftShape& shape, std::vector<std::string>& out) {
+  const int k = shape.num_steps;
+  if (const auto* m = std::get_if<MeasuredTau>(&a.kind)) {
+    steps_problem(k, out);
+    if (k >= 1 && !(m->tokens_per_cycle >= 1.0 && m->tokens_per_cycle <= k + 1.0)) {
+      out.push_back(field("measured_tokens_per_cycle", fmt(m->tokens_per_cycle),
+                          "must lie in [1, num_draft_steps + 1] = [1, " + std::to_string(k + 1) +
+                              "] (tau counts the bonus token)"));
+    }
+    return;
+  }
+  const auto* constant = std::get_if<ConstantChain>(&a.kind);
+  if (constant && constant->depth_profile.empty()) {
+    accept_problem(constant->accept, out);
+    steps_problem(k, out);
+    return;
+  }
+  if (const auto* d = std::get_if<DepthDecayChain>(&a.kind)) {
+    accept_problem(d->accept, out);
+    decay_problem(d->depth_decay, out);
+    steps_problem(k, out);
+    return;
+  }
+  // Rates by position, listed or from a depth profile: each b_i the draft reaches in [0, 1].
+  steps_problem(k, out);
+  if (k < 1) return;
+  const auto b = chain_rates(a.kind, k);
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    if (!(b[i] >= 0.0 && b[i] <= 1.0)) {
+      out.push_back(field("position_rates[" + std::to_string(i) + "]", fmt(b[i]), "must lie in [0, 1]"));
+    }
+  }
+}
+
+void tree_problems(const Acceptance& a, const DraftShape& shape, std::vector<std::string>& out) {
+  const auto& p = a.siblings.positional;
+  if (p.empty()) accept_problem(tree_first_rate(a.kind), out);
+  decay_problem(tree_depth_decay(a.kind), out);
+  steps_problem(shape.num_steps, out);
+  sibling_problems(p, out);
+  if (p.empty() && !(a.siblings.exponent > 0.0)) {
+    out.push_back(field("sibling_exponent", fmt(a.siblings.exponent), "must be > 0"));
+  }
+  tree_size_problem(shape, out);
+}
+
+// What makes the rates unusable before any other rule is checked, alone: a listed profile with no
+// entry, unconditional rates out of [0, 1] or rising (conditional_from_unconditional's rule), a tau
+// more than a chain of num_steps >= 1 can emit.
+std::optional<std::string> unusable(const Acceptance& a, const DraftShape& shape) {
+  if (const auto* rates = listed_rates(a.kind); rates && rates->empty()) {
+    return field("position_rates", "0 entries", "must have at least one");
+  }
+  if (const auto* u = std::get_if<UnconditionalChain>(&a.kind)) {
+    try {
+      (void)conditional_from_unconditional(u->rates);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+  }
+  const auto* m = std::get_if<MeasuredTau>(&a.kind);
+  if (m && shape.num_steps >= 1 && m->tokens_per_cycle > shape.num_steps + 1.0) {
+    return "tokens per cycle " + std::to_string(m->tokens_per_cycle) + " exceeds what num_steps + 1 = " +
+           std::to_string(shape.num_steps + 1) + " tokens can emit";
+  }
+  return std::nullopt;
 }
 
 }  // namespace
 
-std::string_view to_string(AcceptanceKind kind) {
-  for (const auto& k : kKindNames) {
-    if (k.kind == kind) return k.name;
-  }
-  return "?";
+std::size_t listed_positions(const AcceptanceKind& kind) {
+  const auto* rates = listed_rates(kind);
+  return rates ? rates->size() : 0;
 }
 
+bool prices_a_tree(const Acceptance& a, const DraftShape& shape) {
+  return shape.eagle_topk > 1 && !std::holds_alternative<MeasuredTau>(a.kind);
+}
+
+std::string_view to_string(const AcceptanceKind& kind) { return kKindNames[kind.index()]; }
+
 AcceptanceKind parse_acceptance_kind(std::string_view text) {
+  const AcceptanceKind kinds[] = {ConstantChain{}, DepthDecayChain{}, ConditionalChain{}, UnconditionalChain{},
+                                  MeasuredTau{}};
   std::string valid;
-  for (const auto& k : kKindNames) {
-    if (k.name == text) return k.kind;
-    valid += (valid.empty() ? "" : ", ") + std::string(k.name);
+  for (const auto& kind : kinds) {
+    if (to_string(kind) == text) return kind;
+    valid += (valid.empty() ? "" : ", ") + std::string(to_string(kind));
   }
   throw Error("acceptance kind '" + std::string(text) + "' is unknown; valid kinds: " + valid);
 }
 
-std::vector<std::string> acceptance_problems(const AcceptanceModel& m) {
+std::vector<std::string> acceptance_problems(const Acceptance& a, const DraftShape& shape) {
+  if (auto problem = unusable(a, shape)) return {*problem};
   std::vector<std::string> out;
-  const bool uses_accept_rate = m.kind == AcceptanceKind::kConstant ||
-                                m.kind == AcceptanceKind::kDepthDecay ||
-                                (m.kind == AcceptanceKind::kTree && m.position_rates.empty());
-  if (uses_accept_rate && !(m.accept_rate >= 0.0 && m.accept_rate <= 1.0)) {
-    out.push_back(field("accept_rate", fmt(m.accept_rate), "must lie in [0, 1]"));
-  }
-  if ((m.kind == AcceptanceKind::kDepthDecay || m.kind == AcceptanceKind::kTree) &&
-      !(m.depth_decay > 0.0 && m.depth_decay <= 1.0)) {
-    out.push_back(field("depth_decay", fmt(m.depth_decay), "must lie in (0, 1]"));
-  }
-  if (m.num_draft_steps < 1) {
-    out.push_back(field("num_draft_steps", std::to_string(m.num_draft_steps), "must be >= 1"));
-  }
-  const bool per_position =
-      m.kind == AcceptanceKind::kConditional || m.kind == AcceptanceKind::kUnconditional;
-  if (per_position && m.num_draft_steps >= 1 &&
-      m.position_rates.size() < static_cast<std::size_t>(m.num_draft_steps)) {
-    out.push_back(field("position_rates", std::to_string(m.position_rates.size()) + " entries",
-                        "must have at least num_draft_steps = " + std::to_string(m.num_draft_steps)));
-  }
-  if (per_position || m.kind == AcceptanceKind::kTree) {
-    for (std::size_t i = 0; i < m.position_rates.size(); ++i) {
-      const double r = m.position_rates[i];
-      if (!(r >= 0.0 && r <= 1.0)) {
-        out.push_back(field("position_rates[" + std::to_string(i) + "]", fmt(r), "must lie in [0, 1]"));
-      }
-    }
-  }
-  if (m.kind == AcceptanceKind::kUnconditional) {
-    for (std::size_t i = 1; i < m.position_rates.size(); ++i) {
-      if (m.position_rates[i] > m.position_rates[i - 1] + kRiseSlack) {
-        out.push_back(field("position_rates[" + std::to_string(i) + "]", fmt(m.position_rates[i]),
-                            "unconditional rates a_i = b_1*...*b_i cannot rise with position (a_" +
-                                std::to_string(i) + " = " + fmt(m.position_rates[i - 1]) +
-                                "); were conditional rates meant?"));
-      }
-    }
-  }
-  if (m.kind == AcceptanceKind::kTree) {
-    if (m.eagle_topk < 1) {
-      out.push_back(field("eagle_topk", std::to_string(m.eagle_topk), "must be >= 1"));
-    }
-    if (!m.position_rates.empty()) {
-      double sum = 0.0;
-      for (double r : m.position_rates) sum += r;
-      if (sum > 1.0 + kRiseSlack) {
-        out.push_back(field("position_rates", "sum " + fmt(sum),
-                            "tree rates p_k are exclusive among siblings, so they must sum to <= 1"));
-      }
-      for (std::size_t i = 1; i < m.position_rates.size(); ++i) {
-        if (m.position_rates[i] > m.position_rates[i - 1] + kRiseSlack) {
-          out.push_back(field("position_rates[" + std::to_string(i) + "]",
-                              fmt(m.position_rates[i]),
-                              "tree rates are by draft rank and must not rise with rank"));
-        }
-      }
-    } else if (!(m.sibling_exponent > 0.0)) {
-      out.push_back(field("sibling_exponent", fmt(m.sibling_exponent), "must be > 0"));
-    }
-    if (m.eagle_topk > 1 && m.num_draft_steps >= 1) {
-      const long long candidates =
-          m.eagle_topk + static_cast<long long>(m.num_draft_steps - 1) * m.eagle_topk * m.eagle_topk;
-      if (m.num_draft_tokens < 2 || m.num_draft_tokens - 1 > candidates) {
-        out.push_back(field("num_draft_tokens", std::to_string(m.num_draft_tokens),
-                            "must lie in [2, 1 + topk + (num_steps - 1) * topk^2] = [2, " +
-                                std::to_string(1 + candidates) + "]"));
-      }
-    }
-  }
-  if (m.kind == AcceptanceKind::kMeasured && m.num_draft_steps >= 1 &&
-      !(m.measured_tokens_per_cycle >= 1.0 && m.measured_tokens_per_cycle <= m.num_draft_steps + 1.0)) {
-    out.push_back(field("measured_tokens_per_cycle", fmt(m.measured_tokens_per_cycle),
-                        "must lie in [1, num_draft_steps + 1] = [1, " +
-                            std::to_string(m.num_draft_steps + 1) + "] (tau counts the bonus token)"));
+  if (prices_a_tree(a, shape)) {
+    tree_problems(a, shape, out);
+  } else {
+    chain_problems(a, shape, out);
   }
   return out;
 }
 
-void validate(const AcceptanceModel& model) {
-  const auto problems = acceptance_problems(model);
+void validate(const Acceptance& a, const DraftShape& shape) {
+  const auto problems = acceptance_problems(a, shape);
   if (problems.empty()) return;
   std::string message;
   for (const auto& p : problems) message += (message.empty() ? "" : "; ") + p;
@@ -244,113 +357,93 @@ std::vector<double> positional_vector_from_accept(double accept_rate, int ranks,
   return p;
 }
 
-std::vector<double> chain_conditional_rates(const AcceptanceModel& m) {
-  validate(m);
-  const auto k = static_cast<std::size_t>(m.num_draft_steps);
-  switch (m.kind) {
-    case AcceptanceKind::kConstant:
-      return std::vector<double>(k, m.accept_rate);
-    case AcceptanceKind::kDepthDecay: {
-      std::vector<double> b;
-      for (std::size_t i = 0; i < k; ++i) b.push_back(m.accept_rate * std::pow(m.depth_decay, i));
-      return b;
-    }
-    case AcceptanceKind::kConditional:
-      return {m.position_rates.begin(), m.position_rates.begin() + k};
-    case AcceptanceKind::kUnconditional: {
-      auto b = conditional_from_unconditional(m.position_rates);
-      b.resize(k);
-      return b;
-    }
-    case AcceptanceKind::kMeasured:
-      return std::vector<double>(
-          k, constant_rate_for_tokens_per_cycle(m.measured_tokens_per_cycle, m.num_draft_steps));
-    case AcceptanceKind::kTree:
-      break;
+std::vector<double> chain_conditional_rates(const Acceptance& a, const DraftShape& shape) {
+  validate(a, shape);
+  if (prices_a_tree(a, shape)) {
+    throw Error("acceptance on a tree (eagle_topk = " + std::to_string(shape.eagle_topk) +
+                ") has no chain rates; use draft_setup()");
   }
-  throw Error("acceptance kind 'tree' has no chain rates; use draft_setup()");
+  return chain_rates(a.kind, shape.num_steps);
 }
 
-DraftSetup draft_setup(const AcceptanceModel& m) {
-  validate(m);
-  if (m.kind != AcceptanceKind::kTree) {
-    const auto b = chain_conditional_rates(m);
-    return {DraftTree::chain(m.num_draft_steps), PositionalAcceptance::chain(b)};
+DraftSetup draft_setup(const Acceptance& a, const DraftShape& shape) {
+  validate(a, shape);
+  if (!prices_a_tree(a, shape)) {
+    const auto b = chain_conditional_rates(a, shape);
+    return {DraftTree::chain(shape.num_steps), PositionalAcceptance::chain(b)};
   }
   // One row per depth: p scaled by depth_decay^(d-1), the tree analogue of the chain decay.
-  const auto base = tree_base_vector(m);
+  const auto base = tree_base_vector(a, shape);
+  const double decay = tree_depth_decay(a.kind);
   PositionalAcceptance p;
-  for (int d = 1; d <= m.num_draft_steps; ++d) {
+  for (int d = 1; d <= shape.num_steps; ++d) {
     std::vector<double> row = base;
-    for (double& v : row) v *= std::pow(m.depth_decay, d - 1);
+    for (double& v : row) v *= std::pow(decay, d - 1);
     p.rows.push_back(std::move(row));
-    if (m.depth_decay == 1.0) break;  // one row serves every depth
+    if (decay == 1.0) break;  // one row serves every depth
   }
-  const SglangTreeParams params{m.num_draft_steps, m.eagle_topk, m.num_draft_tokens};
-  return {sglang_tree(params, p), std::move(p)};
+  return {sglang_tree(shape, p), std::move(p)};
 }
 
-double tokens_per_cycle(const AcceptanceModel& m) {
-  validate(m);
-  if (m.kind == AcceptanceKind::kMeasured) return m.measured_tokens_per_cycle;
-  if (is_chain(m.kind)) return chain_tokens_per_cycle(chain_conditional_rates(m));
-  const auto setup = draft_setup(m);
+double tokens_per_cycle(const Acceptance& a, const DraftShape& shape) {
+  validate(a, shape);
+  if (const auto* m = std::get_if<MeasuredTau>(&a.kind)) return m->tokens_per_cycle;
+  if (!prices_a_tree(a, shape)) return chain_tokens_per_cycle(chain_conditional_rates(a, shape));
+  const auto setup = draft_setup(a, shape);
   return expected_tokens(setup.tree, setup.acceptance);
 }
 
-int draft_steps(const AcceptanceModel& m) {
-  validate(m);
-  return m.num_draft_steps;
+bool accept_rate_applies(const AcceptanceKind& kind) { return !std::holds_alternative<MeasuredTau>(kind); }
+
+namespace {
+
+// b_i' = min(1, b_i * A / b_1): the profile's shape kept, its level moved.
+std::vector<double> scaled_profile(std::vector<double> b, double accept_rate) {
+  if (b.empty()) throw Error(field("position_rates", "0 entries", "must have at least one"));
+  for (std::size_t i = 0; i < b.size(); ++i) check_rate(b[i], i);
+  if (b.front() <= 0.0) {
+    throw Error(field("position_rates[0]", fmt(b.front()),
+                      "a profile with b_1 = 0 cannot be scaled to an acceptance rate"));
+  }
+  const double scale = accept_rate / b.front();
+  for (double& v : b) v = std::min(1.0, v * scale);
+  return b;
 }
 
-int verified_tokens_per_request(const AcceptanceModel& m) {
-  validate(m);
-  if (m.kind == AcceptanceKind::kTree && m.eagle_topk > 1) return m.num_draft_tokens;
-  return m.num_draft_steps + 1;
-}
+}  // namespace
 
-bool accept_rate_applies(AcceptanceKind kind) { return kind != AcceptanceKind::kMeasured; }
-
-AcceptanceModel with_accept_rate(AcceptanceModel m, double accept_rate) {
+Acceptance with_accept_rate(Acceptance a, double accept_rate) {
   if (!(accept_rate >= 0.0 && accept_rate <= 1.0)) {
     throw Error(field("accept_rate", fmt(accept_rate), "must lie in [0, 1]"));
   }
-  switch (m.kind) {
-    case AcceptanceKind::kConstant:
-    case AcceptanceKind::kDepthDecay:
-      m.accept_rate = accept_rate;
-      break;
-    case AcceptanceKind::kConditional:
-    case AcceptanceKind::kUnconditional: {
-      validate(m);
-      auto b = m.kind == AcceptanceKind::kConditional
-                   ? m.position_rates
-                   : conditional_from_unconditional(m.position_rates);
-      if (b.front() <= 0.0) {
-        throw Error(field("position_rates[0]", fmt(b.front()),
-                          "a profile with b_1 = 0 cannot be scaled to an acceptance rate"));
-      }
-      const double scale = accept_rate / b.front();
-      for (double& v : b) v = std::min(1.0, v * scale);
-      m.position_rates =
-          m.kind == AcceptanceKind::kConditional ? b : unconditional_from_conditional(b);
-      break;
-    }
-    case AcceptanceKind::kTree:
-      if (m.position_rates.empty()) {
-        m.accept_rate = accept_rate;
-      } else {
-        validate(m);
-        const double p1 = m.position_rates.front();
-        const double scale = p1 < 1.0 ? (1.0 - accept_rate) / (1.0 - p1) : 0.0;
-        m.position_rates.front() = accept_rate;
-        for (std::size_t k = 1; k < m.position_rates.size(); ++k) m.position_rates[k] *= scale;
-      }
-      break;
-    case AcceptanceKind::kMeasured:
-      break;
+  std::visit(Overloaded{
+                 [&](ConstantChain& c) { c.accept = accept_rate; },
+                 [&](DepthDecayChain& c) { c.accept = accept_rate; },
+                 [&](ConditionalChain& c) { c.rates = scaled_profile(c.rates, accept_rate); },
+                 [&](UnconditionalChain& u) {
+                   u.rates = unconditional_from_conditional(
+                       scaled_profile(conditional_from_unconditional(u.rates), accept_rate));
+                 },
+                 [](MeasuredTau&) {},
+             },
+             a.kind);
+  auto& p = a.siblings.positional;
+  if (!p.empty() && accept_rate_applies(a.kind)) {
+    std::vector<std::string> problems;
+    sibling_problems(p, problems);
+    if (!problems.empty()) throw Error(problems.front());
+    const double p1 = p.front();
+    const double scale = p1 < 1.0 ? (1.0 - accept_rate) / (1.0 - p1) : 0.0;
+    p.front() = accept_rate;
+    for (std::size_t k = 1; k < p.size(); ++k) p[k] *= scale;
   }
-  return m;
+  return a;
+}
+
+Acceptance as_constant_chain(Acceptance a, double accept) {
+  const auto* constant = std::get_if<ConstantChain>(&a.kind);
+  a.kind = ConstantChain{accept, constant ? constant->depth_profile : std::vector<double>{}};
+  return a;
 }
 
 }  // namespace specsim

@@ -432,82 +432,20 @@ ForwardBreakdown CycleModel::forward(const ComputeModel& compute, const Transfor
   return f;
 }
 
-AcceptanceModel CycleModel::acceptance_model(const AcceptanceSettings& a) const {
-  return acceptance_model(scenario_.speculation, a);
+double CycleModel::tokens_per_cycle(const Acceptance& a, std::vector<double>* conditional) const {
+  return tokens_per_cycle(scenario_.speculation.shape, a, conditional);
 }
 
-AcceptanceModel CycleModel::acceptance_model(const SpeculationSettings& sp, const AcceptanceSettings& a) const {
-  const int k = sp.num_steps;
-  AcceptanceModel m;
-  m.num_draft_steps = k;
-  m.eagle_topk = sp.eagle_topk;
-  m.num_draft_tokens = sp.num_draft_tokens;
-  // A list shorter than the draft repeats its last entry (a flat tail), longer lists are cut.
-  auto stretch = [k](std::vector<double> v) {
-    while (int(v.size()) < k) v.push_back(v.back());
-    v.resize(k);
-    return v;
-  };
-  switch (a.kind) {
-    case AcceptanceSettings::Kind::kConstant:
-      m.accept_rate = a.accept;
-      if (!a.depth_profile.empty()) {
-        m.kind = AcceptanceKind::kConditional;
-        std::vector<double> rates;
-        for (double f : stretch(a.depth_profile)) rates.push_back(std::clamp(a.accept * f, 0.0, 1.0));
-        m.position_rates = rates;
-      }
-      break;
-    case AcceptanceSettings::Kind::kConditional:
-      m.kind = AcceptanceKind::kConditional;
-      m.position_rates = stretch(a.per_position);
-      m.accept_rate = m.position_rates.front();
-      break;
-    case AcceptanceSettings::Kind::kUnconditional:
-      m.kind = AcceptanceKind::kConditional;
-      m.position_rates = stretch(conditional_from_unconditional(a.per_position));
-      m.accept_rate = m.position_rates.front();
-      break;
-    case AcceptanceSettings::Kind::kTokensPerCycle:
-      if (a.tokens_per_cycle > k + 1.0) {
-        throw Error("tokens per cycle " + std::to_string(a.tokens_per_cycle) +
-                    " exceeds what num_steps + 1 = " + std::to_string(k + 1) + " tokens can emit");
-      }
-      m.kind = AcceptanceKind::kMeasured;
-      m.measured_tokens_per_cycle = a.tokens_per_cycle;
-      break;
-  }
-  if (sp.eagle_topk > 1 && m.kind != AcceptanceKind::kMeasured) {
-    // The tree's first-rank acceptance per depth follows the chain's rates; siblings by the power
-    // law or the scenario's measured positional vector.
-    m.kind = AcceptanceKind::kTree;
-    m.position_rates = a.tree_positional;
-    if (a.kind == AcceptanceSettings::Kind::kConstant && a.depth_profile.size() > 1 && a.depth_profile.front() > 0) {
-      // A tree scales each depth geometrically: the depth profile's mean decay per level.
-      const double ratio = a.depth_profile.back() / a.depth_profile.front();
-      m.depth_decay = std::clamp(std::pow(ratio, 1.0 / double(a.depth_profile.size() - 1)), 1e-6, 1.0);
-    }
-  }
-  validate(m);
-  return m;
-}
-
-double CycleModel::tokens_per_cycle(const AcceptanceSettings& a, std::vector<double>* conditional) const {
-  return tokens_per_cycle(scenario_.speculation, a, conditional);
-}
-
-double CycleModel::tokens_per_cycle(const SpeculationSettings& sp, const AcceptanceSettings& a,
+double CycleModel::tokens_per_cycle(const DraftShape& shape, const Acceptance& a,
                                     std::vector<double>* conditional) const {
-  const AcceptanceModel m = acceptance_model(sp, a);
+  const double tau = specsim::tokens_per_cycle(a, shape);
   if (conditional) {
     conditional->clear();
-    if (m.kind != AcceptanceKind::kTree && m.kind != AcceptanceKind::kMeasured) *conditional = chain_conditional_rates(m);
+    if (!prices_a_tree(a, shape) && !std::holds_alternative<MeasuredTau>(a.kind)) {
+      *conditional = chain_conditional_rates(a, shape);
+    }
   }
-  if (m.kind == AcceptanceKind::kConstant || m.kind == AcceptanceKind::kConditional) {
-    // The chain's closed form, without building a tree: this is the hot path of sweeps.
-    return chain_tokens_per_cycle(conditional ? *conditional : chain_conditional_rates(m));
-  }
-  return specsim::tokens_per_cycle(m);
+  return tau;
 }
 
 double CycleModel::baseline_step_s() const {
@@ -518,11 +456,11 @@ double CycleModel::baseline_step_s() const {
 
 Prediction CycleModel::predict() const { return predict(scenario_.acceptance); }
 
-Prediction CycleModel::predict(const AcceptanceSettings& acceptance) const {
-  return predict(scenario_.speculation, acceptance);
+Prediction CycleModel::predict(const Acceptance& acceptance) const {
+  return predict(scenario_.speculation.shape, acceptance);
 }
 
-Prediction CycleModel::predict(const SpeculationSettings& sp, const AcceptanceSettings& acceptance) const {
+Prediction CycleModel::predict(const DraftShape& sp, const Acceptance& acceptance) const {
   const Scenario& s = scenario_;
   const double b = s.batch;
   Prediction p;
@@ -576,9 +514,9 @@ Prediction CycleModel::predict(const SpeculationSettings& sp, const AcceptanceSe
   return p;
 }
 
-double CycleModel::cycle_s(double tau) const { return cycle_s(scenario_.speculation, tau); }
+double CycleModel::cycle_s(double tau) const { return cycle_s(scenario_.speculation.shape, tau); }
 
-double CycleModel::cycle_s(const SpeculationSettings& sp, double tau) const {
+double CycleModel::cycle_s(const DraftShape& sp, double tau) const {
   const Scenario& s = scenario_;
   const double b = s.batch;
   double t = forward(target_, s.model, target_allreduces(), b * sp.num_draft_tokens, s.engine.verify_mode, "").total_s();

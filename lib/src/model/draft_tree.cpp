@@ -173,20 +173,20 @@ std::int64_t sglang_candidates(int steps, int topk) {
 
 // The tree's draft-token count (root included), after checking the parameters and that ranked
 // children never gain acceptance with rank.
-int checked_sglang_draft_tokens(const SglangTreeParams& params, const PositionalAcceptance& p) {
+int checked_sglang_draft_tokens(const DraftShape& shape, const PositionalAcceptance& p) {
   p.validate();
   std::vector<std::string> problems;
-  if (params.num_steps < 1) {
-    problems.push_back("num_steps = " + std::to_string(params.num_steps) + ": must be >= 1");
+  if (shape.num_steps < 1) {
+    problems.push_back("num_steps = " + std::to_string(shape.num_steps) + ": must be >= 1");
   }
-  if (params.eagle_topk < 1) {
-    problems.push_back("eagle_topk = " + std::to_string(params.eagle_topk) + ": must be >= 1");
+  if (shape.eagle_topk < 1) {
+    problems.push_back("eagle_topk = " + std::to_string(shape.eagle_topk) + ": must be >= 1");
   }
   if (!problems.empty()) throw Error(join(problems));
-  const int steps = params.num_steps;
-  const int topk = params.eagle_topk;
+  const int steps = shape.num_steps;
+  const int topk = shape.eagle_topk;
   // SGLang: "if topk == 1, num_draft_tokens is forced to num_steps + 1".
-  const int draft_tokens = topk == 1 ? steps + 1 : params.num_draft_tokens;
+  const int draft_tokens = topk == 1 ? steps + 1 : shape.num_draft_tokens;
   const std::int64_t candidates_total = sglang_candidates(steps, topk);
   if (draft_tokens < 2) {
     throw Error("num_draft_tokens = " + std::to_string(draft_tokens) +
@@ -212,10 +212,10 @@ int checked_sglang_draft_tokens(const SglangTreeParams& params, const Positional
 
 }  // namespace
 
-DraftTree sglang_tree(const SglangTreeParams& params, const PositionalAcceptance& p) {
-  const int draft_tokens = checked_sglang_draft_tokens(params, p);
-  const int steps = params.num_steps;
-  const int topk = params.eagle_topk;
+DraftTree sglang_tree(const DraftShape& shape, const PositionalAcceptance& p) {
+  const int draft_tokens = checked_sglang_draft_tokens(shape, p);
+  const int steps = shape.num_steps;
+  const int topk = shape.eagle_topk;
   const std::int64_t candidates_total = sglang_candidates(steps, topk);
 
   struct Candidate {

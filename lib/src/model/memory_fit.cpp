@@ -119,7 +119,7 @@ MemoryFit memory_fit(const Scenario& s, int batch) {
   fit.engine_fraction = rule.fraction;
   fit.engine_rule = rule.source;
   // A request's cache holds its context and the tokens one verify appends.
-  const double tokens = s.context_tokens + s.speculation.num_draft_tokens;
+  const double tokens = s.context_tokens + s.speculation.shape.num_draft_tokens;
   const int ranks = s.parallel.tp * s.parallel.pp;
   fit.parts.push_back({"target weights", s.model.weight_bytes() / ranks,
                        units::format_fixed(s.model.total_params() / 1e9, 1) + "B params as stored, " +

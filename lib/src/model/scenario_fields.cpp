@@ -30,16 +30,13 @@ const ScenarioField kFields[] = {
     {"workload.context", FieldKind::kCount, 0, 100'000'000, false,
      [](Scenario& s, auto v) { s.context_tokens = std::floor(*v); }},
     {"speculation.num_steps", FieldKind::kCount, 1, 64, false,
-     [](Scenario& s, auto v) { s.speculation.num_steps = as_int(v); }},
+     [](Scenario& s, auto v) { s.speculation.shape.num_steps = as_int(v); }},
     {"speculation.eagle_topk", FieldKind::kCount, 1, 64, false,
-     [](Scenario& s, auto v) { s.speculation.eagle_topk = as_int(v); }},
+     [](Scenario& s, auto v) { s.speculation.shape.eagle_topk = as_int(v); }},
     {"speculation.num_draft_tokens", FieldKind::kCount, 2, 4096, false,
-     [](Scenario& s, auto v) { s.speculation.num_draft_tokens = as_int(v); }},
+     [](Scenario& s, auto v) { s.speculation.shape.num_draft_tokens = as_int(v); }},
     {"acceptance.accept", FieldKind::kNumber, 0, 1, false,
-     [](Scenario& s, auto v) {
-       s.acceptance.kind = AcceptanceSettings::Kind::kConstant;
-       s.acceptance.accept = *v;
-     }},
+     [](Scenario& s, auto v) { s.acceptance = as_constant_chain(std::move(s.acceptance), *v); }},
     {"compute.bandwidth_efficiency", FieldKind::kNumber, 0.01, kMaxEfficiency, true,
      [](Scenario& s, auto v) { s.compute.bandwidth_efficiency = v; }},
     {"compute.flop_efficiency", FieldKind::kNumber, 0.01, 1.0, false,
@@ -155,7 +152,7 @@ void set_field(Scenario& s, const FieldValue& v) {
 }
 
 std::string settle_fields(Scenario& s) {
-  SpeculationSettings& sp = s.speculation;
+  DraftShape& sp = s.speculation.shape;
   const bool tokens_given = s.patched_keys.count("speculation.num_draft_tokens") > 0;
   if (sp.eagle_topk == 1 && !tokens_given) sp.num_draft_tokens = sp.num_steps + 1;
   if (sp.eagle_topk == 1) {

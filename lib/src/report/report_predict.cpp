@@ -81,8 +81,8 @@ std::string figures_text(const CycleModel& model, const Prediction& p) {
   os << "specsim predict: " << s.name << "\n";
   os << "  " << s.model.name << " + " << s.draft.name << " on " << s.topology.name << " (" << s.gpu.name
      << "), TP" << s.parallel.tp << ", batch " << s.batch << ", context " << fixed(s.context_tokens, 0) << "\n";
-  os << "  speculation: " << s.speculation.num_steps << " steps, top-k " << s.speculation.eagle_topk << ", "
-     << s.speculation.num_draft_tokens << " draft tokens verified\n\n";
+  os << "  speculation: " << s.speculation.shape.num_steps << " steps, top-k " << s.speculation.shape.eagle_topk << ", "
+     << s.speculation.shape.num_draft_tokens << " draft tokens verified\n\n";
 
   os << row("", "baseline", "speculative");
   os << row("tokens/s", fixed(p.baseline_tokens_per_s, 1), fixed(p.spec_tokens_per_s, 1));

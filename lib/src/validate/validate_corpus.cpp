@@ -33,20 +33,22 @@ InputOrigin origin_of(const std::string& origin) {
   return InputOrigin::kSet;
 }
 
-std::string acceptance_detail(const AcceptanceSettings& a) {
+std::string acceptance_detail(const Acceptance& a) {
   auto list = [](const std::vector<double>& v) {
     std::string out;
     for (double x : v) out += (out.empty() ? "" : ",") + units::format_fixed(x, 3);
     return out;
   };
-  switch (a.kind) {
-    case AcceptanceSettings::Kind::kConstant:
-      return "accept " + units::format_fixed(a.accept, 3) +
-             (a.depth_profile.empty() ? "" : ", depth profile " + list(a.depth_profile));
-    case AcceptanceSettings::Kind::kConditional: return "conditional rates " + list(a.per_position);
-    case AcceptanceSettings::Kind::kUnconditional: return "unconditional rates " + list(a.per_position);
-    case AcceptanceSettings::Kind::kTokensPerCycle: return "tau " + units::format_fixed(a.tokens_per_cycle, 3);
+  if (const auto* c = std::get_if<ConstantChain>(&a.kind)) {
+    return "accept " + units::format_fixed(c->accept, 3) +
+           (c->depth_profile.empty() ? "" : ", depth profile " + list(c->depth_profile));
   }
+  if (const auto* d = std::get_if<DepthDecayChain>(&a.kind)) {
+    return "accept " + units::format_fixed(d->accept, 3) + ", depth decay " + units::format_fixed(d->depth_decay, 3);
+  }
+  if (const auto* b = std::get_if<ConditionalChain>(&a.kind)) return "conditional rates " + list(b->rates);
+  if (const auto* u = std::get_if<UnconditionalChain>(&a.kind)) return "unconditional rates " + list(u->rates);
+  if (const auto* m = std::get_if<MeasuredTau>(&a.kind)) return "tau " + units::format_fixed(m->tokens_per_cycle, 3);
   return "";
 }
 
@@ -85,9 +87,9 @@ ValidationRow predict_row(Scenario s) {
   row.moe = s.model.moe_layers() > 0;
   row.tp = s.parallel.tp;
   row.batch = s.batch;
-  row.tree = s.speculation.eagle_topk > 1;
-  row.num_steps = s.speculation.num_steps;
-  row.num_draft_tokens = s.speculation.num_draft_tokens;
+  row.tree = s.speculation.shape.eagle_topk > 1;
+  row.num_steps = s.speculation.shape.num_steps;
+  row.num_draft_tokens = s.speculation.shape.num_draft_tokens;
   row.measured_plain_tokens_per_s = *s.measurements.baseline_tokens_per_s;
   row.measured_spec_tokens_per_s = *s.measurements.speculative_tokens_per_s;
   row.spec_extra_per_cycle_s = s.host.spec_extra_per_cycle_s;

@@ -287,9 +287,9 @@ MonteCarloResult simulate_cycles(const DraftTree& tree, const PositionalAcceptan
   return out;
 }
 
-MonteCarloResult simulate_cycles(const AcceptanceModel& model, const MonteCarloOptions& options,
-                                 const CycleTimeFunction& cycle_time_s) {
-  const auto setup = draft_setup(model);
+MonteCarloResult simulate_cycles(const Acceptance& acceptance, const DraftShape& shape,
+                                 const MonteCarloOptions& options, const CycleTimeFunction& cycle_time_s) {
+  const auto setup = draft_setup(acceptance, shape);
   return simulate_cycles(setup.tree, setup.acceptance, options, cycle_time_s);
 }
 

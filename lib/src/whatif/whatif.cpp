@@ -17,22 +17,14 @@ namespace specsim {
 
 namespace {
 double spec_tokens_per_s(const CycleModel& model, double accept) {
-  AcceptanceSettings a = model.scenario().acceptance;
-  a.kind = AcceptanceSettings::Kind::kConstant;
-  a.accept = accept;
-  return model.predict(a).spec_tokens_per_s;
+  return model.predict(as_constant_chain(model.scenario().acceptance, accept)).spec_tokens_per_s;
 }
 }  // namespace
 
 BreakEven breakeven(const CycleModel& model) {
   BreakEven b;
-  b.num_steps = model.scenario().speculation.num_steps;
-  const Prediction at_one = [&] {
-    AcceptanceSettings a = model.scenario().acceptance;
-    a.kind = AcceptanceSettings::Kind::kConstant;
-    a.accept = 1.0;
-    return model.predict(a);
-  }();
+  b.num_steps = model.scenario().speculation.shape.num_steps;
+  const Prediction at_one = model.predict(as_constant_chain(model.scenario().acceptance, 1.0));
   const double base = at_one.baseline_tokens_per_s;
   b.tokens_per_cycle = at_one.breakeven_tokens_per_cycle;
   b.speculative_tokens_per_s_at_accept_1 = at_one.spec_tokens_per_s;
@@ -56,23 +48,23 @@ BreakEvenReport breakeven_report(const Scenario& scenario, int max_num_steps) {
   r.at_scenario = breakeven(model);
   for (int k = 1; k <= max_num_steps; ++k) {
     Scenario s = scenario;
-    s.speculation.num_steps = k;
-    if (s.speculation.eagle_topk == 1) s.speculation.num_draft_tokens = k + 1;
+    s.speculation.shape.num_steps = k;
+    if (s.speculation.shape.eagle_topk == 1) s.speculation.shape.num_draft_tokens = k + 1;
     r.by_num_steps.push_back(breakeven(CycleModel(std::move(s))));
   }
   return r;
 }
 
-MonteCarloResult monte_carlo(const CycleModel& model, const AcceptanceSettings& acceptance,
+MonteCarloResult monte_carlo(const CycleModel& model, const Acceptance& acceptance,
                              const MonteCarloOptions& options) {
-  const AcceptanceModel m = model.acceptance_model(acceptance);
+  const DraftShape& shape = model.scenario().speculation.shape;
   // The cycle time depends on the emitted length through the draft extend; tabulate it once.
-  const int max_emitted = model.scenario().speculation.num_steps + 1;
+  const int max_emitted = shape.num_steps + 1;
   std::vector<double> cycle(max_emitted + 1, 0.0);
   for (int e = 1; e <= max_emitted; ++e) cycle[e] = model.cycle_s(e);
   // Per request: a cycle of the whole batch emits `emitted` tokens for this request, so the
   // simulated tokens/s are per request; callers multiply by the batch for the aggregate.
-  return simulate_cycles(m, options, [cycle, max_emitted](int emitted) {
+  return simulate_cycles(acceptance, shape, options, [cycle, max_emitted](int emitted) {
     return cycle[std::clamp(emitted, 1, max_emitted)];
   });
 }
