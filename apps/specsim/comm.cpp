@@ -1,24 +1,21 @@
 // specsim comm: predicted all-reduce time per message size from a comm profile, through the
-// measured curve (MeasuredCurve: piecewise regimes, exact at measured sizes), as text or JSON.
+// measured curve (MeasuredCurve: piecewise regimes, exact at measured sizes), as text, JSON or CSV.
 // Profiles of the same box at other rank counts estimate an unmeasured one (comm_scaling.hpp).
 #include <CLI/CLI.hpp>
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <cctype>
-#include <cmath>
-#include <cstdint>
-#include <cstdio>
 #include <optional>
 #include <ostream>
 
 #include "cli.hpp"
+#include "format_option.hpp"
 #include "specsim/comm_curve.hpp"
 #include "specsim/comm_model.hpp"
 #include "specsim/comm_scaling.hpp"
 #include "specsim/error.hpp"
 #include "specsim/load.hpp"
+#include "specsim/report.hpp"
 #include "specsim/units.hpp"
 
 namespace specsim::cli {
@@ -32,7 +29,7 @@ struct CommOptions {
   int ranks = 0;
   std::vector<std::string> sizes;
   std::optional<std::string> mode;
-  bool json = false;
+  Format format = Format::kText;
 };
 
 // "14KiB", "2MB", or a plain byte count "4096".
@@ -121,36 +118,18 @@ void run_comm(const CommOptions& o, Io& io) {
     return true;
   };
 
-  std::string text;
-  if (o.json) {
-    nlohmann::json j;
-    j["points"] = nlohmann::json::array();
-    for (double b : sizes) {
-      // Whole byte counts print as JSON integers.
-      nlohmann::json bytes = b == std::floor(b) && b < 9e15 ? nlohmann::json(static_cast<std::int64_t>(b)) : nlohmann::json(b);
-      j["points"].push_back({{"bytes", bytes}, {"time_s", curve.time_s(b)}});
-    }
-    // A measured rank count prints {"points": [...]} alone, as scripts expect; an estimate says so.
-    if (!exact) {
-      j["ranks"] = o.ranks;
-      j["measured_at_ranks"] = false;
-      j["from_ranks"] = curve.from_ranks();
-      j["rank_scaling"] = curve.method() == RankScaling::kPowerLaw ? "power" : "nccl";
-    }
-    text = j.dump(2) + "\n";
+  CommTable table;
+  table.ranks = o.ranks;
+  table.mode = to_string(profiles.front().mode);
+  if (exact) {
+    table.profile = exact->name;
   } else {
-    const std::string mode = to_string(profiles.front().mode);
-    text = exact ? "all_reduce, profile " + exact->name + " (" + std::to_string(o.ranks) + " ranks, " + mode + ")\n"
-                 : "all_reduce at " + std::to_string(o.ranks) + " ranks (" + mode + "), NOT MEASURED: estimated from " +
-                       rank_sources(curve, sources) + " by " + to_string(curve.method()) + "\n";
-    for (double b : sizes) {
-      char line[128];
-      std::snprintf(line, sizeof line, "  %-12s %12.3f us%s\n", units::format_bytes(b).c_str(), curve.time_s(b) * 1e6,
-                    in_range(b) ? "" : "  (outside measured range: extrapolated)");
-      text += line;
-    }
+    table.from_ranks = curve.from_ranks();
+    table.rank_scaling = curve.method();
+    table.estimated_from = rank_sources(curve, sources);
   }
-  io.out << text;
+  for (double b : sizes) table.points.push_back({b, curve.time_s(b), in_range(b)});
+  io.out << render_comm(table, o.format);
 }
 
 }  // namespace
@@ -174,7 +153,7 @@ void setup_comm(CLI::App& app, Io& io) {
       ->delimiter(',');
   sub->add_option("--mode", opts->mode, "Launch mode; must match the profile's")
       ->check(CLI::IsMember({"graph", "eager"}));
-  sub->add_flag("--json", opts->json, "Print {\"points\":[{\"bytes\":...,\"time_s\":...}]}");
+  add_format_option(*sub, opts->format, {.json_help = "Print {\"points\":[{\"bytes\":...,\"time_s\":...}]} (--format json)"});
   sub->callback([opts, &io]() { run_comm(*opts, io); });
 }
 

@@ -3,17 +3,17 @@
 // profile (calibration/profiles, kind compute_profile) or one measured decode step (--decode-step:
 // eta_bw solved so the 1-token forward takes that time).
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 
-#include <cstdio>
 #include <optional>
 #include <ostream>
 
 #include "choices.hpp"
 #include "cli.hpp"
+#include "format_option.hpp"
 #include "specsim/compute_fit.hpp"
 #include "specsim/error.hpp"
 #include "specsim/load.hpp"
+#include "specsim/report.hpp"
 #include "specsim/units.hpp"
 
 namespace specsim::cli {
@@ -29,7 +29,7 @@ struct ForwardOptions {
   LaunchMode mode = LaunchMode::kGraph;
   std::string profile;
   std::string decode_step;  // a duration with its unit, e.g. "6.1ms"
-  bool json = false;
+  Format format = Format::kText;
 };
 
 void run_forward(const ForwardOptions& o, Io& io) {
@@ -61,32 +61,12 @@ void run_forward(const ForwardOptions& o, Io& io) {
         solve_bandwidth_efficiency(model, gpu, o.tp, double(o.context), o.mode, settings, step_s);
     basis += ", eta_bw solved from --decode-step " + units::format_duration(step_s);
   }
-  std::vector<std::pair<int, double>> points;
+  ForwardTable table{model.name, gpu.name, o.tp, o.context, o.mode, basis,
+                     settings.bandwidth_efficiency.value_or(0.84), tp_note, {}};
   for (int q : o.tokens) {
-    points.emplace_back(q, predict_forward_s(model, gpu, o.tp, double(o.context), q, o.mode, settings));
+    table.points.push_back({q, predict_forward_s(model, gpu, o.tp, double(o.context), q, o.mode, settings)});
   }
-  if (o.json) {
-    // ordered_json keeps "tokens" before "time_s": scripts read these names.
-    nlohmann::ordered_json j;
-    j["points"] = nlohmann::ordered_json::array();
-    for (const auto& [q, t] : points) j["points"].push_back({{"tokens", q}, {"time_s", t}});
-    io.out << j.dump() << "\n";
-    return;
-  }
-  std::string text = "forward of one TP rank, compute only: " + model.name + " on " + gpu.name + ", tp " +
-                     std::to_string(o.tp) + ", context " + std::to_string(o.context) + ", " + to_string(o.mode) +
-                     "\n" + "basis: " + basis + ", eta_bw " +
-                     std::to_string(settings.bandwidth_efficiency.value_or(0.84)).substr(0, 6) + "\n";
-  if (!tp_note.empty()) text += "note: " + tp_note + "\n";
-  char line[128];
-  std::snprintf(line, sizeof line, "  %8s  %12s  %10s\n", "tokens", "time", "vs 1 token");
-  text += line;
-  const double first = points.empty() ? 1.0 : points.front().second;
-  for (const auto& [q, t] : points) {
-    std::snprintf(line, sizeof line, "  %8d  %12s  %9.3fx\n", q, units::format_duration(t).c_str(), t / first);
-    text += line;
-  }
-  io.out << text;
+  io.out << render_forward(table, o.format);
 }
 
 }  // namespace
@@ -109,7 +89,7 @@ void setup_forward(CLI::App& app, Io& io) {
   sub->add_option("--profile", opts->profile, "Compute profile (calibration/profiles, kind compute_profile)");
   sub->add_option("--decode-step", opts->decode_step,
                   "Measured compute time of one plain decode step (e.g. 6.1ms): solves the bandwidth efficiency");
-  sub->add_flag("--json", opts->json, "Print {\"points\":[{\"tokens\":..,\"time_s\":..}]}");
+  add_format_option(*sub, opts->format, {.json_help = "Print {\"points\":[{\"tokens\":..,\"time_s\":..}]} (--format json)"});
   sub->callback([opts, &io]() { run_forward(*opts, io); });
 }
 

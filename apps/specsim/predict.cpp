@@ -1,15 +1,13 @@
 // specsim predict: tokens/s of speculative vs plain decoding for one scenario, with the cycle's
-// breakdown, as a table or JSON; optionally a Monte Carlo spread of tokens/s. With concurrency
-// levels (workload.concurrency, --concurrency), a row per level instead (concurrency.hpp).
+// breakdown, as a table, JSON or CSV (report.hpp); optionally a Monte Carlo spread of tokens/s. With
+// concurrency levels (workload.concurrency, --concurrency), a row per level instead (concurrency.hpp).
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 
-#include <cstdio>
 #include <optional>
 #include <ostream>
 
 #include "cli.hpp"
-#include "specsim/units.hpp"
+#include "format_option.hpp"
 #include "specsim/concurrency.hpp"
 #include "specsim/cycle.hpp"
 #include "specsim/engine_log.hpp"
@@ -34,7 +32,7 @@ struct PredictOptions {
   int monte_carlo = 0;  // simulated requests; 0 = off
   std::uint64_t seed = 1;
   double request_spread = 0.0;
-  bool json = false;
+  Format format = Format::kText;
 };
 
 // The acceptance a set of engine logs supports: pooled per-position rates when logged, else tau.
@@ -50,8 +48,6 @@ Acceptance from_logs(const std::vector<std::string>& files, std::vector<std::str
   return acceptance_from_summary(sum);
 }
 
-std::string fixed(double v, int digits) { return units::format_fixed(v, digits); }
-
 // The cycle model fits a per-position list to the draft length (cycle.cpp: a longer list is cut,
 // a shorter one repeats its last rate); say so as a warning, rather than let measured positions
 // vanish silently.
@@ -59,78 +55,6 @@ std::vector<std::string> acceptance_warnings(const Scenario& s) {
   std::string w = position_mismatch_warning(listed_positions(s.acceptance.kind), s.speculation.shape.num_steps);
   if (w.empty()) return {};
   return {std::move(w)};
-}
-
-std::string gigabytes(double bytes) { return fixed(bytes / 1e9, 1) + " GB"; }
-
-// The levels' table; infeasible levels keep their row, with the reason.
-std::string concurrency_text(const Scenario& s, const ConcurrencyPrediction& cp) {
-  std::string levels;
-  for (const auto& l : cp.levels) levels += (levels.empty() ? "" : ", ") + std::to_string(l.concurrency);
-  std::string out = "specsim predict: " + s.name + " at concurrency " + levels + "\n";
-  out += "  " + calibration_note(cp.calibrated_batch) + "\n";
-  for (const auto& l : cp.levels) {
-    if (!l.feasible()) continue;
-    out += "  acceptance per request, the same at every level: " + fixed(l.tokens_per_cycle, 3) + " tokens per cycle\n";
-    break;
-  }
-  out += "  concurrency  plain tok/s/req  spec tok/s/req  plain tok/s  spec tok/s  speedup  memory per GPU\n";
-  char buf[256];
-  for (const auto& l : cp.levels) {
-    if (!l.feasible()) {
-      std::snprintf(buf, sizeof buf, "  %11d  INFEASIBLE: ", l.concurrency);
-      out += buf + l.infeasible + "\n";
-      continue;
-    }
-    std::snprintf(buf, sizeof buf, "  %11d  %15.1f  %14.1f  %11.1f  %10.1f  %6.3fx  %s of %s\n", l.concurrency,
-                  l.plain_per_request_tokens_per_s(), l.spec_per_request_tokens_per_s(),
-                  l.plain_aggregate_tokens_per_s, l.spec_aggregate_tokens_per_s, l.speedup,
-                  gigabytes(l.memory.used_bytes()).c_str(), gigabytes(l.memory.capacity_bytes).c_str());
-    out += buf;
-  }
-  out += "  " + payoff_summary(cp) + "\n";
-  return out;
-}
-
-nlohmann::json concurrency_json(const Scenario& s, const ConcurrencyPrediction& cp) {
-  nlohmann::json levels = nlohmann::json::array();
-  for (const auto& l : cp.levels) {
-    nlohmann::json j{{"concurrency", l.concurrency},
-                     {"feasible", l.feasible()},
-                     {"memory", nlohmann::json::parse(render_memory_json(l.memory))}};
-    if (!l.feasible()) {
-      j["infeasible"] = l.infeasible;
-    } else {
-      j["plain"] = {{"per_request_tokens_per_s", l.plain_per_request_tokens_per_s()},
-                    {"aggregate_tokens_per_s", l.plain_aggregate_tokens_per_s},
-                    {"step_s", l.plain_step_s}};
-      j["speculative"] = {{"per_request_tokens_per_s", l.spec_per_request_tokens_per_s()},
-                          {"aggregate_tokens_per_s", l.spec_aggregate_tokens_per_s},
-                          {"cycle_s", l.cycle_s},
-                          {"tokens_per_cycle", l.tokens_per_cycle}};
-      j["speedup"] = l.speedup;
-    }
-    levels.push_back(std::move(j));
-  }
-  return {{"scenario", s.name},
-          {"calibrated_at_batch", cp.calibrated_batch},
-          {"note", calibration_note(cp.calibrated_batch)},
-          {"payoff", payoff_summary(cp)},
-          {"concurrency", levels},
-          {"stops_paying_at", cp.stops_paying_at ? nlohmann::json(*cp.stops_paying_at) : nlohmann::json()}};
-}
-
-// Rendered whole before printing, as run_predict does: a failure never leaves half a document.
-std::string render_concurrency(const Scenario& s, const ConcurrencyPrediction& cp,
-                               const std::vector<std::string>& warnings, bool json) {
-  if (json) {
-    auto j = concurrency_json(s, cp);
-    if (!warnings.empty()) j["warnings"] = warnings;
-    return j.dump(2) + "\n";
-  }
-  std::string text = concurrency_text(s, cp);
-  for (const auto& w : warnings) text += "  warning: " + w + "\n";
-  return text;
 }
 
 void run_predict(const PredictOptions& o, Io& io) {
@@ -149,56 +73,22 @@ void run_predict(const PredictOptions& o, Io& io) {
   for (auto& w : acceptance_warnings(s)) warnings.push_back(std::move(w));
   if (!s.concurrency.empty()) {
     if (o.monte_carlo > 0) throw Error({"--monte-carlo", 0, 0}, "", "simulates one batch: leave out workload.concurrency");
-    io.out << render_concurrency(s, predict_concurrency(s), warnings, o.json);
+    // Rendered whole before printing: a failure never leaves half a document on stdout.
+    io.out << render_concurrency(s.name, predict_concurrency(s), o.format, warnings);
     return;
   }
   require_memory_fit(s);  // a deployment that cannot load predicts nothing
   const CycleModel model(std::move(s));
   const Prediction p = model.predict();
-  std::optional<MonteCarloResult> mc;
+  std::optional<MonteCarloRun> mc;
   if (o.monte_carlo > 0) {
     MonteCarloOptions mo;
     mo.seed = o.seed;
     mo.num_requests = o.monte_carlo;
     mo.request_accept_stddev = o.request_spread;
-    mc = monte_carlo(model, model.scenario().acceptance, mo);
+    mc = MonteCarloRun{mo, monte_carlo(model, model.scenario().acceptance, mo), model.scenario().batch};
   }
-  const double batch = model.scenario().batch;
-  // Rendered whole before printing: a failure never leaves half a document on stdout.
-  std::string text;
-  if (o.json) {
-    auto j = nlohmann::json::parse(render_json(model, p));
-    if (mc) {
-      j["monte_carlo"] = {{"seed", o.seed},
-                          {"requests", o.monte_carlo},
-                          {"cycles", mc->num_cycles},
-                          {"request_spread", o.request_spread},
-                          {"mean_tokens_per_cycle", mc->mean_tokens_per_cycle},
-                          {"mean_tokens_per_cycle_ci99", {mc->mean_tokens_per_cycle_interval.low,
-                                                          mc->mean_tokens_per_cycle_interval.high}},
-                          {"closed_form_tokens_per_cycle", mc->closed_form_tokens_per_cycle},
-                          {"tokens_per_s", {{"mean", batch * mc->tokens_per_s},
-                                            {"p10", batch * mc->request_tokens_per_s.p10},
-                                            {"p50", batch * mc->request_tokens_per_s.p50},
-                                            {"p90", batch * mc->request_tokens_per_s.p90}}}};
-    }
-    if (!warnings.empty()) j["warnings"] = warnings;
-    text = j.dump(2) + "\n";
-  } else {
-    text = render_text(model, p);
-    for (const auto& w : warnings) text += "  warning: " + w + "\n";
-    if (mc) {
-      text += "\n  Monte Carlo (seed " + std::to_string(o.seed) + ", " + std::to_string(mc->num_cycles) +
-              " cycles): tokens per cycle " + fixed(mc->mean_tokens_per_cycle, 3) + " [99% " +
-              fixed(mc->mean_tokens_per_cycle_interval.low, 3) + ", " +
-              fixed(mc->mean_tokens_per_cycle_interval.high, 3) + "], closed form " +
-              fixed(mc->closed_form_tokens_per_cycle, 3) + "\n  tokens/s per request p10 / p50 / p90: " +
-              fixed(batch * mc->request_tokens_per_s.p10, 1) + " / " + fixed(batch * mc->request_tokens_per_s.p50, 1) +
-              " / " + fixed(batch * mc->request_tokens_per_s.p90, 1) + " (batch total, mean " +
-              fixed(batch * mc->tokens_per_s, 1) + ")\n";
-    }
-  }
-  io.out << text;
+  io.out << render_prediction(model, p, o.format, warnings, mc);
 }
 
 }  // namespace
@@ -236,7 +126,7 @@ void setup_predict(CLI::App& app, Io& io) {
   sub->add_option("--request-spread", opts->request_spread,
                   "Standard deviation of per-request first-position acceptance (Beta)")
       ->check(CLI::Range(0.0, 0.5));
-  sub->add_flag("--json", opts->json, "Print one JSON object");
+  add_format_option(*sub, opts->format);
   sub->callback([opts, &io]() { run_predict(*opts, io); });
 }
 

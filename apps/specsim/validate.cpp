@@ -6,7 +6,9 @@
 #include <ostream>
 
 #include "cli.hpp"
+#include "format_option.hpp"
 #include "specsim/error.hpp"
+#include "specsim/report.hpp"
 #include "specsim/validate_corpus.hpp"
 
 namespace specsim::cli {
@@ -17,8 +19,7 @@ struct ValidateOptions {
   std::vector<std::string> paths;
   std::string calibrate_on;
   std::string baseline;
-  bool json = false;
-  bool csv = false;
+  Format format = Format::kText;
 };
 
 void run_validate(const ValidateOptions& o, Io& io) {
@@ -28,8 +29,7 @@ void run_validate(const ValidateOptions& o, Io& io) {
   // Compared before anything is printed, so a bad baseline file leaves stdout empty.
   std::vector<std::string> worse;
   if (!o.baseline.empty()) worse = regressions_against(report, o.baseline);
-  io.out << (o.json ? render_validation_json(report) : o.csv ? render_validation_csv(report)
-                                                             : render_validation_text(report));
+  io.out << render_validation(report, o.format);
   if (!worse.empty()) {
     std::string message = "the corpus summary is worse than the baseline " + o.baseline + ":";
     for (const auto& w : worse) message += "\n  " + w;
@@ -51,9 +51,7 @@ void setup_validate(CLI::App& app, Io& io) {
                   "Fail (exit 1) when the summary is worse than this `validate --json` output by more "
                   "than the regression margins")
       ->check(CLI::ExistingFile);
-  auto* json = sub->add_flag("--json", opts->json, "Print one JSON object");
-  auto* csv = sub->add_flag("--csv", opts->csv, "Print one CSV table (rows, then calibrated rows)");
-  json->excludes(csv);
+  add_format_option(*sub, opts->format, {.csv_flag = true});
   sub->callback([opts, &io]() { run_validate(*opts, io); });
 }
 

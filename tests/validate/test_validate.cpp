@@ -15,6 +15,7 @@
 #include "specsim/cycle.hpp"
 #include "specsim/error.hpp"
 #include "specsim/load.hpp"
+#include "specsim/report.hpp"
 #include "specsim/validate_corpus.hpp"
 
 namespace fs = std::filesystem;
@@ -160,7 +161,7 @@ TEST_CASE("validate: the regression guard compares against a committed summary",
     std::ofstream(f) << j.dump();
     return f;
   };
-  nlohmann::json same = nlohmann::json::parse(specsim::render_validation_json(report));
+  nlohmann::json same = nlohmann::json::parse(specsim::render_validation(report, specsim::Format::kJson));
   CHECK(specsim::regressions_against(report, write(same)).empty());
 
   nlohmann::json better = same;

@@ -97,6 +97,7 @@ struct AcceptanceSummary {
   std::vector<double> unconditional_rates;  // pooled a_j (positions every contributing line has)
   std::vector<double> conditional_rates;    // b_j = a_j / a_{j-1}
   std::optional<double> throughput_tokens_per_s;  // pooled over lines that report it
+  double confidence = 0.95;  // of the intervals below, as summarize() was asked
 
   // From counts, only when every pooled line has them (not SGLang): accepted / drafted tokens
   // with a Clopper-Pearson interval, and tau = 1 + (drafted / drafts) * accepted / drafted mapped

@@ -1,15 +1,43 @@
-// One Prediction, rendered for people (a table read at a glance) and for programs (JSON). The
-// JSON key names are a contract scripts rely on: baseline.tokens_per_s, baseline.step_s,
-// speculative.{tokens_per_s, cycle_s, tokens_per_cycle, draft_s, verify_s, verify_compute_s,
-// verify_comm_s, verify_allreduce_count}, speedup. Seconds and counts are plain numbers.
+// Every result specsim computes, rendered for people (a text table read at a glance), for programs
+// (JSON) and for spreadsheets (CSV): one render_x(result, format) per result, so the command line
+// parses its options, calls the library and picks a view. A view prints only what its result
+// holds, and the three formats of one result always agree.
+//
+// JSON key names are a contract scripts and notebooks rely on (docs/cli.md lists them per command);
+// seconds and counts are plain numbers.
+//
+// CSV (RFC 4180): one header row, then one row per item of the result's natural table (predict: one
+// row with the main figures; rank: one per intervention; sweep: one per point; comm: one per size).
+// A column carries its JSON key's name; where the table flattens a nested object the keys are
+// joined by dots (`speculative.tokens_per_s`), and an array of two bounds reads `.low` / `.high`.
+// Values are spelled as the JSON spells them, so a cell and its JSON value read alike: numbers in
+// the shortest text that reads back the same double, booleans true/false, no value (JSON null) an
+// empty field. A field holding a comma, a quote or a line break is quoted, its quotes doubled.
 #pragma once
 
+#include <array>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
+#include "specsim/comm_scaling.hpp"
+#include "specsim/concurrency.hpp"
 #include "specsim/cycle.hpp"
+#include "specsim/engine_log.hpp"
 #include "specsim/memory_fit.hpp"
+#include "specsim/monte_carlo.hpp"
+#include "specsim/validate_corpus.hpp"
+#include "specsim/whatif.hpp"
 
 namespace specsim {
+
+enum class Format { kText, kJson, kCsv };
+inline constexpr std::array kFormats = {Format::kText, Format::kJson, Format::kCsv};
+// "text", "json", "csv"
+[[nodiscard]] const char* to_string(Format format);
+// The format of one of those names; empty for any other text.
+[[nodiscard]] std::optional<Format> parse_format(std::string_view name);
 
 // Why the scenario's measured speculative rate is no yardstick for its prediction; "" when it is.
 // It is one only for the deployment that was measured: the scenario as its file states it (no
@@ -18,13 +46,93 @@ namespace specsim {
 // docs/model.md, "Measurements of another deployment".
 [[nodiscard]] std::string held_out_mismatch(const Scenario& s);
 
-[[nodiscard]] std::string render_text(const CycleModel& model, const Prediction& p);
-[[nodiscard]] std::string render_json(const CycleModel& model, const Prediction& p);
+// A Monte Carlo of the cycle as it was run: the options say how (seed, requests, per-request
+// spread) so a reader can repeat it.
+struct MonteCarloRun {
+  MonteCarloOptions options;
+  MonteCarloResult result;
+  // Requests per forward: the result's tokens/s are one request's, the view's the batch's.
+  int batch = 1;
+};
 
-// The "memory per GPU" section of predict's text (a heading line, then a line per part), and the
-// object its JSON holds under "memory": gpu, batch, capacity_bytes, used_bytes, fits,
-// engine_fraction, engine_rule, parts[{name, bytes, basis}].
-[[nodiscard]] std::string render_memory_text(const MemoryFit& fit);
-[[nodiscard]] std::string render_memory_json(const MemoryFit& fit);
+// predict at one batch: the prediction on its calibrated model, then the warnings the run raised
+// (text: `warning:` lines; JSON: `warnings`, left out when there are none) and, when given, the
+// Monte Carlo of the same cycle (JSON: `monte_carlo`).
+[[nodiscard]] std::string render_prediction(const CycleModel& model, const Prediction& p, Format format,
+                                            const std::vector<std::string>& warnings = {},
+                                            const std::optional<MonteCarloRun>& monte_carlo = std::nullopt);
+// The Monte Carlo alone: the section predict's text ends with, the object its JSON holds under
+// `monte_carlo`, one CSV row.
+[[nodiscard]] std::string render_monte_carlo(const MonteCarloRun& run, Format format);
+// predict at several concurrency levels (concurrency.hpp) of the scenario named `scenario`: a row
+// per level, infeasible ones with the reason.
+[[nodiscard]] std::string render_concurrency(const std::string& scenario, const ConcurrencyPrediction& p,
+                                             Format format, const std::vector<std::string>& warnings = {});
+
+// The memory a deployment needs per GPU: the section predict's text holds (a heading line, then a
+// line per part), the object its JSON holds under "memory" (gpu, batch, capacity_bytes, used_bytes,
+// fits, engine_fraction, engine_rule, parts[{name, bytes, basis}]), a CSV row per part.
+[[nodiscard]] std::string render_memory(const MemoryFit& fit, Format format);
+
+// rank of the scenario named `scenario` (as the user gave it). CSV: a row per intervention.
+[[nodiscard]] std::string render_rank(const std::string& scenario, const RankReport& report, Format format);
+// sweep: the text shows the best `text_rows` points; JSON and CSV every point.
+[[nodiscard]] std::string render_sweep(const SweepResult& result, Format format, int text_rows = 20);
+// sweep at concurrency levels: the best point per level.
+[[nodiscard]] std::string render_concurrency_sweep(const ConcurrencySweep& sweep, Format format);
+// breakeven of the scenario named `scenario`. CSV: a row per draft length.
+[[nodiscard]] std::string render_breakeven(const std::string& scenario, const BreakEvenReport& report,
+                                           Format format);
+
+// All-reduce times per message size from a comm profile (specsim comm), measured at the rank count
+// or estimated from others (comm_scaling.hpp).
+struct CommTable {
+  struct Point {
+    double bytes = 0.0;
+    double time_s = 0.0;
+    bool in_measured_range = true;  // false: the curve extrapolates past the measured sizes
+  };
+  int ranks = 0;
+  std::string mode;     // the profiles' launch mode, "graph" or "eager"
+  std::string profile;  // the profile measured at `ranks`; "" for an estimate
+  // For an estimate only: the measured rank counts it rests on, how it scales from them, and the
+  // profiles named with their counts (rank_sources()).
+  std::vector<int> from_ranks;
+  RankScaling rank_scaling = RankScaling::kPowerLaw;
+  std::string estimated_from;
+  std::vector<Point> points;
+  [[nodiscard]] bool measured_at_ranks() const { return !profile.empty(); }
+};
+// Text: a line per size. JSON: {"points": [{bytes, time_s}]}, and for an estimate `ranks`,
+// `measured_at_ranks`, `from_ranks`, `rank_scaling` ("power" or "nccl"). CSV: a row per size.
+[[nodiscard]] std::string render_comm(const CommTable& table, Format format);
+
+// The compute time of one forward on one TP rank per token count (specsim forward).
+struct ForwardTable {
+  struct Point {
+    int tokens = 0;
+    double time_s = 0.0;
+  };
+  std::string model;
+  std::string gpu;
+  int tp = 1;
+  long long context = 0;
+  LaunchMode mode = LaunchMode::kGraph;
+  std::string basis;  // where the compute settings come from: defaults, a profile, a measured step
+  double bandwidth_efficiency = 0.0;  // eta_bw the times rest on
+  std::string tp_note;  // what check_tensor_parallel said about the split; "" when nothing
+  std::vector<Point> points;
+};
+// Text: a line per token count with its ratio to the first. JSON: {"points":[{tokens, time_s}]},
+// in that key order. CSV: a row per token count.
+[[nodiscard]] std::string render_forward(const ForwardTable& table, Format format);
+
+// What engine logs say about acceptance (specsim acceptance). CSV: one row, the per-position rates
+// as `per_position.1` ... (first draft position first).
+[[nodiscard]] std::string render_acceptance(const AcceptanceSummary& summary, Format format);
+
+// The validation corpus (specsim validate). CSV: a row per corpus row, then one per calibrated row
+// (`set` says which).
+[[nodiscard]] std::string render_validation(const ValidationReport& report, Format format);
 
 }  // namespace specsim

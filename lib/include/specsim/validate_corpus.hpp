@@ -160,9 +160,6 @@ struct RegressionMargins {
                                                            const std::string& baseline_file,
                                                            const RegressionMargins& margins = {});
 
-// Views of one report.
-[[nodiscard]] std::string render_validation_text(const ValidationReport& report);
-[[nodiscard]] std::string render_validation_json(const ValidationReport& report);
-[[nodiscard]] std::string render_validation_csv(const ValidationReport& report);
+// Its text, JSON and CSV views: render_validation in report.hpp.
 
 }  // namespace specsim

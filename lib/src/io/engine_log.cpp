@@ -1085,6 +1085,7 @@ AcceptanceSummary summarize(std::span<const LogRecord> records, double confidenc
   check_confidence(confidence);
   const std::vector<const LogRecord*> pool = records_to_pool(records);
   AcceptanceSummary s;
+  s.confidence = confidence;
   pool_tokens_per_cycle(pool, s);
   const std::size_t positions = pool_position_rates(pool, s);
   s.throughput_tokens_per_s = pooled_throughput(pool);

@@ -1,17 +1,15 @@
-// Text, JSON and CSV views of one ValidationReport (validate_corpus.hpp). Nothing is computed here
-// that the report does not hold, so the three views always agree.
+// validate's views of one ValidationReport (validate_corpus.hpp): a line per row, summaries by
+// group, and the calibrated rows when asked for.
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 
-#include "specsim/error.hpp"
-
+#include "report/csv.hpp"
+#include "specsim/report.hpp"
 #include "specsim/units.hpp"
-#include "specsim/validate_corpus.hpp"
 
 namespace specsim {
 
@@ -114,6 +112,12 @@ nlohmann::json row_json(const ValidationRow& r) {
           {"warnings", r.warnings}};
 }
 
+nlohmann::json calibrated_row_json(const CalibratedRow& cr) {
+  nlohmann::json row = row_json(cr.row);
+  row["calibrated_on"] = cr.calibrated_on;
+  return row;
+}
+
 nlohmann::json summary_json(const ErrorSummary& s) {
   return {{"group", s.group},
           {"rows", s.rows},
@@ -126,23 +130,7 @@ nlohmann::json summary_json(const ErrorSummary& s) {
           {"in_band", s.in_band}};
 }
 
-// RFC 4180: a field holding a comma, a quote or a line break is quoted, quotes doubled.
-std::string csv_field(const std::string& text) {
-  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
-  std::string out = "\"";
-  for (char c : text) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
-}
-
-std::string number(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
-
-}  // namespace
-
-std::string render_validation_text(const ValidationReport& report) {
+std::string validation_text(const ValidationReport& report) {
   std::ostringstream os;
   os << "specsim validate: " << report.rows.size() << " measured deployments; speculative tokens/s predicted "
      << "from the plain rate and acceptance, the measured value held out\n\n";
@@ -177,7 +165,7 @@ std::string render_validation_text(const ValidationReport& report) {
   return os.str();
 }
 
-std::string render_validation_json(const ValidationReport& report) {
+nlohmann::json validation_json(const ValidationReport& report) {
   nlohmann::json j;
   j["rows"] = nlohmann::json::array();
   for (const auto& r : report.rows) j["rows"].push_back(row_json(r));
@@ -186,101 +174,47 @@ std::string render_validation_json(const ValidationReport& report) {
   if (report.calibration) {
     const CalibrationRun& c = *report.calibration;
     nlohmann::json rows = nlohmann::json::array();
-    for (const auto& cr : c.rows) {
-      nlohmann::json row = row_json(cr.row);
-      row["calibrated_on"] = cr.calibrated_on;
-      rows.push_back(row);
-    }
+    for (const auto& cr : c.rows) rows.push_back(calibrated_row_json(cr));
     j["calibration"] = {{"mode", c.mode},
                         {"rows", rows},
                         {"summary", summary_json(c.summary)},
                         {"sources_skipped", c.sources_skipped}};
   }
-  return j.dump(2) + "\n";
+  return j;
 }
 
-std::string render_validation_csv(const ValidationReport& report) {
-  std::ostringstream os;
-  os << "set,name,source,url,engine,interconnect,gpu,model,moe,tp,batch,tree,num_steps,num_draft_tokens,"
-        "measured_plain_tokens_per_s,measured_spec_tokens_per_s,predicted_plain_tokens_per_s,"
-        "predicted_spec_tokens_per_s,band_p10_tokens_per_s,band_p90_tokens_per_s,in_band,error,measured_speedup,"
-        "predicted_speedup,sign_right,inputs_not_measured\n";
-  auto line = [&](const std::string& set, const ValidationRow& r) {
-    os << csv_field(set) << ',' << csv_field(r.name) << ',' << csv_field(r.source.source) << ','
-       << csv_field(r.source.url) << ',' << csv_field(r.engine) << ',' << r.interconnect << ','
-       << csv_field(r.gpu) << ',' << csv_field(r.model) << ',' << (r.moe ? 1 : 0) << ',' << r.tp << ','
-       << r.batch << ',' << (r.tree ? 1 : 0) << ',' << r.num_steps << ',' << r.num_draft_tokens << ','
-       << number(r.measured_plain_tokens_per_s) << ',' << number(r.measured_spec_tokens_per_s) << ','
-       << number(r.predicted_plain_tokens_per_s) << ',' << number(r.predicted_spec_tokens_per_s) << ','
-       << number(r.band_p10_tokens_per_s) << ',' << number(r.band_p90_tokens_per_s) << ',' << (r.in_band() ? 1 : 0)
-       << ',' << number(r.error()) << ',' << number(r.measured_speedup()) << ',' << number(r.predicted_speedup()) << ','
-       << (r.sign_right() ? 1 : 0) << ',' << csv_field(origins_code(r)) << '\n';
+// The rows and the calibrated rows in one table, each with the view's own `set` (which table it is
+// from) and `inputs_not_measured` (the text's letters).
+std::string validation_csv(const ValidationReport& report) {
+  nlohmann::json rows = nlohmann::json::array();
+  auto add = [&](const std::string& set, const ValidationRow& r, nlohmann::json row) {
+    row["set"] = set;
+    row["inputs_not_measured"] = origins_code(r);
+    rows.push_back(std::move(row));
   };
-  for (const auto& r : report.rows) line("rows", r);
+  for (const auto& r : report.rows) add("rows", r, row_json(r));
   if (report.calibration) {
-    for (const auto& cr : report.calibration->rows) line("calibrated " + report.calibration->mode, cr.row);
+    for (const auto& cr : report.calibration->rows) {
+      add("calibrated " + report.calibration->mode, cr.row, calibrated_row_json(cr));
+    }
   }
-  return os.str();
+  return csv_table({"set", "name", "source.id", "source.url", "engine", "interconnect", "gpu", "model", "moe", "tp",
+                    "batch", "tree", "num_steps", "num_draft_tokens", "measured.plain_tokens_per_s",
+                    "measured.spec_tokens_per_s", "predicted.plain_tokens_per_s", "predicted.spec_tokens_per_s",
+                    "band.p10_tokens_per_s", "band.p90_tokens_per_s", "band.measured_inside", "error",
+                    "measured.speedup", "predicted.speedup", "sign_right", "inputs_not_measured", "calibrated_on"},
+                   rows);
 }
 
-}  // namespace specsim
+}  // namespace
 
-namespace specsim {
-
-std::vector<std::string> regressions_against(const ValidationReport& report, const std::string& baseline_file,
-                                             const RegressionMargins& margins) {
-  std::ifstream in(baseline_file);
-  if (!in) throw Error(SourceLocation{baseline_file, 0, 0}, "", "cannot read the baseline summary");
-  nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
-    throw Error(SourceLocation{baseline_file, 0, 0}, "", std::string("not JSON: ") + e.what());
+std::string render_validation(const ValidationReport& report, Format format) {
+  switch (format) {
+    case Format::kText: return validation_text(report);
+    case Format::kJson: return validation_json(report).dump(2) + "\n";
+    case Format::kCsv: return validation_csv(report);
   }
-  if (!j.is_object() || !j.contains("summary") || !j["summary"].is_array()) {
-    throw Error(SourceLocation{baseline_file, 0, 0}, "summary", "expected the `summary` array of `specsim validate --json`");
-  }
-  std::vector<std::string> out;
-  for (const auto& b : j["summary"]) {
-    const auto get = [&](const char* key) {
-      if (!b.contains(key) || !b[key].is_number()) {
-        throw Error(SourceLocation{baseline_file, 0, 0}, std::string("summary[].") + key, "expected a number");
-      }
-      return b[key].get<double>();
-    };
-    if (!b.contains("group") || !b["group"].is_string()) {
-      throw Error(SourceLocation{baseline_file, 0, 0}, "summary[].group", "expected a text");
-    }
-    const std::string group = b["group"].get<std::string>();
-    const auto it = std::find_if(report.summaries.begin(), report.summaries.end(),
-                                 [&](const ErrorSummary& s) { return s.group == group; });
-    if (it == report.summaries.end()) {
-      out.push_back(group + ": in the baseline, not in this corpus");
-      continue;
-    }
-    const int rows = static_cast<int>(get("rows"));
-    if (rows != it->rows) {
-      out.push_back(group + ": " + std::to_string(it->rows) + " rows, the baseline has " + std::to_string(rows) +
-                    " (rewrite the baseline with the corpus change)");
-      continue;
-    }
-    const double median = get("median_abs_error");
-    const double worst = get("worst_abs_error");
-    const int sign = static_cast<int>(get("sign_right"));
-    if (it->median_abs_error > median + margins.median_abs_error) {
-      out.push_back(group + ": median |error| " + fixed(100 * it->median_abs_error, 1) + "%, baseline " +
-                    fixed(100 * median, 1) + "%");
-    }
-    if (it->worst_abs_error > worst + margins.worst_abs_error) {
-      out.push_back(group + ": worst |error| " + fixed(100 * it->worst_abs_error, 1) + "% (" + it->worst_row +
-                    "), baseline " + fixed(100 * worst, 1) + "%");
-    }
-    if (it->sign_right < sign - margins.sign_rows) {
-      out.push_back(group + ": speedup sign right in " + std::to_string(it->sign_right) + " rows, baseline " +
-                    std::to_string(sign));
-    }
-  }
-  return out;
+  return "";
 }
 
 }  // namespace specsim

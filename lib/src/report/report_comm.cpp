@@ -1,0 +1,61 @@
+// comm's views: the all-reduce time per message size, measured at the rank count or estimated.
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+
+#include "report/csv.hpp"
+#include "specsim/report.hpp"
+#include "specsim/units.hpp"
+
+namespace specsim {
+
+namespace {
+
+nlohmann::json comm_json(const CommTable& t) {
+  nlohmann::json j;
+  j["points"] = nlohmann::json::array();
+  for (const auto& p : t.points) {
+    // Whole byte counts print as JSON integers.
+    const double b = p.bytes;
+    nlohmann::json bytes = b == std::floor(b) && b < 9e15 ? nlohmann::json(static_cast<std::int64_t>(b)) : nlohmann::json(b);
+    j["points"].push_back({{"bytes", bytes}, {"time_s", p.time_s}});
+  }
+  // A measured rank count prints {"points": [...]} alone, as scripts expect; an estimate says so.
+  if (!t.measured_at_ranks()) {
+    j["ranks"] = t.ranks;
+    j["measured_at_ranks"] = false;
+    j["from_ranks"] = t.from_ranks;
+    j["rank_scaling"] = t.rank_scaling == RankScaling::kPowerLaw ? "power" : "nccl";
+  }
+  return j;
+}
+
+std::string comm_text(const CommTable& t) {
+  std::string text = t.measured_at_ranks()
+                         ? "all_reduce, profile " + t.profile + " (" + std::to_string(t.ranks) + " ranks, " + t.mode + ")\n"
+                         : "all_reduce at " + std::to_string(t.ranks) + " ranks (" + t.mode +
+                               "), NOT MEASURED: estimated from " + t.estimated_from + " by " +
+                               to_string(t.rank_scaling) + "\n";
+  for (const auto& p : t.points) {
+    char line[128];
+    std::snprintf(line, sizeof line, "  %-12s %12.3f us%s\n", units::format_bytes(p.bytes).c_str(), p.time_s * 1e6,
+                  p.in_measured_range ? "" : "  (outside measured range: extrapolated)");
+    text += line;
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string render_comm(const CommTable& table, Format format) {
+  switch (format) {
+    case Format::kText: return comm_text(table);
+    case Format::kJson: return comm_json(table).dump(2) + "\n";
+    case Format::kCsv: return csv_table({"bytes", "time_s"}, comm_json(table)["points"]);
+  }
+  return "";
+}
+
+}  // namespace specsim

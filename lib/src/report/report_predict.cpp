@@ -1,0 +1,386 @@
+// predict's views: one batch (its cycle, memory, calibration and an optional Monte Carlo) and
+// several concurrency levels.
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <sstream>
+
+#include "report/csv.hpp"
+#include "specsim/memory_fit.hpp"
+#include "specsim/prior_band.hpp"
+#include "specsim/report.hpp"
+#include "specsim/units.hpp"
+
+namespace specsim {
+
+namespace {
+
+using units::format_duration;
+
+std::string fixed(double v, int digits) { return units::format_fixed(v, digits); }
+
+std::string row(const std::string& label, const std::string& base, const std::string& spec) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "  %-34s %14s %14s\n", label.c_str(), base.c_str(), spec.c_str());
+  return buf;
+}
+
+std::string forward_note(const ForwardBreakdown& f) {
+  std::ostringstream os;
+  os << fixed(f.tokens, f.tokens == static_cast<long long>(f.tokens) ? 0 : 2) << " tok, " << to_string(f.mode);
+  return os.str();
+}
+
+std::string phase_name(const ForwardBreakdown& f) {
+  return f.step > 0 ? std::string(f.phase) + " " + std::to_string(f.step) : std::string(f.phase);
+}
+
+nlohmann::json forward_json(const ForwardBreakdown& f) {
+  return {{"phase", phase_name(f)},          {"tokens", f.tokens},
+          {"mode", to_string(f.mode)}, {"total_s", f.total_s()},
+          {"compute_s", f.compute_s},  {"comm_s", f.comm_s},
+          {"allreduce_count", f.allreduce_count},
+          {"message_bytes", f.message_bytes},
+          {"allreduce_each_s", f.allreduce_each_s}};
+}
+
+nlohmann::json value_json(const CalibratedValue& v) { return {{"value", v.value}, {"origin", v.origin}}; }
+
+std::string gigabytes(double bytes) { return fixed(bytes / 1e9, 1) + " GB"; }
+
+nlohmann::json memory_json(const MemoryFit& fit) {
+  nlohmann::json parts = nlohmann::json::array();
+  for (const auto& part : fit.parts) parts.push_back({{"name", part.name}, {"bytes", part.bytes}, {"basis", part.basis}});
+  return {{"gpu", fit.gpu},
+          {"batch", fit.batch},
+          {"capacity_bytes", fit.capacity_bytes},
+          {"used_bytes", fit.used_bytes()},
+          {"fits", fit.fits()},
+          {"engine_fraction", fit.engine_fraction},
+          {"engine_rule", fit.engine_rule},
+          {"parts", parts}};
+}
+
+std::string memory_text(const MemoryFit& fit) {
+  std::ostringstream os;
+  os << "\n  memory per GPU (" << fit.gpu << ", " << gigabytes(fit.capacity_bytes) << "): "
+     << gigabytes(fit.used_bytes()) << ", "
+     << (fit.fits() ? gigabytes(-fit.over_bytes()) + " to spare" : "OVER by " + gigabytes(fit.over_bytes())) << "\n";
+  for (const auto& part : fit.parts) {
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "    %-18s %9s  ", part.name.c_str(), gigabytes(part.bytes).c_str());
+    os << buf << part.basis << "\n";
+  }
+  return os.str();
+}
+
+// The cycle's figures side by side with plain decoding, the band, speedup and acceptance.
+std::string figures_text(const CycleModel& model, const Prediction& p) {
+  const Scenario& s = model.scenario();
+  std::ostringstream os;
+  os << "specsim predict: " << s.name << "\n";
+  os << "  " << s.model.name << " + " << s.draft.name << " on " << s.topology.name << " (" << s.gpu.name
+     << "), TP" << s.parallel.tp << ", batch " << s.batch << ", context " << fixed(s.context_tokens, 0) << "\n";
+  os << "  speculation: " << s.speculation.shape.num_steps << " steps, top-k " << s.speculation.shape.eagle_topk << ", "
+     << s.speculation.shape.num_draft_tokens << " draft tokens verified\n\n";
+
+  os << row("", "baseline", "speculative");
+  os << row("tokens/s", fixed(p.baseline_tokens_per_s, 1), fixed(p.spec_tokens_per_s, 1));
+  os << row("step / cycle", format_duration(p.baseline_step_s), format_duration(p.cycle_s));
+  os << row("tokens per step / cycle", "1", fixed(p.tokens_per_cycle, 3));
+  os << row("  target forward (" + forward_note(p.decode) + " | " + forward_note(p.verify) + ")",
+            format_duration(p.decode.total_s()), format_duration(p.verify.total_s()));
+  os << row("    compute", format_duration(p.decode.compute_s), format_duration(p.verify.compute_s));
+  os << row("    all-reduce x" + std::to_string(p.verify.allreduce_count),
+            format_duration(p.decode.comm_s), format_duration(p.verify.comm_s));
+  os << row("      each (" + units::format_bytes(p.decode.message_bytes) + " | " +
+                units::format_bytes(p.verify.message_bytes) + ")",
+            format_duration(p.decode.allreduce_each_s), format_duration(p.verify.allreduce_each_s));
+  os << row("  draft forwards x" + std::to_string(p.drafts.size()), "-", format_duration(p.draft_s));
+  for (const auto& d : p.drafts) {
+    os << row("    " + phase_name(d) + " (" + forward_note(d) + ")", "-", format_duration(d.total_s()));
+  }
+  os << row("  host", format_duration(p.baseline_host_s), format_duration(p.spec_host_s));
+  os << "\n";
+  const PredictionBand band = prior_band(model, p);
+  if (!band.terms.empty()) {
+    os << "  speculative p10-p90 " << fixed(band.p10_tokens_per_s, 1) << " - " << fixed(band.p90_tokens_per_s, 1)
+       << " tok/s over the spread of the priors (";
+    for (std::size_t i = 0; i < band.terms.size(); ++i) os << (i ? ", " : "") << band.terms[i];
+    os << ")\n";
+  }
+  os << "  speedup " << fixed(p.speedup, 3) << "x;  break-even at " << fixed(p.breakeven_tokens_per_cycle, 2)
+     << " tokens per cycle (this cycle emits " << fixed(p.tokens_per_cycle, 2) << ")\n";
+  os << "  dominant: " << p.dominant << ", " << fixed(100.0 * p.dominant_share, 0) << "% of the cycle\n";
+  if (!p.conditional_rates.empty()) {
+    os << "  acceptance by position (conditional):";
+    for (double r : p.conditional_rates) os << " " << fixed(r, 3);
+    os << "\n";
+  }
+  return os.str();
+}
+
+// Each calibrated value with its origin, the calibration's warnings, and the measured rate beside
+// the prediction when it is a yardstick for it.
+std::string calibration_text(const CycleModel& model, const Prediction& p) {
+  const Scenario& s = model.scenario();
+  const Calibration& cal = model.calibration();
+  std::ostringstream os;
+  os << "\n  calibration\n";
+  os << "    bandwidth efficiency " << fixed(100.0 * cal.bandwidth_efficiency.value, 1) << "%  ("
+     << cal.bandwidth_efficiency.origin << ")\n";
+  os << "    routing skew " << fixed(cal.routing_skew.value, 3) << "  (" << cal.routing_skew.origin << ")\n";
+  os << "    eager all-reduce overhead " << format_duration(cal.eager_overhead_per_op_s.value) << " per op  ("
+     << cal.eager_overhead_per_op_s.origin << ")\n";
+  os << "    host per plain step " << format_duration(cal.host_decode_s.value) << "  (" << cal.host_decode_s.origin
+     << ")\n";
+  os << "    engine overhead per cycle " << format_duration(cal.spec_extra_per_cycle_s.value) << "  ("
+     << cal.spec_extra_per_cycle_s.origin << ")\n";
+  os << "    engine overhead per draft forward " << format_duration(cal.draft_step_overhead_s.value) << "  ("
+     << cal.draft_step_overhead_s.origin << ")\n";
+  if (s.parallel.tp > 1) {
+    os << "    all-reduce: " << cal.comm_source << (cal.comm_calibrated ? "" : "  [UNCALIBRATED]") << "\n";
+  }
+  for (const auto& w : cal.warnings) os << "  warning: " << w << "\n";
+  if (const std::string why = held_out_mismatch(s); s.measurements.speculative_tokens_per_s && !why.empty()) {
+    os << "  measured speculative " << fixed(*s.measurements.speculative_tokens_per_s, 1) << " tok/s " << why
+       << ": no comparison\n";
+  } else if (s.measurements.speculative_tokens_per_s) {
+    const double m = *s.measurements.speculative_tokens_per_s;
+    os << "  measured speculative (" << (s.measurements.speculative_held_out ? "held out, not an input" : "an input")
+       << "): " << fixed(m, 1) << " tok/s; prediction is " << (p.spec_tokens_per_s >= m ? "+" : "")
+       << fixed(100.0 * (p.spec_tokens_per_s / m - 1.0), 1) << "%\n";
+  }
+  return os.str();
+}
+
+std::string monte_carlo_text(const MonteCarloRun& run) {
+  const MonteCarloResult& mc = run.result;
+  const double batch = run.batch;
+  return "\n  Monte Carlo (seed " + std::to_string(run.options.seed) + ", " + std::to_string(mc.num_cycles) +
+         " cycles): tokens per cycle " + fixed(mc.mean_tokens_per_cycle, 3) + " [" +
+         fixed(100.0 * run.options.confidence, 0) + "% " + fixed(mc.mean_tokens_per_cycle_interval.low, 3) + ", " +
+         fixed(mc.mean_tokens_per_cycle_interval.high, 3) + "], closed form " +
+         fixed(mc.closed_form_tokens_per_cycle, 3) + "\n  tokens/s per request p10 / p50 / p90: " +
+         fixed(batch * mc.request_tokens_per_s.p10, 1) + " / " + fixed(batch * mc.request_tokens_per_s.p50, 1) +
+         " / " + fixed(batch * mc.request_tokens_per_s.p90, 1) + " (batch total, mean " +
+         fixed(batch * mc.tokens_per_s, 1) + ")\n";
+}
+
+// The interval's key says 99: its level is MonteCarloOptions::confidence's default, which predict
+// does not change.
+nlohmann::json monte_carlo_json(const MonteCarloRun& run) {
+  const MonteCarloResult& mc = run.result;
+  const double batch = run.batch;
+  return {{"seed", run.options.seed},
+          {"requests", run.options.num_requests},
+          {"cycles", mc.num_cycles},
+          {"request_spread", run.options.request_accept_stddev},
+          {"mean_tokens_per_cycle", mc.mean_tokens_per_cycle},
+          {"mean_tokens_per_cycle_ci99", {mc.mean_tokens_per_cycle_interval.low, mc.mean_tokens_per_cycle_interval.high}},
+          {"closed_form_tokens_per_cycle", mc.closed_form_tokens_per_cycle},
+          {"tokens_per_s", {{"mean", batch * mc.tokens_per_s},
+                            {"p10", batch * mc.request_tokens_per_s.p10},
+                            {"p50", batch * mc.request_tokens_per_s.p50},
+                            {"p90", batch * mc.request_tokens_per_s.p90}}}};
+}
+
+const std::vector<CsvColumn>& monte_carlo_columns() {
+  static const std::vector<CsvColumn> columns = {
+      "seed", "requests", "cycles", "request_spread", "mean_tokens_per_cycle", "mean_tokens_per_cycle_ci99.low",
+      "mean_tokens_per_cycle_ci99.high", "closed_form_tokens_per_cycle", "tokens_per_s.mean", "tokens_per_s.p10",
+      "tokens_per_s.p50", "tokens_per_s.p90"};
+  return columns;
+}
+
+nlohmann::json prediction_json(const CycleModel& model, const Prediction& p) {
+  const Scenario& s = model.scenario();
+  const Calibration& cal = model.calibration();
+  nlohmann::json drafts = nlohmann::json::array();
+  for (const auto& d : p.drafts) drafts.push_back(forward_json(d));
+  nlohmann::json j;
+  j["scenario"] = s.name;
+  j["baseline"] = {{"tokens_per_s", p.baseline_tokens_per_s},
+                   {"step_s", p.baseline_step_s},
+                   {"forward_s", p.decode.total_s()},
+                   {"compute_s", p.decode.compute_s},
+                   {"comm_s", p.decode.comm_s},
+                   {"allreduce_count", p.decode.allreduce_count},
+                   {"host_s", p.baseline_host_s}};
+  j["speculative"] = {{"tokens_per_s", p.spec_tokens_per_s},
+                      {"cycle_s", p.cycle_s},
+                      {"tokens_per_cycle", p.tokens_per_cycle},
+                      {"conditional_rates", p.conditional_rates},
+                      {"draft_s", p.draft_s},
+                      {"verify_s", p.verify.total_s()},
+                      {"verify_compute_s", p.verify.compute_s},
+                      {"verify_comm_s", p.verify.comm_s},
+                      {"verify_allreduce_count", p.verify.allreduce_count},
+                      {"verify_allreduce_each_s", p.verify.allreduce_each_s},
+                      {"host_s", p.spec_host_s},
+                      {"drafts", drafts}};
+  const PredictionBand band = prior_band(model, p);
+  j["speculative"]["band"] = {{"p10_tokens_per_s", band.p10_tokens_per_s},
+                              {"p50_tokens_per_s", band.p50_tokens_per_s},
+                              {"p90_tokens_per_s", band.p90_tokens_per_s},
+                              {"samples", band.samples},
+                              {"priors", band.terms}};
+  j["speedup"] = p.speedup;
+  j["breakeven_tokens_per_cycle"] = p.breakeven_tokens_per_cycle;
+  j["dominant"] = {{"part", p.dominant}, {"share", p.dominant_share}};
+  j["calibration"] = {{"bandwidth_efficiency", value_json(cal.bandwidth_efficiency)},
+                      {"routing_skew", value_json(cal.routing_skew)},
+                      {"eager_overhead_per_op_s", value_json(cal.eager_overhead_per_op_s)},
+                      {"host_decode_s", value_json(cal.host_decode_s)},
+                      {"spec_extra_per_cycle_s", value_json(cal.spec_extra_per_cycle_s)},
+                      {"draft_step_overhead_s", value_json(cal.draft_step_overhead_s)},
+                      {"comm_calibrated", cal.comm_calibrated},
+                      {"comm_source", cal.comm_source},
+                      {"warnings", cal.warnings}};
+  j["memory"] = memory_json(memory_fit(s));
+  return j;
+}
+
+// The main figures, one row; with a Monte Carlo, its columns under `monte_carlo.`.
+std::vector<CsvColumn> prediction_columns(bool with_monte_carlo) {
+  std::vector<CsvColumn> columns = {
+      "scenario", "baseline.tokens_per_s", "baseline.step_s", "baseline.forward_s", "baseline.compute_s",
+      "baseline.comm_s", "baseline.allreduce_count", "baseline.host_s", "speculative.tokens_per_s",
+      "speculative.cycle_s", "speculative.tokens_per_cycle", "speculative.draft_s", "speculative.verify_s",
+      "speculative.verify_compute_s", "speculative.verify_comm_s", "speculative.verify_allreduce_count",
+      "speculative.verify_allreduce_each_s", "speculative.host_s", "speculative.band.p10_tokens_per_s",
+      "speculative.band.p50_tokens_per_s", "speculative.band.p90_tokens_per_s", "speedup",
+      "breakeven_tokens_per_cycle", "dominant.part", "dominant.share", "calibration.comm_calibrated",
+      "memory.capacity_bytes", "memory.used_bytes", "memory.fits", "warnings"};
+  if (with_monte_carlo) {
+    for (const auto& c : monte_carlo_columns()) {
+      std::vector<std::string> keys = {"monte_carlo"};
+      keys.insert(keys.end(), c.keys.begin(), c.keys.end());
+      columns.emplace_back("monte_carlo." + c.header, keys);
+    }
+  }
+  return columns;
+}
+
+// The levels' table; infeasible levels keep their row, with the reason.
+std::string concurrency_text(const std::string& scenario, const ConcurrencyPrediction& cp) {
+  std::string levels;
+  for (const auto& l : cp.levels) levels += (levels.empty() ? "" : ", ") + std::to_string(l.concurrency);
+  std::string out = "specsim predict: " + scenario + " at concurrency " + levels + "\n";
+  out += "  " + calibration_note(cp.calibrated_batch) + "\n";
+  for (const auto& l : cp.levels) {
+    if (!l.feasible()) continue;
+    out += "  acceptance per request, the same at every level: " + fixed(l.tokens_per_cycle, 3) + " tokens per cycle\n";
+    break;
+  }
+  out += "  concurrency  plain tok/s/req  spec tok/s/req  plain tok/s  spec tok/s  speedup  memory per GPU\n";
+  char buf[256];
+  for (const auto& l : cp.levels) {
+    if (!l.feasible()) {
+      std::snprintf(buf, sizeof buf, "  %11d  INFEASIBLE: ", l.concurrency);
+      out += buf + l.infeasible + "\n";
+      continue;
+    }
+    std::snprintf(buf, sizeof buf, "  %11d  %15.1f  %14.1f  %11.1f  %10.1f  %6.3fx  %s of %s\n", l.concurrency,
+                  l.plain_per_request_tokens_per_s(), l.spec_per_request_tokens_per_s(),
+                  l.plain_aggregate_tokens_per_s, l.spec_aggregate_tokens_per_s, l.speedup,
+                  gigabytes(l.memory.used_bytes()).c_str(), gigabytes(l.memory.capacity_bytes).c_str());
+    out += buf;
+  }
+  out += "  " + payoff_summary(cp) + "\n";
+  return out;
+}
+
+nlohmann::json concurrency_json(const std::string& scenario, const ConcurrencyPrediction& cp) {
+  nlohmann::json levels = nlohmann::json::array();
+  for (const auto& l : cp.levels) {
+    nlohmann::json j{{"concurrency", l.concurrency}, {"feasible", l.feasible()}, {"memory", memory_json(l.memory)}};
+    if (!l.feasible()) {
+      j["infeasible"] = l.infeasible;
+    } else {
+      j["plain"] = {{"per_request_tokens_per_s", l.plain_per_request_tokens_per_s()},
+                    {"aggregate_tokens_per_s", l.plain_aggregate_tokens_per_s},
+                    {"step_s", l.plain_step_s}};
+      j["speculative"] = {{"per_request_tokens_per_s", l.spec_per_request_tokens_per_s()},
+                          {"aggregate_tokens_per_s", l.spec_aggregate_tokens_per_s},
+                          {"cycle_s", l.cycle_s},
+                          {"tokens_per_cycle", l.tokens_per_cycle}};
+      j["speedup"] = l.speedup;
+    }
+    levels.push_back(std::move(j));
+  }
+  return {{"scenario", scenario},
+          {"calibrated_at_batch", cp.calibrated_batch},
+          {"note", calibration_note(cp.calibrated_batch)},
+          {"payoff", payoff_summary(cp)},
+          {"concurrency", levels},
+          {"stops_paying_at", cp.stops_paying_at ? nlohmann::json(*cp.stops_paying_at) : nlohmann::json()}};
+}
+
+std::string warning_lines(const std::vector<std::string>& warnings) {
+  std::string out;
+  for (const auto& w : warnings) out += "  warning: " + w + "\n";
+  return out;
+}
+
+}  // namespace
+
+std::string held_out_mismatch(const Scenario& s) {
+  // A what-if is another deployment: the run measured as the file states it is no yardstick for it.
+  if (!s.patched_keys.empty()) return "belongs to the scenario as measured, not to this what-if (--set)";
+  if (s.measurements.model) {
+    return "was measured with " + s.measurements.model->name + " as the target, not " + s.model.name;
+  }
+  if (s.measurements.box) {
+    return "was measured on " + s.measurements.box->topology.name + " (" + s.measurements.box->gpu.name + "), not " +
+           s.topology.name + " (" + s.gpu.name + ")";
+  }
+  return "";
+}
+
+std::string render_memory(const MemoryFit& fit, Format format) {
+  switch (format) {
+    case Format::kText: return memory_text(fit);
+    case Format::kJson: return memory_json(fit).dump(2) + "\n";
+    case Format::kCsv: return csv_table({"name", "bytes", "basis"}, memory_json(fit)["parts"]);
+  }
+  return "";
+}
+
+std::string render_monte_carlo(const MonteCarloRun& run, Format format) {
+  switch (format) {
+    case Format::kText: return monte_carlo_text(run);
+    case Format::kJson: return monte_carlo_json(run).dump(2) + "\n";
+    case Format::kCsv: return csv_table(monte_carlo_columns(), nlohmann::json::array({monte_carlo_json(run)}));
+  }
+  return "";
+}
+
+std::string render_prediction(const CycleModel& model, const Prediction& p, Format format,
+                              const std::vector<std::string>& warnings,
+                              const std::optional<MonteCarloRun>& monte_carlo) {
+  if (format == Format::kText) {
+    return figures_text(model, p) + memory_text(memory_fit(model.scenario())) + calibration_text(model, p) +
+           warning_lines(warnings) + (monte_carlo ? monte_carlo_text(*monte_carlo) : "");
+  }
+  nlohmann::json j = prediction_json(model, p);
+  if (monte_carlo) j["monte_carlo"] = monte_carlo_json(*monte_carlo);
+  if (!warnings.empty()) j["warnings"] = warnings;
+  if (format == Format::kJson) return j.dump(2) + "\n";
+  return csv_table(prediction_columns(monte_carlo.has_value()), nlohmann::json::array({j}));
+}
+
+std::string render_concurrency(const std::string& scenario, const ConcurrencyPrediction& p, Format format,
+                               const std::vector<std::string>& warnings) {
+  if (format == Format::kText) return concurrency_text(scenario, p) + warning_lines(warnings);
+  nlohmann::json j = concurrency_json(scenario, p);
+  if (!warnings.empty()) j["warnings"] = warnings;
+  if (format == Format::kJson) return j.dump(2) + "\n";
+  return csv_table({"concurrency", "feasible", "infeasible", "plain.per_request_tokens_per_s",
+                    "plain.aggregate_tokens_per_s", "plain.step_s", "speculative.per_request_tokens_per_s",
+                    "speculative.aggregate_tokens_per_s", "speculative.cycle_s", "speculative.tokens_per_cycle",
+                    "speedup", "memory.capacity_bytes", "memory.used_bytes", "memory.fits"},
+                   j["concurrency"]);
+}
+
+}  // namespace specsim

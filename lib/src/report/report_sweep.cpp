@@ -1,0 +1,217 @@
+// sweep's views: every point of a grid, best first; and the best point per concurrency level.
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "report/csv.hpp"
+#include "specsim/report.hpp"
+
+namespace specsim {
+
+namespace {
+
+// The axes' values of a point, under their keys.
+nlohmann::json set_json(const std::vector<std::string>& keys, const std::vector<std::string>& values) {
+  nlohmann::json set;
+  for (std::size_t i = 0; i < keys.size(); ++i) set[keys[i]] = values[i];
+  return set;
+}
+
+nlohmann::json sweep_json(const SweepResult& r) {
+  nlohmann::json j;
+  j["baseline_tokens_per_s"] = r.baseline_tokens_per_s;
+  j["invalid"] = r.invalid;
+  j["invalid_example"] = r.invalid_example;
+  j["points"] = nlohmann::json::array();
+  if (r.infeasible > 0) j["infeasible"] = r.infeasible;
+  for (const auto& p : r.points) {
+    const nlohmann::json set = set_json(r.keys, p.values);
+    if (!p.infeasible.empty()) {
+      j["points"].push_back({{"set", set}, {"feasible", false}, {"infeasible", p.infeasible}});
+      continue;
+    }
+    j["points"].push_back({{"set", set}, {"tokens_per_s", p.tokens_per_s}, {"speedup", p.speedup},
+                           {"tokens_per_cycle", p.tokens_per_cycle}, {"cycle_s", p.cycle_s},
+                           {"baseline_tokens_per_s", p.baseline_tokens_per_s}});
+  }
+  if (r.interrupted) {
+    j["interrupted"] = true;
+    j["evaluated"] = r.evaluated;
+    j["total"] = r.total;
+  }
+  return j;
+}
+
+// The axes' columns, named by their keys (as the text's header names them), then `figures`.
+std::vector<CsvColumn> axis_columns(const std::vector<std::string>& keys, const std::vector<std::string>& set_path,
+                                    const std::vector<CsvColumn>& figures) {
+  std::vector<CsvColumn> columns;
+  for (const auto& k : keys) {
+    std::vector<std::string> path = set_path;
+    path.push_back(k);
+    columns.emplace_back(k, path);
+  }
+  columns.insert(columns.end(), figures.begin(), figures.end());
+  return columns;
+}
+
+// The rows of the table, `rows` at most: each row's axis values right-aligned under their keys.
+std::string point_lines(const SweepResult& r, bool plain_varies, int rows) {
+  std::string out;
+  char buf[256];
+  for (std::size_t n = 0; n < r.points.size() && int(n) < rows; ++n) {
+    out += "  ";
+    for (std::size_t i = 0; i < r.keys.size(); ++i) {
+      std::snprintf(buf, sizeof buf, "%*s  ", int(r.keys[i].size()), r.points[n].values[i].c_str());
+      out += buf;
+    }
+    const auto& p = r.points[n];
+    if (!p.infeasible.empty()) {
+      out += "INFEASIBLE: " + p.infeasible + "\n";
+    } else if (plain_varies) {
+      std::snprintf(buf, sizeof buf, "%5.1f  %11.1f  %6.3fx  %12.3f\n", p.tokens_per_s, p.baseline_tokens_per_s,
+                    p.speedup, p.tokens_per_cycle);
+    } else {
+      std::snprintf(buf, sizeof buf, "%5.1f  %6.3fx  %12.3f\n", p.tokens_per_s, p.speedup, p.tokens_per_cycle);
+    }
+    out += buf;
+  }
+  return out;
+}
+
+std::string sweep_text(const SweepResult& r, int rows) {
+  std::string out;
+  char buf[256];
+  if (r.interrupted) {
+    std::snprintf(buf, sizeof buf, "specsim sweep: INTERRUPTED after %zu of %zu points\n", r.evaluated, r.total);
+    out += buf;
+  }
+  // Axes on the model, the box or the compute terms move plain decoding too: then each row shows
+  // its own plain rate, which its speedup is against.
+  const auto feasible_end = r.points.end() - static_cast<std::ptrdiff_t>(r.infeasible);  // infeasible points sort last
+  const auto [low, high] = std::minmax_element(r.points.begin(), feasible_end, [](const auto& a, const auto& b) {
+    return a.baseline_tokens_per_s < b.baseline_tokens_per_s;
+  });
+  const bool plain_varies = r.points.begin() != feasible_end && low->baseline_tokens_per_s != high->baseline_tokens_per_s;
+  if (plain_varies) {
+    std::snprintf(buf, sizeof buf,
+                  "specsim sweep: %zu valid, %zu invalid skipped; plain decoding %.1f to %.1f tok/s (per row)\n",
+                  r.points.size(), r.invalid, low->baseline_tokens_per_s, high->baseline_tokens_per_s);
+  } else {
+    std::snprintf(buf, sizeof buf, "specsim sweep: %zu valid, %zu invalid skipped; plain decoding %.1f tok/s\n",
+                  r.points.size(), r.invalid, r.baseline_tokens_per_s);
+  }
+  out += buf;
+  if (r.invalid) out += "  first invalid: " + r.invalid_example + "\n";
+  if (r.infeasible) {
+    out += "  " + std::to_string(r.infeasible) + " of them do not fit in GPU memory (INFEASIBLE, listed last)\n";
+  }
+  out += "  ";
+  for (const auto& k : r.keys) out += k + "  ";
+  out += plain_varies ? "tok/s  plain tok/s  speedup  tokens/cycle\n" : "tok/s  speedup  tokens/cycle\n";
+  return out + point_lines(r, plain_varies, rows);
+}
+
+nlohmann::json best_json(const ConcurrencySweep& cs, const ConcurrencyBest& l) {
+  const double c = l.concurrency;
+  return {{"set", set_json(cs.keys, l.best.values)},
+          {"tokens_per_s", l.best.tokens_per_s},
+          {"per_request_tokens_per_s", l.best.tokens_per_s / c},
+          {"speedup", l.best.speedup},
+          {"tokens_per_cycle", l.best.tokens_per_cycle},
+          {"cycle_s", l.best.cycle_s},
+          {"baseline_tokens_per_s", l.best.baseline_tokens_per_s},
+          {"baseline_per_request_tokens_per_s", l.best.baseline_tokens_per_s / c}};
+}
+
+nlohmann::json concurrency_sweep_json(const ConcurrencySweep& cs) {
+  nlohmann::json levels = nlohmann::json::array();
+  for (const auto& l : cs.levels) {
+    nlohmann::json j{{"concurrency", l.concurrency},
+                     {"points", l.points},
+                     {"infeasible_points", l.infeasible_points},
+                     {"invalid_points", l.invalid_points},
+                     {"feasible", l.feasible()}};
+    if (l.feasible()) {
+      j["best"] = best_json(cs, l);
+      j["pays"] = l.pays();
+    } else {
+      j["best"] = nullptr;
+      j["infeasible"] = l.infeasible;
+    }
+    levels.push_back(std::move(j));
+  }
+  return {{"keys", cs.keys},
+          {"calibrated_at_batch", cs.calibrated_batch},
+          {"note", calibration_note(cs.calibrated_batch)},
+          {"payoff", payoff_summary(cs)},
+          {"concurrency", levels},
+          {"stops_paying_at", cs.stops_paying_at ? nlohmann::json(*cs.stops_paying_at) : nlohmann::json()}};
+}
+
+std::string concurrency_sweep_text(const ConcurrencySweep& cs) {
+  std::string keys;
+  for (const auto& k : cs.keys) keys += (keys.empty() ? "" : ", ") + k;
+  std::string out = "specsim sweep: the best " + keys + " per concurrency level\n";
+  out += "  " + calibration_note(cs.calibrated_batch) + "\n";
+  out += "  concurrency  ";
+  for (const auto& k : cs.keys) out += k + "  ";
+  out += "tok/s/req      tok/s  plain tok/s  speedup  tokens/cycle  points\n";
+  char buf[256];
+  for (const auto& l : cs.levels) {
+    std::snprintf(buf, sizeof buf, "  %11d  ", l.concurrency);
+    out += buf;
+    if (!l.feasible()) {
+      out += "INFEASIBLE at every point: " + l.infeasible + "\n";
+      continue;
+    }
+    for (std::size_t i = 0; i < cs.keys.size(); ++i) {
+      std::snprintf(buf, sizeof buf, "%*s  ", int(cs.keys[i].size()), l.best.values[i].c_str());
+      out += buf;
+    }
+    std::snprintf(buf, sizeof buf, "%9.1f  %9.1f  %11.1f  %6.3fx  %12.3f  %6zu", l.best.tokens_per_s / l.concurrency,
+                  l.best.tokens_per_s, l.best.baseline_tokens_per_s, l.best.speedup, l.best.tokens_per_cycle, l.points);
+    out += buf;
+    if (l.infeasible_points > 0) out += " (" + std::to_string(l.infeasible_points) + " do not fit)";
+    out += "\n";
+  }
+  out += "  " + payoff_summary(cs) + "\n";
+  return out;
+}
+
+}  // namespace
+
+std::string render_sweep(const SweepResult& result, Format format, int text_rows) {
+  switch (format) {
+    case Format::kText: return sweep_text(result, text_rows);
+    case Format::kJson: return sweep_json(result).dump(1) + "\n";
+    case Format::kCsv:
+      return csv_table(axis_columns(result.keys, {"set"},
+                                    {"tokens_per_s", "speedup", "tokens_per_cycle", "cycle_s", "baseline_tokens_per_s"}),
+                       sweep_json(result)["points"]);
+  }
+  return "";
+}
+
+// CSV: a row per level, `concurrency` first, then the best point's values and figures (no
+// `best.` prefix: the row is the level's best); a level where nothing fits has empty fields.
+std::string render_concurrency_sweep(const ConcurrencySweep& sweep, Format format) {
+  switch (format) {
+    case Format::kText: return concurrency_sweep_text(sweep);
+    case Format::kJson: return concurrency_sweep_json(sweep).dump(1) + "\n";
+    case Format::kCsv: {
+      std::vector<CsvColumn> figures;
+      for (const char* key : {"tokens_per_s", "per_request_tokens_per_s", "speedup", "tokens_per_cycle",
+                              "baseline_tokens_per_s"}) {
+        figures.emplace_back(key, std::vector<std::string>{"best", key});
+      }
+      std::vector<CsvColumn> columns = axis_columns(sweep.keys, {"best", "set"}, figures);
+      columns.insert(columns.begin(), CsvColumn("concurrency"));
+      return csv_table(columns, concurrency_sweep_json(sweep)["concurrency"]);
+    }
+  }
+  return "";
+}
+
+}  // namespace specsim
