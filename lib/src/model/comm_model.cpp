@@ -297,6 +297,23 @@ double CommModel::allreduce_s(double bytes, LaunchMode mode) const {
   return t;
 }
 
+const std::vector<CommModel::Operation>& CommModel::operations() {
+  // Indexed by CollectiveOp: time_s looks a row up by the op's value.
+  static const std::vector<Operation> table = {
+      {CollectiveOp::kAllReduce, "the registered all-reduce implementation (comm.implementation) + the eager overhead",
+       [](const CommModel& m, const Collective& c, LaunchMode mode) { return m.allreduce_s(c.bytes, mode); }},
+      {CollectiveOp::kSend, "point-to-point send: 10 us + S / B_p2p",
+       [](const CommModel& m, const Collective& c, LaunchMode) { return m.send_s(c.bytes); }},
+  };
+  return table;
+}
+
+double CommModel::time_s(const Collective& c, LaunchMode mode) const {
+  const Operation& row = operations().at(static_cast<std::size_t>(c.op));
+  if (row.op != c.op) throw Error(std::string("CommModel::operations(): no row for ") + to_string(c.op));
+  return row.time_s(*this, c, mode);
+}
+
 double CommModel::send_s(double bytes) const {
   // A point-to-point send between two pipeline stages: AIC's flat 10 us p2p latency placeholder
   // (docs/references/hardware.md#aic-allreduce) plus the bytes at the box's peer bandwidth (NVLink per

@@ -19,10 +19,6 @@ constexpr double kMinEfficiency = 0.02;
 // The largest bandwidth efficiency a measured step may calibrate, load.cpp's bound on a stated one.
 constexpr double kMaxCalibratedEfficiency = 2.0;
 
-double message_bytes(const TransformerSpec& m, double tokens) {
-  return tokens * m.hidden_size * bytes_per_param(m.activation_dtype);
-}
-
 }  // namespace
 
 CycleModel::CycleModel(Scenario scenario) : CycleModel(std::move(scenario), nullptr, true) {}
@@ -128,8 +124,9 @@ void CycleModel::apply_calibration() {
                         calibration_.bandwidth_efficiency.value, calibration_.routing_skew.value);
   calibrate_engine_cycle();
   // Say where the all-reduces of this deployment fall below the measured table.
-  if (const double min = comm_.measured_min_bytes(); min > 0 && target_allreduces() > 0) {
-    const double decode_bytes = message_bytes(s.model, s.batch);
+  if (const double min = comm_.measured_min_bytes();
+      min > 0 && count_of(collectives(s.model, ForwardOf::kTarget, s.batch), CollectiveOp::kAllReduce) > 0) {
+    const double decode_bytes = activation_message_bytes(s.model, s.batch);
     if (decode_bytes < min) {
       calibration_.warnings.push_back("the decode all-reduce (" + units::format_bytes(decode_bytes) +
                                       ") is below the table's smallest measured message (" + units::format_bytes(min) +
@@ -216,18 +213,9 @@ void CycleModel::calibrate_engine_cycle() {
                  " tok/s minus the modelled cycle without it"};
 }
 
-int CycleModel::target_allreduces() const {
-  if (active().parallel.tp <= 1) return 0;
-  const auto& c = active().model.collectives;
-  const bool embedding = active().engine.embedding_allreduce.value_or(c.embedding_allreduce);
-  return c.allreduce_per_layer * active().model.layers + (embedding ? 1 : 0);
-}
-
-int CycleModel::draft_allreduces() const {
-  if (active().parallel.draft_ranks() <= 1) return 0;  // TP1 or replicated: the draft's ranks never talk
-  const auto& c = active().draft.collectives;
-  const bool embedding = active().engine.embedding_allreduce.value_or(c.embedding_allreduce);
-  return c.allreduce_per_layer * active().draft.layers + (embedding ? 1 : 0);
+std::vector<Collective> CycleModel::collectives(const TransformerSpec& model, ForwardOf of, double tokens) const {
+  return forward_collectives(model, of, active().parallel, active().engine.embedding_allreduce, tokens,
+                             active().topology.link);
 }
 
 void CycleModel::calibrate(const Scenario& s) {
@@ -338,7 +326,7 @@ void CycleModel::calibrate_host(const Scenario& s) {
     cal.host_decode_s = {*s.host.decode_per_step_s, "set"};
   } else if (s.measurements.baseline_tokens_per_s && *s.measurements.baseline_tokens_per_s > 0) {
     const double step = s.batch / *s.measurements.baseline_tokens_per_s;
-    const ForwardBreakdown f = forward(target_, s.model, target_allreduces(), s.batch, s.engine.decode_mode, "decode");
+    const ForwardBreakdown f = forward(target_, s.model, ForwardOf::kTarget, s.batch, s.engine.decode_mode, "decode");
     double host = step - f.total_s();
     if (host < 0) host = fit_forward_to_step(s, step, f.total_s());
     const double modelled = step - host;
@@ -364,7 +352,7 @@ double CycleModel::fit_forward_to_step(const Scenario& s, double step, double mo
   Calibration& cal = calibration_;
   const auto decode_s = [&](double eta) {
     const ComputeModel m(s.model, s.gpu, s.parallel.tp, s.batch, s.context_tokens, s.compute, eta, cal.routing_skew.value);
-    return forward(m, s.model, target_allreduces(), s.batch, s.engine.decode_mode, "decode").total_s();
+    return forward(m, s.model, ForwardOf::kTarget, s.batch, s.engine.decode_mode, "decode").total_s();
   };
   const std::string what = "the modelled decode forward (" + units::format_duration(modelled) +
                            ") exceeds the measured step (" + units::format_duration(step) + ")";
@@ -398,31 +386,32 @@ double CycleModel::fit_forward_to_step(const Scenario& s, double step, double mo
   return std::max(0.0, step - decode_s(eta));
 }
 
-ForwardBreakdown CycleModel::forward(const ComputeModel& compute, const TransformerSpec& model,
-                                     int allreduces, double tokens, LaunchMode mode,
-                                     const char* phase, int step) const {
+ForwardBreakdown CycleModel::forward(const ComputeModel& compute, const TransformerSpec& model, ForwardOf of,
+                                     double tokens, LaunchMode mode, const char* phase, int step) const {
   ForwardBreakdown f;
   f.phase = phase;
   f.step = step;
   f.tokens = tokens;
   f.mode = mode;
   f.compute_s = compute.local_time_s(tokens, mode);
-  f.allreduce_count = allreduces;
-  f.message_bytes = message_bytes(model, tokens);
-  f.allreduce_each_s = allreduces > 0 ? comm_.allreduce_s(f.message_bytes, mode) : 0.0;
-  f.comm_s = allreduces * f.allreduce_each_s;
-  if (active().parallel.pp > 1 && &model == &active().model) {
-    // Pipeline stages hand the token's hidden state on: one send per boundary, over the box's link
-    // (CommModel::send_s). The draft runs on the last stage.
-    f.comm_s += (active().parallel.pp - 1) * comm_.send_s(f.message_bytes);
+  f.message_bytes = activation_message_bytes(model, tokens);
+  // Each collective priced by its operation's registered implementation (CommModel::operations()).
+  for (const Collective& c : collectives(model, of, tokens)) {
+    const double each = comm_.time_s(c, mode);
+    f.comm_s += c.count * each;
+    if (c.op == CollectiveOp::kAllReduce) {
+      f.allreduce_count += c.count;
+      f.allreduce_each_s = each;
+    }
+    f.collectives.push_back({c, each});
   }
   const CommSettings& c = active().comm;
-  if (c.fuse_residual_norm && allreduces > 0) {
+  if (c.fuse_residual_norm && f.allreduce_count > 0) {
     // Each fused all-reduce absorbs the residual add and the RMSNorm that follow it: two kernels
     // fewer per collective (SGLang ENABLE_ALLREDUCE_RMSNORM_FUSION, docs/references/models.md#tp-collectives).
     const double per_kernel = mode == LaunchMode::kGraph ? active().compute.kernel_floor_s
                                                          : active().compute.eager_launch_per_kernel_s;
-    f.compute_s = std::max(0.0, f.compute_s - 2.0 * allreduces * per_kernel);
+    f.compute_s = std::max(0.0, f.compute_s - 2.0 * f.allreduce_count * per_kernel);
   }
   if (c.overlap > 0) {
     // Overlapping communication with compute hides up to `overlap` of the smaller of the two.
@@ -512,7 +501,7 @@ double CycleModel::tokens_per_cycle(const SpeculationSettings& sp, const Accepta
 
 double CycleModel::baseline_step_s() const {
   const Scenario& s = scenario_;
-  return forward(target_, s.model, target_allreduces(), s.batch, s.engine.decode_mode, "decode").total_s() +
+  return forward(target_, s.model, ForwardOf::kTarget, s.batch, s.engine.decode_mode, "decode").total_s() +
          calibration_.host_decode_s.value;
 }
 
@@ -526,22 +515,22 @@ Prediction CycleModel::predict(const SpeculationSettings& sp, const AcceptanceSe
   const Scenario& s = scenario_;
   const double b = s.batch;
   Prediction p;
-  p.decode = forward(target_, s.model, target_allreduces(), b, s.engine.decode_mode, "decode");
+  p.decode = forward(target_, s.model, ForwardOf::kTarget, b, s.engine.decode_mode, "decode");
   p.baseline_host_s = calibration_.host_decode_s.value;
   p.baseline_step_s = p.decode.total_s() + p.baseline_host_s;
   p.baseline_tokens_per_s = b / p.baseline_step_s;
 
   p.tokens_per_cycle = tokens_per_cycle(sp, acceptance, &p.conditional_rates);
-  p.verify = forward(target_, s.model, target_allreduces(), b * sp.num_draft_tokens, s.engine.verify_mode, "verify");
+  p.verify = forward(target_, s.model, ForwardOf::kTarget, b * sp.num_draft_tokens, s.engine.verify_mode, "verify");
   const int draft_steps = s.engine.extend_yields_first_draft ? sp.num_steps - 1 : sp.num_steps;
   for (int i = 0; i < draft_steps; ++i) {
     // The first draft step expands one token per request; later ones expand eagle_topk.
     const bool first = i == 0 && !s.engine.extend_yields_first_draft;
     const double tokens = b * (first ? 1 : sp.eagle_topk);
-    p.drafts.push_back(forward(draft_, s.draft, draft_allreduces(), tokens, s.engine.draft_mode, "draft step",
+    p.drafts.push_back(forward(draft_, s.draft, ForwardOf::kDraft, tokens, s.engine.draft_mode, "draft step",
                                i + 1 + (s.engine.extend_yields_first_draft ? 1 : 0)));
   }
-  p.drafts.push_back(forward(draft_, s.draft, draft_allreduces(), b * p.tokens_per_cycle, s.engine.draft_mode, "draft extend"));
+  p.drafts.push_back(forward(draft_, s.draft, ForwardOf::kDraft, b * p.tokens_per_cycle, s.engine.draft_mode, "draft extend"));
   p.draft_s = 0;
   for (const auto& d : p.drafts) p.draft_s += d.total_s();
   p.spec_host_s = spec_host_s(double(p.drafts.size()), p.tokens_per_cycle);
@@ -555,7 +544,7 @@ Prediction CycleModel::predict(const SpeculationSettings& sp, const AcceptanceSe
   const double fixed_part = p.cycle_s - p.drafts.back().total_s() - per_token_host * p.tokens_per_cycle;
   double tau = p.tokens_per_cycle;
   for (int i = 0; i < 8; ++i) {
-    const double extend = forward(draft_, s.draft, draft_allreduces(), b * tau, s.engine.draft_mode, "").total_s();
+    const double extend = forward(draft_, s.draft, ForwardOf::kDraft, b * tau, s.engine.draft_mode, "").total_s();
     const double next = (fixed_part + extend) / (p.baseline_step_s - per_token_host);
     const bool settled = std::fabs(next - tau) < 1e-9 * next;
     tau = next;
@@ -581,13 +570,13 @@ double CycleModel::cycle_s(double tau) const { return cycle_s(scenario_.speculat
 double CycleModel::cycle_s(const SpeculationSettings& sp, double tau) const {
   const Scenario& s = scenario_;
   const double b = s.batch;
-  double t = forward(target_, s.model, target_allreduces(), b * sp.num_draft_tokens, s.engine.verify_mode, "").total_s();
+  double t = forward(target_, s.model, ForwardOf::kTarget, b * sp.num_draft_tokens, s.engine.verify_mode, "").total_s();
   const int draft_steps = s.engine.extend_yields_first_draft ? sp.num_steps - 1 : sp.num_steps;
   for (int i = 0; i < draft_steps; ++i) {
     const bool first = i == 0 && !s.engine.extend_yields_first_draft;
-    t += forward(draft_, s.draft, draft_allreduces(), b * (first ? 1 : sp.eagle_topk), s.engine.draft_mode, "").total_s();
+    t += forward(draft_, s.draft, ForwardOf::kDraft, b * (first ? 1 : sp.eagle_topk), s.engine.draft_mode, "").total_s();
   }
-  t += forward(draft_, s.draft, draft_allreduces(), b * tau, s.engine.draft_mode, "").total_s();
+  t += forward(draft_, s.draft, ForwardOf::kDraft, b * tau, s.engine.draft_mode, "").total_s();
   return t + spec_host_s(draft_steps + 1.0, tau);  // the steps and the extend
 }
 
