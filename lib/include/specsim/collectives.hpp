@@ -10,6 +10,9 @@
 //               MLP/MoE down projection) + 1 for a vocab-parallel embedding; S = q x H x act_bytes
 //   send        pipeline stages hand the hidden state on: pp - 1 per forward of the target (the
 //               draft runs on the last stage); S = q x H x act_bytes
+//   all_to_all  expert parallel with an all-to-all backend (parallel.moe_a2a): per MoE layer a
+//               dispatch (S = ceil(q / ep) x k x H x 1 B, FP8) and a combine (x 2 B, BF16) in place
+//               of the layer's MoE all-reduce (docs/references/models.md#expert-parallel)
 //
 // Collectives with the same operation, message and ranks are one entry with a count, so that a
 // forward's communication time is a sum of count x the time of one. An entry names the link class it
@@ -25,16 +28,16 @@
 
 namespace specsim {
 
-enum class CollectiveOp { kAllReduce, kSend };
-[[nodiscard]] const char* to_string(CollectiveOp op);  // "all_reduce", "send"
+enum class CollectiveOp { kAllReduce, kSend, kAllToAll };
+[[nodiscard]] const char* to_string(CollectiveOp op);  // "all_reduce", "send", "all_to_all"
 
 struct Collective {
   CollectiveOp op = CollectiveOp::kAllReduce;
   const char* carries = "";  // what it moves, for reports: "tensor-parallel partial sums", ...
   // Bytes of one operation: the tensor an all-reduce reduces (each rank's whole message), the
-  // hidden state a send hands on.
+  // hidden state a send hands on, what the busiest rank sends in an all-to-all.
   double bytes = 0.0;
-  int ranks = 1;  // ranks taking part: the TP group for an all-reduce, 2 for a send
+  int ranks = 1;  // ranks taking part: the TP group for an all-reduce, 2 for a send, ep for an all-to-all
   int count = 0;  // operations of this kind in one forward
   LinkClass link = LinkClass::kPxb;
 };

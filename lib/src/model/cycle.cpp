@@ -119,7 +119,8 @@ void CycleModel::apply_calibration() {
   calibration_.comm_calibrated = comm_.calibrated();
   calibration_.comm_source = comm_.source();
   target_ = ComputeModel(s.model, s.gpu, s.parallel.tp, s.batch, s.context_tokens, s.compute,
-                         calibration_.bandwidth_efficiency.value, calibration_.routing_skew.value);
+                         calibration_.bandwidth_efficiency.value, calibration_.routing_skew.value,
+                         expert_placement(s.parallel));
   draft_ = ComputeModel(s.draft, s.gpu, s.parallel.draft_ranks(), s.batch, s.context_tokens, s.compute,
                         calibration_.bandwidth_efficiency.value, calibration_.routing_skew.value);
   calibrate_engine_cycle();
@@ -263,7 +264,8 @@ void CycleModel::calibrate_compute(const Scenario& s) {
   Calibration& cal = calibration_;
   const auto& verify = s.measurements.verify;
   auto make = [&](const TransformerSpec& m, double eta, double skew) {
-    return ComputeModel(m, s.gpu, s.parallel.tp, s.batch, s.context_tokens, s.compute, eta, skew);
+    return ComputeModel(m, s.gpu, s.parallel.tp, s.batch, s.context_tokens, s.compute, eta, skew,
+                        expert_placement(s.parallel));
   };
   // A value the file or a patch states is "set"; a default or a compute profile's value is a prior.
   const auto origin = [&](const char* key, bool from_profile, const std::string& prior) -> std::string {
@@ -351,7 +353,8 @@ void CycleModel::calibrate_host(const Scenario& s) {
 double CycleModel::fit_forward_to_step(const Scenario& s, double step, double modelled) {
   Calibration& cal = calibration_;
   const auto decode_s = [&](double eta) {
-    const ComputeModel m(s.model, s.gpu, s.parallel.tp, s.batch, s.context_tokens, s.compute, eta, cal.routing_skew.value);
+    const ComputeModel m(s.model, s.gpu, s.parallel.tp, s.batch, s.context_tokens, s.compute, eta, cal.routing_skew.value,
+                         expert_placement(s.parallel));
     return forward(m, s.model, ForwardOf::kTarget, s.batch, s.engine.decode_mode, "decode").total_s();
   };
   const std::string what = "the modelled decode forward (" + units::format_duration(modelled) +
@@ -380,7 +383,8 @@ double CycleModel::fit_forward_to_step(const Scenario& s, double step, double mo
                          (eta > 1.0 ? "; above 100% the model reads more bytes than this engine does (at batch > 1, "
                                       "shared experts or fused kernels)"
                                     : ""));
-  target_ = ComputeModel(s.model, s.gpu, s.parallel.tp, s.batch, s.context_tokens, s.compute, eta, cal.routing_skew.value);
+  target_ = ComputeModel(s.model, s.gpu, s.parallel.tp, s.batch, s.context_tokens, s.compute, eta, cal.routing_skew.value,
+                         expert_placement(s.parallel));
   draft_ = ComputeModel(s.draft, s.gpu, s.parallel.draft_ranks(), s.batch, s.context_tokens, s.compute, eta,
                         cal.routing_skew.value);
   return std::max(0.0, step - decode_s(eta));
