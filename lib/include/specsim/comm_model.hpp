@@ -11,6 +11,10 @@
 //   engine                              vLLM's and SGLang's rule: one-shot below 8 MiB where they allow
 //                                       it (tp 2, or tp 4-8 on NVLink), NCCL otherwise
 // Pipeline sends: 10 us + S / B_p2p over the box's link (NVLink or PCIe).
+// Expert-parallel all-to-all (DeepEP dispatch or combine, each rank sending S): 10 us + (r-1)/r S / B_p2p
+// (NCCL's model has none; docs/references/models.md#expert-parallel).
+// A forward's collectives (collectives.hpp) are priced by operation through operations(): an
+// all-reduce by the registered implementation above, a send by send_s.
 // Eager mode adds a per-op overhead on top of a graph-mode table: the host launch of the
 // surrounding kernels plus the rank skew a collective absorbs while it waits for the slowest rank.
 #pragma once
@@ -20,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "specsim/collectives.hpp"
 #include "specsim/hardware.hpp"
 #include "specsim/scenario.hpp"
 
@@ -52,6 +57,8 @@ class CommModel {
   [[nodiscard]] double allreduce_s(double message_bytes, LaunchMode mode) const;
   // One point-to-point send of `message_bytes` between pipeline stages, over the box's link.
   [[nodiscard]] double send_s(double message_bytes) const;
+  // One all-to-all among `ranks` expert-parallel ranks, each sending `message_bytes`.
+  [[nodiscard]] double all_to_all_s(double message_bytes, int ranks, LaunchMode mode) const;
 
   // A registered all-reduce implementation (comm.implementation): its name, how it prices a
   // message, and the pricing itself.
@@ -61,6 +68,16 @@ class CommModel {
     double (*time_s)(const CommModel& model, double bytes);
   };
   [[nodiscard]] static const std::vector<Implementation>& implementations();
+
+  // How each collective operation is priced: one row per CollectiveOp, with its equation.
+  struct Operation {
+    CollectiveOp op;
+    const char* equation;
+    double (*time_s)(const CommModel& model, const Collective& c, LaunchMode mode);
+  };
+  [[nodiscard]] static const std::vector<Operation>& operations();
+  // One operation of `c` (multiply by c.count for the forward's share).
+  [[nodiscard]] double time_s(const Collective& c, LaunchMode mode) const;
   [[nodiscard]] double eager_overhead_per_op_s() const { return eager_overhead_s_; }
   [[nodiscard]] bool calibrated() const { return calibrated_; }
   [[nodiscard]] const std::string& source() const { return source_; }  // what the time comes from

@@ -31,6 +31,26 @@ namespace specsim {
 // shrinks the effective token count for routing that favours some experts.
 [[nodiscard]] double expected_distinct_experts(int experts, int per_token, double tokens, double skew = 1.0);
 
+// Expert parallelism: the expected distinct experts hit on the busiest of `ranks` ranks, each holding
+// m = experts / ranks whole experts (docs/references/models.md#expert-parallel):
+//   p = 1 - (1 - k/E)^(1 + (q - 1) skew)              one expert hit, as in expected_distinct_experts
+//   X_r ~ Binomial(m, p)                               experts hit on rank r
+//   E[max_r X_r] = sum_{j=0}^{m-1} (1 - F(j)^ranks)    the ranks taken as independent (an approximation)
+// One rank gives expected_distinct_experts.
+[[nodiscard]] double expected_max_experts_per_rank(int experts, int per_token, double tokens, int ranks,
+                                                   double skew = 1.0);
+
+// Where an MoE target's experts live (Parallelism::ep, moe_a2a), as one rank's compute sees it.
+struct ExpertPlacement {
+  // 1: every routed expert sliced over the TP ranks. ep > 1: experts / ep whole experts per rank, and
+  // a layer waits for the rank whose tokens hit most of its own.
+  int ep = 1;
+  // An all-to-all backend leaves no all-reduce to sum shared-expert slices: each rank holds and runs
+  // them whole (SGLang's deepseek_v2.py under DeepEP).
+  bool shared_experts_whole = false;
+};
+[[nodiscard]] ExpertPlacement expert_placement(const Parallelism& parallel);
+
 // The parts of one forward the fit in compute_fit.cpp needs, each linear in one fitted parameter
 // while the forward is memory-bound (q <= 64 on the measured models).
 struct ForwardTerms {
@@ -48,7 +68,7 @@ class ComputeModel {
  public:
   ComputeModel(const TransformerSpec& model, const GpuSpec& gpu, int tp, int batch,
                double context_tokens, const ComputeSettings& settings, double bandwidth_efficiency,
-               double routing_skew);
+               double routing_skew, const ExpertPlacement& experts = {});
 
   // GPU-side time of one forward over `tokens` tokens in total (batch x tokens per request).
   [[nodiscard]] double gpu_time_s(double tokens) const;
@@ -73,6 +93,9 @@ class ComputeModel {
   };
   [[nodiscard]] int kernels_per_dense_layer() const;
   [[nodiscard]] int kernels_per_moe_layer() const;
+  // Routed experts this rank reads per MoE layer over `tokens` tokens: distinct experts touched
+  // (their 1/tp slices), or under expert parallelism the busiest rank's whole ones.
+  [[nodiscard]] double experts_read(double tokens) const;
 
   const TransformerSpec* model_;
   double bw_;     // eta_bw * BW
@@ -85,6 +108,7 @@ class ComputeModel {
   double context_;
   ComputeSettings settings_;
   double skew_;
+  int ep_ = 1;
   Part dense_layer_, moe_layer_, head_;
   double kv_bytes_per_layer_ = 0;        // one request's KV cache, one layer, one rank
   double attention_flops_per_token_ = 0; // per layer, scores and values against the context

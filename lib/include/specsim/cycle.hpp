@@ -7,7 +7,10 @@
 //           + T_host_decode + T_host_spec_extra
 //   tok/s_base = B / T_base,  tok/s_spec = B * tau / T_cycle,  break-even tau* = T_cycle / T_base
 //
-//   T_fwd(model, q, mode) = local(q, mode) + N_allreduce * T_allreduce(q * H * act_bytes, mode)
+//   T_fwd(model, q, mode) = local(q, mode) + sum over its collectives [ count x T_op(bytes, mode) ]
+//
+// (the collectives of a forward: collectives.hpp; N_allreduce all-reduces of q * H * act_bytes
+// under plain TP).
 //
 // With SGLang's sequencing the extend also yields the first draft token, so a cycle holds
 // num_steps - 1 draft decode steps plus the extend (docs/references/models.md#sglang-cycle).
@@ -22,6 +25,7 @@
 #include <vector>
 
 #include "specsim/acceptance.hpp"
+#include "specsim/collectives.hpp"
 #include "specsim/comm_model.hpp"
 #include "specsim/compute_model.hpp"
 #include "specsim/scenario.hpp"
@@ -60,6 +64,13 @@ struct ForwardBreakdown {
   int allreduce_count = 0;
   double message_bytes = 0.0;   // per all-reduce
   double allreduce_each_s = 0.0;
+  // Every collective of the forward with the time of one operation, before overlap hides any of it:
+  // comm_s = sum of count x each_s less what communication/compute overlap hides.
+  struct PricedCollective {
+    Collective collective;
+    double each_s = 0.0;
+  };
+  std::vector<PricedCollective> collectives;
   [[nodiscard]] double total_s() const { return compute_s + comm_s; }
 };
 
@@ -123,11 +134,10 @@ class CycleModel {
   [[nodiscard]] const Calibration& calibration() const { return calibration_; }
 
  private:
-  [[nodiscard]] ForwardBreakdown forward(const ComputeModel& compute, const TransformerSpec& model,
-                                         int allreduces, double tokens, LaunchMode mode,
-                                         const char* phase, int step = 0) const;
-  [[nodiscard]] int target_allreduces() const;
-  [[nodiscard]] int draft_allreduces() const;
+  // One forward of `model` (the active scenario's target or draft, as `of` says) and its collectives.
+  [[nodiscard]] ForwardBreakdown forward(const ComputeModel& compute, const TransformerSpec& model, ForwardOf of,
+                                         double tokens, LaunchMode mode, const char* phase, int step = 0) const;
+  [[nodiscard]] std::vector<Collective> collectives(const TransformerSpec& model, ForwardOf of, double tokens) const;
   friend Calibration calibrate(const Scenario& scenario, const Calibration* without_overrides);
   CycleModel(Scenario scenario, const Calibration* measured, bool finish,
              const Calibration* without_overrides = nullptr);
@@ -143,6 +153,8 @@ class CycleModel {
   // Bandwidth efficiency from a measured plain step shorter than the modelled forward; host left.
   double fit_forward_to_step(const Scenario& s, double step, double modelled);
   double fit_forward_to_host_prior(const Scenario& s, double step, double host);
+  [[nodiscard]] double decode_at_efficiency(const Scenario& s, double eta) const;
+  void use_efficiency(const Scenario& s, double eta);
   // host.spec_extra_per_cycle from measurements.speculative when it is not held out.
   void calibrate_engine_cycle();
   // Host and engine time of one speculative cycle: the plain step's host time (once, or tau times

@@ -241,9 +241,18 @@ class KeySet {
   std::shared_ptr<std::set<std::string>> keys_;
 };
 
-// How the deployment spreads over the box: the `parallel:` block. A new dimension (expert or
-// attention data parallelism) is a field here, read in load.cpp's read_parallel and priced where
-// its collectives fall (docs/library.md#how-to-add).
+// How an MoE layer's tokens reach experts held by other ranks under expert parallelism
+// (`parallel.moe_a2a`, docs/references/models.md#expert-parallel). kNone: every rank sees every
+// token and the MoE block ends in the TP all-reduce (the engines' default EP). kDeepep: DeepEP's
+// all-to-all dispatch and combine (SGLang `--moe-a2a-backend deepep`), on full-NVLink boxes only.
+enum class MoeA2aBackend { kNone, kDeepep };
+[[nodiscard]] const char* to_string(MoeA2aBackend b);  // "none", "deepep"
+[[nodiscard]] std::optional<MoeA2aBackend> parse_moe_a2a_backend(const std::string& text);
+[[nodiscard]] std::vector<std::string> moe_a2a_backend_names();
+
+// How the deployment spreads over the box: the `parallel:` block. A new dimension (attention data
+// parallelism, as ep was added) is a field here, read in load.cpp's read_parallel, its collectives
+// listed by forward_collectives (collectives.hpp) (docs/library.md#how-to-add).
 struct Parallelism {
   int tp = 1;  // tensor-parallel ranks of the target
   int pp = 1;  // pipeline stages; a token crosses them one after another at batch 1
@@ -252,6 +261,11 @@ struct Parallelism {
   // drafts the same tokens, with no all-reduce. Empty = tp.
   std::optional<int> draft_tp;
   [[nodiscard]] int draft_ranks() const { return draft_tp.value_or(tp); }
+  // Expert-parallel ranks of an MoE target, 1 or tp: 1 slices every routed expert over the TP
+  // ranks; tp gives each rank experts / ep whole experts (SGLang `--ep 8` beside `--tp 8`,
+  // docs/references/models.md#expert-parallel). The draft keeps TP slices.
+  int ep = 1;
+  MoeA2aBackend moe_a2a = MoeA2aBackend::kNone;  // with ep > 1: how tokens reach the experts' ranks
   [[nodiscard]] int gpus() const { return tp * pp; }
 };
 

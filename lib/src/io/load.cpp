@@ -657,6 +657,7 @@ constexpr Bound kScenarioBounds[] = {
     {"parallel.tp", 1, 1024, true},
     {"parallel.pp", 1, 1024, true},
     {"parallel.draft_tp", 1, 1024, true},
+    {"parallel.ep", 1, 1024, true},
     {"workload.batch", 1, 1'000'000, true},
     {"workload.context", 0, 100'000'000, true},
     {"speculation.num_steps", 1, 64, true},
@@ -933,7 +934,41 @@ Measurements read_measurements(YamlReader& m, const Scenario& s, const DataDir& 
   return out;
 }
 
-// `parallel:` tp, pp and draft_tp, checked against the box and both models' heads.
+// parallel.ep and parallel.moe_a2a against the target and the box (docs/references/models.md#expert-parallel).
+void check_expert_parallel(const YamlReader& p, const Scenario& s) {
+  const Parallelism& par = s.parallel;
+  if (par.ep > 1) {
+    const std::string ep = "= " + std::to_string(par.ep);
+    if (!s.model.moe) {
+      p.fail("ep", ep + ": expert parallelism needs an MoE target; '" + s.model.name + "' has no routed experts");
+    }
+    if (s.model.moe->experts % par.ep != 0) {
+      p.fail("ep", ep + ": must divide the " + std::to_string(s.model.moe->experts) + " routed experts of '" +
+                       s.model.name + "' (each rank holds experts / ep whole experts)");
+    }
+    if (par.ep != par.tp) {
+      p.fail("ep", ep + ": must be 1 or parallel.tp (" + std::to_string(par.tp) +
+                       "): the engines' expert-parallel group is the TP group of one node (SGLang --ep 8 with --tp 8)");
+    }
+  }
+  if (par.moe_a2a != MoeA2aBackend::kNone) {
+    const std::string a2a = std::string("= ") + to_string(par.moe_a2a);
+    if (par.ep <= 1) {
+      p.fail("moe_a2a", a2a + ": an all-to-all backend moves tokens between expert-parallel ranks; set parallel.ep "
+                              "(= parallel.tp)");
+    }
+    const auto [link, nvlinks] = slowest_pair_link(s.topology);
+    if (link != LinkClass::kNvlink || !s.topology.p2p) {
+      p.fail("moe_a2a", a2a + ": DeepEP needs NVLink with full peer access between every pair of GPUs "
+                              "(https://github.com/deepseek-ai/DeepEP, Requirements); topology '" + s.topology.name +
+                              "' joins some of its GPUs over " + link_name(link, nvlinks) +
+                              (s.topology.p2p ? "" : " without peer access"));
+    }
+  }
+}
+
+// `parallel:` tp, pp, draft_tp, ep and moe_a2a, checked against the box, both models' heads and the
+// target's experts.
 void read_parallel(YamlReader& r, Scenario& s) {
   YamlReader p = r.child("parallel");
   s.parallel.tp = static_cast<int>(bounded_integer(p, "parallel.tp"));
@@ -945,6 +980,8 @@ void read_parallel(YamlReader& r, Scenario& s) {
                          "or at the target's TP (" + std::to_string(s.parallel.tp) + "), as vLLM's draft_tensor_parallel_size");
     }
   }
+  s.parallel.ep = static_cast<int>(bounded_integer(p, "parallel.ep", 1));
+  s.parallel.moe_a2a = *parse_moe_a2a_backend(p.optional_choice("moe_a2a", moe_a2a_backend_names(), "none"));
   p.finish();
   if (s.parallel.tp * s.parallel.pp > s.topology.gpus) {
     p.fail("tp", "= " + std::to_string(s.parallel.tp) + (s.parallel.pp > 1 ? " x pp " + std::to_string(s.parallel.pp) : "") + ": the topology '" +
@@ -959,6 +996,7 @@ void read_parallel(YamlReader& r, Scenario& s) {
       p.fail(m == &s.draft && s.parallel.draft_tp ? "draft_tp" : "tp", e.message());
     }
   }
+  check_expert_parallel(p, s);
 }
 
 // `workload:` the measured batch, the context and the concurrency levels.

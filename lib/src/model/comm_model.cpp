@@ -18,6 +18,9 @@ namespace {
 // One-shot custom all-reduce floor: 7.5 us for 256 B - 1 KB on 8x RTX PRO 6000 behind PCIe Gen5
 // switches (docs/references/nccl.md#custom-vs-nccl-pcie, rtx6kpro "luke" measurements); used only when no table was measured.
 constexpr double kOneShotLatencyS = 7.5e-6;
+// Point-to-point latency of a send or an all-to-all: AIC's flat 10 us p2p placeholder
+// (docs/references/hardware.md#aic-allreduce).
+constexpr double kP2pLatencyS = 10e-6;
 
 // NCCL's tuning tables have four rows; Ada (compute capability 8.9) takes Ampere's
 // (docs/references/nccl.md#bandwidth-model).
@@ -297,12 +300,42 @@ double CommModel::allreduce_s(double bytes, LaunchMode mode) const {
   return t;
 }
 
+const std::vector<CommModel::Operation>& CommModel::operations() {
+  // Indexed by CollectiveOp: time_s looks a row up by the op's value.
+  static const std::vector<Operation> table = {
+      {CollectiveOp::kAllReduce, "the registered all-reduce implementation (comm.implementation) + the eager overhead",
+       [](const CommModel& m, const Collective& c, LaunchMode mode) { return m.allreduce_s(c.bytes, mode); }},
+      {CollectiveOp::kSend, "point-to-point send: 10 us + S / B_p2p",
+       [](const CommModel& m, const Collective& c, LaunchMode) { return m.send_s(c.bytes); }},
+      {CollectiveOp::kAllToAll, "all-to-all, each rank sending S: 10 us + (r-1)/r S / B_p2p + the eager overhead",
+       [](const CommModel& m, const Collective& c, LaunchMode mode) { return m.all_to_all_s(c.bytes, c.ranks, mode); }},
+  };
+  return table;
+}
+
+double CommModel::time_s(const Collective& c, LaunchMode mode) const {
+  const Operation& row = operations().at(static_cast<std::size_t>(c.op));
+  if (row.op != c.op) throw Error(std::string("CommModel::operations(): no row for ") + to_string(c.op));
+  return row.time_s(*this, c, mode);
+}
+
 double CommModel::send_s(double bytes) const {
   // A point-to-point send between two pipeline stages: AIC's flat 10 us p2p latency placeholder
   // (docs/references/hardware.md#aic-allreduce) plus the bytes at the box's peer bandwidth (NVLink per
   // direction from the GPU file, else PCIe, docs/references/hardware.md#pcie5-p2p-measured).
-  constexpr double kSendLatencyS = 10e-6;
-  return kSendLatencyS + std::max(0.0, bytes) / p2p_bytes_per_s_;
+  return kP2pLatencyS + std::max(0.0, bytes) / p2p_bytes_per_s_;
+}
+
+double CommModel::all_to_all_s(double bytes, int ranks, LaunchMode mode) const {
+  // NCCL's tuning model has no all-to-all (NCCL runs one as grouped sends and receives): the send's
+  // latency, then the (r-1)/r of a rank's bytes bound for experts on other ranks (uniform routing)
+  // at the box's peer bandwidth, undiscounted: DeepEP's intranode kernels reach ~96% of NVLink
+  // (docs/references/models.md#expert-parallel). Like an all-reduce, an eager one waits for the
+  // host launch and the slowest rank.
+  const double r = std::max(1, ranks);
+  double t = kP2pLatencyS + (r - 1.0) / r * std::max(0.0, bytes) / p2p_bytes_per_s_;
+  if (mode == LaunchMode::kEager) t += eager_overhead_s_;
+  return t;
 }
 
 }  // namespace specsim

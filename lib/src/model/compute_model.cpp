@@ -12,9 +12,32 @@ double expected_distinct_experts(int experts, int per_token, double tokens, doub
   return experts * (1.0 - std::pow(miss, q));
 }
 
+double expected_max_experts_per_rank(int experts, int per_token, double tokens, int ranks, double skew) {
+  if (ranks <= 1) return expected_distinct_experts(experts, per_token, tokens, skew);
+  if (experts <= 0 || tokens <= 0) return 0.0;
+  const double q = 1.0 + (tokens - 1.0) * skew;
+  const double p = 1.0 - std::pow(1.0 - double(per_token) / experts, q);
+  const int m = experts / ranks;
+  if (p >= 1.0) return m;
+  // Binomial(m, p) term by term: pmf(j + 1) = pmf(j) (m - j) / (j + 1) p / (1 - p).
+  double pmf = std::pow(1.0 - p, m);
+  double cdf = 0.0;
+  double busiest = 0.0;
+  for (int j = 0; j < m; ++j) {
+    cdf += pmf;
+    busiest += 1.0 - std::pow(std::min(cdf, 1.0), ranks);
+    pmf *= double(m - j) / (j + 1) * p / (1.0 - p);
+  }
+  return busiest;
+}
+
+ExpertPlacement expert_placement(const Parallelism& parallel) {
+  return {parallel.ep, parallel.ep > 1 && parallel.moe_a2a != MoeA2aBackend::kNone};
+}
+
 ComputeModel::ComputeModel(const TransformerSpec& model, const GpuSpec& gpu, int tp, int batch,
                            double context_tokens, const ComputeSettings& settings,
-                           double bandwidth_efficiency, double routing_skew)
+                           double bandwidth_efficiency, double routing_skew, const ExpertPlacement& experts)
     : model_(&model),
       bw_(bandwidth_efficiency * gpu.memory_bandwidth_bytes_per_s),
       bw_expert_(settings.expert_bandwidth_efficiency.value_or(bandwidth_efficiency) * gpu.memory_bandwidth_bytes_per_s),
@@ -26,7 +49,8 @@ ComputeModel::ComputeModel(const TransformerSpec& model, const GpuSpec& gpu, int
       batch_(std::max(1, batch)),
       context_(context_tokens),
       settings_(settings),
-      skew_(routing_skew) {
+      skew_(routing_skew),
+      ep_(std::max(1, experts.ep)) {
   // FP8 tensor cores only help when the dense weights are FP8; everything else runs BF16 math.
   const bool fp8_math = model.weights.dense_mlp == Dtype::kFp8 && gpu.fp8_flop_per_s;
   flops_ = settings.flop_efficiency * (fp8_math ? *gpu.fp8_flop_per_s : gpu.bf16_flop_per_s);
@@ -40,8 +64,13 @@ ComputeModel::ComputeModel(const TransformerSpec& model, const GpuSpec& gpu, int
     const MoeSpec& e = *model.moe;
     const double expert = model.expert_params();
     const double router = double(model.hidden_size) * e.experts * 2.0;  // bf16 gate, replicated
-    moe_layer_.bytes_fixed = attn_bytes + e.shared_experts * expert * bytes_per_param(w.shared_experts) / r + router;
-    moe_layer_.bytes_per_expert = expert * bytes_per_param(w.experts) / r;
+    // Expert parallelism holds whole experts, and with an all-to-all backend whole shared experts
+    // (docs/references/models.md#expert-parallel); GEMM flops stay split over the ranks.
+    const double expert_ranks = ep_ > 1 ? 1.0 : r;
+    const double shared_ranks = experts.shared_experts_whole ? 1.0 : r;
+    moe_layer_.bytes_fixed =
+        attn_bytes + e.shared_experts * expert * bytes_per_param(w.shared_experts) / shared_ranks + router;
+    moe_layer_.bytes_per_expert = expert * bytes_per_param(w.experts) / expert_ranks;
     moe_layer_.flops_per_token = attn_flops + 2.0 * (e.experts_per_token + e.shared_experts) * expert / r +
                                  2.0 * double(model.hidden_size) * e.experts;
   }
@@ -67,8 +96,7 @@ double ComputeModel::bytes_read(double tokens) const {
   const double kv = batch_ * kv_bytes_per_layer_;
   double bytes = m.dense_layers * (dense_layer_.bytes_fixed + kv) + head_.bytes_fixed;
   if (m.moe) {
-    const double touched = expected_distinct_experts(m.moe->experts, m.moe->experts_per_token, tokens,
-                                                     skew_);
+    const double touched = experts_read(tokens);
     bytes += m.moe_layers() * (moe_layer_.bytes_fixed + touched * moe_layer_.bytes_per_expert + kv);
   }
   return bytes;
@@ -81,7 +109,7 @@ ForwardTerms ComputeModel::terms(double tokens) const {
   t.weight_bytes = m.dense_layers * dense_layer_.bytes_fixed + head_.bytes_fixed;
   t.weight_flops = tokens * (m.dense_layers * dense_layer_.flops_per_token + head_.flops_per_token);
   if (m.moe) {
-    const double touched = expected_distinct_experts(m.moe->experts, m.moe->experts_per_token, tokens, skew_);
+    const double touched = experts_read(tokens);
     t.weight_bytes += m.moe_layers() * moe_layer_.bytes_fixed;
     t.expert_bytes = m.moe_layers() * touched * moe_layer_.bytes_per_expert;
     t.weight_flops += tokens * m.moe_layers() * moe_layer_.flops_per_token;
@@ -107,13 +135,18 @@ double ComputeModel::gpu_time_s(double tokens) const {
   };
   double t = m.dense_layers * layer(dense_layer_, 0.0, kernels_per_dense_layer());
   if (m.moe) {
-    const double touched = expected_distinct_experts(m.moe->experts, m.moe->experts_per_token, tokens,
-                                                     skew_);
+    const double touched = experts_read(tokens);
     t += m.moe_layers() * layer(moe_layer_, touched * moe_layer_.bytes_per_expert, kernels_per_moe_layer());
   }
   t += std::max(head_.bytes_fixed / bw_, tokens * head_.flops_per_token / flops_) +
        m.kernels.per_forward * settings_.kernel_floor_s;
   return t;
+}
+
+double ComputeModel::experts_read(double tokens) const {
+  const MoeSpec& e = *model_->moe;
+  return ep_ > 1 ? expected_max_experts_per_rank(e.experts, e.experts_per_token, tokens, ep_, skew_)
+                 : expected_distinct_experts(e.experts, e.experts_per_token, tokens, skew_);
 }
 
 int ComputeModel::kernels_per_dense_layer() const {

@@ -19,10 +19,6 @@ constexpr double kMinEfficiency = 0.02;
 // The largest bandwidth efficiency a measured step may calibrate, load.cpp's bound on a stated one.
 constexpr double kMaxCalibratedEfficiency = 2.0;
 
-double message_bytes(const TransformerSpec& m, double tokens) {
-  return tokens * m.hidden_size * bytes_per_param(m.activation_dtype);
-}
-
 }  // namespace
 
 CycleModel::CycleModel(Scenario scenario) : CycleModel(std::move(scenario), nullptr, true) {}
@@ -123,13 +119,15 @@ void CycleModel::apply_calibration() {
   calibration_.comm_calibrated = comm_.calibrated();
   calibration_.comm_source = comm_.source();
   target_ = ComputeModel(s.model, s.gpu, s.parallel.tp, s.batch, s.context_tokens, s.compute,
-                         calibration_.bandwidth_efficiency.value, calibration_.routing_skew.value);
+                         calibration_.bandwidth_efficiency.value, calibration_.routing_skew.value,
+                         expert_placement(s.parallel));
   draft_ = ComputeModel(s.draft, s.gpu, s.parallel.draft_ranks(), s.batch, s.context_tokens, s.compute,
                         calibration_.bandwidth_efficiency.value, calibration_.routing_skew.value);
   calibrate_engine_cycle();
   // Say where the all-reduces of this deployment fall below the measured table.
-  if (const double min = comm_.measured_min_bytes(); min > 0 && target_allreduces() > 0) {
-    const double decode_bytes = message_bytes(s.model, s.batch);
+  if (const double min = comm_.measured_min_bytes();
+      min > 0 && count_of(collectives(s.model, ForwardOf::kTarget, s.batch), CollectiveOp::kAllReduce) > 0) {
+    const double decode_bytes = activation_message_bytes(s.model, s.batch);
     if (decode_bytes < min) {
       calibration_.warnings.push_back("the decode all-reduce (" + units::format_bytes(decode_bytes) +
                                       ") is below the table's smallest measured message (" + units::format_bytes(min) +
@@ -216,18 +214,9 @@ void CycleModel::calibrate_engine_cycle() {
                  " tok/s minus the modelled cycle without it"};
 }
 
-int CycleModel::target_allreduces() const {
-  if (active().parallel.tp <= 1) return 0;
-  const auto& c = active().model.collectives;
-  const bool embedding = active().engine.embedding_allreduce.value_or(c.embedding_allreduce);
-  return c.allreduce_per_layer * active().model.layers + (embedding ? 1 : 0);
-}
-
-int CycleModel::draft_allreduces() const {
-  if (active().parallel.draft_ranks() <= 1) return 0;  // TP1 or replicated: the draft's ranks never talk
-  const auto& c = active().draft.collectives;
-  const bool embedding = active().engine.embedding_allreduce.value_or(c.embedding_allreduce);
-  return c.allreduce_per_layer * active().draft.layers + (embedding ? 1 : 0);
+std::vector<Collective> CycleModel::collectives(const TransformerSpec& model, ForwardOf of, double tokens) const {
+  return forward_collectives(model, of, active().parallel, active().engine.embedding_allreduce, tokens,
+                             active().topology.link);
 }
 
 void CycleModel::calibrate(const Scenario& s) {
@@ -275,7 +264,8 @@ void CycleModel::calibrate_compute(const Scenario& s) {
   Calibration& cal = calibration_;
   const auto& verify = s.measurements.verify;
   auto make = [&](const TransformerSpec& m, double eta, double skew) {
-    return ComputeModel(m, s.gpu, s.parallel.tp, s.batch, s.context_tokens, s.compute, eta, skew);
+    return ComputeModel(m, s.gpu, s.parallel.tp, s.batch, s.context_tokens, s.compute, eta, skew,
+                        expert_placement(s.parallel));
   };
   // A value the file or a patch states is "set"; a default or a compute profile's value is a prior.
   const auto origin = [&](const char* key, bool from_profile, const std::string& prior) -> std::string {
@@ -338,7 +328,7 @@ void CycleModel::calibrate_host(const Scenario& s) {
     cal.host_decode_s = {*s.host.decode_per_step_s, "set"};
   } else if (s.measurements.baseline_tokens_per_s && *s.measurements.baseline_tokens_per_s > 0) {
     const double step = s.batch / *s.measurements.baseline_tokens_per_s;
-    const ForwardBreakdown f = forward(target_, s.model, target_allreduces(), s.batch, s.engine.decode_mode, "decode");
+    const ForwardBreakdown f = forward(target_, s.model, ForwardOf::kTarget, s.batch, s.engine.decode_mode, "decode");
     double host = step - f.total_s();
     if (host < 0) host = fit_forward_to_step(s, step, f.total_s());
     host = fit_forward_to_host_prior(s, step, host);
@@ -373,10 +363,7 @@ double CycleModel::fit_forward_to_host_prior(const Scenario& s, double step, dou
   if (host <= prior.p90_s || cal.bandwidth_efficiency.origin.rfind("prior", 0) != 0) return host;
   const ForwardTerms bytes = target_.terms(1.0);
   if (bytes.kv_bytes > bytes.weight_bytes + bytes.expert_bytes) return host;
-  const auto decode_s = [&](double eta) {
-    const ComputeModel m(s.model, s.gpu, s.parallel.tp, s.batch, s.context_tokens, s.compute, eta, cal.routing_skew.value);
-    return forward(m, s.model, target_allreduces(), s.batch, s.engine.decode_mode, "decode").total_s();
-  };
+  const auto decode_s = [&](double eta) { return decode_at_efficiency(s, eta); };
   const double wanted = step - prior.value_s;
   const double from = cal.bandwidth_efficiency.value;
   if (decode_s(kMinEfficiency) < wanted) return host;  // not a matter of bandwidth
@@ -391,9 +378,7 @@ double CycleModel::fit_forward_to_host_prior(const Scenario& s, double step, dou
                          s.engine.name + " host prior allows (p90 " + units::format_duration(prior.p90_s) +
                          "): read as GPU time, bandwidth efficiency calibrated from " +
                          units::format_fixed(100.0 * from, 0) + "% to " + units::format_fixed(100.0 * eta, 0) + "%");
-  target_ = ComputeModel(s.model, s.gpu, s.parallel.tp, s.batch, s.context_tokens, s.compute, eta, cal.routing_skew.value);
-  draft_ = ComputeModel(s.draft, s.gpu, s.parallel.draft_ranks(), s.batch, s.context_tokens, s.compute, eta,
-                        cal.routing_skew.value);
+  use_efficiency(s, eta);
   return std::max(0.0, step - decode_s(eta));
 }
 
@@ -405,10 +390,7 @@ double CycleModel::fit_forward_to_host_prior(const Scenario& s, double step, dou
 // Returns the host time left.
 double CycleModel::fit_forward_to_step(const Scenario& s, double step, double modelled) {
   Calibration& cal = calibration_;
-  const auto decode_s = [&](double eta) {
-    const ComputeModel m(s.model, s.gpu, s.parallel.tp, s.batch, s.context_tokens, s.compute, eta, cal.routing_skew.value);
-    return forward(m, s.model, target_allreduces(), s.batch, s.engine.decode_mode, "decode").total_s();
-  };
+  const auto decode_s = [&](double eta) { return decode_at_efficiency(s, eta); };
   const std::string what = "the modelled decode forward (" + units::format_duration(modelled) +
                            ") exceeds the measured step (" + units::format_duration(step) + ")";
   if (cal.bandwidth_efficiency.origin.rfind("prior", 0) != 0) {
@@ -435,37 +417,51 @@ double CycleModel::fit_forward_to_step(const Scenario& s, double step, double mo
                          (eta > 1.0 ? "; above 100% the model reads more bytes than this engine does (at batch > 1, "
                                       "shared experts or fused kernels)"
                                     : ""));
-  target_ = ComputeModel(s.model, s.gpu, s.parallel.tp, s.batch, s.context_tokens, s.compute, eta, cal.routing_skew.value);
-  draft_ = ComputeModel(s.draft, s.gpu, s.parallel.draft_ranks(), s.batch, s.context_tokens, s.compute, eta,
-                        cal.routing_skew.value);
+  use_efficiency(s, eta);
   return std::max(0.0, step - decode_s(eta));
 }
 
-ForwardBreakdown CycleModel::forward(const ComputeModel& compute, const TransformerSpec& model,
-                                     int allreduces, double tokens, LaunchMode mode,
-                                     const char* phase, int step) const {
+// The plain decode forward with the target read at bandwidth efficiency `eta`.
+double CycleModel::decode_at_efficiency(const Scenario& s, double eta) const {
+  const ComputeModel m(s.model, s.gpu, s.parallel.tp, s.batch, s.context_tokens, s.compute, eta,
+                       calibration_.routing_skew.value, expert_placement(s.parallel));
+  return forward(m, s.model, ForwardOf::kTarget, s.batch, s.engine.decode_mode, "decode").total_s();
+}
+
+// Target and draft priced at a calibrated bandwidth efficiency.
+void CycleModel::use_efficiency(const Scenario& s, double eta) {
+  const double skew = calibration_.routing_skew.value;
+  target_ = ComputeModel(s.model, s.gpu, s.parallel.tp, s.batch, s.context_tokens, s.compute, eta, skew,
+                         expert_placement(s.parallel));
+  draft_ = ComputeModel(s.draft, s.gpu, s.parallel.draft_ranks(), s.batch, s.context_tokens, s.compute, eta, skew);
+}
+
+ForwardBreakdown CycleModel::forward(const ComputeModel& compute, const TransformerSpec& model, ForwardOf of,
+                                     double tokens, LaunchMode mode, const char* phase, int step) const {
   ForwardBreakdown f;
   f.phase = phase;
   f.step = step;
   f.tokens = tokens;
   f.mode = mode;
   f.compute_s = compute.local_time_s(tokens, mode);
-  f.allreduce_count = allreduces;
-  f.message_bytes = message_bytes(model, tokens);
-  f.allreduce_each_s = allreduces > 0 ? comm_.allreduce_s(f.message_bytes, mode) : 0.0;
-  f.comm_s = allreduces * f.allreduce_each_s;
-  if (active().parallel.pp > 1 && &model == &active().model) {
-    // Pipeline stages hand the token's hidden state on: one send per boundary, over the box's link
-    // (CommModel::send_s). The draft runs on the last stage.
-    f.comm_s += (active().parallel.pp - 1) * comm_.send_s(f.message_bytes);
+  f.message_bytes = activation_message_bytes(model, tokens);
+  // Each collective priced by its operation's registered implementation (CommModel::operations()).
+  for (const Collective& c : collectives(model, of, tokens)) {
+    const double each = comm_.time_s(c, mode);
+    f.comm_s += c.count * each;
+    if (c.op == CollectiveOp::kAllReduce) {
+      f.allreduce_count += c.count;
+      f.allreduce_each_s = each;
+    }
+    f.collectives.push_back({c, each});
   }
   const CommSettings& c = active().comm;
-  if (c.fuse_residual_norm && allreduces > 0) {
+  if (c.fuse_residual_norm && f.allreduce_count > 0) {
     // Each fused all-reduce absorbs the residual add and the RMSNorm that follow it: two kernels
     // fewer per collective (SGLang ENABLE_ALLREDUCE_RMSNORM_FUSION, docs/references/models.md#tp-collectives).
     const double per_kernel = mode == LaunchMode::kGraph ? active().compute.kernel_floor_s
                                                          : active().compute.eager_launch_per_kernel_s;
-    f.compute_s = std::max(0.0, f.compute_s - 2.0 * allreduces * per_kernel);
+    f.compute_s = std::max(0.0, f.compute_s - 2.0 * f.allreduce_count * per_kernel);
   }
   if (c.overlap > 0) {
     // Overlapping communication with compute hides up to `overlap` of the smaller of the two.
@@ -493,7 +489,7 @@ double CycleModel::tokens_per_cycle(const DraftShape& shape, const Acceptance& a
 
 double CycleModel::baseline_step_s() const {
   const Scenario& s = scenario_;
-  return forward(target_, s.model, target_allreduces(), s.batch, s.engine.decode_mode, "decode").total_s() +
+  return forward(target_, s.model, ForwardOf::kTarget, s.batch, s.engine.decode_mode, "decode").total_s() +
          calibration_.host_decode_s.value;
 }
 
@@ -507,13 +503,13 @@ Prediction CycleModel::predict(const DraftShape& sp, const Acceptance& acceptanc
   const Scenario& s = scenario_;
   const double b = s.batch;
   Prediction p;
-  p.decode = forward(target_, s.model, target_allreduces(), b, s.engine.decode_mode, "decode");
+  p.decode = forward(target_, s.model, ForwardOf::kTarget, b, s.engine.decode_mode, "decode");
   p.baseline_host_s = calibration_.host_decode_s.value;
   p.baseline_step_s = p.decode.total_s() + p.baseline_host_s;
   p.baseline_tokens_per_s = b / p.baseline_step_s;
 
   p.tokens_per_cycle = tokens_per_cycle(sp, acceptance, &p.conditional_rates);
-  p.verify = forward(target_, s.model, target_allreduces(), b * sp.num_draft_tokens, s.engine.verify_mode, "verify");
+  p.verify = forward(target_, s.model, ForwardOf::kTarget, b * sp.num_draft_tokens, s.engine.verify_mode, "verify");
   const int draft_steps = !s.speculation.runs_draft_forwards()          ? 0
                           : s.engine.extend_yields_first_draft ? sp.num_steps - 1
                                                                : sp.num_steps;
@@ -521,11 +517,11 @@ Prediction CycleModel::predict(const DraftShape& sp, const Acceptance& acceptanc
     // The first draft step expands one token per request; later ones expand eagle_topk.
     const bool first = i == 0 && !s.engine.extend_yields_first_draft;
     const double tokens = b * (first ? 1 : sp.eagle_topk);
-    p.drafts.push_back(forward(draft_, s.draft, draft_allreduces(), tokens, s.engine.draft_mode, "draft step",
+    p.drafts.push_back(forward(draft_, s.draft, ForwardOf::kDraft, tokens, s.engine.draft_mode, "draft step",
                                i + 1 + (s.engine.extend_yields_first_draft ? 1 : 0)));
   }
   if (s.speculation.runs_draft_forwards()) {
-    p.drafts.push_back(forward(draft_, s.draft, draft_allreduces(), b * p.tokens_per_cycle, s.engine.draft_mode, "draft extend"));
+    p.drafts.push_back(forward(draft_, s.draft, ForwardOf::kDraft, b * p.tokens_per_cycle, s.engine.draft_mode, "draft extend"));
   }
   p.draft_s = 0;
   for (const auto& d : p.drafts) p.draft_s += d.total_s();
@@ -542,7 +538,7 @@ Prediction CycleModel::predict(const DraftShape& sp, const Acceptance& acceptanc
   double tau = p.tokens_per_cycle;
   for (int i = 0; i < 8; ++i) {
     const double extend =
-        p.drafts.empty() ? 0.0 : forward(draft_, s.draft, draft_allreduces(), b * tau, s.engine.draft_mode, "").total_s();
+        p.drafts.empty() ? 0.0 : forward(draft_, s.draft, ForwardOf::kDraft, b * tau, s.engine.draft_mode, "").total_s();
     const double next = (fixed_part + extend) / (p.baseline_step_s - per_token_host);
     const bool settled = std::fabs(next - tau) < 1e-9 * next;
     tau = next;
@@ -568,14 +564,14 @@ double CycleModel::cycle_s(double tau) const { return cycle_s(scenario_.speculat
 double CycleModel::cycle_s(const DraftShape& sp, double tau) const {
   const Scenario& s = scenario_;
   const double b = s.batch;
-  double t = forward(target_, s.model, target_allreduces(), b * sp.num_draft_tokens, s.engine.verify_mode, "").total_s();
+  double t = forward(target_, s.model, ForwardOf::kTarget, b * sp.num_draft_tokens, s.engine.verify_mode, "").total_s();
   if (!s.speculation.runs_draft_forwards()) return t + spec_host_s(0.0, tau);
   const int draft_steps = s.engine.extend_yields_first_draft ? sp.num_steps - 1 : sp.num_steps;
   for (int i = 0; i < draft_steps; ++i) {
     const bool first = i == 0 && !s.engine.extend_yields_first_draft;
-    t += forward(draft_, s.draft, draft_allreduces(), b * (first ? 1 : sp.eagle_topk), s.engine.draft_mode, "").total_s();
+    t += forward(draft_, s.draft, ForwardOf::kDraft, b * (first ? 1 : sp.eagle_topk), s.engine.draft_mode, "").total_s();
   }
-  t += forward(draft_, s.draft, draft_allreduces(), b * tau, s.engine.draft_mode, "").total_s();
+  t += forward(draft_, s.draft, ForwardOf::kDraft, b * tau, s.engine.draft_mode, "").total_s();
   return t + spec_host_s(draft_steps + 1.0, tau);  // the steps and the extend
 }
 

@@ -1,0 +1,94 @@
+#include "specsim/collectives.hpp"
+
+#include <cmath>
+#include <utility>
+
+namespace specsim {
+
+namespace {
+
+// DeepEP's dispatch sends FP8 activations and its combine returns BF16 ones, as in DeepSeek's
+// deployment and DeepEP's benchmarks (docs/references/models.md#expert-parallel, S14); FP8's
+// per-128-channel scales (~3%) are left out.
+constexpr double kDispatchBytesPerValue = 1.0;
+constexpr double kCombineBytesPerValue = 2.0;
+
+constexpr std::pair<MoeA2aBackend, const char*> kMoeA2aNames[] = {{MoeA2aBackend::kNone, "none"},
+                                                                  {MoeA2aBackend::kDeepep, "deepep"}};
+
+}  // namespace
+
+const char* to_string(MoeA2aBackend b) {
+  for (const auto& [backend, name] : kMoeA2aNames) {
+    if (backend == b) return name;
+  }
+  return "none";
+}
+
+std::optional<MoeA2aBackend> parse_moe_a2a_backend(const std::string& text) {
+  for (const auto& [backend, name] : kMoeA2aNames) {
+    if (text == name) return backend;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> moe_a2a_backend_names() {
+  std::vector<std::string> names;
+  for (const auto& [backend, name] : kMoeA2aNames) names.emplace_back(name);
+  return names;
+}
+
+const char* to_string(CollectiveOp op) {
+  switch (op) {
+    case CollectiveOp::kAllReduce: return "all_reduce";
+    case CollectiveOp::kSend: return "send";
+    case CollectiveOp::kAllToAll: return "all_to_all";
+  }
+  return "all_reduce";
+}
+
+double activation_message_bytes(const TransformerSpec& m, double tokens) {
+  return tokens * m.hidden_size * bytes_per_param(m.activation_dtype);
+}
+
+std::vector<Collective> forward_collectives(const TransformerSpec& model, ForwardOf of, const Parallelism& parallel,
+                                            std::optional<bool> embedding_allreduce, double tokens, LinkClass link) {
+  std::vector<Collective> out;
+  const double bytes = activation_message_bytes(model, tokens);
+  const int ranks = of == ForwardOf::kTarget ? parallel.tp : parallel.draft_ranks();
+  // An all-to-all backend moves the target's tokens to its experts' ranks and back; the draft keeps TP.
+  const bool all_to_all = of == ForwardOf::kTarget && model.moe && parallel.ep > 1 &&
+                          parallel.moe_a2a != MoeA2aBackend::kNone;
+  if (ranks > 1) {
+    // TP1 or a replicated draft: the ranks never talk.
+    const CollectiveCounts& c = model.collectives;
+    int count = c.allreduce_per_layer * model.layers + (embedding_allreduce.value_or(c.embedding_allreduce) ? 1 : 0);
+    if (all_to_all) count -= model.moe_layers();  // the combine ends each MoE block instead
+    if (count > 0) out.push_back({CollectiveOp::kAllReduce, "tensor-parallel partial sums", bytes, ranks, count, link});
+  }
+  if (all_to_all) {
+    // With no all-reduce after the MoE block the tokens are split over the ranks before it: the
+    // busiest dispatches ceil(q / ep) tokens, each to its k experts (an estimate, no merging of two
+    // experts on one rank).
+    const double values = std::ceil(tokens / parallel.ep) * model.moe->experts_per_token * model.hidden_size;
+    const int layers = model.moe_layers();
+    out.push_back({CollectiveOp::kAllToAll, "MoE dispatch: tokens to their experts' ranks (FP8)",
+                   values * kDispatchBytesPerValue, parallel.ep, layers, link});
+    out.push_back({CollectiveOp::kAllToAll, "MoE combine: expert outputs back (BF16)", values * kCombineBytesPerValue,
+                   parallel.ep, layers, link});
+  }
+  if (of == ForwardOf::kTarget && parallel.pp > 1) {
+    out.push_back({CollectiveOp::kSend, "hidden state to the next pipeline stage", bytes, 2, parallel.pp - 1, link});
+  }
+  return out;
+}
+
+int count_of(const std::vector<Collective>& collectives, CollectiveOp op) {
+  int n = 0;
+  for (const Collective& c : collectives) {
+    if (c.op == op) n += c.count;
+  }
+  return n;
+}
+
+}  // namespace specsim
