@@ -48,7 +48,7 @@ void run_breakeven(const BreakevenOptions& o, Io& io) {
                   b.tokens_per_cycle, b.speculative_tokens_per_s_at_accept_1, mine ? "   <- scenario" : "");
     out += buf;
   }
-  out += "  accept is the first draft position's rate, deeper positions per the scenario's depth profile\n";
+  out += "  accept is the first draft position's rate, deeper positions keep the shape of the scenario's profile\n";
   io.out << out;
 }
 
