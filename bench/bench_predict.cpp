@@ -25,7 +25,7 @@ void BM_Predict(benchmark::State& state) {
   specsim::Acceptance a = model.scenario().acceptance;
   double accept = 0.5;
   for (auto _ : state) {
-    a = specsim::as_constant_chain(std::move(a), accept);
+    a = specsim::with_accept_rate(std::move(a), accept);
     accept = accept > 0.9 ? 0.5 : accept + 0.001;
     benchmark::DoNotOptimize(model.predict(a).spec_tokens_per_s);
   }

@@ -51,26 +51,43 @@ Acceptance from_logs(const std::vector<std::string>& files, std::vector<std::str
 // The cycle model fits a per-position list to the draft length (cycle.cpp: a longer list is cut,
 // a shorter one repeats its last rate); say so as a warning, rather than let measured positions
 // vanish silently.
+// A measured tau is what a cycle emits on any shape, so a tree's measured siblings go unused.
 std::vector<std::string> acceptance_warnings(const Scenario& s) {
+  std::vector<std::string> out;
   std::string w = position_mismatch_warning(listed_positions(s.acceptance.kind), s.speculation.shape.num_steps);
-  if (w.empty()) return {};
-  return {std::move(w)};
+  if (!w.empty()) out.push_back(std::move(w));
+  if (std::holds_alternative<MeasuredTau>(s.acceptance.kind) && !s.acceptance.siblings.positional.empty() &&
+      !s.speculation.shape.is_chain()) {
+    out.push_back("acceptance.tree_positional is not used: a measured tokens per cycle already says what the tree emits");
+  }
+  return out;
+}
+
+// --accept, --accept-per-position, --accept-length or the logs' pooled acceptance in place of the
+// scenario's kind; the scenario's tree siblings (tree_positional) stay.
+void apply_acceptance_options(const PredictOptions& o, Scenario& s, std::vector<std::string>& warnings) {
+  if (o.accept) {
+    if (accept_rate_replaces(s.acceptance.kind)) {
+      warnings.push_back("--accept " + units::format_fixed(*o.accept, 3) +
+                         " replaces the measured acceptance.tokens_per_cycle by a constant chain");
+    }
+    s.acceptance = with_accept_rate(std::move(s.acceptance), *o.accept);  // the profile's shape kept
+  } else if (!o.accept_per_position.empty()) {
+    s.acceptance.kind = ConditionalChain{o.accept_per_position};
+  } else if (o.accept_length) {
+    s.acceptance.kind = MeasuredTau{*o.accept_length};
+  } else if (!o.acceptance_logs.empty()) {
+    s.acceptance.kind = from_logs(o.acceptance_logs, warnings).kind;
+  }
+  for (auto& w : acceptance_warnings(s)) warnings.push_back(std::move(w));
 }
 
 void run_predict(const PredictOptions& o, Io& io) {
   std::vector<std::string> patches = o.patches;
   if (!o.concurrency.empty()) patches.push_back("workload.concurrency=" + o.concurrency);  // wins over the file
   Scenario s = load_scenario(o.scenario, patches);
-  if (o.accept) {
-    s.acceptance = as_constant_chain(std::move(s.acceptance), *o.accept);  // a depth profile still applies
-  } else if (!o.accept_per_position.empty()) {
-    s.acceptance.kind = ConditionalChain{o.accept_per_position};
-  } else if (o.accept_length) {
-    s.acceptance.kind = MeasuredTau{*o.accept_length};
-  }
   std::vector<std::string> warnings;
-  if (!o.acceptance_logs.empty()) s.acceptance = from_logs(o.acceptance_logs, warnings);  // excludes the others
-  for (auto& w : acceptance_warnings(s)) warnings.push_back(std::move(w));
+  apply_acceptance_options(o, s, warnings);
   if (!s.concurrency.empty()) {
     if (o.monte_carlo > 0) throw Error({"--monte-carlo", 0, 0}, "", "simulates one batch: leave out workload.concurrency");
     // Rendered whole before printing: a failure never leaves half a document on stdout.
@@ -100,7 +117,7 @@ void setup_predict(CLI::App& app, Io& io) {
       ->capture_default_str();
   auto* accept = sub->add_option("--accept", opts->accept,
                                  "Per-token acceptance of the first draft position, in [0, 1]; deeper "
-                                 "positions follow the scenario's depth_profile (constant when it has none)")
+                                 "positions keep the shape of the scenario's profile (docs/acceptance.md)")
                      ->check(CLI::Range(0.0, 1.0));
   auto* per_pos = sub->add_option("--accept-per-position", opts->accept_per_position,
                                   "Conditional acceptance per draft position, b1,b2,...")

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fstream>
 #include <sstream>
 
 #include "cli.hpp"
@@ -168,4 +169,101 @@ TEST_CASE("cli: sweep and rank mark points that do not fit in memory as infeasib
   REQUIRE(rank.code == 0);
   CHECK_THAT(rank.out, Contains("INFEASIBLE as it stands: does not fit in GPU memory") &&
                            Contains("INFEASIBLE: does not fit in GPU memory"));
+}
+
+namespace {
+// The default scenario with its acceptance given as per-position rates: 0.747 x (1, 0.529, 0.300)
+// = (0.747, 0.395, 0.224), rounded as a user would copy them. Written under `dir`.
+std::string per_position_scenario(const specsim::test::TempDir& dir) {
+  using specsim::test::replaced_once;
+  const std::string root = SPECSIM_SOURCE_DIR;
+  std::string text = specsim::test::read_text(root + "/models/scenarios/kimi-k2.5-eagle3-8x-rtx-pro-6000.yaml");
+  text = replaced_once(text, "  accept: 0.747\n", "  per_position: [0.747, 0.395, 0.224]\n");
+  text = replaced_once(text, "  depth_profile: [1.0, 0.529, 0.300]\n", "");
+  const std::string path = (dir.path / "per-position.yaml").string();
+  std::ofstream(path) << text;
+  return path;
+}
+
+nlohmann::json json_of(const std::vector<std::string>& args) {
+  const auto r = run(args);
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  return nlohmann::json::parse(r.out);
+}
+}  // namespace
+
+TEST_CASE("cli: --accept, the sweep key and break-even scale a per-position profile (issue 14)", "[cli][acceptance]") {
+  specsim::test::TempDir dir("specsim_test_accept_scales");
+  const std::string file = per_position_scenario(dir);
+  // b = (0.747, 0.395, 0.224) x 0.6 / 0.747: tau = 1 + 0.6 + 0.6 x 0.317269 + 0.6 x 0.317269 x
+  // 0.179920 = 1.824611 (test_acceptance.cpp); flattened to 0.6 it was 1 + 0.6 + 0.36 + 0.216 = 2.176.
+  const double s = 0.6 / 0.747;
+  const double tau = 1 + 0.6 + 0.6 * (0.395 * s) + 0.6 * (0.395 * s) * (0.224 * s);
+  const auto predict = json_of({"predict", "--scenario", file, "--accept", "0.6", "--json"});
+  CHECK_THAT(predict["speculative"]["tokens_per_cycle"].get<double>(), WithinRel(tau, 1e-12));
+  // The sweep key on values is the same rule, not a switch to a constant chain.
+  const auto sweep = json_of({"sweep", "--scenario", file, "--vary", "acceptance.accept=0.6", "--json"});
+  REQUIRE(sweep["points"].size() == 1);
+  CHECK_THAT(sweep["points"][0]["tokens_per_cycle"].get<double>(), WithinRel(tau, 1e-12));
+  // Break-even at accept 1 prices b = (1, 0.395 / 0.747, 0.224 / 0.747), what --accept 1 predicts,
+  // not a constant chain of 1 (tau 4).
+  const auto at_one = json_of({"predict", "--scenario", file, "--accept", "1", "--json"});
+  const auto breakeven = json_of({"breakeven", "--scenario", file, "--json"});
+  CHECK_THAT(breakeven["tokens_per_s_at_accept_1"].get<double>(),
+             WithinRel(at_one["speculative"]["tokens_per_s"].get<double>(), 1e-12));
+  CHECK(at_one["speculative"]["tokens_per_cycle"].get<double>() < 3.0);
+}
+
+TEST_CASE("cli: --accept on a measured tau says it replaces it (issue 14)", "[cli][acceptance]") {
+  const std::string root = SPECSIM_SOURCE_DIR;
+  specsim::test::TempDir dir("specsim_test_accept_measured");
+  std::string text = specsim::test::read_text(root + "/models/scenarios/kimi-k2.5-eagle3-8x-rtx-pro-6000.yaml");
+  text = specsim::test::replaced_once(text, "  accept: 0.747\n", "  tokens_per_cycle: 2.5\n");
+  text = specsim::test::replaced_once(text, "  depth_profile: [1.0, 0.529, 0.300]\n", "");
+  const std::string file = (dir.path / "measured.yaml").string();
+  std::ofstream(file) << text;
+  // Leviathan's constant chain at 0.6 for k = 3: 1 + 0.6 + 0.36 + 0.216 = 2.176, and a warning.
+  const auto j = json_of({"predict", "--scenario", file, "--accept", "0.6", "--json"});
+  CHECK_THAT(j["speculative"]["tokens_per_cycle"].get<double>(), WithinRel(2.176, 1e-12));
+  REQUIRE(j.contains("warnings"));
+  CHECK_THAT(j["warnings"][0].get<std::string>(), Contains("--accept 0.600 replaces the measured acceptance.tokens_per_cycle"));
+}
+
+TEST_CASE("cli: a tree SGLang cannot draft fails at load naming the --set option (issue 14)", "[cli][invalid]") {
+  // SGLang scores topk + (num_steps - 1) topk^2 = 2 + 2 x 4 = 10 candidates for (3, 2): 11 tokens
+  // at most. 12 passed loading (its limit was 1 + num_steps topk^2 = 13) and then failed in the
+  // acceptance with a key that does not exist and no option.
+  const auto twelve = run({"predict", "--set", "speculation.eagle_topk=2", "--set", "speculation.num_draft_tokens=12"});
+  CHECK(twelve.code == specsim::cli::kExitInput);
+  CHECK_THAT(twelve.err, Contains("--set speculation.num_draft_tokens=12") &&
+                             Contains("speculation.num_draft_tokens: = 12: must lie in [2, 1 + topk + (num_steps - 1) * topk^2] = [2, 11]"));
+  const auto eleven = run({"predict", "--set", "speculation.eagle_topk=2", "--set", "speculation.num_draft_tokens=11", "--json"});
+  CHECK(eleven.code == 0);
+  // With another problem, both at once, each with its option.
+  const auto two = run({"predict", "--set", "speculation.eagle_topk=2", "--set", "speculation.num_draft_tokens=12",
+                        "--set", "workload.batch=0"});
+  CHECK(two.code == specsim::cli::kExitInput);
+  CHECK_THAT(two.err, Contains("2 problems") && Contains("--set workload.batch=0") &&
+                          Contains("--set speculation.num_draft_tokens=12"));
+}
+
+TEST_CASE("cli: --acceptance-log keeps the scenario's tree_positional (issue 14)", "[cli][acceptance]") {
+  const std::string root = SPECSIM_SOURCE_DIR;
+  const std::string log = root + "/tests/data/valid/logs/llamacpp_pr24536.log";
+  const std::vector<std::string> tree{"--set", "speculation.eagle_topk=2", "--set", "speculation.num_draft_tokens=6",
+                                      "--set", "acceptance.tree_positional=0.805,0.1"};
+  // The log's a_1 = 0.805 is the tree's p_1 either way; the measured p_2 = 0.1 replaces the power
+  // law's (1 - 0.805)(1 - 2^-0.5) = 0.0571. Five drafts reach the rank-2 children (0.805, 0.648,
+  // 0.522, then 0.1 and 0.0805), so the kept siblings show in tau.
+  std::vector<std::string> with = {"predict", "--acceptance-log", log, "--json"};
+  with.insert(with.end(), tree.begin(), tree.end());
+  const auto kept = json_of(with);
+  std::vector<std::string> per = {"predict", "--accept-per-position", "0.805", "--json"};
+  per.insert(per.end(), tree.begin(), tree.end());
+  CHECK_THAT(kept["speculative"]["tokens_per_cycle"].get<double>(),
+             WithinRel(json_of(per)["speculative"]["tokens_per_cycle"].get<double>(), 1e-12));
+  const auto dropped = json_of({"predict", "--acceptance-log", log, "--json", "--set", "speculation.eagle_topk=2",
+                                "--set", "speculation.num_draft_tokens=6"});
+  CHECK(kept["speculative"]["tokens_per_cycle"].get<double>() > dropped["speculative"]["tokens_per_cycle"].get<double>());
 }

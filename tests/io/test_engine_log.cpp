@@ -193,7 +193,7 @@ TEST_CASE("a summary becomes an acceptance model", "[engine_log]") {
   CHECK(specsim::to_string(measured.kind) == "measured");
   CHECK_THAT(specsim::tokens_per_cycle(measured, specsim::DraftShape{}), WithinRel(2.0, 1e-12));
   // A chain length of 0 is rejected by validation.
-  CHECK_THROWS_WITH(specsim::validate(measured, specsim::DraftShape{0, 1, 1}), Contains("num_draft_steps = 0"));
+  CHECK_THROWS_WITH(specsim::validate(measured, specsim::DraftShape{0, 1, 1}), Contains("speculation.num_steps = 0: must be >= 1"));
 }
 
 TEST_CASE("Clopper-Pearson interval, textbook values", "[engine_log]") {

@@ -177,6 +177,7 @@ const std::map<std::string, Expected>& corpus() {
       {"scenario/concurrency-negative.yaml", {"workload.concurrency: item 1 = -4: must be in [1, 1000000]", 13}},
       {"scenario/concurrency-not-integer.yaml", {"workload.concurrency: item 2: expected an integer, got '2.5'", 13}},
       {"scenario/concurrency-zero.yaml", {"workload.concurrency: item 2 = 0: must be in [1, 1000000]", 13}},
+      {"scenario/depth-profile-with-per-position.yaml", {"acceptance.depth_profile: scales acceptance.accept only, and acceptance.per_position has no accept to scale", 25}},
       {"scenario/draft-as-model.yaml", {"model: 'llama-3.1-8b-eagle3' is an EAGLE-3 draft head (it has an eagle3 block)", 5}},
       {"scenario/draft-for-another-model.yaml", {"draft: 'kimi-k2.5-eagle3' (built for kimi-k2.5) does not fit the model 'llama-3.1-8b': hidden_size 7168 vs the model's 4096", 6}},
       {"scenario/draft-not-eagle3.yaml", {"draft: 'llama-3.1-8b' is not an EAGLE draft head", 6}},

@@ -131,20 +131,65 @@ TEST_CASE("acceptance: --accept A maps onto each kind", "[acceptance]") {
   CHECK_THAT(moved.siblings.positional[2], WithinRel(0.05, 1e-12));
   CHECK(std::get<specsim::ConstantChain>(moved.kind).accept == 0.8);
 
+  // A measured tau has no rate to scale: A puts Leviathan's constant chain at A in its place.
   const Acceptance measured{specsim::MeasuredTau{2.5}, {}};
-  CHECK_FALSE(specsim::accept_rate_applies(measured.kind));
-  CHECK(std::get<specsim::MeasuredTau>(specsim::with_accept_rate(measured, 0.1).kind).tokens_per_cycle == 2.5);
+  CHECK(specsim::accept_rate_replaces(measured.kind));
+  CHECK(std::get<specsim::ConstantChain>(specsim::with_accept_rate(measured, 0.1).kind).accept == 0.1);
 
   const Acceptance decay{specsim::DepthDecayChain{0.7, 0.9}, {}};
   CHECK(std::get<specsim::DepthDecayChain>(specsim::with_accept_rate(decay, 0.55).kind).accept == 0.55);
-  CHECK_THROWS_WITH(specsim::with_accept_rate(decay, 1.5), Contains("accept_rate = 1.5"));
+  CHECK_THROWS_WITH(specsim::with_accept_rate(decay, 1.5), Contains("acceptance.accept = 1.5: must lie in [0, 1]"));
 
-  // What --accept does in predict today: a constant chain, a constant chain's depth profile kept.
-  const Acceptance profiled{specsim::ConstantChain{0.7, {1.0, 0.5}}, {{0.6, 0.2}, 0.5}};
-  const auto constant = specsim::as_constant_chain(profiled, 0.4);
-  CHECK(std::get<specsim::ConstantChain>(constant.kind).depth_profile.size() == 2);
-  CHECK(constant.siblings.positional.size() == 2);
-  CHECK(std::get<specsim::ConstantChain>(specsim::as_constant_chain(conditional, 0.4).kind).depth_profile.empty());
+  // A constant chain keeps its depth profile: b = 0.4 x (1, 0.5) = (0.4, 0.2).
+  const Acceptance profiled{specsim::ConstantChain{0.7, {1.0, 0.5}}, {}};
+  const auto constant = specsim::with_accept_rate(profiled, 0.4);
+  CHECK_THAT(specsim::chain_conditional_rates(constant, chain_of(2))[1], WithinRel(0.2, 1e-12));
+}
+
+TEST_CASE("acceptance: --accept keeps a per-position profile's shape (issue 14)", "[acceptance]") {
+  // The rule of docs/acceptance.md that predict --accept, the sweep key and break-even now share:
+  // b = (0.747, 0.395, 0.224) at A = 0.6 scales by 0.6 / 0.747 = 0.803213:
+  // b' = (0.6, 0.317269, 0.179920), tau = 1 + 0.6 + 0.6 x 0.317269 + 0.6 x 0.317269 x 0.179920
+  //    = 1 + 0.6 + 0.190361 + 0.034250 = 1.824611. The old flattening gave 1 + 0.6 + 0.36 + 0.216 = 2.176.
+  const Acceptance per{specsim::ConditionalChain{{0.747, 0.395, 0.224}}, {}};
+  const auto scaled = specsim::with_accept_rate(per, 0.6);
+  CHECK(std::holds_alternative<specsim::ConditionalChain>(scaled.kind));
+  const double s = 0.6 / 0.747;
+  CHECK_THAT(specsim::tokens_per_cycle(scaled, chain_of(3)),
+             WithinRel(1 + 0.6 + 0.6 * (0.395 * s) + 0.6 * (0.395 * s) * (0.224 * s), 1e-12));
+  CHECK_THAT(specsim::tokens_per_cycle(scaled, chain_of(3)), WithinRel(1.824611, 1e-6));
+}
+
+TEST_CASE("acceptance: unconditional rates past the draft are not checked (issue 14)", "[acceptance]") {
+  // a = (0.8, 0.6, 0.7) rises at position 3; a 2-step draft never reaches it: tau = 1 + 0.8 + 0.6.
+  const Acceptance u{specsim::UnconditionalChain{{0.8, 0.6, 0.7}}, {}};
+  CHECK(specsim::acceptance_problems(u, chain_of(2)).empty());
+  CHECK_THAT(specsim::tokens_per_cycle(u, chain_of(2)), WithinRel(2.4, 1e-12));
+  CHECK_THAT(specsim::tokens_per_cycle(u, DraftShape{2, 2, 4}), WithinRel(specsim::tokens_per_cycle(
+      Acceptance{specsim::ConstantChain{0.8, {}}, {}}, DraftShape{2, 2, 4}), 1e-12));  // p_1 = a_1 = b_1
+  // A 3-step draft uses it: refused, naming the key.
+  CHECK_THROWS_WITH(specsim::validate(u, chain_of(3)),
+                    Contains("acceptance.unconditional") && Contains("a_3 = 0.700000 > a_2 = 0.600000"));
+  // --accept 0.4 scales the positions it can convert, b = (0.8, 0.75) x 0.5 = (0.4, 0.375), so
+  // a' = (0.4, 0.15); the third, from the rise on, is kept as listed.
+  const auto scaled = std::get<specsim::UnconditionalChain>(specsim::with_accept_rate(u, 0.4).kind).rates;
+  REQUIRE(scaled.size() == 3);
+  CHECK_THAT(scaled[1], WithinRel(0.15, 1e-12));
+  CHECK(scaled[2] == 0.7);
+}
+
+TEST_CASE("acceptance: on a tree a depth profile's first entry scales p_1 as it scales b_1 (issue 14)", "[acceptance]") {
+  // accept 0.8, profile (0.5, 0.25): the chain's b_1 = 0.8 x 0.5 = 0.4, so the tree's p_1 = 0.4 too.
+  // One step, top-2, 3 tokens: F = 1 + p_1 + p_2, p_2 = (1 - 0.4)(1 - 2^-0.5) = 0.175736 (the power
+  // law): F = 1.575736. Taking p_1 = accept = 0.8 gave 1 + 0.8 + 0.2 x 0.292893 = 1.858579.
+  const Acceptance profiled{specsim::ConstantChain{0.8, {0.5, 0.25}}, {}};
+  const DraftShape tree{1, 2, 3};
+  CHECK_THAT(specsim::tokens_per_cycle(profiled, tree), WithinRel(1 + 0.4 + 0.6 * (1 - 1 / std::sqrt(2.0)), 1e-12));
+  CHECK_THAT(specsim::tokens_per_cycle(profiled, chain_of(1)), WithinRel(1.4, 1e-12));
+  // The same chain written with accept = b_1 and the profile normalised prices the same tree.
+  const Acceptance normalised{specsim::ConstantChain{0.4, {1.0, 0.5}}, {}};
+  CHECK_THAT(specsim::tokens_per_cycle(profiled, DraftShape{2, 2, 5}),
+             WithinRel(specsim::tokens_per_cycle(normalised, DraftShape{2, 2, 5}), 1e-12));
 }
 
 TEST_CASE("acceptance models report every problem at once", "[acceptance]") {
@@ -153,23 +198,60 @@ TEST_CASE("acceptance models report every problem at once", "[acceptance]") {
   const auto problems = specsim::acceptance_problems(m, none);
   CHECK(problems.size() == 3);
   CHECK_THROWS_WITH(specsim::validate(m, none),
-                    Contains("acceptance.accept_rate = 1.2: must lie in [0, 1]") &&
+                    Contains("acceptance.accept = 1.2: must lie in [0, 1]") &&
                         Contains("acceptance.depth_decay = 0: must lie in (0, 1]") &&
-                        Contains("acceptance.num_draft_steps = 0: must be >= 1"));
+                        Contains("speculation.num_steps = 0: must be >= 1"));
 
   // Rising unconditional rates are refused before anything else, as the cycle model always did.
   const Acceptance u{specsim::UnconditionalChain{{0.5, 0.7, 0.2}}, {}};
   CHECK_THROWS_WITH(specsim::validate(u, chain_of(3)), Contains("must not rise with position") &&
                                                            Contains("a_2 = 0.700000 > a_1 = 0.500000"));
 
+  // SGLang scores topk + (num_steps - 1) topk^2 = 2 + 1 x 4 = 6 candidates for (2, 2): 7 tokens at most.
   const Acceptance t{specsim::ConstantChain{0.7, {}}, {}};
-  CHECK_THROWS_WITH(specsim::validate(t, DraftShape{2, 2, 9}), Contains("acceptance.num_draft_tokens = 9") &&
+  CHECK_THROWS_WITH(specsim::validate(t, DraftShape{2, 2, 9}), Contains("speculation.num_draft_tokens = 9") &&
                                                                    Contains("[2, 7]"));
-
   CHECK(specsim::to_string(specsim::parse_acceptance_kind("depth_decay")) == "depth_decay");
   CHECK(std::holds_alternative<specsim::DepthDecayChain>(specsim::parse_acceptance_kind("depth_decay")));
   CHECK(specsim::to_string(specsim::AcceptanceKind{specsim::UnconditionalChain{}}) == "unconditional");
   CHECK_THROWS_WITH(specsim::parse_acceptance_kind("geometric"),
                     Contains("'geometric' is unknown") &&
                         Contains("constant, depth_decay, conditional, unconditional, measured"));
+}
+
+TEST_CASE("acceptance: problems name the scenario's keys (issue 14)", "[acceptance]") {
+  // docs/schema.md's keys: acceptance.accept, per_position, unconditional, tokens_per_cycle,
+  // tree_positional; speculation.num_steps, num_draft_tokens.
+  std::vector<std::string> all;
+  const auto add = [&all](const Acceptance& a, const DraftShape& shape) {
+    for (auto& p : specsim::acceptance_problems(a, shape)) all.push_back(std::move(p));
+  };
+  add({specsim::ConditionalChain{{0.8, 1.5}}, {}}, chain_of(2));
+  add({specsim::ConditionalChain{}, {}}, chain_of(2));
+  add({specsim::MeasuredTau{5.0}, {}}, chain_of(3));
+  add({specsim::ConstantChain{0.7, {}}, {{0.7, 0.5}, 0.5}}, DraftShape{2, 2, 4});
+  add({specsim::ConstantChain{-0.1, {}}, {}}, DraftShape{0, 2, 12});
+  std::string text;
+  for (const auto& p : all) text += p + "\n";
+  CHECK_THAT(text, Contains("acceptance.per_position[2] = 1.5: must lie in [0, 1]") &&
+                       Contains("acceptance.per_position = 0 entries") &&
+                       Contains("acceptance.tokens_per_cycle = 5: must lie in [1, speculation.num_steps + 1] = [1, 4]") &&
+                       Contains("acceptance.tree_positional = sum 1.2") &&
+                       Contains("acceptance.accept = -0.1") && Contains("speculation.num_steps = 0: must be >= 1"));
+  for (const char* gone : {"accept_rate", "num_draft_steps", "position_rates", "measured_tokens_per_cycle"}) {
+    CHECK_THAT(text, !Contains(gone));
+  }
+}
+
+TEST_CASE("draft shape: one tree-size limit, SGLang's (issue 14)", "[acceptance][draft_tree]") {
+  // organize_draft_results keeps num_draft_tokens - 1 of topk + (num_steps - 1) topk^2 candidates:
+  // (3, 2): 1 + 2 + 2 x 4 = 11 tokens at most, not 1 + num_steps topk^2 = 13.
+  CHECK(specsim::max_draft_tokens(3, 2) == 11);
+  CHECK(specsim::max_draft_tokens(3, 1) == 4);  // a chain verifies num_steps + 1
+  CHECK(specsim::draft_shape_problems(DraftShape{3, 2, 11}).empty());
+  const auto twelve = specsim::draft_shape_problems(DraftShape{3, 2, 12});
+  REQUIRE(twelve.size() == 1);
+  CHECK_THAT(twelve[0], Contains("speculation.num_draft_tokens = 12: must lie in [2, 1 + topk + (num_steps - 1) * topk^2] = [2, 11]"));
+  const Acceptance a{specsim::ConstantChain{0.7, {}}, {}};
+  CHECK_THROWS_WITH(specsim::tokens_per_cycle(a, DraftShape{3, 2, 12}), Contains("[2, 11]"));
 }

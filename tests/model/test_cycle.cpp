@@ -41,7 +41,7 @@ TEST_CASE("cycle: the held-out speculative throughput is predicted within 15%", 
   const auto& measured = model.scenario().measurements.speculative_tokens_per_s;
   REQUIRE(measured);
   // The measured ~60 tok/s is never an input; the model must land within 15% of it.
-  const auto p = model.predict(specsim::as_constant_chain(model.scenario().acceptance, 0.747));
+  const auto p = model.predict(specsim::with_accept_rate(model.scenario().acceptance, 0.747));
   CHECK_THAT(p.spec_tokens_per_s, WithinRel(*measured, 0.15));
   CHECK(p.dominant == "verify all-reduce");
 }
@@ -81,10 +81,14 @@ TEST_CASE("cycle: tau follows Leviathan et al. 2023 Eq. 1 for a constant chain",
 // (load.cpp, read_acceptance), the kind's rates (acceptance.cpp, chain_rates and the tree's b_1),
 // and the cycle model pricing it on any draft shape with no code of its own.
 TEST_CASE("how to add an acceptance kind: vLLM's unconditional rates, from the file to tau", "[cycle][acceptance]") {
+  // The default scenario's depth profile scales `accept` only: beside unconditional rates it is
+  // an error (it used to be dropped silently), so it goes too.
   const std::string text = specsim::test::replaced_once(
-      specsim::test::read_text(std::filesystem::path(kRoot.root()) / "models/scenarios" /
-                                (std::string(specsim::kDefaultScenario) + ".yaml")),
-      "  accept: 0.747\n", "  unconditional: [0.983, 0.949, 0.915, 0.881, 0.712]\n");
+      specsim::test::replaced_once(
+          specsim::test::read_text(std::filesystem::path(kRoot.root()) / "models/scenarios" /
+                                    (std::string(specsim::kDefaultScenario) + ".yaml")),
+          "  accept: 0.747\n", "  unconditional: [0.983, 0.949, 0.915, 0.881, 0.712]\n"),
+      "  depth_profile: [1.0, 0.529, 0.300]\n", "");
   const specsim::CycleModel model(specsim::load_scenario_text(text, "unconditional.yaml", kRoot));
   REQUIRE(std::holds_alternative<specsim::UnconditionalChain>(model.scenario().acceptance.kind));
   // vLLM PR 24127's line: tau = 1 + sum a_i. The scenario drafts 3: 1 + 0.983 + 0.949 + 0.915 = 3.847;

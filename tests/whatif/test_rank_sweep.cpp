@@ -93,7 +93,7 @@ TEST_CASE("sweep: the draft grid agrees point by point with predict", "[sweep]")
                            "--vary", "speculation.num_draft_tokens=2..64", "--json"});
   const auto& points = j["points"];
   // 8 x 4 x 63 = 2016 combinations; chains need num_draft_tokens = num_steps + 1 and trees at most
-  // 1 + num_steps * topk^2 tokens, so many are skipped and counted.
+  // 1 + topk + (num_steps - 1) * topk^2 tokens, so many are skipped and counted.
   CHECK(points.size() + j["invalid"].get<std::size_t>() == 2016);
   REQUIRE(points.size() > 100);
   for (std::size_t i = 1; i < points.size(); ++i) {
@@ -135,7 +135,7 @@ TEST_CASE("sweep: a draft and acceptance grid takes the fast path and matches th
     sp.num_steps = std::stoi(p.values[0]);
     sp.eagle_topk = std::stoi(p.values[1]);
     sp.num_draft_tokens = std::stoi(p.values[2]);
-    const auto acc = specsim::as_constant_chain(model.scenario().acceptance, std::stod(p.values[3]));
+    const auto acc = specsim::with_accept_rate(model.scenario().acceptance, std::stod(p.values[3]));
     INFO(p.values[0] << " " << p.values[1] << " " << p.values[2] << " " << p.values[3]);
     CHECK_THAT(p.tokens_per_s, WithinRel(model.predict(sp, acc).spec_tokens_per_s, 1e-12));
   }
@@ -174,13 +174,13 @@ TEST_CASE("sweep: no valid point is an error on stderr naming the key; a key on 
   CHECK(range.code == specsim::cli::kExitInput);
   CHECK(range.out.empty());
   CHECK_THAT(range.err, Contains("--vary: speculation.num_steps: = 0: must be in [1, 64]"));
-  // Valid values, no valid combination: a tree of 2 steps x top-2 drafts at most 1 + 2 x 4 = 9 tokens.
+  // Valid values, no valid combination: a tree of 2 steps x top-2 verifies at most 1 + 2 + 1 x 4 = 7 tokens.
   const Run shapes = run({"sweep", "--vary", "speculation.eagle_topk=2", "--vary", "speculation.num_steps=2",
                           "--vary", "speculation.num_draft_tokens=10,11", "--json"});
   CHECK(shapes.code == specsim::cli::kExitInput);
   CHECK(shapes.out.empty());
   CHECK_THAT(shapes.err, Contains("none of the 2 points is valid") &&
-                             Contains("more draft tokens than num_steps and eagle_topk can draft"));
+                             Contains("speculation.num_draft_tokens = 10: must lie in [2, 1 + topk + (num_steps - 1) * topk^2] = [2, 7]"));
   const Run twice = run({"sweep", "--vary", "speculation.num_steps=1,2", "--vary", "speculation.num_steps=3,4"});
   CHECK(twice.code == specsim::cli::kExitInput);
   CHECK_THAT(twice.err, Contains("--vary: speculation.num_steps: given on two axes"));

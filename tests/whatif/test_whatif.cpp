@@ -43,7 +43,7 @@ TEST_CASE("breakeven: the root equals plain decoding for a constant chain", "[br
   const specsim::CycleModel model(scenario({"acceptance.depth_profile=1"}));
   const auto b = specsim::breakeven(model);
   REQUIRE(b.accept.has_value());
-  const auto p = model.predict(specsim::as_constant_chain(model.scenario().acceptance, *b.accept));
+  const auto p = model.predict(specsim::with_accept_rate(model.scenario().acceptance, *b.accept));
   CHECK_THAT(p.spec_tokens_per_s, WithinRel(p.baseline_tokens_per_s, 1e-6));
   // At the root, tau equals the break-even tau (both say T_cycle / T_base).
   CHECK_THAT(p.tokens_per_cycle, WithinRel(b.tokens_per_cycle, 1e-6));

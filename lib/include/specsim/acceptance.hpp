@@ -150,17 +150,16 @@ struct DraftSetup {
 // tau: chain_tokens_per_cycle, the measured value, or F(SGLang tree).
 [[nodiscard]] double tokens_per_cycle(const Acceptance& acceptance, const DraftShape& shape);
 
-// What `--accept A` does to each kind (docs/acceptance.md): ConstantChain and DepthDecayChain set
-// accept; ConditionalChain and UnconditionalChain scale the profile so that b_1 = A (b_i' =
-// min(1, b_i * A / b_1), the shape of the profile kept); measured siblings get p_1 = A and p_2..
-// rescaled by (1 - A) / (1 - p_1) (the distribution of the caught rank after a top-1 miss kept);
-// MeasuredTau is returned unchanged (accept_rate_applies says so, so the CLI can warn).
+// What `--accept A` does to each kind (docs/acceptance.md): predict's --accept, the sweep key
+// `acceptance.accept` and the break-even search all call it. ConstantChain and DepthDecayChain set
+// accept (a depth profile kept); ConditionalChain and UnconditionalChain scale the profile so that
+// b_1 = A (b_i' = min(1, b_i * A / b_1), the shape of the profile kept; unconditional positions
+// from a rise on, which no valid draft reaches, are kept as listed); a MeasuredTau, which has no
+// rate to scale, gives way to ConstantChain{A}; measured siblings get p_1 = A and p_2.. rescaled by
+// (1 - A) / (1 - p_1) (the distribution of the caught rank after a top-1 miss kept).
 [[nodiscard]] Acceptance with_accept_rate(Acceptance acceptance, double accept_rate);
-// What predict's --accept, the `acceptance.accept` key of a sweep and the break-even search put in
-// place of any kind today: a constant chain at `accept`, keeping the depth profile of a constant
-// chain and the siblings. Unlike with_accept_rate it does not scale a per-position profile
-// (issue 14: docs/acceptance.md says --accept scales it).
-[[nodiscard]] Acceptance as_constant_chain(Acceptance acceptance, double accept);
-[[nodiscard]] bool accept_rate_applies(const AcceptanceKind& kind);
+// Whether with_accept_rate replaces the kind rather than scaling it (a measured tau), so that the
+// CLI can say the measurement is not used.
+[[nodiscard]] bool accept_rate_replaces(const AcceptanceKind& kind);
 
 }  // namespace specsim

@@ -88,6 +88,22 @@ struct DraftShape {
   [[nodiscard]] int verified_tokens() const { return is_chain() ? num_steps + 1 : num_draft_tokens; }
 };
 
+// The most tokens SGLang verifies per request for (num_steps, eagle_topk): the root plus every
+// candidate it scores, 1 + topk + (num_steps - 1) * topk^2. organize_draft_results keeps the best
+// num_draft_tokens - 1 candidates with torch.topk, which refuses more than there are
+// (https://github.com/sgl-project/sglang, python/sglang/srt/speculative/eagle_utils.py). A chain
+// (topk 1) gives num_steps + 1, what SGLang forces there.
+[[nodiscard]] long long max_draft_tokens(int num_steps, int eagle_topk);
+
+// Every problem of the shape, each naming its scenario key and rule
+// ("speculation.num_draft_tokens = 12: must lie in [2, 11] ..."); empty when valid. The loader,
+// `--set`, sweep, rank and the acceptance functions all check the shape with this one rule.
+[[nodiscard]] std::vector<std::string> draft_shape_problems(const DraftShape& shape);
+// The num_draft_tokens part alone, without the key ("= 12: must lie in [2, 11] ..."), for a reader
+// that names the key with its file:line or `--set` option; empty when valid or when num_steps or
+// eagle_topk is below 1 (their own problems).
+[[nodiscard]] std::string num_draft_tokens_problem(const DraftShape& shape);
+
 // The tree SGLang verifies, built as EAGLE-2 does (https://arxiv.org/abs/2406.16858; SGLang
 // eagle_utils.py select_top_k_tokens / organize_draft_results), with the draft's confidences taken
 // equal to p (EAGLE-2's calibration finding: draft confidence approximates acceptance):

@@ -699,6 +699,8 @@ double bounded_number(YamlReader& r, const std::string& key, double fallback) {
   return r.optional_number(key.substr(key.rfind('.') + 1), fallback, b.min, b.max);
 }
 
+DraftShape read_shape(YamlReader& sp);
+
 // Every bound of kScenarioBounds that the document breaks, each with its file:line or `--set`.
 std::vector<Error> bound_problems(const YamlReader& root) {
   std::vector<Error> out;
@@ -722,6 +724,20 @@ std::vector<Error> bound_problems(const YamlReader& root) {
     if (!present || !at->has(key.substr(start))) continue;
     try {
       (void)(b.integer ? double(bounded_integer(*at, key)) : bounded_number(*at, key));
+    } catch (const Error& e) {
+      out.push_back(e);
+    }
+  }
+  // The tree a shape within its bounds cannot draft, with the others (a shape out of its bounds is
+  // reported above, once).
+  const bool shape_in_bounds = std::none_of(out.begin(), out.end(), [](const Error& e) {
+    return e.key_path().rfind("speculation.", 0) == 0;
+  });
+  if (shape_in_bounds && root.has("speculation") && root.node()["speculation"].IsMap()) {
+    YamlReader copy(root);  // readers are rebuilt, as above
+    YamlReader sp = copy.child("speculation");
+    try {
+      (void)read_shape(sp);
     } catch (const Error& e) {
       out.push_back(e);
     }
@@ -765,6 +781,11 @@ Acceptance read_acceptance(YamlReader& a) {
     c.accept = bounded_number(a, "acceptance.accept");
     if (a.has("depth_profile")) c.depth_profile = a.numbers("depth_profile", 0.0, 1.0);
     s.kind = std::move(c);
+  } else if (a.has("depth_profile")) {
+    const std::string form = a.has("per_position") ? "per_position" : a.has("unconditional") ? "unconditional" : "tokens_per_cycle";
+    a.fail("depth_profile", "scales acceptance.accept only, and acceptance." + form +
+                                " has no accept to scale: leave depth_profile out (" + form +
+                                " states every position itself)");
   } else if (a.has("per_position")) {
     s.kind = ConditionalChain{a.numbers("per_position", 0.0, 1.0)};
   } else if (a.has("unconditional")) {
@@ -1023,24 +1044,28 @@ void read_engine(YamlReader& r, Scenario& s) {
   }
 }
 
-// `speculation:` the draft's shape (the method is read with the draft).
-void read_speculation_shape(YamlReader& r, Scenario& s) {
-  YamlReader sp = r.child("speculation");
-  sp.ignore("method");  // read with the draft
-  DraftShape& shape = s.speculation.shape;
+// `speculation:` the draft's shape, without the unknown-key check (the method is read with the
+// draft). A chain verifies num_steps + 1: SGLang forces num_draft_tokens = num_steps + 1 when
+// topk == 1 (docs/references/specdec.md#sglang-flags); so does specsim, which keeps
+// `--set speculation.num_steps=N` meaningful on a chain. Throws at the key, file:line or `--set`,
+// when the tree cannot be drafted (draft_shape_problems).
+DraftShape read_shape(YamlReader& sp) {
+  DraftShape shape;
   shape.num_steps = static_cast<int>(bounded_integer(sp, "speculation.num_steps"));
   shape.eagle_topk = static_cast<int>(bounded_integer(sp, "speculation.eagle_topk", 1));
   const int chain_tokens = shape.num_steps + 1;
   shape.num_draft_tokens = static_cast<int>(bounded_integer(sp, "speculation.num_draft_tokens", chain_tokens));
-  // SGLang forces num_draft_tokens = num_steps + 1 when topk == 1 (docs/references/specdec.md#sglang-flags); so does specsim,
-  // which keeps `--set speculation.num_steps=N` meaningful on a chain.
   if (shape.eagle_topk == 1) shape.num_draft_tokens = chain_tokens;
-  const long long max_tree = 1 + static_cast<long long>(shape.num_steps) * shape.eagle_topk * shape.eagle_topk;
-  if (shape.eagle_topk > 1 && shape.num_draft_tokens > max_tree) {
-    sp.fail("num_draft_tokens", "= " + std::to_string(shape.num_draft_tokens) +
-                                    ": more than the " + std::to_string(max_tree) +
-                                    " nodes num_steps and eagle_topk can draft");
+  if (const std::string problem = num_draft_tokens_problem(shape); !problem.empty()) {
+    sp.fail("num_draft_tokens", problem);
   }
+  return shape;
+}
+
+void read_speculation_shape(YamlReader& r, Scenario& s) {
+  YamlReader sp = r.child("speculation");
+  sp.ignore("method");  // read with the draft
+  s.speculation.shape = read_shape(sp);
   sp.finish();
 }
 

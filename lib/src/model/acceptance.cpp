@@ -128,6 +128,20 @@ const std::vector<double>* listed_rates(const AcceptanceKind& kind) {
   return nullptr;
 }
 
+// The scenario key a kind's rates are read from, for messages.
+std::string rates_key(const AcceptanceKind& kind) {
+  if (std::holds_alternative<UnconditionalChain>(kind)) return "unconditional";
+  if (std::holds_alternative<ConditionalChain>(kind)) return "per_position";
+  return "depth_profile";
+}
+
+// The first k listed unconditional rates as conditional ones: positions past the draft are cut
+// before they are checked, so a rise there is no problem (it is never used).
+std::vector<double> used_conditional(const UnconditionalChain& u, int k) {
+  const std::size_t used = std::min(u.rates.size(), static_cast<std::size_t>(std::max(k, 1)));
+  return conditional_from_unconditional(std::span<const double>(u.rates).first(used));
+}
+
 // b_1..b_k of the chain kinds, unchecked.
 std::vector<double> chain_rates(const AcceptanceKind& kind, int k) {
   return std::visit(
@@ -146,7 +160,7 @@ std::vector<double> chain_rates(const AcceptanceKind& kind, int k) {
             return b;
           },
           [k](const ConditionalChain& c) { return stretched(c.rates, k); },
-          [k](const UnconditionalChain& u) { return stretched(conditional_from_unconditional(u.rates), k); },
+          [k](const UnconditionalChain& u) { return stretched(used_conditional(u, k), k); },
           [k](const MeasuredTau& m) {
             return std::vector<double>(static_cast<std::size_t>(k),
                                        constant_rate_for_tokens_per_cycle(m.tokens_per_cycle, k));
@@ -155,16 +169,11 @@ std::vector<double> chain_rates(const AcceptanceKind& kind, int k) {
       kind);
 }
 
-// The top-ranked child's acceptance at depth 1 of a tree: the chain's b_1.
+// The top-ranked child's acceptance at depth 1 of a tree: the chain's b_1 (accept x
+// depth_profile[0] for a constant chain with a profile, as on the chain).
 double tree_first_rate(const AcceptanceKind& kind) {
-  return std::visit(Overloaded{
-                        [](const ConstantChain& c) { return c.accept; },
-                        [](const DepthDecayChain& c) { return c.accept; },
-                        [](const ConditionalChain& c) { return c.rates.front(); },
-                        [](const UnconditionalChain& u) { return conditional_from_unconditional(u.rates).front(); },
-                        [](const MeasuredTau&) { return 0.0; },
-                    },
-                    kind);
+  if (std::holds_alternative<MeasuredTau>(kind)) return 0.0;
+  return chain_rates(kind, 1).front();
 }
 
 // A tree scales each depth geometrically: the decay, or a depth profile's mean decay per level.
@@ -182,116 +191,83 @@ std::vector<double> tree_base_vector(const Acceptance& a, const DraftShape& shap
   return positional_vector_from_accept(tree_first_rate(a.kind), std::max(1, shape.eagle_topk), a.siblings.exponent);
 }
 
+// "tree_positional[2]": 1-based, as a reader counts the items of a list.
+std::string item(const std::string& key, std::size_t i) { return key + "[" + std::to_string(i + 1) + "]"; }
+
 // Measured p: each in [0, 1], exclusive among siblings (sum <= 1), not rising with rank.
 void sibling_problems(const std::vector<double>& p, std::vector<std::string>& out) {
   for (std::size_t i = 0; i < p.size(); ++i) {
-    if (!(p[i] >= 0.0 && p[i] <= 1.0)) {
-      out.push_back(field("position_rates[" + std::to_string(i) + "]", fmt(p[i]), "must lie in [0, 1]"));
-    }
+    if (!(p[i] >= 0.0 && p[i] <= 1.0)) out.push_back(field(item("tree_positional", i), fmt(p[i]), "must lie in [0, 1]"));
   }
   if (p.empty()) return;
   double sum = 0.0;
   for (double r : p) sum += r;
   if (sum > 1.0 + kRiseSlack) {
-    out.push_back(field("position_rates", "sum " + fmt(sum),
+    out.push_back(field("tree_positional", "sum " + fmt(sum),
                         "tree rates p_k are exclusive among siblings, so they must sum to <= 1"));
   }
   for (std::size_t i = 1; i < p.size(); ++i) {
     if (p[i] > p[i - 1] + kRiseSlack) {
-      out.push_back(field("position_rates[" + std::to_string(i) + "]", fmt(p[i]),
-                          "tree rates are by draft rank and must not rise with rank"));
+      out.push_back(field(item("tree_positional", i), fmt(p[i]), "tree rates are by draft rank and must not rise with rank"));
     }
   }
 }
 
-void accept_problem(double accept, std::vector<std::string>& out) {
-  if (!(accept >= 0.0 && accept <= 1.0)) out.push_back(field("accept_rate", fmt(accept), "must lie in [0, 1]"));
-}
-
-void decay_problem(double decay, std::vector<std::string>& out) {
-  if (!(decay > 0.0 && decay <= 1.0)) out.push_back(field("depth_decay", fmt(decay), "must lie in (0, 1]"));
-}
-
-void steps_problem(int k, std::vector<std::string>& out) {
-  if (k < 1) out.push_back(field("num_draft_steps", std::to_string(k), "must be >= 1"));
-}
-
-// SGLang keeps num_draft_tokens - 1 of topk + (num_steps - 1) * topk^2 candidates.
-void tree_size_problem(const DraftShape& shape, std::vector<std::string>& out) {
-  if (shape.num_steps < 1) return;
-  const long long candidates =
-      shape.eagle_topk + static_cast<long long>(shape.num_steps - 1) * shape.eagle_topk * shape.eagle_topk;
-  if (shape.num_draft_tokens < 2 || shape.num_draft_tokens - 1 > candidates) {
-    out.push_back(field("num_draft_tokens", std::to_string(shape.num_draft_tokens),
-                        "must lie in [2, 1 + topk + (num_steps - 1) * topk^2] = [2, " +
-                            std::to_string(1 + candidates) + "]"));
+// The rates the draft reaches, named by their scenario key: `accept` (and the library's
+// depth_decay), or each listed b_i up to k. A depth profile is clamped into [0, 1] as it is used.
+void rate_problems(const AcceptanceKind& kind, int k, std::vector<std::string>& out) {
+  const auto accept_problem = [&out](double accept) {
+    if (!(accept >= 0.0 && accept <= 1.0)) out.push_back(field("accept", fmt(accept), "must lie in [0, 1]"));
+  };
+  if (const auto* c = std::get_if<ConstantChain>(&kind)) accept_problem(c->accept);
+  if (const auto* d = std::get_if<DepthDecayChain>(&kind)) {
+    accept_problem(d->accept);
+    if (!(d->depth_decay > 0.0 && d->depth_decay <= 1.0)) {
+      out.push_back(field("depth_decay", fmt(d->depth_decay), "must lie in (0, 1]"));
+    }
+  }
+  if (listed_rates(kind) == nullptr || k < 1) return;
+  const auto b = chain_rates(kind, k);
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    if (!(b[i] >= 0.0 && b[i] <= 1.0)) out.push_back(field(item(rates_key(kind), i), fmt(b[i]), "must lie in [0, 1]"));
   }
 }
 
 void chain_problems(const Acceptance& a, const DraftShape& shape, std::vector<std::string>& out) {
   const int k = shape.num_steps;
   if (const auto* m = std::get_if<MeasuredTau>(&a.kind)) {
-    steps_problem(k, out);
     if (k >= 1 && !(m->tokens_per_cycle >= 1.0 && m->tokens_per_cycle <= k + 1.0)) {
-      out.push_back(field("measured_tokens_per_cycle", fmt(m->tokens_per_cycle),
-                          "must lie in [1, num_draft_steps + 1] = [1, " + std::to_string(k + 1) +
+      out.push_back(field("tokens_per_cycle", fmt(m->tokens_per_cycle),
+                          "must lie in [1, speculation.num_steps + 1] = [1, " + std::to_string(k + 1) +
                               "] (tau counts the bonus token)"));
     }
     return;
   }
-  const auto* constant = std::get_if<ConstantChain>(&a.kind);
-  if (constant && constant->depth_profile.empty()) {
-    accept_problem(constant->accept, out);
-    steps_problem(k, out);
-    return;
-  }
-  if (const auto* d = std::get_if<DepthDecayChain>(&a.kind)) {
-    accept_problem(d->accept, out);
-    decay_problem(d->depth_decay, out);
-    steps_problem(k, out);
-    return;
-  }
-  // Rates by position, listed or from a depth profile: each b_i the draft reaches in [0, 1].
-  steps_problem(k, out);
-  if (k < 1) return;
-  const auto b = chain_rates(a.kind, k);
-  for (std::size_t i = 0; i < b.size(); ++i) {
-    if (!(b[i] >= 0.0 && b[i] <= 1.0)) {
-      out.push_back(field("position_rates[" + std::to_string(i) + "]", fmt(b[i]), "must lie in [0, 1]"));
-    }
-  }
+  rate_problems(a.kind, k, out);
 }
 
 void tree_problems(const Acceptance& a, const DraftShape& shape, std::vector<std::string>& out) {
+  rate_problems(a.kind, shape.num_steps, out);
   const auto& p = a.siblings.positional;
-  if (p.empty()) accept_problem(tree_first_rate(a.kind), out);
-  decay_problem(tree_depth_decay(a.kind), out);
-  steps_problem(shape.num_steps, out);
   sibling_problems(p, out);
   if (p.empty() && !(a.siblings.exponent > 0.0)) {
     out.push_back(field("sibling_exponent", fmt(a.siblings.exponent), "must be > 0"));
   }
-  tree_size_problem(shape, out);
 }
 
 // What makes the rates unusable before any other rule is checked, alone: a listed profile with no
-// entry, unconditional rates out of [0, 1] or rising (conditional_from_unconditional's rule), a tau
-// more than a chain of num_steps >= 1 can emit.
+// entry, or unconditional rates the draft reaches out of [0, 1] or rising (conditional_from_
+// unconditional's rule).
 std::optional<std::string> unusable(const Acceptance& a, const DraftShape& shape) {
   if (const auto* rates = listed_rates(a.kind); rates && rates->empty()) {
-    return field("position_rates", "0 entries", "must have at least one");
+    return field(rates_key(a.kind), "0 entries", "must have at least one");
   }
   if (const auto* u = std::get_if<UnconditionalChain>(&a.kind)) {
     try {
-      (void)conditional_from_unconditional(u->rates);
+      (void)used_conditional(*u, shape.num_steps);
     } catch (const Error& e) {
-      return std::string(e.what());
+      return "acceptance.unconditional: " + std::string(e.what());
     }
-  }
-  const auto* m = std::get_if<MeasuredTau>(&a.kind);
-  if (m && shape.num_steps >= 1 && m->tokens_per_cycle > shape.num_steps + 1.0) {
-    return "tokens per cycle " + std::to_string(m->tokens_per_cycle) + " exceeds what num_steps + 1 = " +
-           std::to_string(shape.num_steps + 1) + " tokens can emit";
   }
   return std::nullopt;
 }
@@ -321,8 +297,11 @@ AcceptanceKind parse_acceptance_kind(std::string_view text) {
 }
 
 std::vector<std::string> acceptance_problems(const Acceptance& a, const DraftShape& shape) {
-  if (auto problem = unusable(a, shape)) return {*problem};
-  std::vector<std::string> out;
+  std::vector<std::string> out = draft_shape_problems(shape);
+  if (auto problem = unusable(a, shape)) {
+    out.push_back(*problem);
+    return out;
+  }
   if (prices_a_tree(a, shape)) {
     tree_problems(a, shape, out);
   } else {
@@ -393,42 +372,55 @@ double tokens_per_cycle(const Acceptance& a, const DraftShape& shape) {
   return expected_tokens(setup.tree, setup.acceptance);
 }
 
-bool accept_rate_applies(const AcceptanceKind& kind) { return !std::holds_alternative<MeasuredTau>(kind); }
+bool accept_rate_replaces(const AcceptanceKind& kind) { return std::holds_alternative<MeasuredTau>(kind); }
 
 namespace {
 
-// b_i' = min(1, b_i * A / b_1): the profile's shape kept, its level moved.
-std::vector<double> scaled_profile(std::vector<double> b, double accept_rate) {
-  if (b.empty()) throw Error(field("position_rates", "0 entries", "must have at least one"));
-  for (std::size_t i = 0; i < b.size(); ++i) check_rate(b[i], i);
+// b_i' = min(1, b_i * A / b_1): the profile's shape kept, its level moved. `key` names the list.
+std::vector<double> scaled_profile(std::vector<double> b, double accept_rate, const std::string& key) {
+  if (b.empty()) throw Error(field(key, "0 entries", "must have at least one"));
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    if (!(b[i] >= 0.0 && b[i] <= 1.0)) throw Error(field(item(key, i), fmt(b[i]), "must lie in [0, 1]"));
+  }
   if (b.front() <= 0.0) {
-    throw Error(field("position_rates[0]", fmt(b.front()),
-                      "a profile with b_1 = 0 cannot be scaled to an acceptance rate"));
+    throw Error(field(item(key, 0), fmt(b.front()), "a profile with b_1 = 0 cannot be scaled to an acceptance rate"));
   }
   const double scale = accept_rate / b.front();
   for (double& v : b) v = std::min(1.0, v * scale);
   return b;
 }
 
+// Unconditional rates scaled through their conditional ones. Only the positions before the first
+// rise can be converted; a rise is refused where a draft reaches it (acceptance_problems), so the
+// positions from it on are kept as listed.
+std::vector<double> scaled_unconditional(const std::vector<double>& a, double accept_rate) {
+  std::size_t usable = 0;
+  for (double previous = 1.0; usable < a.size() && a[usable] <= previous + kRiseSlack; ++usable) previous = a[usable];
+  auto out = unconditional_from_conditional(scaled_profile(
+      conditional_from_unconditional(std::span<const double>(a).first(usable)), accept_rate, "unconditional"));
+  out.insert(out.end(), a.begin() + static_cast<std::ptrdiff_t>(usable), a.end());
+  return out;
+}
+
 }  // namespace
 
 Acceptance with_accept_rate(Acceptance a, double accept_rate) {
   if (!(accept_rate >= 0.0 && accept_rate <= 1.0)) {
-    throw Error(field("accept_rate", fmt(accept_rate), "must lie in [0, 1]"));
+    throw Error(field("accept", fmt(accept_rate), "must lie in [0, 1]"));
   }
+  // A measured tau has no first-position rate to scale: A states one, so Leviathan's constant chain
+  // at A takes its place (accept_rate_replaces lets the CLI say so).
+  if (accept_rate_replaces(a.kind)) a.kind = ConstantChain{accept_rate, {}};
   std::visit(Overloaded{
                  [&](ConstantChain& c) { c.accept = accept_rate; },
                  [&](DepthDecayChain& c) { c.accept = accept_rate; },
-                 [&](ConditionalChain& c) { c.rates = scaled_profile(c.rates, accept_rate); },
-                 [&](UnconditionalChain& u) {
-                   u.rates = unconditional_from_conditional(
-                       scaled_profile(conditional_from_unconditional(u.rates), accept_rate));
-                 },
+                 [&](ConditionalChain& c) { c.rates = scaled_profile(c.rates, accept_rate, "per_position"); },
+                 [&](UnconditionalChain& u) { u.rates = scaled_unconditional(u.rates, accept_rate); },
                  [](MeasuredTau&) {},
              },
              a.kind);
   auto& p = a.siblings.positional;
-  if (!p.empty() && accept_rate_applies(a.kind)) {
+  if (!p.empty()) {
     std::vector<std::string> problems;
     sibling_problems(p, problems);
     if (!problems.empty()) throw Error(problems.front());
@@ -437,12 +429,6 @@ Acceptance with_accept_rate(Acceptance a, double accept_rate) {
     p.front() = accept_rate;
     for (std::size_t k = 1; k < p.size(); ++k) p[k] *= scale;
   }
-  return a;
-}
-
-Acceptance as_constant_chain(Acceptance a, double accept) {
-  const auto* constant = std::get_if<ConstantChain>(&a.kind);
-  a.kind = ConstantChain{accept, constant ? constant->depth_profile : std::vector<double>{}};
   return a;
 }
 

@@ -175,29 +175,9 @@ std::int64_t sglang_candidates(int steps, int topk) {
 // children never gain acceptance with rank.
 int checked_sglang_draft_tokens(const DraftShape& shape, const PositionalAcceptance& p) {
   p.validate();
-  std::vector<std::string> problems;
-  if (shape.num_steps < 1) {
-    problems.push_back("num_steps = " + std::to_string(shape.num_steps) + ": must be >= 1");
-  }
-  if (shape.eagle_topk < 1) {
-    problems.push_back("eagle_topk = " + std::to_string(shape.eagle_topk) + ": must be >= 1");
-  }
-  if (!problems.empty()) throw Error(join(problems));
+  if (const auto problems = draft_shape_problems(shape); !problems.empty()) throw Error(join(problems));
   const int steps = shape.num_steps;
   const int topk = shape.eagle_topk;
-  // SGLang: "if topk == 1, num_draft_tokens is forced to num_steps + 1".
-  const int draft_tokens = topk == 1 ? steps + 1 : shape.num_draft_tokens;
-  const std::int64_t candidates_total = sglang_candidates(steps, topk);
-  if (draft_tokens < 2) {
-    throw Error("num_draft_tokens = " + std::to_string(draft_tokens) +
-                ": must be >= 2 (the root plus at least one draft token)");
-  }
-  if (draft_tokens - 1 > candidates_total) {
-    throw Error("num_draft_tokens = " + std::to_string(draft_tokens) + ": must be <= 1 + topk + " +
-                "(num_steps - 1) * topk^2 = " + std::to_string(1 + candidates_total) +
-                " for num_steps = " + std::to_string(steps) + ", eagle_topk = " +
-                std::to_string(topk) + " (SGLang keeps num_draft_tokens - 1 of that many candidates)");
-  }
   for (int d = 1; d <= steps; ++d) {
     for (int k = 2; k <= topk; ++k) {
       if (p.at(d, k) > p.at(d, k - 1)) {
@@ -207,10 +187,34 @@ int checked_sglang_draft_tokens(const DraftShape& shape, const PositionalAccepta
       }
     }
   }
-  return draft_tokens;
+  return shape.verified_tokens();
 }
 
 }  // namespace
+
+long long max_draft_tokens(int num_steps, int eagle_topk) {
+  if (eagle_topk <= 1) return num_steps + 1LL;
+  return 1 + sglang_candidates(num_steps, eagle_topk);
+}
+
+std::string num_draft_tokens_problem(const DraftShape& shape) {
+  if (shape.num_steps < 1 || shape.eagle_topk <= 1) return "";  // a chain verifies num_steps + 1
+  const long long most = max_draft_tokens(shape.num_steps, shape.eagle_topk);
+  if (shape.num_draft_tokens >= 2 && shape.num_draft_tokens <= most) return "";
+  return "= " + std::to_string(shape.num_draft_tokens) + ": must lie in [2, 1 + topk + (num_steps - 1) * topk^2] = [2, " +
+         std::to_string(most) + "] for num_steps = " + std::to_string(shape.num_steps) + ", eagle_topk = " +
+         std::to_string(shape.eagle_topk) + " (SGLang verifies the root and num_draft_tokens - 1 of that many candidates)";
+}
+
+std::vector<std::string> draft_shape_problems(const DraftShape& shape) {
+  std::vector<std::string> out;
+  if (shape.num_steps < 1) out.push_back("speculation.num_steps = " + std::to_string(shape.num_steps) + ": must be >= 1");
+  if (shape.eagle_topk < 1) {
+    out.push_back("speculation.eagle_topk = " + std::to_string(shape.eagle_topk) + ": must be >= 1");
+  }
+  if (std::string p = num_draft_tokens_problem(shape); !p.empty()) out.push_back("speculation.num_draft_tokens " + p);
+  return out;
+}
 
 DraftTree sglang_tree(const DraftShape& shape, const PositionalAcceptance& p) {
   const int draft_tokens = checked_sglang_draft_tokens(shape, p);

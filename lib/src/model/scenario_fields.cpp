@@ -36,7 +36,7 @@ const ScenarioField kFields[] = {
     {"speculation.num_draft_tokens", FieldKind::kCount, 2, 4096, false,
      [](Scenario& s, auto v) { s.speculation.shape.num_draft_tokens = as_int(v); }},
     {"acceptance.accept", FieldKind::kNumber, 0, 1, false,
-     [](Scenario& s, auto v) { s.acceptance = as_constant_chain(std::move(s.acceptance), *v); }},
+     [](Scenario& s, auto v) { s.acceptance = with_accept_rate(std::move(s.acceptance), *v); }},
     {"compute.bandwidth_efficiency", FieldKind::kNumber, 0.01, kMaxEfficiency, true,
      [](Scenario& s, auto v) { s.compute.bandwidth_efficiency = v; }},
     {"compute.flop_efficiency", FieldKind::kNumber, 0.01, 1.0, false,
@@ -159,8 +159,8 @@ std::string settle_fields(Scenario& s) {
   if (sp.eagle_topk == 1 && !tokens_given) sp.num_draft_tokens = sp.num_steps + 1;
   if (sp.eagle_topk == 1) {
     if (tokens_given && sp.num_draft_tokens != sp.num_steps + 1) return "a chain verifies num_steps + 1 tokens";
-  } else if (sp.num_draft_tokens > 1 + static_cast<long long>(sp.num_steps) * sp.eagle_topk * sp.eagle_topk) {
-    return "more draft tokens than num_steps and eagle_topk can draft";
+  } else if (const std::string problem = num_draft_tokens_problem(sp); !problem.empty()) {
+    return "speculation.num_draft_tokens " + problem;
   }
   if (!s.compute.bandwidth_efficiency && !s.compute.routing_skew) {
     return "only one of bandwidth_efficiency and routing_skew can be 'calibrate'";

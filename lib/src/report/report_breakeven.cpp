@@ -39,7 +39,7 @@ std::string report_text(const std::string& scenario, const BreakEvenReport& r) {
                   b.tokens_per_cycle, b.speculative_tokens_per_s_at_accept_1, mine ? "   <- scenario" : "");
     out += buf;
   }
-  out += "  accept is the first draft position's rate, deeper positions per the scenario's depth profile\n";
+  out += "  accept is the first draft position's rate, deeper positions keep the shape of the scenario's profile\n";
   return out;
 }
 

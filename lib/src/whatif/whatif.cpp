@@ -17,14 +17,14 @@ namespace specsim {
 
 namespace {
 double spec_tokens_per_s(const CycleModel& model, double accept) {
-  return model.predict(as_constant_chain(model.scenario().acceptance, accept)).spec_tokens_per_s;
+  return model.predict(with_accept_rate(model.scenario().acceptance, accept)).spec_tokens_per_s;
 }
 }  // namespace
 
 BreakEven breakeven(const CycleModel& model) {
   BreakEven b;
   b.num_steps = model.scenario().speculation.shape.num_steps;
-  const Prediction at_one = model.predict(as_constant_chain(model.scenario().acceptance, 1.0));
+  const Prediction at_one = model.predict(with_accept_rate(model.scenario().acceptance, 1.0));
   const double base = at_one.baseline_tokens_per_s;
   b.tokens_per_cycle = at_one.breakeven_tokens_per_cycle;
   b.speculative_tokens_per_s_at_accept_1 = at_one.spec_tokens_per_s;
