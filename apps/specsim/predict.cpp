@@ -15,6 +15,7 @@
 #include "specsim/load.hpp"
 #include "specsim/memory_fit.hpp"
 #include "specsim/report.hpp"
+#include "specsim/units.hpp"
 #include "specsim/whatif.hpp"
 
 namespace specsim::cli {

@@ -5,11 +5,16 @@
 #include <algorithm>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "specsim/compute_model.hpp"
 #include "specsim/cycle.hpp"
 #include "specsim/load.hpp"
 #include "specsim/memory_fit.hpp"
+#include "specsim/report.hpp"
 
+using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
 using Catch::Matchers::WithinAbs;
 using Catch::Matchers::WithinRel;
 
@@ -76,4 +81,21 @@ TEST_CASE("ngram: no draft forward, host lookup linear in batch x context", "[ng
   const auto fit = specsim::memory_fit(s);
   CHECK_FALSE(has_part(fit, "draft weights"));
   CHECK_FALSE(has_part(fit, "draft KV cache"));
+}
+
+TEST_CASE("ngram: predict shows the lookup's cost with its origin, in text and JSON", "[ngram][report]") {
+  const auto render = [](const std::vector<std::string>& patches, specsim::Format format) {
+    const specsim::CycleModel model(specsim::load_scenario(kNgramRow, patches, kRoot));
+    return specsim::render_prediction(model, model.predict(), format);
+  };
+  const auto prior = nlohmann::json::parse(render({}, specsim::Format::kJson));
+  const auto& lookup = prior["calibration"]["ngram_lookup_per_token_s"];
+  CHECK(lookup["value"].get<double>() == specsim::kPriorNgramLookupPerTokenS.value);
+  CHECK_THAT(lookup["origin"].get<std::string>(), StartsWith("prior: vLLM's single-threaded lookup"));
+  const auto set = nlohmann::json::parse(render({"host.ngram_lookup_per_token=2ns"}, specsim::Format::kJson));
+  CHECK(set["calibration"]["ngram_lookup_per_token_s"]["origin"] == "set");
+  CHECK(set["speculative"]["drafts"].empty());
+  const std::string text = render({}, specsim::Format::kText);
+  CHECK_THAT(text, Contains("draft: n-gram lookup on the host"));
+  CHECK_THAT(text, Contains("n-gram lookup per context token 1.06 ns  (prior:"));
 }

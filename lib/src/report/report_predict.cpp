@@ -74,13 +74,28 @@ std::string memory_text(const MemoryFit& fit) {
   return os.str();
 }
 
+// ", EP8" and its all-to-all backend when experts are spread over the ranks whole.
+std::string expert_parallel_note(const Parallelism& p) {
+  if (p.ep <= 1) return "";
+  return " EP" + std::to_string(p.ep) + (p.moe_a2a == MoeA2aBackend::kNone ? "" : std::string(" (") + to_string(p.moe_a2a) + " all-to-all)");
+}
+
+// speculation.method ngram: the host's lookup cost per context token, set or the prior.
+CalibratedValue ngram_lookup(const Scenario& s) {
+  const bool set = s.explicit_keys.count("host.ngram_lookup_per_token") > 0;
+  return {s.host.ngram_lookup_per_token_s,
+          set ? "set"
+              : "prior: vLLM's single-threaded lookup, p10-p90 " + format_duration(kPriorNgramLookupPerTokenS.p10) +
+                    " to " + format_duration(kPriorNgramLookupPerTokenS.p90) + " (docs/references/specdec.md#ngram)"};
+}
+
 // The cycle's figures side by side with plain decoding, the band, speedup and acceptance.
 std::string figures_text(const CycleModel& model, const Prediction& p) {
   const Scenario& s = model.scenario();
   std::ostringstream os;
   os << "specsim predict: " << s.name << "\n";
   os << "  " << s.model.name << " + " << s.draft.name << " on " << s.topology.name << " (" << s.gpu.name
-     << "), TP" << s.parallel.tp << ", batch " << s.batch << ", context " << fixed(s.context_tokens, 0) << "\n";
+     << "), TP" << s.parallel.tp << expert_parallel_note(s.parallel) << ", batch " << s.batch << ", context " << fixed(s.context_tokens, 0) << "\n";
   os << "  speculation: " << s.speculation.shape.num_steps << " steps, top-k " << s.speculation.shape.eagle_topk << ", "
      << s.speculation.shape.num_draft_tokens << " draft tokens verified\n\n";
 
@@ -96,7 +111,11 @@ std::string figures_text(const CycleModel& model, const Prediction& p) {
   os << row("      each (" + units::format_bytes(p.decode.message_bytes) + " | " +
                 units::format_bytes(p.verify.message_bytes) + ")",
             format_duration(p.decode.allreduce_each_s), format_duration(p.verify.allreduce_each_s));
-  os << row("  draft forwards x" + std::to_string(p.drafts.size()), "-", format_duration(p.draft_s));
+  if (!s.speculation.runs_draft_forwards()) {
+    os << row("  draft: n-gram lookup on the host (in host)", "-", "-");
+  } else {
+    os << row("  draft forwards x" + std::to_string(p.drafts.size()), "-", format_duration(p.draft_s));
+  }
   for (const auto& d : p.drafts) {
     os << row("    " + phase_name(d) + " (" + forward_note(d) + ")", "-", format_duration(d.total_s()));
   }
@@ -138,6 +157,10 @@ std::string calibration_text(const CycleModel& model, const Prediction& p) {
      << cal.spec_extra_per_cycle_s.origin << ")\n";
   os << "    engine overhead per draft forward " << format_duration(cal.draft_step_overhead_s.value) << "  ("
      << cal.draft_step_overhead_s.origin << ")\n";
+  if (!s.speculation.runs_draft_forwards()) {
+    const CalibratedValue lookup = ngram_lookup(s);
+    os << "    n-gram lookup per context token " << format_duration(lookup.value) << "  (" << lookup.origin << ")\n";
+  }
   if (s.parallel.tp > 1) {
     os << "    all-reduce: " << cal.comm_source << (cal.comm_calibrated ? "" : "  [UNCALIBRATED]") << "\n";
   }
@@ -237,6 +260,7 @@ nlohmann::json prediction_json(const CycleModel& model, const Prediction& p) {
                       {"comm_calibrated", cal.comm_calibrated},
                       {"comm_source", cal.comm_source},
                       {"warnings", cal.warnings}};
+  if (!s.speculation.runs_draft_forwards()) j["calibration"]["ngram_lookup_per_token_s"] = value_json(ngram_lookup(s));
   j["memory"] = memory_json(memory_fit(s));
   return j;
 }
