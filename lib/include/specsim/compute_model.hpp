@@ -27,6 +27,10 @@
 
 namespace specsim {
 
+// Kernels a full-attention layer launches outside the graphs in piecewise mode: the KV-cache write
+// and the attention kernel (an estimate: vLLM's attention custom op runs both).
+inline constexpr int kPiecewiseAttentionKernels = 2;
+
 // Expected distinct experts touched by `tokens` tokens, each picking k of E uniformly; `skew` < 1
 // shrinks the effective token count for routing that favours some experts.
 [[nodiscard]] double expected_distinct_experts(int experts, int per_token, double tokens, double skew = 1.0);

@@ -91,7 +91,9 @@ inline constexpr int kMaxNumaNode = 4095;
 inline constexpr int kMaxRingSearchGpus = 20;  // 2^20 subsets x 20 end GPUs: a few MB, well under a second
 [[nodiscard]] std::pair<LinkClass, int> ring_link(const Topology& t);
 
-enum class LaunchMode { kGraph, kEager };
+// kPiecewise: CUDA graphs around the layers, attention launched eagerly between them (vLLM's
+// cudagraph_mode PIECEWISE, TensorRT-LLM's piecewise CUDA graph; docs/references/specdec.md#piecewise-graphs).
+enum class LaunchMode { kGraph, kEager, kPiecewise };
 [[nodiscard]] const char* to_string(LaunchMode m);
 
 // One measured all-reduce latency table: time per op by message size, at one rank count,

@@ -78,6 +78,13 @@ LaunchMode read_mode(YamlReader& r, const std::string& key, LaunchMode fallback)
   return s == "graph" ? LaunchMode::kGraph : LaunchMode::kEager;
 }
 
+// An engine's launch mode may also be piecewise (CUDA graphs with attention launched eagerly);
+// measured tables and profiles are graph or eager.
+LaunchMode read_engine_mode(YamlReader& r, const std::string& key) {
+  const std::string s = r.optional_choice(key, {"graph", "eager", "piecewise"}, "graph");
+  return s == "graph" ? LaunchMode::kGraph : s == "eager" ? LaunchMode::kEager : LaunchMode::kPiecewise;
+}
+
 int count(YamlReader& r, const std::string& key, int min = 1) {
   return static_cast<int>(r.integer(key, min, kMaxCount));
 }
@@ -1033,9 +1040,9 @@ void read_workload(YamlReader& r, Scenario& s) {
 void read_engine(YamlReader& r, Scenario& s) {
   if (auto e = r.optional_child("engine")) {
     s.engine.name = e->optional_string("name", "sglang");
-    s.engine.decode_mode = read_mode(*e, "decode_mode", LaunchMode::kGraph);
-    s.engine.verify_mode = read_mode(*e, "verify_mode", LaunchMode::kGraph);
-    s.engine.draft_mode = read_mode(*e, "draft_mode", LaunchMode::kGraph);
+    s.engine.decode_mode = read_engine_mode(*e, "decode_mode");
+    s.engine.verify_mode = read_engine_mode(*e, "verify_mode");
+    s.engine.draft_mode = read_engine_mode(*e, "draft_mode");
     s.engine.extend_yields_first_draft = e->optional_boolean("extend_yields_first_draft", true);
     if (e->has("embedding_allreduce")) s.engine.embedding_allreduce = e->boolean("embedding_allreduce");
     if (e->has("memory_fraction")) s.engine.memory_fraction = bounded_number(*e, "engine.memory_fraction");

@@ -164,8 +164,18 @@ int ComputeModel::kernels() const {
 }
 
 double ComputeModel::launch_s(LaunchMode mode) const {
-  return mode == LaunchMode::kGraph ? settings_.graph_launch_s
-                                    : kernels() * settings_.eager_launch_per_kernel_s;
+  switch (mode) {
+    case LaunchMode::kGraph: return settings_.graph_launch_s;
+    case LaunchMode::kEager: return kernels() * settings_.eager_launch_per_kernel_s;
+    case LaunchMode::kPiecewise: {
+      // One graph replay per piece between attention layers, and each full-attention layer's
+      // kernels (KV-cache write and attention, kPiecewiseAttentionKernels) launched by the host.
+      const int attention_layers = model_->full_attention_layers();
+      return (attention_layers + 1) * settings_.graph_launch_s +
+             attention_layers * kPiecewiseAttentionKernels * settings_.eager_launch_per_kernel_s;
+    }
+  }
+  return settings_.graph_launch_s;
 }
 
 double ComputeModel::eager_host_s(double tokens) const {
@@ -177,11 +187,12 @@ double ComputeModel::eager_host_s(double tokens) const {
 double ComputeModel::local_time_s(double tokens, LaunchMode mode) const {
   const double gpu = gpu_time_s(tokens);
   if (mode == LaunchMode::kGraph) return gpu + launch_s(mode);
-  // Eager: the host launches kernel after kernel while the GPU runs those already queued. With
+  // Eager (and the eager attention of piecewise graphs): the host launches kernel after kernel, or
+  // piece after piece, while the GPU runs those already queued. With
   // perfect overlap the slower side sets the pace; where the two are close the GPU starves
   // whenever a run of short kernels outpaces the host, which the p-norm adds back (smaller p,
   // more loss). Written as hi * (1 + (lo/hi)^p)^(1/p) so that large p cannot overflow.
-  const double host = eager_host_s(tokens);
+  const double host = mode == LaunchMode::kEager ? eager_host_s(tokens) : launch_s(mode);
   const double hi = std::max(gpu, host), lo = std::min(gpu, host);
   if (!settings_.eager_overlap_exponent || hi <= 0.0) return hi;
   const double p = *settings_.eager_overlap_exponent;

@@ -459,8 +459,8 @@ ForwardBreakdown CycleModel::forward(const ComputeModel& compute, const Transfor
   if (c.fuse_residual_norm && f.allreduce_count > 0) {
     // Each fused all-reduce absorbs the residual add and the RMSNorm that follow it: two kernels
     // fewer per collective (SGLang ENABLE_ALLREDUCE_RMSNORM_FUSION, docs/references/models.md#tp-collectives).
-    const double per_kernel = mode == LaunchMode::kGraph ? active().compute.kernel_floor_s
-                                                         : active().compute.eager_launch_per_kernel_s;
+    const double per_kernel = mode == LaunchMode::kEager ? active().compute.eager_launch_per_kernel_s
+                                                         : active().compute.kernel_floor_s;  // fused in a graph piece
     f.compute_s = std::max(0.0, f.compute_s - 2.0 * f.allreduce_count * per_kernel);
   }
   if (c.overlap > 0) {

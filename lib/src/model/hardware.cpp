@@ -151,6 +151,13 @@ std::pair<LinkClass, int> ring_link(const Topology& t) {
   return slowest_pair_link(t);  // unreachable: with every pair allowed the complete graph has a ring
 }
 
-const char* to_string(LaunchMode m) { return m == LaunchMode::kGraph ? "graph" : "eager"; }
+const char* to_string(LaunchMode m) {
+  switch (m) {
+    case LaunchMode::kGraph: return "graph";
+    case LaunchMode::kEager: return "eager";
+    case LaunchMode::kPiecewise: return "piecewise";
+  }
+  return "graph";
+}
 
 }  // namespace specsim

@@ -1,0 +1,64 @@
+// Launch modes: graph, eager and piecewise (graphs around the layers, attention launched by the
+// host between them; docs/model.md#launch-modes).
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "specsim/compute_model.hpp"
+#include "specsim/cycle.hpp"
+#include "specsim/error.hpp"
+#include "specsim/load.hpp"
+
+using Catch::Matchers::Contains;
+using Catch::Matchers::WithinRel;
+
+namespace {
+const specsim::DataDir kRoot(SPECSIM_SOURCE_DIR);
+
+specsim::ComputeModel llama_8b_on_h200(const specsim::Scenario& s) {
+  return specsim::ComputeModel(s.model, s.gpu, 1, 1, 2048, s.compute, 0.84, 1.0);
+}
+}  // namespace
+
+TEST_CASE("piecewise: one replay per piece and the attention kernels launched by the host", "[launch][piecewise]") {
+  const auto s = specsim::load_scenario("llama-3.1-8b-eagle3-1x-h200", {}, kRoot);
+  REQUIRE(s.model.full_attention_layers() == 32);
+  const auto m = llama_8b_on_h200(s);
+  // 33 pieces x 5 us + 32 layers x 2 kernels x 5 us = 165 + 320 = 485 us
+  CHECK_THAT(m.launch_s(specsim::LaunchMode::kPiecewise), WithinRel(485e-6, 1e-12));
+  // A graph is one replay; eager launches every kernel: 32 x 11 + 6 = 358 kernels x 5 us = 1.79 ms.
+  CHECK_THAT(m.launch_s(specsim::LaunchMode::kGraph), WithinRel(5e-6, 1e-12));
+  CHECK_THAT(m.launch_s(specsim::LaunchMode::kEager), WithinRel(358 * 5e-6, 1e-12));
+  // The 8B forward's GPU time (~4.9 ms) hides the piecewise launches: max(gpu, host).
+  const double gpu = m.gpu_time_s(1.0);
+  REQUIRE(gpu > 485e-6);
+  CHECK(m.local_time_s(1.0, specsim::LaunchMode::kPiecewise) == gpu);
+}
+
+TEST_CASE("piecewise: a small draft forward pays launches a full graph does not", "[launch][piecewise]") {
+  const auto at = [](const std::string& mode) {
+    return specsim::CycleModel(
+               specsim::load_scenario("llama-3.1-8b-eagle3-1x-h200", {"engine.draft_mode=" + mode}, kRoot))
+        .predict();
+  };
+  const auto graph = at("graph"), piecewise = at("piecewise"), eager = at("eager");
+  // The one-layer EAGLE-3 head: piecewise host = 2 x 5 us + 1 x 2 x 5 us = 20 us against a GPU time
+  // of a few hundred us, so it is hidden; the graph pays one 5 us replay on top of the GPU time.
+  CHECK(piecewise.draft_s <= eager.draft_s);
+  CHECK(graph.drafts.front().mode == specsim::LaunchMode::kGraph);
+  CHECK(piecewise.drafts.front().mode == specsim::LaunchMode::kPiecewise);
+  CHECK(std::string(specsim::to_string(piecewise.drafts.front().mode)) == "piecewise");
+  // The verify and plain step are untouched.
+  CHECK(piecewise.verify.total_s() == graph.verify.total_s());
+  CHECK(piecewise.baseline_tokens_per_s == graph.baseline_tokens_per_s);
+}
+
+TEST_CASE("piecewise: an engine mode only; a measured table's mode stays graph or eager", "[launch][piecewise][invalid]") {
+  CHECK_NOTHROW(specsim::load_scenario("llama-3.1-8b-eagle3-1x-h200", {"engine.verify_mode=piecewise"}, kRoot));
+  try {
+    (void)specsim::load_scenario("llama-3.1-8b-eagle3-1x-h200", {"engine.verify_mode=partial"}, kRoot);
+    FAIL("an unknown mode loaded");
+  } catch (const specsim::Error& e) {
+    CHECK_THAT(std::string(e.what()), Contains("piecewise"));
+  }
+}
