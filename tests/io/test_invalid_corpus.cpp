@@ -300,3 +300,19 @@ TEST_CASE("scenario_problems: every independent problem, each with its file and 
   // A scenario that loads has none.
   CHECK(specsim::scenario_problems(specsim::kDefaultScenario, {}, kRoot).empty());
 }
+
+TEST_CASE("scenario_problems: the keys of one block are checked one by one (issue 14)", "[invalid]") {
+  // Two keys of workload and two of engine: four problems, each naming its --set option.
+  const std::map<std::string, std::string> option{{"workload.batch", "--set workload.batch=0"},
+                                                  {"workload.concurrency", "--set workload.concurrency=4,4"},
+                                                  {"engine.decode_mode", "--set engine.decode_mode=cuda"},
+                                                  {"engine.verify_mode", "--set engine.verify_mode=cuda"}};
+  std::vector<std::string> patches;
+  for (const auto& [key, set] : option) patches.push_back(set.substr(std::string("--set ").size()));
+  const auto problems = specsim::scenario_problems(specsim::kDefaultScenario, patches, kRoot);
+  REQUIRE(problems.size() == 4);
+  for (const auto& p : problems) {
+    REQUIRE(option.count(p.key_path()) == 1);
+    CHECK(p.where().file == option.at(p.key_path()));
+  }
+}

@@ -83,6 +83,33 @@ int count(YamlReader& r, const std::string& key, int min = 1) {
   return static_cast<int>(r.integer(key, min, kMaxCount));
 }
 
+// The problems of one scenario, gathered block by block so that one run reports them all: each
+// block is read under run(), and a block that throws is recorded and keeps its defaults. A
+// problem found twice (a bound checked up front and again where it is read) is kept once.
+class Problems {
+ public:
+  // Runs `read`; false, with its problem recorded, when it throws.
+  template <typename Read>
+  bool run(Read&& read) {
+    try {
+      read();
+      return true;
+    } catch (const Error& e) {
+      add(e);
+      return false;
+    }
+  }
+  void add(const Error& e) {
+    const auto same = [&](const Error& p) { return std::string(p.what()) == e.what(); };
+    if (std::none_of(list_.begin(), list_.end(), same)) list_.push_back(e);
+  }
+  [[nodiscard]] bool empty() const { return list_.empty(); }
+  std::vector<Error> take() { return std::move(list_); }
+
+ private:
+  std::vector<Error> list_;
+};
+
 // ---- models/llm/*.yaml ------------------------------------------------------------------------
 
 // `attention:` of a models/llm file: GQA heads, or MLA's low-rank shapes.
@@ -1011,28 +1038,35 @@ void read_parallel(YamlReader& r, Scenario& s) {
   check_expert_parallel(p, s);
 }
 
-// `workload:` the measured batch, the context and the concurrency levels.
-void read_workload(YamlReader& r, Scenario& s) {
+// `workload:` the measured batch, the context and the concurrency levels; each key's problem is
+// recorded on its own.
+void read_workload(YamlReader& r, Scenario& s, Problems& problems) {
   YamlReader w = r.child("workload");
-  s.batch = static_cast<int>(bounded_integer(w, "workload.batch"));
-  s.context_tokens = static_cast<double>(bounded_integer(w, "workload.context"));
-  s.concurrency = read_concurrency(w);
+  problems.run([&] { s.batch = static_cast<int>(bounded_integer(w, "workload.batch")); });
+  problems.run([&] { s.context_tokens = static_cast<double>(bounded_integer(w, "workload.context")); });
+  problems.run([&] { s.concurrency = read_concurrency(w); });
   w.finish();
 }
 
 // `engine:` its name and launch modes; every key has a default, so the block may be left out.
-void read_engine(YamlReader& r, Scenario& s) {
-  if (auto e = r.optional_child("engine")) {
-    s.engine.name = e->optional_string("name", "sglang");
-    s.engine.decode_mode = read_mode(*e, "decode_mode", LaunchMode::kGraph);
-    s.engine.verify_mode = read_mode(*e, "verify_mode", LaunchMode::kGraph);
-    s.engine.draft_mode = read_mode(*e, "draft_mode", LaunchMode::kGraph);
-    s.engine.extend_yields_first_draft = e->optional_boolean("extend_yields_first_draft", true);
+// Each key's problem is recorded on its own; false when the name could not be read.
+bool read_engine(YamlReader& r, Scenario& s, Problems& problems) {
+  auto e = r.optional_child("engine");
+  if (!e) return true;
+  const bool name_ok = problems.run([&] { s.engine.name = e->optional_string("name", "sglang"); });
+  problems.run([&] { s.engine.decode_mode = read_mode(*e, "decode_mode", LaunchMode::kGraph); });
+  problems.run([&] { s.engine.verify_mode = read_mode(*e, "verify_mode", LaunchMode::kGraph); });
+  problems.run([&] { s.engine.draft_mode = read_mode(*e, "draft_mode", LaunchMode::kGraph); });
+  problems.run([&] { s.engine.extend_yields_first_draft = e->optional_boolean("extend_yields_first_draft", true); });
+  problems.run([&] {
     if (e->has("embedding_allreduce")) s.engine.embedding_allreduce = e->boolean("embedding_allreduce");
+  });
+  problems.run([&] {
     if (e->has("memory_fraction")) s.engine.memory_fraction = bounded_number(*e, "engine.memory_fraction");
-    e->ignore("embedding_allreduce");
-    e->finish();
-  }
+  });
+  e->ignore("embedding_allreduce");
+  e->finish();
+  return name_ok;
 }
 
 // `speculation:` the draft's shape, without the unknown-key check (the method is read with the
@@ -1138,33 +1172,6 @@ void read_host(YamlReader& r, Scenario& s) {
   }
 }
 
-// The problems of one scenario, gathered block by block so that one run reports them all: each
-// block is read under run(), and a block that throws is recorded and keeps its defaults. A
-// problem found twice (a bound checked up front and again where it is read) is kept once.
-class Problems {
- public:
-  // Runs `read`; false, with its problem recorded, when it throws.
-  template <typename Read>
-  bool run(Read&& read) {
-    try {
-      read();
-      return true;
-    } catch (const Error& e) {
-      add(e);
-      return false;
-    }
-  }
-  void add(const Error& e) {
-    const auto same = [&](const Error& p) { return std::string(p.what()) == e.what(); };
-    if (std::none_of(list_.begin(), list_.end(), same)) list_.push_back(e);
-  }
-  [[nodiscard]] bool empty() const { return list_.empty(); }
-  std::vector<Error> take() { return std::move(list_); }
-
- private:
-  std::vector<Error> list_;
-};
-
 // The target, the draft and their roles; false when the target failed (what needs it is then
 // skipped). A draft that failed stays an empty TransformerSpec, which no parallel rule refuses.
 bool read_models(YamlReader& r, Scenario& s, const DataDir& data, Problems& problems) {
@@ -1227,8 +1234,9 @@ Scenario read_scenario(YamlReader& r, const DataDir& data, Problems& problems) {
   const bool box_ok = read_box(r, s, data, problems);
   const bool parallel_ok = model_ok && box_ok && problems.run([&] { read_parallel(r, s); });
   r.ignore("parallel");
-  problems.run([&] { read_workload(r, s); });
-  const bool engine_ok = problems.run([&] { read_engine(r, s); });
+  problems.run([&] { read_workload(r, s, problems); });
+  bool engine_ok = false;
+  problems.run([&] { engine_ok = read_engine(r, s, problems); });
   problems.run([&] { read_speculation_shape(r, s); });
   problems.run([&] {
     YamlReader a = r.child("acceptance");
