@@ -194,6 +194,8 @@ const std::map<std::string, Expected>& corpus() {
       {"scenario/num-steps-zero.yaml", {"speculation.num_steps: = 0: must be in [1, 64]", 20}},
       // Two broken bounds: both reported in one error, each with its own line (11 and 20).
       {"scenario/two-problems.yaml", {"2 problems:\n  " + kInvalid + "scenario/two-problems.yaml:11:10: workload.batch: = 0", 0}},
+      // Three rules of three blocks (the method, tp against the heads, a bound): one error.
+      {"scenario/three-problems.yaml", {"3 problems:\n  " + kInvalid + "scenario/three-problems.yaml:11:10: workload.batch: = 0", 0}},
       {"scenario/per-position-negative.yaml", {"acceptance.per_position: item 2 = -0.1: must be in [0, 1]", 23}},
       {"scenario/schema-version-2.yaml", {"schema_version: unsupported schema version 2 (this specsim reads 1)", 1}},
       {"scenario/ep-on-dense-model.yaml",
@@ -275,3 +277,42 @@ TEST_CASE("fuzz crashers end in a clean specsim::Error", "[invalid][fuzz]") {
   CHECK(crashers >= 1);
 }
 
+
+TEST_CASE("scenario_problems: every independent problem, each with its file and line (issue 14)", "[invalid]") {
+  const std::string file = kInvalid + "scenario/three-problems.yaml";
+  const auto problems = specsim::scenario_problems(file, {}, kRoot);
+  // The bounds are checked first (workload.batch), then the blocks in reading order: the method
+  // with the draft, then tp against llama-3.1-8b's 32 heads (the topology has 4 GPUs, so 3 fits).
+  REQUIRE(problems.size() == 3);
+  CHECK(problems[0].key_path() == "workload.batch");
+  CHECK(problems[0].where().to_string() == file + ":11:10");
+  CHECK(problems[1].key_path() == "speculation.method");
+  CHECK(problems[1].where().to_string() == file + ":19:11");
+  CHECK_THAT(problems[1].message(), Contains("'medusa' is not one of"));
+  CHECK(problems[2].key_path() == "parallel.tp");
+  CHECK(problems[2].where().to_string() == file + ":9:7");
+  CHECK_THAT(problems[2].message(), Contains("tp must divide the 32 attention heads"));
+  // load_scenario throws them as one error, one line each.
+  CHECK_THROWS_WITH(specsim::load_scenario(file, {}, kRoot),
+                    Contains("3 problems:\n  " + file + ":11:10: workload.batch") &&
+                        Contains("\n  " + file + ":19:11: speculation.method") &&
+                        Contains("\n  " + file + ":9:7: parallel.tp"));
+  // A scenario that loads has none.
+  CHECK(specsim::scenario_problems(specsim::kDefaultScenario, {}, kRoot).empty());
+}
+
+TEST_CASE("scenario_problems: the keys of one block are checked one by one (issue 14)", "[invalid]") {
+  // Two keys of workload and two of engine: four problems, each naming its --set option.
+  const std::map<std::string, std::string> option{{"workload.batch", "--set workload.batch=0"},
+                                                  {"workload.concurrency", "--set workload.concurrency=4,4"},
+                                                  {"engine.decode_mode", "--set engine.decode_mode=cuda"},
+                                                  {"engine.verify_mode", "--set engine.verify_mode=cuda"}};
+  std::vector<std::string> patches;
+  for (const auto& [key, set] : option) patches.push_back(set.substr(std::string("--set ").size()));
+  const auto problems = specsim::scenario_problems(specsim::kDefaultScenario, patches, kRoot);
+  REQUIRE(problems.size() == 4);
+  for (const auto& p : problems) {
+    REQUIRE(option.count(p.key_path()) == 1);
+    CHECK(p.where().file == option.at(p.key_path()));
+  }
+}

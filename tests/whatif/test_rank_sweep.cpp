@@ -246,3 +246,18 @@ TEST_CASE("sweep: axes that move plain decoding show the plain rate per row", "[
   REQUIRE(j["points"].size() == 2);
   CHECK(j["points"][0]["baseline_tokens_per_s"].get<double>() > j["points"][1]["baseline_tokens_per_s"].get<double>());
 }
+
+TEST_CASE("rank: an intervention with several bad values names them all (issue 14)", "[rank][invalid]") {
+  specsim::InterventionCatalogue catalogue;
+  catalogue.name = "two broken values";
+  specsim::Intervention iv;
+  iv.name = "broken";
+  iv.patches = {"workload.batch=0", "parallel.tp=3"};
+  catalogue.interventions.push_back(iv);
+  const auto report = specsim::rank(specsim::kDefaultScenario, {}, catalogue, kRoot, 4);
+  REQUIRE(report.ranked.size() == 1);
+  CHECK_FALSE(report.ranked[0].feasible);
+  // Batch 0 against its bound, tp = 3 against Kimi K2.5's 64 attention heads: one reason, both lines.
+  CHECK_THAT(report.ranked[0].reason, Contains("2 problems:") && Contains("--set workload.batch=0: workload.batch") &&
+                                          Contains("--set parallel.tp=3: parallel.tp: tp = 3 on kimi-k2.5"));
+}

@@ -6,6 +6,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace specsim {
 
@@ -31,5 +32,9 @@ class Error : public std::runtime_error {
   std::string key_path_;
   std::string message_;
 };
+
+// Validation reports every problem at once: throws the one problem as it is (its location and key
+// kept), or several as one Error, "N problems:" then one line each; returns when there are none.
+void throw_problems(std::vector<Error> problems);
 
 }  // namespace specsim

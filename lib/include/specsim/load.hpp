@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "specsim/error.hpp"
 #include "specsim/hardware.hpp"
 #include "specsim/model_spec.hpp"
 #include "specsim/scenario.hpp"
@@ -45,6 +46,15 @@ class DataDir {
 [[nodiscard]] Scenario load_scenario(const std::string& name_or_path,
                                      const std::vector<std::string>& patches = {},
                                      const DataDir& data = DataDir());
+
+// Every problem of a scenario after `patches`, each naming its file:line:column and key, or the
+// `--set key=value` option its value came from; empty when the scenario loads. The rules are the
+// loader's own: load_scenario throws the one problem as it is, or several as one Error
+// ("3 problems:" then one line each). Blocks that need a broken one (parallel needs the target
+// and the topology) are not checked, so no problem is a consequence of another.
+[[nodiscard]] std::vector<Error> scenario_problems(const std::string& name_or_path,
+                                                   const std::vector<std::string>& patches = {},
+                                                   const DataDir& data = DataDir());
 
 // The same from scenario text in memory; errors name `file_name` (what `specsim init` checks its
 // output with before writing it).

@@ -13,6 +13,7 @@
 #include "specsim/units.hpp"
 #include "specsim/plausibility.hpp"
 #include "io/hf_config.hpp"
+#include "model/scenario_bounds.hpp"
 #include "util/yaml_reader.hpp"
 
 namespace specsim {
@@ -88,6 +89,33 @@ LaunchMode read_engine_mode(YamlReader& r, const std::string& key) {
 int count(YamlReader& r, const std::string& key, int min = 1) {
   return static_cast<int>(r.integer(key, min, kMaxCount));
 }
+
+// The problems of one scenario, gathered block by block so that one run reports them all: each
+// block is read under run(), and a block that throws is recorded and keeps its defaults. A
+// problem found twice (a bound checked up front and again where it is read) is kept once.
+class Problems {
+ public:
+  // Runs `read`; false, with its problem recorded, when it throws.
+  template <typename Read>
+  bool run(Read&& read) {
+    try {
+      read();
+      return true;
+    } catch (const Error& e) {
+      add(e);
+      return false;
+    }
+  }
+  void add(const Error& e) {
+    const auto same = [&](const Error& p) { return std::string(p.what()) == e.what(); };
+    if (std::none_of(list_.begin(), list_.end(), same)) list_.push_back(e);
+  }
+  [[nodiscard]] bool empty() const { return list_.empty(); }
+  std::vector<Error> take() { return std::move(list_); }
+
+ private:
+  std::vector<Error> list_;
+};
 
 // ---- models/llm/*.yaml ------------------------------------------------------------------------
 
@@ -380,33 +408,33 @@ CommProfile read_comm_profile(YamlReader& r) {
   return p;
 }
 
-// Efficiencies are effective fit parameters: a fitted profile may put part of each GEMM's fixed
-// cost into t_kernel and report eta_bw somewhat above 1 (docs/compute-calibration.md); twice the
-// datasheet is past anything a fit of real data gives and catches typos such as 84 for 0.84.
-constexpr double kMaxEffectiveEfficiency = 2.0;
-
 // The keys of a scenario's `compute:` block and of a compute profile's; absent keys keep `s`'s values.
 void read_compute_keys(YamlReader& c, ComputeSettings& s) {
-  if (c.has("bandwidth_efficiency")) s.bandwidth_efficiency = c.number_or_calibrate("bandwidth_efficiency", 0.01, kMaxEffectiveEfficiency);
+  // The ranges are kScenarioBounds' rows (scenario_bounds.hpp); a profile's `compute:` has the same keys.
+  const auto in = [](const char* key) { return *detail::find_scenario_bound(std::string("compute.") + key); };
+  const auto number = [&](const char* key) { return c.number(key, in(key).min, in(key).max); };
+  const auto number_or_calibrate = [&](const char* key) { return c.number_or_calibrate(key, in(key).min, in(key).max); };
+  if (c.has("bandwidth_efficiency")) s.bandwidth_efficiency = number_or_calibrate("bandwidth_efficiency");
   c.ignore("bandwidth_efficiency");
-  s.flop_efficiency = c.optional_number("flop_efficiency", s.flop_efficiency, 0.01, 1.0);
+  if (c.has("flop_efficiency")) s.flop_efficiency = number("flop_efficiency");
+  c.ignore("flop_efficiency");
   if (auto v = c.optional_quantity("kernel_floor", Quantity::kDuration)) s.kernel_floor_s = *v;
   if (auto v = c.optional_quantity("eager_launch_per_kernel", Quantity::kDuration)) s.eager_launch_per_kernel_s = *v;
   if (auto v = c.optional_quantity("graph_launch", Quantity::kDuration)) s.graph_launch_s = *v;
   if (auto v = c.optional_quantity("eager_multi_token_step", Quantity::kDuration)) s.eager_multi_token_step_s = *v;
-  // p = 1 adds the two times; p -> infinity is the max. Past 1000 the two are indistinguishable.
-  if (c.has("eager_overlap_exponent")) s.eager_overlap_exponent = c.number("eager_overlap_exponent", 1.0, 1000.0);
+  if (c.has("eager_overlap_exponent")) s.eager_overlap_exponent = number("eager_overlap_exponent");
   c.ignore("eager_overlap_exponent");
-  if (c.has("routing_skew")) s.routing_skew = c.number_or_calibrate("routing_skew", 0.01, 1.0);
+  if (c.has("routing_skew")) s.routing_skew = number_or_calibrate("routing_skew");
   c.ignore("routing_skew");
   // Fitted terms (compute_model.hpp).
   for (auto [key, field] : {std::pair{"expert_bandwidth_efficiency", &s.expert_bandwidth_efficiency},
                             std::pair{"kv_efficiency_decode", &s.kv_efficiency_decode},
                             std::pair{"kv_efficiency_verify", &s.kv_efficiency_verify}}) {
-    if (c.has(key)) *field = c.number(key, 0.01, kMaxEffectiveEfficiency);
+    if (c.has(key)) *field = number(key);
     c.ignore(key);
   }
-  s.kv_verify_ratio = c.optional_number("kv_verify_ratio", s.kv_verify_ratio, 0.05, 1.0);
+  if (c.has("kv_verify_ratio")) s.kv_verify_ratio = number("kv_verify_ratio");
+  c.ignore("kv_verify_ratio");
   if (auto v = c.optional_quantity("multi_token_step", Quantity::kDuration)) s.multi_token_step_s = *v;
   if (auto v = c.optional_quantity("per_token_layer", Quantity::kDuration)) s.per_token_layer_s = *v;
   if (c.has("kernels_per_dense_layer")) s.kernels_per_dense_layer = static_cast<int>(c.integer("kernels_per_dense_layer", 0, 100000));
@@ -584,11 +612,16 @@ void check_draft_model(YamlReader& r, const Scenario& s) {
   }
 }
 
-void check_roles(YamlReader& r, Scenario& s) {
+// The target is a full model, not a draft head.
+void check_target(const YamlReader& r, const Scenario& s) {
   if (s.model.eagle3) {
     r.fail("model", "'" + s.model.name + "' is an EAGLE-3 draft head (it has an eagle3 block); the target model "
                     "must be a full model (the draft goes under 'draft')");
   }
+}
+
+// The draft fits the method and the target (check_target first).
+void check_roles(YamlReader& r, Scenario& s) {
   if (s.draft.mtp_module || s.speculation.method == "ngram") return;  // built in read_draft
   if (s.speculation.method == "draft_model") {
     check_draft_model(r, s);
@@ -652,38 +685,12 @@ TransformerSpec read_draft(YamlReader& r, const TransformerSpec& model, const st
   return mtp_draft(model);
 }
 
-// The bounds of every bounded number in a scenario, held once: the reader reads with them, and
-// scenario_problems() checks them all before reading, so one run reports every problem at once.
-struct Bound {
-  const char* key;  // dotted path
-  double min;
-  double max;
-  bool integer;
-};
-constexpr Bound kScenarioBounds[] = {
-    {"parallel.tp", 1, 1024, true},
-    {"parallel.pp", 1, 1024, true},
-    {"parallel.draft_tp", 1, 1024, true},
-    {"parallel.ep", 1, 1024, true},
-    {"workload.batch", 1, 1'000'000, true},
-    {"workload.context", 0, 100'000'000, true},
-    {"speculation.num_steps", 1, 64, true},
-    {"speculation.eagle_topk", 1, 64, true},
-    {"speculation.num_draft_tokens", 2, 4096, true},
-    {"acceptance.accept", 0, 1, false},
-    {"acceptance.tokens_per_cycle", 1, 1e6, false},
-    {"comm.min_channels", 0, 64, true},
-    {"comm.max_channels", 0, 64, true},
-    {"comm.scale", 0, 1e6, false},
-    {"comm.overlap", 0, 1, false},
-    {"engine.memory_fraction", 0.01, 1, false},
-    {"measurements.verify.tokens_per_request", 1, 4096, true},
-};
+using detail::kScenarioBounds;
+using Bound = detail::ScenarioBound;
 
+// kScenarioBounds' row for `key` (scenario_bounds.hpp).
 const Bound& bound(const std::string& key) {
-  for (const Bound& b : kScenarioBounds) {
-    if (key == b.key) return b;
-  }
+  if (const Bound* b = detail::find_scenario_bound(key)) return *b;
   throw Error("internal: no bound for " + key);
 }
 
@@ -704,6 +711,17 @@ double bounded_number(YamlReader& r, const std::string& key) {
 double bounded_number(YamlReader& r, const std::string& key, double fallback) {
   const Bound& b = bound(key);
   return r.optional_number(key.substr(key.rfind('.') + 1), fallback, b.min, b.max);
+}
+std::optional<double> bounded_number_or_calibrate(YamlReader& r, const std::string& key) {
+  const Bound& b = bound(key);
+  return r.number_or_calibrate(key.substr(key.rfind('.') + 1), b.min, b.max);
+}
+// Reads the bounded key as its row says: an integer, a number, or a number or 'calibrate'.
+void read_bounded(YamlReader& r, const std::string& key) {
+  const Bound& b = bound(key);
+  if (b.integer) (void)bounded_integer(r, key);
+  else if (b.calibrate) (void)bounded_number_or_calibrate(r, key);
+  else (void)bounded_number(r, key);
 }
 
 DraftShape read_shape(YamlReader& sp);
@@ -730,7 +748,7 @@ std::vector<Error> bound_problems(const YamlReader& root) {
     }
     if (!present || !at->has(key.substr(start))) continue;
     try {
-      (void)(b.integer ? double(bounded_integer(*at, key)) : bounded_number(*at, key));
+      read_bounded(*at, key);
     } catch (const Error& e) {
       out.push_back(e);
     }
@@ -1027,28 +1045,35 @@ void read_parallel(YamlReader& r, Scenario& s) {
   check_expert_parallel(p, s);
 }
 
-// `workload:` the measured batch, the context and the concurrency levels.
-void read_workload(YamlReader& r, Scenario& s) {
+// `workload:` the measured batch, the context and the concurrency levels; each key's problem is
+// recorded on its own.
+void read_workload(YamlReader& r, Scenario& s, Problems& problems) {
   YamlReader w = r.child("workload");
-  s.batch = static_cast<int>(bounded_integer(w, "workload.batch"));
-  s.context_tokens = static_cast<double>(bounded_integer(w, "workload.context"));
-  s.concurrency = read_concurrency(w);
+  problems.run([&] { s.batch = static_cast<int>(bounded_integer(w, "workload.batch")); });
+  problems.run([&] { s.context_tokens = static_cast<double>(bounded_integer(w, "workload.context")); });
+  problems.run([&] { s.concurrency = read_concurrency(w); });
   w.finish();
 }
 
 // `engine:` its name and launch modes; every key has a default, so the block may be left out.
-void read_engine(YamlReader& r, Scenario& s) {
-  if (auto e = r.optional_child("engine")) {
-    s.engine.name = e->optional_string("name", "sglang");
-    s.engine.decode_mode = read_engine_mode(*e, "decode_mode");
-    s.engine.verify_mode = read_engine_mode(*e, "verify_mode");
-    s.engine.draft_mode = read_engine_mode(*e, "draft_mode");
-    s.engine.extend_yields_first_draft = e->optional_boolean("extend_yields_first_draft", true);
+// Each key's problem is recorded on its own; false when the name could not be read.
+bool read_engine(YamlReader& r, Scenario& s, Problems& problems) {
+  auto e = r.optional_child("engine");
+  if (!e) return true;
+  const bool name_ok = problems.run([&] { s.engine.name = e->optional_string("name", "sglang"); });
+  problems.run([&] { s.engine.decode_mode = read_engine_mode(*e, "decode_mode"); });
+  problems.run([&] { s.engine.verify_mode = read_engine_mode(*e, "verify_mode"); });
+  problems.run([&] { s.engine.draft_mode = read_engine_mode(*e, "draft_mode"); });
+  problems.run([&] { s.engine.extend_yields_first_draft = e->optional_boolean("extend_yields_first_draft", true); });
+  problems.run([&] {
     if (e->has("embedding_allreduce")) s.engine.embedding_allreduce = e->boolean("embedding_allreduce");
+  });
+  problems.run([&] {
     if (e->has("memory_fraction")) s.engine.memory_fraction = bounded_number(*e, "engine.memory_fraction");
-    e->ignore("embedding_allreduce");
-    e->finish();
-  }
+  });
+  e->ignore("embedding_allreduce");
+  e->finish();
+  return name_ok;
 }
 
 // `speculation:` the draft's shape, without the unknown-key check (the method is read with the
@@ -1154,14 +1179,50 @@ void read_host(YamlReader& r, Scenario& s) {
   }
 }
 
-Scenario read_scenario(YamlReader& r, const DataDir& data) {
+// The target, the draft and their roles; false when the target failed (what needs it is then
+// skipped). A draft that failed stays an empty TransformerSpec, which no parallel rule refuses.
+bool read_models(YamlReader& r, Scenario& s, const DataDir& data, Problems& problems) {
+  const bool model_ok = problems.run([&] {
+    s.model = load_named(r, "model", DataKind::kModel, data, load_model);
+    check_target(r, s);
+  });
+  // The method says where the draft comes from, so it is read before the draft.
+  const bool method_ok = problems.run(
+      [&] { s.speculation.method = r.child("speculation").optional_choice("method", kMethods, "eagle3"); });
+  const bool draft_ok = model_ok && method_ok && problems.run([&] {
+    s.draft = read_draft(r, s.model, s.speculation.method, data);
+    check_roles(r, s);
+  });
+  if (!draft_ok) r.ignore("draft");
+  return model_ok;
+}
+
+// The box: the topology, named or inline, and the GPU; the scenario's own `gpu` overrides the
+// topology's (what-if: same box, other card).
+bool read_box(YamlReader& r, Scenario& s, const DataDir& data, Problems& problems) {
+  const bool ok = problems.run([&] {
+    if (r.has("topology") && r.node()["topology"].IsMap()) {
+      // Written inline (`specsim init` from `nvidia-smi topo -m` output): the keys of a topology file.
+      YamlReader t = r.child("topology");
+      s.topology = read_topology_keys(t);
+    } else {
+      s.topology = load_named(r, "topology", DataKind::kTopology, data, load_topology);
+    }
+  }) && problems.run([&] {
+    s.gpu = load_gpu(resolve_at(r, "gpu", DataKind::kGpu, r.optional_string("gpu", s.topology.gpu), data));
+  });
+  r.ignore("topology");
+  r.ignore("gpu");
+  return ok;
+}
+
+// Reads a scenario, recording every problem in `problems` rather than stopping at the first. Only
+// a document that is not a scenario at all (its header) throws. Blocks that need a failed one
+// (parallel needs the target and the box; comm profiles and measurements need parallel) are
+// skipped, so no problem is a knock-on of another.
+Scenario read_scenario(YamlReader& r, const DataDir& data, Problems& problems) {
   r.expect_header("scenario");
-  // Several broken bounds are reported together; a single one by the reader below, where it stands.
-  if (const auto problems = bound_problems(r); problems.size() > 1) {
-    std::string message = std::to_string(problems.size()) + " problems:";
-    for (const auto& p : problems) message += "\n  " + std::string(p.what());
-    throw Error(message);
-  }
+  for (const Error& e : bound_problems(r)) problems.add(e);
   Scenario s;
   s.file = r.file();
   {
@@ -1169,40 +1230,63 @@ Scenario read_scenario(YamlReader& r, const DataDir& data) {
     collect_leaf_keys(r.node(), "", keys);
     s.explicit_keys = KeySet(std::move(keys));
   }
-  s.name = r.string("name");
-  s.description = r.optional_string("description", "");
+  problems.run([&] { s.name = r.string("name"); });
+  problems.run([&] { s.description = r.optional_string("description", ""); });
   r.ignore("source");
-  if (auto v = r.optional_child("validation")) s.validation = read_validation_source(*v);
-  s.interventions = r.optional_string("interventions", "");
-  s.model = load_named(r, "model", DataKind::kModel, data, load_model);
-  // The method says where the draft comes from, so it is read before the draft.
-  s.speculation.method = r.child("speculation").optional_choice("method", kMethods, "eagle3");
-  s.draft = read_draft(r, s.model, s.speculation.method, data);
-  check_roles(r, s);
-  if (r.has("topology") && r.node()["topology"].IsMap()) {
-    // Written inline (`specsim init` from `nvidia-smi topo -m` output): the keys of a topology file.
-    YamlReader t = r.child("topology");
-    s.topology = read_topology_keys(t);
-  } else {
-    s.topology = load_named(r, "topology", DataKind::kTopology, data, load_topology);
-  }
-  // The GPU: the scenario's own `gpu` overrides the topology's (what-if: same box, other card).
-  s.gpu = load_gpu(resolve_at(r, "gpu", DataKind::kGpu, r.optional_string("gpu", s.topology.gpu), data));
-  read_parallel(r, s);
-  read_workload(r, s);
-  read_engine(r, s);
-  read_speculation_shape(r, s);
-  {
+  problems.run([&] {
+    if (auto v = r.optional_child("validation")) s.validation = read_validation_source(*v);
+  });
+  problems.run([&] { s.interventions = r.optional_string("interventions", ""); });
+  const bool model_ok = read_models(r, s, data, problems);
+  const bool box_ok = read_box(r, s, data, problems);
+  const bool parallel_ok = model_ok && box_ok && problems.run([&] { read_parallel(r, s); });
+  r.ignore("parallel");
+  problems.run([&] { read_workload(r, s, problems); });
+  bool engine_ok = false;
+  problems.run([&] { engine_ok = read_engine(r, s, problems); });
+  problems.run([&] { read_speculation_shape(r, s); });
+  problems.run([&] {
     YamlReader a = r.child("acceptance");
     s.acceptance = read_acceptance(a);
+  });
+  problems.run([&] { read_compute_block(r, s, data); });
+  const bool comm_ok = problems.run([&] { read_comm_block(r, s); });
+  if (comm_ok && parallel_ok) problems.run([&] { load_comm_profiles(r, s, data); });
+  if (engine_ok) problems.run([&] { apply_engine_prior(s, data); });
+  problems.run([&] { read_host(r, s); });
+  if (parallel_ok) {
+    problems.run([&] {
+      if (auto m = r.optional_child("measurements")) s.measurements = read_measurements(*m, s, data);
+    });
   }
-  read_compute_block(r, s, data);
-  read_comm_block(r, s);
-  load_comm_profiles(r, s, data);
-  apply_engine_prior(s, data);
-  read_host(r, s);
-  if (auto m = r.optional_child("measurements")) s.measurements = read_measurements(*m, s, data);
-  r.finish();
+  r.ignore("measurements");
+  problems.run([&] { r.finish(); });
+  return s;
+}
+
+// The same, throwing every problem at once.
+Scenario read_scenario(YamlReader& r, const DataDir& data) {
+  Problems problems;
+  Scenario s = read_scenario(r, data, problems);
+  throw_problems(problems.take());
+  return s;
+}
+
+// load_scenario's work, with the problems of the file and of its patches in `problems`; a file
+// that cannot be found, parsed or is not a scenario throws.
+Scenario read_patched_scenario(const std::string& name_or_path, const std::vector<std::string>& patches,
+                               const DataDir& data, Problems& problems) {
+  const std::string path = data.resolve(DataKind::kScenario, name_or_path);
+  YamlReader r = YamlReader::load_file(path);
+  if (patches.empty()) return read_scenario(r, data, problems);
+  auto origin = std::make_shared<detail::YamlOrigin>();
+  origin->file = path;
+  YAML::Node root = YAML::Clone(r.node());
+  for (const auto& p : patches) problems.run([&] { detail::apply_patch(root, p, *origin); });
+  YamlReader patched(root, origin);
+  Scenario s = read_scenario(patched, data, problems);
+  for (const auto& [key, where] : origin->patches) s.patched_keys.insert(key);
+  if (problems.empty()) s.as_measured = std::make_shared<const Scenario>(read_scenario(r, data));
   return s;
 }
 
@@ -1210,20 +1294,17 @@ Scenario read_scenario(YamlReader& r, const DataDir& data) {
 
 Scenario load_scenario(const std::string& name_or_path, const std::vector<std::string>& patches,
                        const DataDir& data) {
-  const std::string path = data.resolve(DataKind::kScenario, name_or_path);
-  YamlReader r = YamlReader::load_file(path);
-  if (!patches.empty()) {
-    auto origin = std::make_shared<detail::YamlOrigin>();
-    origin->file = path;
-    YAML::Node root = YAML::Clone(r.node());
-    for (const auto& p : patches) detail::apply_patch(root, p, *origin);
-    YamlReader patched(root, origin);
-    Scenario s = read_scenario(patched, data);
-    for (const auto& [key, where] : origin->patches) s.patched_keys.insert(key);
-    s.as_measured = std::make_shared<const Scenario>(read_scenario(r, data));
-    return s;
-  }
-  return read_scenario(r, data);
+  Problems problems;
+  Scenario s = read_patched_scenario(name_or_path, patches, data, problems);
+  throw_problems(problems.take());
+  return s;
+}
+
+std::vector<Error> scenario_problems(const std::string& name_or_path, const std::vector<std::string>& patches,
+                                     const DataDir& data) {
+  Problems problems;
+  problems.run([&] { (void)read_patched_scenario(name_or_path, patches, data, problems); });
+  return problems.take();
 }
 
 Scenario load_scenario_text(const std::string& text, const std::string& file_name, const DataDir& data) {

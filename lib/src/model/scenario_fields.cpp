@@ -5,6 +5,7 @@
 #include <span>
 
 #include "specsim/units.hpp"
+#include "model/scenario_bounds.hpp"
 
 namespace specsim {
 
@@ -12,9 +13,7 @@ enum class FieldKind { kCount, kNumber, kDuration };
 
 struct ScenarioField {
   const char* key;
-  FieldKind kind;
-  double min = 0.0;  // kCount and kNumber; durations are held to the plausible range of units::parse
-  double max = 0.0;
+  FieldKind kind;  // kCount and kNumber are held to kScenarioBounds' range, durations to units::parse's
   bool calibrate = false;  // "calibrate" is a value
   void (*set)(Scenario&, std::optional<double>);
 };
@@ -23,61 +22,59 @@ namespace {
 
 int as_int(std::optional<double> v) { return static_cast<int>(*v); }
 
-// The ranges are those load.cpp reads the same keys with (kScenarioBounds, read_compute_keys).
-constexpr double kMaxEfficiency = 2.0;
 const ScenarioField kFields[] = {
-    {"workload.batch", FieldKind::kCount, 1, 1'000'000, false, [](Scenario& s, auto v) { s.batch = as_int(v); }},
-    {"workload.context", FieldKind::kCount, 0, 100'000'000, false,
+    {"workload.batch", FieldKind::kCount, false, [](Scenario& s, auto v) { s.batch = as_int(v); }},
+    {"workload.context", FieldKind::kCount, false,
      [](Scenario& s, auto v) { s.context_tokens = std::floor(*v); }},
-    {"speculation.num_steps", FieldKind::kCount, 1, 64, false,
+    {"speculation.num_steps", FieldKind::kCount, false,
      [](Scenario& s, auto v) { s.speculation.shape.num_steps = as_int(v); }},
-    {"speculation.eagle_topk", FieldKind::kCount, 1, 64, false,
+    {"speculation.eagle_topk", FieldKind::kCount, false,
      [](Scenario& s, auto v) { s.speculation.shape.eagle_topk = as_int(v); }},
-    {"speculation.num_draft_tokens", FieldKind::kCount, 2, 4096, false,
+    {"speculation.num_draft_tokens", FieldKind::kCount, false,
      [](Scenario& s, auto v) { s.speculation.shape.num_draft_tokens = as_int(v); }},
-    {"acceptance.accept", FieldKind::kNumber, 0, 1, false,
+    {"acceptance.accept", FieldKind::kNumber, false,
      [](Scenario& s, auto v) { s.acceptance = with_accept_rate(std::move(s.acceptance), *v); }},
-    {"compute.bandwidth_efficiency", FieldKind::kNumber, 0.01, kMaxEfficiency, true,
+    {"compute.bandwidth_efficiency", FieldKind::kNumber, true,
      [](Scenario& s, auto v) { s.compute.bandwidth_efficiency = v; }},
-    {"compute.flop_efficiency", FieldKind::kNumber, 0.01, 1.0, false,
+    {"compute.flop_efficiency", FieldKind::kNumber, false,
      [](Scenario& s, auto v) { s.compute.flop_efficiency = *v; }},
-    {"compute.routing_skew", FieldKind::kNumber, 0.01, 1.0, true,
+    {"compute.routing_skew", FieldKind::kNumber, true,
      [](Scenario& s, auto v) { s.compute.routing_skew = v; }},
-    {"compute.expert_bandwidth_efficiency", FieldKind::kNumber, 0.01, kMaxEfficiency, false,
+    {"compute.expert_bandwidth_efficiency", FieldKind::kNumber, false,
      [](Scenario& s, auto v) { s.compute.expert_bandwidth_efficiency = v; }},
-    {"compute.kv_efficiency_decode", FieldKind::kNumber, 0.01, kMaxEfficiency, false,
+    {"compute.kv_efficiency_decode", FieldKind::kNumber, false,
      [](Scenario& s, auto v) { s.compute.kv_efficiency_decode = v; }},
-    {"compute.kv_efficiency_verify", FieldKind::kNumber, 0.01, kMaxEfficiency, false,
+    {"compute.kv_efficiency_verify", FieldKind::kNumber, false,
      [](Scenario& s, auto v) { s.compute.kv_efficiency_verify = v; }},
-    {"compute.kv_verify_ratio", FieldKind::kNumber, 0.05, 1.0, false,
+    {"compute.kv_verify_ratio", FieldKind::kNumber, false,
      [](Scenario& s, auto v) { s.compute.kv_verify_ratio = *v; }},
-    {"compute.eager_overlap_exponent", FieldKind::kNumber, 1.0, 1000.0, false,
+    {"compute.eager_overlap_exponent", FieldKind::kNumber, false,
      [](Scenario& s, auto v) { s.compute.eager_overlap_exponent = v; }},
-    {"compute.kernel_floor", FieldKind::kDuration, 0, 0, false,
+    {"compute.kernel_floor", FieldKind::kDuration, false,
      [](Scenario& s, auto v) { s.compute.kernel_floor_s = *v; }},
-    {"compute.eager_launch_per_kernel", FieldKind::kDuration, 0, 0, false,
+    {"compute.eager_launch_per_kernel", FieldKind::kDuration, false,
      [](Scenario& s, auto v) { s.compute.eager_launch_per_kernel_s = *v; }},
-    {"compute.graph_launch", FieldKind::kDuration, 0, 0, false,
+    {"compute.graph_launch", FieldKind::kDuration, false,
      [](Scenario& s, auto v) { s.compute.graph_launch_s = *v; }},
-    {"compute.eager_multi_token_step", FieldKind::kDuration, 0, 0, false,
+    {"compute.eager_multi_token_step", FieldKind::kDuration, false,
      [](Scenario& s, auto v) { s.compute.eager_multi_token_step_s = *v; }},
-    {"compute.multi_token_step", FieldKind::kDuration, 0, 0, false,
+    {"compute.multi_token_step", FieldKind::kDuration, false,
      [](Scenario& s, auto v) { s.compute.multi_token_step_s = *v; }},
-    {"compute.per_token_layer", FieldKind::kDuration, 0, 0, false,
+    {"compute.per_token_layer", FieldKind::kDuration, false,
      [](Scenario& s, auto v) { s.compute.per_token_layer_s = *v; }},
-    {"comm.scale", FieldKind::kNumber, 0, 1e6, false, [](Scenario& s, auto v) { s.comm.scale = *v; }},
-    {"comm.overlap", FieldKind::kNumber, 0, 1, false, [](Scenario& s, auto v) { s.comm.overlap = *v; }},
-    {"comm.min_channels", FieldKind::kCount, 0, 64, false, [](Scenario& s, auto v) { s.comm.min_channels = as_int(v); }},
-    {"comm.max_channels", FieldKind::kCount, 0, 64, false, [](Scenario& s, auto v) { s.comm.max_channels = as_int(v); }},
-    {"comm.eager_overhead_per_op", FieldKind::kDuration, 0, 0, true,
+    {"comm.scale", FieldKind::kNumber, false, [](Scenario& s, auto v) { s.comm.scale = *v; }},
+    {"comm.overlap", FieldKind::kNumber, false, [](Scenario& s, auto v) { s.comm.overlap = *v; }},
+    {"comm.min_channels", FieldKind::kCount, false, [](Scenario& s, auto v) { s.comm.min_channels = as_int(v); }},
+    {"comm.max_channels", FieldKind::kCount, false, [](Scenario& s, auto v) { s.comm.max_channels = as_int(v); }},
+    {"comm.eager_overhead_per_op", FieldKind::kDuration, true,
      [](Scenario& s, auto v) { s.comm.eager_overhead_per_op_s = v; }},
-    {"host.decode_per_step", FieldKind::kDuration, 0, 0, true,
+    {"host.decode_per_step", FieldKind::kDuration, true,
      [](Scenario& s, auto v) { s.host.decode_per_step_s = v; }},
-    {"host.spec_extra_per_cycle", FieldKind::kDuration, 0, 0, false,
+    {"host.spec_extra_per_cycle", FieldKind::kDuration, false,
      [](Scenario& s, auto v) { s.host.spec_extra_per_cycle_s = *v; }},
-    {"host.draft_step_overhead", FieldKind::kDuration, 0, 0, false,
+    {"host.draft_step_overhead", FieldKind::kDuration, false,
      [](Scenario& s, auto v) { s.host.draft_step_overhead_s = *v; }},
-    {"host.ngram_lookup_per_token", FieldKind::kDuration, 0, 0, false,
+    {"host.ngram_lookup_per_token", FieldKind::kDuration, false,
      [](Scenario& s, auto v) { s.host.ngram_lookup_per_token_s = *v; }},
 };
 
@@ -140,8 +137,9 @@ FieldValue parse_field_value(const std::string& key, const std::string& text, co
     throw Error(where, key, std::string(f->kind == FieldKind::kCount ? "expected an integer" : "expected a finite number") +
                                 ", got '" + text + "'");
   }
-  if (v < f->min || v > f->max) {
-    throw Error(where, key, "= " + text + ": must be in [" + show(f->min) + ", " + show(f->max) + "]");
+  const detail::ScenarioBound& b = *detail::find_scenario_bound(f->key);
+  if (v < b.min || v > b.max) {
+    throw Error(where, key, "= " + text + ": must be in [" + show(b.min) + ", " + show(b.max) + "]");
   }
   out.value = v;
   return out;

@@ -29,4 +29,12 @@ Error::Error(SourceLocation where, std::string key_path, std::string message)
       key_path_(std::move(key_path)),
       message_(std::move(message)) {}
 
+void throw_problems(std::vector<Error> problems) {
+  if (problems.empty()) return;
+  if (problems.size() == 1) throw problems.front();
+  std::string message = std::to_string(problems.size()) + " problems:";
+  for (const auto& p : problems) message += "\n  " + std::string(p.what());
+  throw Error(message);
+}
+
 }  // namespace specsim

@@ -261,11 +261,20 @@ class PointEvaluator {
       reject_unknown_keys();
       return;
     }
-    // Each value is parsed once, before the grid: a malformed one is an error of the option.
+    // Each value is parsed once, before the grid: a malformed one is an error of the option, and
+    // every malformed value of every axis is reported together.
+    std::vector<Error> problems;
     for (const auto& a : axes) {
       auto& parsed = values_.emplace_back();
-      for (const auto& v : a.values) parsed.push_back(parse_field_value(a.key, v, {"--vary", 0, 0}));
+      for (const auto& v : a.values) {
+        try {
+          parsed.push_back(parse_field_value(a.key, v, {"--vary", 0, 0}));
+        } catch (const Error& e) {
+          problems.push_back(e);
+        }
+      }
     }
+    throw_problems(std::move(problems));
     base_.emplace(load_scenario(scenario, patches, data));
     measured_ = base_->as_measured ? base_->as_measured : std::make_shared<const Scenario>(*base_);
     // Calibration reads the scenario as measured and the calibrated keys: when no axis sets one,
