@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "specsim/collectives.hpp"
+#include "specsim/comm_model.hpp"
 #include "specsim/compute_model.hpp"
 #include "specsim/cycle.hpp"
 #include "specsim/load.hpp"
@@ -146,4 +147,23 @@ TEST_CASE("attention dp: memory per rank and the cycle at batch 128 and 1", "[at
                        .predict();
   CHECK(p1d.verify.compute_s > p1t.verify.compute_s);
   CHECK(p1d.spec_tokens_per_s < p1t.spec_tokens_per_s);
+}
+
+TEST_CASE("attention dp: the gather priced over PCIe and over NVLink", "[attention_dp][comm]") {
+  // One all-gather of S = 7 MiB (a batch-128 verify's gathered tensor): the box's NCCL all-reduce of
+  // S times NCCL's own gather / all-reduce ratio on that box; fewer ring steps, so cheaper than the
+  // all-reduce on either link class.
+  const double s = 7.0 * 1024 * 1024;
+  for (const std::string& name : {std::string("kimi-k2.5-eagle3-8x-rtx-pro-6000"), kScenario}) {
+    INFO(name);
+    const specsim::Scenario sc =
+        specsim::load_scenario(name, {"parallel.attention_dp=true", "comm.implementation=nccl"}, kRoot);
+    const specsim::CommModel comm = specsim::CommModel::build(sc, 0.0, 0.0);
+    const specsim::NcclPriorConfig cfg = specsim::nccl_prior_config(sc.topology, sc.gpu, sc.parallel.tp);
+    const double ratio = specsim::nccl_prior_gather_pick(cfg, s).time_s / specsim::nccl_prior_pick(cfg, s).time_s;
+    const double allreduce = comm.allreduce_s(s, specsim::LaunchMode::kGraph);
+    CHECK_THAT(comm.gather_s(s, specsim::LaunchMode::kGraph), WithinRel(allreduce * ratio, 1e-12));
+    CHECK(ratio < 1.0);
+    CHECK(ratio > 0.4);
+  }
 }
