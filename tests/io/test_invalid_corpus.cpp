@@ -205,6 +205,10 @@ const std::map<std::string, Expected>& corpus() {
       {"scenario/deepep-on-pcie.yaml", {"parallel.moe_a2a: = deepep: DeepEP needs NVLink with full peer access", 11}},
       {"scenario/moe-a2a-without-ep.yaml",
        {"parallel.moe_a2a: = deepep: an all-to-all backend moves tokens between expert-parallel ranks", 10}},
+      {"scenario/attention-dp-on-dense-model.yaml",
+       {"parallel.attention_dp: = true: data-parallel attention needs an MoE target, whose MoE layers stay split over "
+        "the ranks; 'llama-3.1-8b' has no routed experts", 10}},
+      {"scenario/attention-dp-at-tp1.yaml", {"parallel.attention_dp: = true: needs parallel.tp > 1", 10}},
       {"scenario/tp-exceeds-gpus.yaml", {"parallel.tp: = 4: the topology '2x-rtx-pro-6000-pcie5' has only 2 GPUs", 9}},
       {"scenario/tp-not-dividing-heads.yaml", {"parallel.tp: tp = 3 on llama-3.1-8b: tp must divide the 32 attention heads", 9}},
       {"scenario/verify-allreduce-count-zero.yaml", {"measurements.verify.allreduce_count: = 0: must be in [1, 10000000]", 27}},

@@ -55,7 +55,7 @@ TEST_CASE("expert parallel: default EP reads whole experts on the busiest rank, 
   const double expert = 3.0 * 7168 * 2048 * specsim::bytes_per_param(specsim::Dtype::kFp8);
   const auto terms = [](const specsim::Scenario& s) {
     const specsim::ComputeModel m(s.model, s.gpu, s.parallel.tp, s.batch, s.context_tokens, s.compute, 0.84, 1.0,
-                                  specsim::expert_placement(s.parallel));
+                                  specsim::rank_placement(s.parallel));
     return m.terms(1.0);
   };
   CHECK_THAT(terms(tp).expert_bytes, WithinRel(58 * 8 * expert / 8, 1e-12));
@@ -106,7 +106,7 @@ TEST_CASE("expert parallel: DeepEP replaces each MoE all-reduce with a dispatch 
   // Shared experts are whole on every rank: 58 x 44,040,192 x 7/8 more FP8 bytes than TP8 slices.
   const auto weight_bytes = [](const specsim::Scenario& sc) {
     return specsim::ComputeModel(sc.model, sc.gpu, sc.parallel.tp, sc.batch, sc.context_tokens, sc.compute, 0.84, 1.0,
-                                 specsim::expert_placement(sc.parallel))
+                                 specsim::rank_placement(sc.parallel))
         .terms(1.0)
         .weight_bytes;
   };

@@ -13,6 +13,10 @@
 // Pipeline sends: 10 us + S / B_p2p over the box's link (NVLink or PCIe).
 // Expert-parallel all-to-all (DeepEP dispatch or combine, each rank sending S): 10 us + (r-1)/r S / B_p2p
 // (NCCL's model has none; docs/references/models.md#expert-parallel).
+// All-gather and reduce-scatter of a gathered tensor S (data-parallel attention): the box's NCCL
+// all-reduce of S scaled by NCCL's own ratio of the two, t(S) = t_allreduce(S) x prior_gather(S) /
+// prior_allreduce(S) (nccl_prior.hpp: r-1 ring steps against 2(r-1)), so that a measured all-reduce
+// table carries over; + the eager overhead.
 // A forward's collectives (collectives.hpp) are priced by operation through operations(): an
 // all-reduce by the registered implementation above, a send by send_s.
 // Eager mode adds a per-op overhead on top of a graph-mode table: the host launch of the
@@ -59,6 +63,8 @@ class CommModel {
   [[nodiscard]] double send_s(double message_bytes) const;
   // One all-to-all among `ranks` expert-parallel ranks, each sending `message_bytes`.
   [[nodiscard]] double all_to_all_s(double message_bytes, int ranks, LaunchMode mode) const;
+  // One NCCL all-gather (or reduce-scatter) over the TP ranks of a `gathered_bytes` tensor.
+  [[nodiscard]] double gather_s(double gathered_bytes, LaunchMode mode) const;
 
   // A registered all-reduce implementation (comm.implementation): its name, how it prices a
   // message, and the pricing itself.

@@ -44,16 +44,21 @@ inline constexpr int kPiecewiseAttentionKernels = 2;
 [[nodiscard]] double expected_max_experts_per_rank(int experts, int per_token, double tokens, int ranks,
                                                    double skew = 1.0);
 
-// Where an MoE target's experts live (Parallelism::ep, moe_a2a), as one rank's compute sees it.
-struct ExpertPlacement {
+// What one rank of the target holds and runs (Parallelism::ep, moe_a2a, attention_dp), as its
+// compute sees it.
+struct RankPlacement {
   // 1: every routed expert sliced over the TP ranks. ep > 1: experts / ep whole experts per rank, and
   // a layer waits for the rank whose tokens hit most of its own.
   int ep = 1;
   // An all-to-all backend leaves no all-reduce to sum shared-expert slices: each rank holds and runs
   // them whole (SGLang's deepseek_v2.py under DeepEP).
   bool shared_experts_whole = false;
+  // Data-parallel attention over this many ranks (1 = attention sharded by TP): each rank reads the
+  // attention weights whole and runs all heads for its own ceil(batch / attention_dp) requests, over
+  // only their KV cache; the busiest rank sets the layer's time (docs/references/models.md#dp-attention).
+  int attention_dp = 1;
 };
-[[nodiscard]] ExpertPlacement expert_placement(const Parallelism& parallel);
+[[nodiscard]] RankPlacement rank_placement(const Parallelism& parallel);
 
 // The parts of one forward the fit in compute_fit.cpp needs, each linear in one fitted parameter
 // while the forward is memory-bound (q <= 64 on the measured models).
@@ -72,7 +77,7 @@ class ComputeModel {
  public:
   ComputeModel(const TransformerSpec& model, const GpuSpec& gpu, int tp, int batch,
                double context_tokens, const ComputeSettings& settings, double bandwidth_efficiency,
-               double routing_skew, const ExpertPlacement& experts = {});
+               double routing_skew, const RankPlacement& placement = {});
 
   // GPU-side time of one forward over `tokens` tokens in total (batch x tokens per request).
   [[nodiscard]] double gpu_time_s(double tokens) const;
@@ -113,6 +118,7 @@ class ComputeModel {
   ComputeSettings settings_;
   double skew_;
   int ep_ = 1;
+  double kv_requests_ = 1;  // requests whose KV cache the busiest rank reads: batch, or ceil(batch / dp)
   Part dense_layer_, moe_layer_, head_;
   double kv_bytes_per_layer_ = 0;        // one request's KV cache, one layer, one rank
   double attention_flops_per_token_ = 0; // per layer, scores and values against the context

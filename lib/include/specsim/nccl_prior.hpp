@@ -8,6 +8,11 @@
 //   algBw = busBw * r / (2(r-1)) for Ring, busBw / 2 for Tree; Tree x treeCorrectionFactor(bytes)
 //
 // NCCL picks the (algo, proto) with the least time among the enabled ones; so does nccl_prior_pick.
+//
+// All-gather and reduce-scatter (tuning.cc, ncclTopoTuneModel): bytes = the gathered tensor
+// (enqueue.cc multiplies a per-rank count by the ranks), nsteps = r-1 instead of 2(r-1), Ring only
+// inside a node (no Tree), and algBw = busBw * r / (r-1):
+//   time = base[Ring][proto] + (r-1) * hw[link][Ring][proto] + bytes (r-1) / (r busBw)
 #pragma once
 
 #include <string_view>
@@ -67,6 +72,10 @@ struct NcclPriorEstimate {
                                            NcclProto proto, double bytes);
 // NCCL's choice: the least time over the enabled pairs.
 [[nodiscard]] NcclPriorEstimate nccl_prior_pick(const NcclPriorConfig& config, double bytes);
+// One all-gather (or reduce-scatter: the same steps and bytes) of a `bytes` gathered tensor, Ring
+// over the enabled protocols, the least time (header equation). NCCL_ALGO=Tree alone leaves Ring in:
+// NCCL has no Tree all-gather and falls back to Ring.
+[[nodiscard]] NcclPriorEstimate nccl_prior_gather_pick(const NcclPriorConfig& config, double bytes);
 // prior(what_if) / prior(measured) at `bytes`: multiply a calibrated time measured under
 // `measured` by this to estimate it under `what_if`.
 [[nodiscard]] double nccl_prior_ratio(const NcclPriorConfig& measured, const NcclPriorConfig& what_if,

@@ -1013,8 +1013,22 @@ void check_expert_parallel(const YamlReader& p, const Scenario& s) {
   }
 }
 
-// `parallel:` tp, pp, draft_tp, ep and moe_a2a, checked against the box, both models' heads and the
-// target's experts.
+// parallel.attention_dp against the target and tp (docs/references/models.md#dp-attention): SGLang
+// runs data-parallel attention beside MoE layers that stay tensor or expert parallel over the ranks.
+void check_attention_dp(const YamlReader& p, const Scenario& s) {
+  if (!s.parallel.attention_dp) return;
+  if (!s.model.moe) {
+    p.fail("attention_dp", "= true: data-parallel attention needs an MoE target, whose MoE layers stay split over "
+                           "the ranks; '" + s.model.name + "' has no routed experts (use more engine replicas instead)");
+  }
+  if (s.parallel.tp < 2) {
+    p.fail("attention_dp", "= true: needs parallel.tp > 1 (attention is split over the tp ranks by request, "
+                           "SGLang --dp-size = --tp); tp = " + std::to_string(s.parallel.tp));
+  }
+}
+
+// `parallel:` tp, pp, draft_tp, ep, moe_a2a and attention_dp, checked against the box, both models'
+// heads and the target's experts.
 void read_parallel(YamlReader& r, Scenario& s) {
   YamlReader p = r.child("parallel");
   s.parallel.tp = static_cast<int>(bounded_integer(p, "parallel.tp"));
@@ -1028,6 +1042,7 @@ void read_parallel(YamlReader& r, Scenario& s) {
   }
   s.parallel.ep = static_cast<int>(bounded_integer(p, "parallel.ep", 1));
   s.parallel.moe_a2a = *parse_moe_a2a_backend(p.optional_choice("moe_a2a", moe_a2a_backend_names(), "none"));
+  s.parallel.attention_dp = p.optional_boolean("attention_dp", false);
   p.finish();
   if (s.parallel.tp * s.parallel.pp > s.topology.gpus) {
     p.fail("tp", "= " + std::to_string(s.parallel.tp) + (s.parallel.pp > 1 ? " x pp " + std::to_string(s.parallel.pp) : "") + ": the topology '" +
@@ -1043,6 +1058,7 @@ void read_parallel(YamlReader& r, Scenario& s) {
     }
   }
   check_expert_parallel(p, s);
+  check_attention_dp(p, s);
 }
 
 // `workload:` the measured batch, the context and the concurrency levels; each key's problem is

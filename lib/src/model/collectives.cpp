@@ -1,5 +1,6 @@
 #include "specsim/collectives.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -43,6 +44,8 @@ const char* to_string(CollectiveOp op) {
     case CollectiveOp::kAllReduce: return "all_reduce";
     case CollectiveOp::kSend: return "send";
     case CollectiveOp::kAllToAll: return "all_to_all";
+    case CollectiveOp::kAllGather: return "all_gather";
+    case CollectiveOp::kReduceScatter: return "reduce_scatter";
   }
   return "all_reduce";
 }
@@ -52,19 +55,37 @@ double activation_message_bytes(const TransformerSpec& m, double tokens) {
 }
 
 std::vector<Collective> forward_collectives(const TransformerSpec& model, ForwardOf of, const Parallelism& parallel,
-                                            std::optional<bool> embedding_allreduce, double tokens, LinkClass link) {
+                                            std::optional<bool> embedding_allreduce, double tokens, LinkClass link,
+                                            int requests) {
   std::vector<Collective> out;
   const double bytes = activation_message_bytes(model, tokens);
   const int ranks = of == ForwardOf::kTarget ? parallel.tp : parallel.draft_ranks();
   // An all-to-all backend moves the target's tokens to its experts' ranks and back; the draft keeps TP.
   const bool all_to_all = of == ForwardOf::kTarget && model.moe && parallel.ep > 1 &&
                           parallel.moe_a2a != MoeA2aBackend::kNone;
-  if (ranks > 1) {
+  // Data-parallel attention leaves attention (and the embedding, on the attention-TP group of one)
+  // without an all-reduce; the MLP/MoE blocks gather every rank's tokens and reduce-scatter them back.
+  const bool attention_dp = of == ForwardOf::kTarget && parallel.attention_dp && ranks > 1;
+  if (ranks > 1 && !attention_dp) {
     // TP1 or a replicated draft: the ranks never talk.
     const CollectiveCounts& c = model.collectives;
     int count = c.allreduce_per_layer * model.layers + (embedding_allreduce.value_or(c.embedding_allreduce) ? 1 : 0);
     if (all_to_all) count -= model.moe_layers();  // the combine ends each MoE block instead
     if (count > 0) out.push_back({CollectiveOp::kAllReduce, "tensor-parallel partial sums", bytes, ranks, count, link});
+  }
+  if (attention_dp) {
+    // The gathered tensor: every rank's slot padded to the busiest rank's ceil(B / tp) requests
+    // (SGLang's max-len padding, the CUDA-graph default; docs/references/models.md#dp-attention).
+    const int b = std::max(1, requests);
+    const double per_rank_requests = std::ceil(double(b) / ranks);
+    const double gathered = activation_message_bytes(model, ranks * per_rank_requests * tokens / b);
+    const int blocks = all_to_all ? model.dense_layers : model.layers;  // DeepEP's MoE layers dispatch instead
+    if (blocks > 0) {
+      out.push_back({CollectiveOp::kAllGather, "DP attention: every rank's tokens gathered for the MLP/MoE", gathered,
+                     ranks, blocks, link});
+      out.push_back({CollectiveOp::kReduceScatter, "DP attention: MLP/MoE partial sums back to their ranks", gathered,
+                     ranks, blocks, link});
+    }
   }
   if (all_to_all) {
     // With no all-reduce after the MoE block the tokens are split over the ranks before it: the

@@ -309,6 +309,10 @@ const std::vector<CommModel::Operation>& CommModel::operations() {
        [](const CommModel& m, const Collective& c, LaunchMode) { return m.send_s(c.bytes); }},
       {CollectiveOp::kAllToAll, "all-to-all, each rank sending S: 10 us + (r-1)/r S / B_p2p + the eager overhead",
        [](const CommModel& m, const Collective& c, LaunchMode mode) { return m.all_to_all_s(c.bytes, c.ranks, mode); }},
+      {CollectiveOp::kAllGather, "NCCL all-gather of S: t_allreduce(S) x prior_gather(S) / prior_allreduce(S) + the eager overhead",
+       [](const CommModel& m, const Collective& c, LaunchMode mode) { return m.gather_s(c.bytes, mode); }},
+      {CollectiveOp::kReduceScatter, "NCCL reduce-scatter of S: priced as the all-gather of S (same ring steps and bytes)",
+       [](const CommModel& m, const Collective& c, LaunchMode mode) { return m.gather_s(c.bytes, mode); }},
   };
   return table;
 }
@@ -334,6 +338,18 @@ double CommModel::all_to_all_s(double bytes, int ranks, LaunchMode mode) const {
   // host launch and the slowest rank.
   const double r = std::max(1, ranks);
   double t = kP2pLatencyS + (r - 1.0) / r * std::max(0.0, bytes) / p2p_bytes_per_s_;
+  if (mode == LaunchMode::kEager) t += eager_overhead_s_;
+  return t;
+}
+
+double CommModel::gather_s(double bytes, LaunchMode mode) const {
+  if (!prior_) return 0.0;  // single rank
+  bytes = std::max(0.0, bytes);
+  // NCCL's ratio of the two collectives on this box, applied to the box's NCCL all-reduce (measured
+  // where a table exists): an all-gather runs r-1 of an all-reduce's 2(r-1) ring steps
+  // (nccl_prior.hpp). Not the engine's custom all-reduce: SGLang gathers through NCCL.
+  const double ratio = nccl_prior_gather_pick(prior_->what_if, bytes).time_s / nccl_prior_pick(prior_->what_if, bytes).time_s;
+  double t = nccl_s(bytes) * ratio * scale_;
   if (mode == LaunchMode::kEager) t += eager_overhead_s_;
   return t;
 }

@@ -31,13 +31,13 @@ double expected_max_experts_per_rank(int experts, int per_token, double tokens, 
   return busiest;
 }
 
-ExpertPlacement expert_placement(const Parallelism& parallel) {
-  return {parallel.ep, parallel.ep > 1 && parallel.moe_a2a != MoeA2aBackend::kNone};
+RankPlacement rank_placement(const Parallelism& parallel) {
+  return {parallel.ep, parallel.ep > 1 && parallel.moe_a2a != MoeA2aBackend::kNone, parallel.attention_dp_ranks()};
 }
 
 ComputeModel::ComputeModel(const TransformerSpec& model, const GpuSpec& gpu, int tp, int batch,
                            double context_tokens, const ComputeSettings& settings,
-                           double bandwidth_efficiency, double routing_skew, const ExpertPlacement& experts)
+                           double bandwidth_efficiency, double routing_skew, const RankPlacement& placement)
     : model_(&model),
       bw_(bandwidth_efficiency * gpu.memory_bandwidth_bytes_per_s),
       bw_expert_(settings.expert_bandwidth_efficiency.value_or(bandwidth_efficiency) * gpu.memory_bandwidth_bytes_per_s),
@@ -50,14 +50,21 @@ ComputeModel::ComputeModel(const TransformerSpec& model, const GpuSpec& gpu, int
       context_(context_tokens),
       settings_(settings),
       skew_(routing_skew),
-      ep_(std::max(1, experts.ep)) {
+      ep_(std::max(1, placement.ep)) {
   // FP8 tensor cores only help when the dense weights are FP8; everything else runs BF16 math.
   const bool fp8_math = model.weights.dense_mlp == Dtype::kFp8 && gpu.fp8_flop_per_s;
   flops_ = settings.flop_efficiency * (fp8_math ? *gpu.fp8_flop_per_s : gpu.bf16_flop_per_s);
   const double r = tp_;
   const WeightDtypes& w = model.weights;
-  const double attn_bytes = model.mean_attention_params() * bytes_per_param(w.attention) / r;
-  const double attn_flops = 2.0 * model.mean_attention_params() / r;
+  // Attention under TP: a 1/r slice of the weights and heads for every request. Under data-parallel
+  // attention: the whole weights, all heads, for the busiest rank's ceil(B / dp) of the B requests,
+  // which is a share ceil(B / dp) / B of the batch's tokens (at B = 1 one rank works, the rest wait).
+  const int dp = std::max(1, placement.attention_dp);
+  const double attn_ranks = dp > 1 ? 1.0 : r;
+  kv_requests_ = dp > 1 ? std::ceil(double(batch_) / dp) : double(batch_);
+  const double attn_token_share = dp > 1 ? kv_requests_ / batch_ : 1.0 / r;
+  const double attn_bytes = model.mean_attention_params() * bytes_per_param(w.attention) / attn_ranks;
+  const double attn_flops = 2.0 * model.mean_attention_params() * attn_token_share;
   dense_layer_.bytes_fixed = attn_bytes + model.dense_mlp_params() * bytes_per_param(w.dense_mlp) / r;
   dense_layer_.flops_per_token = attn_flops + 2.0 * model.dense_mlp_params() / r;
   if (model.moe) {
@@ -67,7 +74,7 @@ ComputeModel::ComputeModel(const TransformerSpec& model, const GpuSpec& gpu, int
     // Expert parallelism holds whole experts, and with an all-to-all backend whole shared experts
     // (docs/references/models.md#expert-parallel); GEMM flops stay split over the ranks.
     const double expert_ranks = ep_ > 1 ? 1.0 : r;
-    const double shared_ranks = experts.shared_experts_whole ? 1.0 : r;
+    const double shared_ranks = placement.shared_experts_whole ? 1.0 : r;
     moe_layer_.bytes_fixed =
         attn_bytes + e.shared_experts * expert * bytes_per_param(w.shared_experts) / shared_ranks + router;
     moe_layer_.bytes_per_expert = expert * bytes_per_param(w.experts) / expert_ranks;
@@ -83,17 +90,18 @@ ComputeModel::ComputeModel(const TransformerSpec& model, const GpuSpec& gpu, int
   const double projection_ranks = model.mtp_module ? 1.0 : r;
   head_.bytes_fixed += projection * 2.0 / projection_ranks;
   head_.flops_per_token += 2.0 * projection / projection_ranks;
-  kv_bytes_per_layer_ = model.attention_state_bytes_per_layer(tp_, context_);
-  // QK^T and PV over the context: 2 * 2 * heads_per_rank * head_dim flops per context token.
+  kv_bytes_per_layer_ = model.attention_state_bytes_per_layer(dp > 1 ? 1 : tp_, context_);
+  // QK^T and PV over the context: 2 * 2 * heads_per_rank * head_dim flops per context token; under
+  // data-parallel attention all heads for the busiest rank's share of the tokens.
   const AttentionSpec& a = model.attention;
-  const double heads_per_rank = std::max(1.0, double(a.heads) / r);
+  const double heads_per_rank = dp > 1 ? a.heads * attn_token_share : std::max(1.0, double(a.heads) / r);
   const double dim = a.kind == AttentionKind::kMla ? (a.kv_lora_rank + a.qk_rope_head_dim) : a.head_dim;
   attention_flops_per_token_ = 4.0 * heads_per_rank * dim * model.attended_context(context_);
 }
 
 double ComputeModel::bytes_read(double tokens) const {
   const TransformerSpec& m = *model_;
-  const double kv = batch_ * kv_bytes_per_layer_;
+  const double kv = kv_requests_ * kv_bytes_per_layer_;
   double bytes = m.dense_layers * (dense_layer_.bytes_fixed + kv) + head_.bytes_fixed;
   if (m.moe) {
     const double touched = experts_read(tokens);
@@ -105,7 +113,7 @@ double ComputeModel::bytes_read(double tokens) const {
 ForwardTerms ComputeModel::terms(double tokens) const {
   const TransformerSpec& m = *model_;
   ForwardTerms t;
-  const double kv = batch_ * kv_bytes_per_layer_;
+  const double kv = kv_requests_ * kv_bytes_per_layer_;
   t.weight_bytes = m.dense_layers * dense_layer_.bytes_fixed + head_.bytes_fixed;
   t.weight_flops = tokens * (m.dense_layers * dense_layer_.flops_per_token + head_.flops_per_token);
   if (m.moe) {
@@ -124,7 +132,7 @@ ForwardTerms ComputeModel::terms(double tokens) const {
 
 double ComputeModel::gpu_time_s(double tokens) const {
   const TransformerSpec& m = *model_;
-  const double kv = batch_ * kv_bytes_per_layer_;
+  const double kv = kv_requests_ * kv_bytes_per_layer_;
   const double bw_kv = tokens / batch_ > 1.0 ? bw_kv_verify_ : bw_kv_decode_;
   // Per layer: GEMM roofline + attention roofline + fixed costs (header comment).
   const double attention = std::max(kv / bw_kv, tokens * attention_flops_per_token_ / flops_);

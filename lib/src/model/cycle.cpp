@@ -120,7 +120,7 @@ void CycleModel::apply_calibration() {
   calibration_.comm_source = comm_.source();
   target_ = ComputeModel(s.model, s.gpu, s.parallel.tp, s.batch, s.context_tokens, s.compute,
                          calibration_.bandwidth_efficiency.value, calibration_.routing_skew.value,
-                         expert_placement(s.parallel));
+                         rank_placement(s.parallel));
   draft_ = ComputeModel(s.draft, s.gpu, s.parallel.draft_ranks(), s.batch, s.context_tokens, s.compute,
                         calibration_.bandwidth_efficiency.value, calibration_.routing_skew.value);
   calibrate_engine_cycle();
@@ -216,7 +216,7 @@ void CycleModel::calibrate_engine_cycle() {
 
 std::vector<Collective> CycleModel::collectives(const TransformerSpec& model, ForwardOf of, double tokens) const {
   return forward_collectives(model, of, active().parallel, active().engine.embedding_allreduce, tokens,
-                             active().topology.link);
+                             active().topology.link, active().batch);
 }
 
 void CycleModel::calibrate(const Scenario& s) {
@@ -265,7 +265,7 @@ void CycleModel::calibrate_compute(const Scenario& s) {
   const auto& verify = s.measurements.verify;
   auto make = [&](const TransformerSpec& m, double eta, double skew) {
     return ComputeModel(m, s.gpu, s.parallel.tp, s.batch, s.context_tokens, s.compute, eta, skew,
-                        expert_placement(s.parallel));
+                        rank_placement(s.parallel));
   };
   // A value the file or a patch states is "set"; a default or a compute profile's value is a prior.
   const auto origin = [&](const char* key, bool from_profile, const std::string& prior) -> std::string {
@@ -424,7 +424,7 @@ double CycleModel::fit_forward_to_step(const Scenario& s, double step, double mo
 // The plain decode forward with the target read at bandwidth efficiency `eta`.
 double CycleModel::decode_at_efficiency(const Scenario& s, double eta) const {
   const ComputeModel m(s.model, s.gpu, s.parallel.tp, s.batch, s.context_tokens, s.compute, eta,
-                       calibration_.routing_skew.value, expert_placement(s.parallel));
+                       calibration_.routing_skew.value, rank_placement(s.parallel));
   return forward(m, s.model, ForwardOf::kTarget, s.batch, s.engine.decode_mode, "decode").total_s();
 }
 
@@ -432,7 +432,7 @@ double CycleModel::decode_at_efficiency(const Scenario& s, double eta) const {
 void CycleModel::use_efficiency(const Scenario& s, double eta) {
   const double skew = calibration_.routing_skew.value;
   target_ = ComputeModel(s.model, s.gpu, s.parallel.tp, s.batch, s.context_tokens, s.compute, eta, skew,
-                         expert_placement(s.parallel));
+                         rank_placement(s.parallel));
   draft_ = ComputeModel(s.draft, s.gpu, s.parallel.draft_ranks(), s.batch, s.context_tokens, s.compute, eta, skew);
 }
 

@@ -121,11 +121,27 @@ MemoryFit memory_fit(const Scenario& s, int batch) {
   // A request's cache holds its context and the tokens one verify appends.
   const double tokens = s.context_tokens + s.speculation.shape.num_draft_tokens;
   const int ranks = s.parallel.tp * s.parallel.pp;
-  fit.parts.push_back({"target weights", s.model.weight_bytes() / ranks,
-                       units::format_fixed(s.model.total_params() / 1e9, 1) + "B params as stored, " +
-                           gb(s.model.weight_bytes()) + " / " + std::to_string(ranks) + " ranks"});
-  fit.parts.push_back({"target KV cache", kv_bytes(s.model, s.parallel.tp, batch, tokens) / s.parallel.pp,
-                       kv_basis(s.model, batch, tokens, s.parallel.pp)});
+  const TransformerSpec& m = s.model;
+  if (s.parallel.attention_dp) {
+    // Data-parallel attention (docs/references/models.md#dp-attention): every rank of a stage holds
+    // the attention weights whole and the KV cache, all heads, of its own ceil(B / tp) requests.
+    const int dp = s.parallel.attention_dp_ranks();
+    const double attention = m.mean_attention_params() * m.layers * bytes_per_param(m.weights.attention);
+    const int requests = (batch + dp - 1) / dp;
+    fit.parts.push_back({"target weights", (m.weight_bytes() - attention) / ranks + attention / s.parallel.pp,
+                         units::format_fixed(m.total_params() / 1e9, 1) + "B params as stored, " +
+                             gb(m.weight_bytes() - attention) + " / " + std::to_string(ranks) + " ranks + attention " +
+                             gb(attention) + " replicated (DP attention)"});
+    fit.parts.push_back({"target KV cache", kv_bytes(m, 1, requests, tokens) / s.parallel.pp,
+                         kv_basis(m, requests, tokens, s.parallel.pp) + ", ceil(" + std::to_string(batch) + " / dp " +
+                             std::to_string(dp) + ") requests per rank"});
+  } else {
+    fit.parts.push_back({"target weights", m.weight_bytes() / ranks,
+                         units::format_fixed(m.total_params() / 1e9, 1) + "B params as stored, " +
+                             gb(m.weight_bytes()) + " / " + std::to_string(ranks) + " ranks"});
+    fit.parts.push_back({"target KV cache", kv_bytes(m, s.parallel.tp, batch, tokens) / s.parallel.pp,
+                         kv_basis(m, batch, tokens, s.parallel.pp)});
+  }
   if (s.speculation.runs_draft_forwards()) {  // ngram's prompt lookup holds no weights or cache
     const int draft_tp = s.parallel.draft_ranks();
     fit.parts.push_back({"draft weights", s.draft.weight_bytes() / draft_tp,

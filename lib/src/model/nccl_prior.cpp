@@ -114,14 +114,18 @@ NcclProto parse_nccl_proto(std::string_view text) {
               "unknown protocol '" + std::string(text) + "'; valid: LL, LL128, Simple");
 }
 
-NcclPriorEstimate nccl_prior(const NcclPriorConfig& c, NcclAlgo algo, NcclProto proto, double bytes) {
+namespace {
+
+// One (algo, proto) estimate over `steps` ring steps: 2(r-1) for all-reduce, r-1 for all-gather and
+// reduce-scatter, which also have Ring's algBw = busBw * r / steps (tuning.cc, ncclTopoTuneModel).
+NcclPriorEstimate estimate(const NcclPriorConfig& c, NcclAlgo algo, NcclProto proto, double bytes, int steps) {
   validate(c, bytes);
   const int a = idx(algo), p = idx(proto);
   const std::size_t g = arch(c.arch);
   const double hop_us = c.link == NcclLink::kNvlink ? kNvlinkHopUs[a][p] : kPciHopUs[a][p];
-  // One node: nsteps = 2(r-1) intra-node hops for Ring and for the intra-node Tree chain
+  // One node: nsteps intra-node hops for Ring and for the intra-node Tree chain
   // (tuning.cc#L289-L291, #L393-L417).
-  const double latency_us = kBaseLatencyUs[a][p] + 2.0 * (c.ranks - 1) * hop_us;
+  const double latency_us = kBaseLatencyUs[a][p] + steps * hop_us;
 
   const double nch = c.graph_channels;
   double bus_gbs = nch * c.channel_bandwidth_bytes_per_s / kGBs;  // tuning.cc#L306, #L324
@@ -133,8 +137,8 @@ NcclPriorEstimate nccl_prior(const NcclPriorConfig& c, NcclAlgo algo, NcclProto 
     if (proto == NcclProto::kLL) bus_gbs = std::min(bus_gbs / 3.8, kLlMaxBw[g]);
     if (proto == NcclProto::kLL128) bus_gbs = std::min(bus_gbs * 7.0 / 9.0, nch * kPerChMaxTreeLL128Bw[g]);
   }
-  // Bus to algorithm bandwidth (tuning.cc#L376-L382): Ring r / (2(r-1)), Tree 1/2.
-  double alg_gbs = algo == NcclAlgo::kRing ? bus_gbs * c.ranks / (2.0 * (c.ranks - 1)) : bus_gbs * 0.5;
+  // Bus to algorithm bandwidth (tuning.cc#L376-L382): Ring r / nsteps, Tree 1/2.
+  double alg_gbs = algo == NcclAlgo::kRing ? bus_gbs * c.ranks / steps : bus_gbs * 0.5;
   if (algo == NcclAlgo::kTree && bytes >= 64.0) {
     const int log_size = static_cast<int>(std::floor(std::log2(std::floor(bytes / 64.0))));
     if (log_size >= 0 && log_size < 23) alg_gbs *= kTreeCorrection[p][log_size];
@@ -152,14 +156,23 @@ NcclPriorEstimate nccl_prior(const NcclPriorConfig& c, NcclAlgo algo, NcclProto 
   return e;
 }
 
+std::vector<NcclProto> enabled_protos(const NcclPriorConfig& c) {
+  if (!c.protos.empty()) return c.protos;
+  std::vector<NcclProto> protos = {NcclProto::kLL, NcclProto::kSimple};
+  if (c.link == NcclLink::kNvlink) protos.push_back(NcclProto::kLL128);
+  return protos;
+}
+
+}  // namespace
+
+NcclPriorEstimate nccl_prior(const NcclPriorConfig& c, NcclAlgo algo, NcclProto proto, double bytes) {
+  return estimate(c, algo, proto, bytes, 2 * (c.ranks - 1));
+}
+
 NcclPriorEstimate nccl_prior_pick(const NcclPriorConfig& c, double bytes) {
   std::vector<NcclAlgo> algos = c.algos;
   if (algos.empty()) algos = {NcclAlgo::kRing, NcclAlgo::kTree};
-  std::vector<NcclProto> protos = c.protos;
-  if (protos.empty()) {
-    protos = {NcclProto::kLL, NcclProto::kSimple};
-    if (c.link == NcclLink::kNvlink) protos.push_back(NcclProto::kLL128);
-  }
+  const std::vector<NcclProto> protos = enabled_protos(c);
   NcclPriorEstimate best;
   best.time_s = std::numeric_limits<double>::infinity();
   for (NcclAlgo a : algos) {
@@ -167,6 +180,16 @@ NcclPriorEstimate nccl_prior_pick(const NcclPriorConfig& c, double bytes) {
       const NcclPriorEstimate e = nccl_prior(c, a, p, bytes);
       if (e.time_s < best.time_s) best = e;
     }
+  }
+  return best;
+}
+
+NcclPriorEstimate nccl_prior_gather_pick(const NcclPriorConfig& c, double bytes) {
+  NcclPriorEstimate best;
+  best.time_s = std::numeric_limits<double>::infinity();
+  for (NcclProto p : enabled_protos(c)) {
+    const NcclPriorEstimate e = estimate(c, NcclAlgo::kRing, p, bytes, c.ranks - 1);
+    if (e.time_s < best.time_s) best = e;
   }
   return best;
 }

@@ -74,10 +74,13 @@ std::string memory_text(const MemoryFit& fit) {
   return os.str();
 }
 
-// ", EP8" and its all-to-all backend when experts are spread over the ranks whole.
+// " EP8" and its all-to-all backend when experts are spread over the ranks whole; " DP-attention"
+// when attention is data parallel.
 std::string expert_parallel_note(const Parallelism& p) {
-  if (p.ep <= 1) return "";
-  return " EP" + std::to_string(p.ep) + (p.moe_a2a == MoeA2aBackend::kNone ? "" : std::string(" (") + to_string(p.moe_a2a) + " all-to-all)");
+  const std::string dp = p.attention_dp ? " DP-attention" : "";
+  if (p.ep <= 1) return dp;
+  return " EP" + std::to_string(p.ep) +
+         (p.moe_a2a == MoeA2aBackend::kNone ? "" : std::string(" (") + to_string(p.moe_a2a) + " all-to-all)") + dp;
 }
 
 // speculation.method ngram: the host's lookup cost per context token, set or the prior.
@@ -106,11 +109,22 @@ std::string figures_text(const CycleModel& model, const Prediction& p) {
   os << row("  target forward (" + forward_note(p.decode) + " | " + forward_note(p.verify) + ")",
             format_duration(p.decode.total_s()), format_duration(p.verify.total_s()));
   os << row("    compute", format_duration(p.decode.compute_s), format_duration(p.verify.compute_s));
-  os << row("    all-reduce x" + std::to_string(p.verify.allreduce_count),
-            format_duration(p.decode.comm_s), format_duration(p.verify.comm_s));
-  os << row("      each (" + units::format_bytes(p.decode.message_bytes) + " | " +
-                units::format_bytes(p.verify.message_bytes) + ")",
-            format_duration(p.decode.allreduce_each_s), format_duration(p.verify.allreduce_each_s));
+  if (s.parallel.attention_dp) {
+    // No all-reduce in the target: its comm is DP attention's gathers (and any all-to-all).
+    os << row("    collectives", format_duration(p.decode.comm_s), format_duration(p.verify.comm_s));
+    for (std::size_t i = 0; i < p.verify.collectives.size() && i < p.decode.collectives.size(); ++i) {
+      const Collective& c = p.verify.collectives[i].collective;
+      os << row("      " + std::string(to_string(c.op)) + " x" + std::to_string(c.count) + " (" +
+                    units::format_bytes(p.decode.collectives[i].collective.bytes) + " | " + units::format_bytes(c.bytes) + ")",
+                format_duration(p.decode.collectives[i].each_s), format_duration(p.verify.collectives[i].each_s));
+    }
+  } else {
+    os << row("    all-reduce x" + std::to_string(p.verify.allreduce_count),
+              format_duration(p.decode.comm_s), format_duration(p.verify.comm_s));
+    os << row("      each (" + units::format_bytes(p.decode.message_bytes) + " | " +
+                  units::format_bytes(p.verify.message_bytes) + ")",
+              format_duration(p.decode.allreduce_each_s), format_duration(p.verify.allreduce_each_s));
+  }
   if (!s.speculation.runs_draft_forwards()) {
     os << row("  draft: n-gram lookup on the host (in host)", "-", "-");
   } else {
