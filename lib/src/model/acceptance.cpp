@@ -104,6 +104,8 @@ template <class... F>
 struct Overloaded : F... {
   using F::operator()...;
 };
+template <class... F>
+Overloaded(F...) -> Overloaded<F...>;  // clang 14 deduces no aggregate template arguments without it
 
 // Indexed like the alternatives of AcceptanceKind.
 constexpr std::string_view kKindNames[] = {"constant", "depth_decay", "conditional", "unconditional", "measured"};
