@@ -99,3 +99,22 @@ TEST_CASE("ngram: predict shows the lookup's cost with its origin, in text and J
   CHECK_THAT(text, Contains("draft: n-gram lookup on the host"));
   CHECK_THAT(text, Contains("n-gram lookup per context token 1.06 ns  (prior:"));
 }
+
+TEST_CASE("host prior: a batch-1 graph step far above vLLM's host prior is read as slower weight reads", "[calibration][host]") {
+  const std::string row = std::string(SPECSIM_SOURCE_DIR) +
+                          "/validation/vllm-scripts-qwen3-32b-h100/vscripts-qwen3-32b-draft1.7b-k3-c1-mtbench.yaml";
+  const specsim::CycleModel model(specsim::load_scenario(row, {}, kRoot));
+  const auto& cal = model.calibration();
+  // models/engines/vllm.yaml plain_step_host: 0.44 ms (p90 2 ms). The measured step is 1/29.18 s =
+  // 34.3 ms against a ~24.9 ms forward at 84%, so 9.4 ms would be host: the efficiency takes it.
+  CHECK_THAT(cal.host_decode_s.value, WithinAbs(0.44e-3, 1e-9));
+  CHECK_THAT(cal.bandwidth_efficiency.origin, StartsWith("calibrated: the measured plain step"));
+  CHECK(cal.bandwidth_efficiency.value < specsim::kPriorBandwidthEfficiency.p10);
+  // The forward now fills the step less the prior's host time.
+  CHECK_THAT(model.predict().baseline_tokens_per_s, WithinRel(29.18, 1e-6));
+  // At batch 16 the same excess may be batch tails: the host keeps it and the efficiency stays a prior.
+  const std::string c16 = std::string(SPECSIM_SOURCE_DIR) +
+                          "/validation/vllm-scripts-qwen3-32b-h100/vscripts-qwen3-32b-draft1.7b-k3-c16-mtbench.yaml";
+  const specsim::CycleModel batch16(specsim::load_scenario(c16, {}, kRoot));
+  CHECK_THAT(batch16.calibration().bandwidth_efficiency.origin, StartsWith("prior"));
+}
