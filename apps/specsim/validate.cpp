@@ -46,7 +46,7 @@ void setup_validate(CLI::App& app, Io& io) {
   sub->add_option("paths", opts->paths, "Row files or folders (default: the data directory's validation/)");
   sub->add_option("--calibrate-on", opts->calibrate_on,
                   "Fit the per-cycle engine term on this row and predict the rest of its source; "
-                  "'all' = leave-one-out over every source with two or more rows");
+                  "'all' = leave-one-out: each row from the rest of its deployment (docs/validation.md#leave-one-out)");
   sub->add_option("--baseline", opts->baseline,
                   "Fail (exit 1) when the summary is worse than this `validate --json` output by more "
                   "than the regression margins")

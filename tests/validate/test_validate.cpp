@@ -99,7 +99,7 @@ TEST_CASE("validate: calibrating on a row reproduces its measurement, then predi
   }
 }
 
-TEST_CASE("validate: leave-one-out gives each row the median term of the rest of its source", "[validate]") {
+TEST_CASE("validate: leave-one-out calibrates each row on the rest of its deployment", "[validate]") {
   specsim::ValidateOptions all;
   all.calibrate_on = "all";
   const auto report = specsim::validate_corpus(specsim::find_validation_rows({kRows}, kRoot), all, kRoot);
@@ -107,50 +107,95 @@ TEST_CASE("validate: leave-one-out gives each row the median term of the rest of
   // run-a has 3 rows, run-b only one (skipped: nothing else to calibrate on).
   REQUIRE(report.calibration->rows.size() == 3);
   CHECK(report.calibration->sources_skipped == std::vector<std::string>{"run-b (1 row)"});
-  const double t2 = specsim::fit_spec_extra_per_cycle(kRows + "/run-a/a-chain2.yaml", kRoot);
-  const double t4 = specsim::fit_spec_extra_per_cycle(kRows + "/run-a/a-chain4-bs8.yaml", kRoot);
-  const auto& chain3 = report.calibration->rows[1];  // rows keep file order: a-chain2, a-chain3, a-chain4-bs8
+  const auto fit2 = specsim::fit_engine_overhead(kRows + "/run-a/a-chain2.yaml", kRoot);
+  const auto fit3 = specsim::fit_engine_overhead(kRows + "/run-a/a-chain3.yaml", kRoot);
+  // Rows keep file order: a-chain2, a-chain3, a-chain4-bs8.
+  const auto& chain3 = report.calibration->rows[1];
   REQUIRE(chain3.row.name == "a-chain3");
-  const double carried = 0.5 * (specsim::transferable_spec_extra(t2) + specsim::transferable_spec_extra(t4));
-  CHECK_THAT(chain3.row.spec_extra_per_cycle_s, WithinRel(carried, 1e-12));  // median of two
+  // Same draft and batch 1: a-chain2 alone (a-chain4-bs8 runs batch 8), so its per-cycle term.
+  CHECK(chain3.calibrated_on == std::vector<std::string>{"a-chain2"});
+  CHECK_THAT(chain3.row.spec_extra_per_cycle_s,
+             WithinRel(specsim::fit_spec_extra_per_cycle(kRows + "/run-a/a-chain2.yaml", kRoot), 1e-9));
+  // No batch-8 row besides itself: a-chain4-bs8 takes both batch-1 rows, whose draft forwards differ
+  // (2 and 3 per cycle), so c and d are fitted through the two points.
+  const auto& chain4 = report.calibration->rows[2];
+  CHECK(chain4.calibrated_on == std::vector<std::string>{"a-chain2", "a-chain3"});
+  REQUIRE(fit2.forwards == 2.0);
+  REQUIRE(fit3.forwards == 3.0);
+  const double d = fit3.total_s - fit2.total_s;  // (o3 - o2) / (3 - 2)
+  const double c = fit2.total_s - 2.0 * d;
+  REQUIRE(d > 0);  // 0.84 ms: a-chain3's extra step costs more than the prior 75 us
+  REQUIRE(c > 0);  // 0.72 ms
+  const auto terms = specsim::carried_engine_terms({fit2, fit3});
+  REQUIRE(terms.per_draft_forward_s);
+  CHECK_THAT(*terms.per_draft_forward_s, WithinRel(d, 1e-9));
+  CHECK_THAT(chain4.row.spec_extra_per_cycle_s, WithinRel(c, 1e-9));
+  const auto step = std::find_if(chain4.row.inputs.begin(), chain4.row.inputs.end(),
+                                 [](const auto& in) { return in.code == "step"; });
+  REQUIRE(step != chain4.row.inputs.end());
+  CHECK(step->origin == specsim::InputOrigin::kCalibrated);
+}
+
+TEST_CASE("validate: the engine terms carried are least squares of o = c + n d, both >= 0", "[validate]") {
+  using F = specsim::EngineOverheadFit;
+  // o = 0.4 ms + n x 0.3 ms, exactly: c = 0.4 ms, d = 0.3 ms.
+  auto t = specsim::carried_engine_terms({F{1.0e-3, 2, 1e-4}, F{1.6e-3, 4, 1e-4}, F{2.2e-3, 6, 1e-4}});
+  REQUIRE(t.per_draft_forward_s);
+  CHECK_THAT(*t.per_draft_forward_s, WithinRel(0.3e-3, 1e-9));
+  CHECK_THAT(t.per_cycle_s, WithinRel(0.4e-3, 1e-9));
+  // Through (2, 0.2 ms) and (4, 1.4 ms) the line has c = -1 ms: d alone through the origin,
+  // d = sum(n o) / sum(n^2) = (0.4 + 5.6) / 20 ms = 0.3 ms, c = 0.
+  t = specsim::carried_engine_terms({F{0.2e-3, 2, 1e-4}, F{1.4e-3, 4, 1e-4}});
+  REQUIRE(t.per_draft_forward_s);
+  CHECK_THAT(*t.per_draft_forward_s, WithinRel(0.3e-3, 1e-9));
+  CHECK(t.per_cycle_s == 0.0);
+  // More forwards, less engine time: no per-forward cost to fit; c is the median of o - n d at the
+  // rows' own d (0.1 ms): of 1.8 ms and 0.6 ms, 1.2 ms.
+  t = specsim::carried_engine_terms({F{2.0e-3, 2, 1e-4}, F{1.0e-3, 4, 1e-4}});
+  CHECK_FALSE(t.per_draft_forward_s);
+  CHECK_THAT(t.per_cycle_s, WithinRel(1.2e-3, 1e-9));
+  // One forward count only: the same per-cycle median, and a row below 0 counts as 0.
+  t = specsim::carried_engine_terms({F{0.5e-3, 3, 1e-4}, F{0.1e-3, 3, 1e-4}});
+  CHECK_FALSE(t.per_draft_forward_s);
+  CHECK(t.negative == 1);
+  CHECK_THAT(t.per_cycle_s, WithinRel(0.1e-3, 1e-9));  // median of 0.2 ms and 0
 }
 
 TEST_CASE("validate: a negative fitted per-cycle term is carried to other rows as 0, with a warning", "[validate]") {
   CHECK(specsim::transferable_spec_extra(-7e-3) == 0.0);
   CHECK(specsim::transferable_spec_extra(2e-3) == 2e-3);
-  // run-a with a-chain4-bs8 measured far faster than any cycle the model allows (1,100 -> 3,000
-  // tok/s): its fit is negative, so a-chain3's leave-one-out term is the median of a-chain2's term
-  // and 0, not of a-chain2's and the negative one.
+  // run-a with a-chain3 measured far faster than any cycle the model allows (250 -> 3,000 tok/s):
+  // its fit is negative, so a-chain2, calibrated on it alone (same batch), gets 0 and a warning.
   specsim::test::TempDir dir("specsim-validate-negative");
   fs::create_directories(dir.path / "run-a");
-  for (const char* name : {"a-chain2.yaml", "a-chain3.yaml"}) {
+  for (const char* name : {"a-chain2.yaml", "a-chain4-bs8.yaml"}) {
     fs::copy_file(kRows + "/run-a/" + name, dir.path / "run-a" / name);
   }
-  std::ofstream(dir.path / "run-a" / "a-chain4-bs8.yaml")
-      << specsim::test::replaced_once(specsim::test::read_text(kRows + "/run-a/a-chain4-bs8.yaml"),
-                                      "tokens_per_s: 1100tok/s", "tokens_per_s: 3000tok/s");
+  std::ofstream(dir.path / "run-a" / "a-chain3.yaml")
+      << specsim::test::replaced_once(specsim::test::read_text(kRows + "/run-a/a-chain3.yaml"),
+                                      "tokens_per_s: 250tok/s", "tokens_per_s: 3000tok/s");
 
   const double t2 = specsim::fit_spec_extra_per_cycle((dir.path / "run-a" / "a-chain2.yaml").string(), kRoot);
-  const double t4 = specsim::fit_spec_extra_per_cycle((dir.path / "run-a" / "a-chain4-bs8.yaml").string(), kRoot);
+  const double t3 = specsim::fit_spec_extra_per_cycle((dir.path / "run-a" / "a-chain3.yaml").string(), kRoot);
   REQUIRE(t2 > 0);
-  REQUIRE(t4 < 0);
+  REQUIRE(t3 < 0);
   specsim::ValidateOptions all;
   all.calibrate_on = "all";
   const auto report = specsim::validate_corpus(specsim::find_validation_rows({dir.path.string()}, kRoot), all, kRoot);
   REQUIRE(report.calibration);
-  const auto& chain3 = report.calibration->rows[1];
-  REQUIRE(chain3.row.name == "a-chain3");
-  CHECK_THAT(chain3.row.spec_extra_per_cycle_s, WithinRel(0.5 * t2, 1e-12));
   const auto negative_notes = [](const specsim::ValidationRow& r) {
     return std::count_if(r.warnings.begin(), r.warnings.end(), [](const std::string& w) {
-      return w.find("1 of the 2 calibrating rows fit a negative per-cycle term") != std::string::npos;
+      return w.find("1 of the 1 calibrating rows fit a negative per-cycle term") != std::string::npos;
     });
   };
-  CHECK(negative_notes(chain3.row) == 1);
-  // a-chain2 is calibrated on a-chain3 (positive) and a-chain4-bs8 (negative): warned as well;
-  // a-chain4-bs8 itself, calibrated on the two positive rows, is not.
-  CHECK(negative_notes(report.calibration->rows[0].row) == 1);
-  CHECK(negative_notes(report.calibration->rows[2].row) == 0);
+  const auto& chain2 = report.calibration->rows[0];
+  REQUIRE(chain2.row.name == "a-chain2");
+  CHECK(chain2.row.spec_extra_per_cycle_s == 0.0);
+  CHECK(negative_notes(chain2.row) == 1);
+  // a-chain3 itself, calibrated on a-chain2 (positive), is not warned.
+  const auto& chain3 = report.calibration->rows[1];
+  CHECK_THAT(chain3.row.spec_extra_per_cycle_s, WithinRel(t2, 1e-9));
+  CHECK(negative_notes(chain3.row) == 0);
 }
 
 TEST_CASE("validate: the regression guard compares against a committed summary", "[validate]") {

@@ -18,8 +18,14 @@
 //
 //   extra = B * tau / measured_spec - (T_cycle - extra_in_row)
 //
-// and the other rows of the source are predicted with it. Leave-one-out gives each row the median
-// of the terms fitted on every other row of its source.
+// and the other rows of the source are predicted with it.
+//
+// Leave-one-out calibrates each row on the other rows of the same deployment: its source, narrowed
+// to the rows with the same draft and then the same batch where any are left. Each calibrating row
+// j says how much engine time its cycle needs beyond the modelled work, o_j = c + n_j d, with n_j
+// its draft forwards per cycle. Where those rows differ in n, c and d are fitted
+// by least squares (docs/validation.md#leave-one-out); otherwise d keeps its prior and c is the
+// median of o_j - n_j d.
 #pragma once
 
 #include <optional>
@@ -50,6 +56,7 @@ struct ValidationRow {
   std::string interconnect;  // "nvlink" or "pcie": the class of the box's slowest link
   std::string gpu;
   std::string model;
+  std::string draft;  // the draft model's name, or the method where it runs none (ngram)
   bool moe = false;
   int tp = 1;
   int batch = 1;
@@ -132,6 +139,28 @@ inline constexpr int kMinRowsForLeaveOneOut = 2;
 
 // The per-cycle term that makes a row's predicted speculative tokens/s equal its measurement.
 [[nodiscard]] double fit_spec_extra_per_cycle(const std::string& file, const DataDir& data = DataDir());
+
+// What one row's measured speculative run says about the engine's overheads: the engine time its
+// cycle needs, o = c + n d, with the per-forward term d at the row's own value.
+struct EngineOverheadFit {
+  double total_s = 0.0;              // o: the per-cycle term fitted plus n x d
+  double forwards = 0.0;             // n: draft forwards per cycle
+  double per_forward_s = 0.0;        // d as the row states it (its engine prior, or set)
+};
+[[nodiscard]] EngineOverheadFit fit_engine_overhead(const std::string& file, const DataDir& data = DataDir());
+
+// The engine terms carried to another row of the deployment.
+struct EngineTerms {
+  double per_cycle_s = 0.0;
+  std::optional<double> per_draft_forward_s;  // fitted: the calibrating rows differ in draft forwards
+  int negative = 0;  // calibrating rows whose per-cycle fit was below 0 (taken as 0)
+};
+// Least squares of o = c + n d where the rows differ in n and both terms come out >= 0 (d alone
+// through the origin where c would be negative); else c = median of max(0, o - n d), d kept.
+[[nodiscard]] EngineTerms carried_engine_terms(const std::vector<EngineOverheadFit>& rows);
+// The row predicted with carried terms.
+[[nodiscard]] ValidationRow validate_row(const std::string& file, const EngineTerms& terms,
+                                         const DataDir& data = DataDir());
 
 // The term a fit carries to another row: engine work is never negative. A row whose fit is below 0
 // has a modelled cycle longer than it measured (at batch > 1, at long context): that error is its

@@ -89,6 +89,7 @@ nlohmann::json row_json(const ValidationRow& r) {
           {"interconnect", r.interconnect},
           {"gpu", r.gpu},
           {"model", r.model},
+          {"draft", r.draft},
           {"moe", r.moe},
           {"tp", r.tp},
           {"batch", r.batch},
@@ -143,8 +144,8 @@ std::string validation_text(const ValidationReport& report) {
   for (const auto& s : report.summaries) os << summary_line(s);
   if (report.calibration) {
     const CalibrationRun& c = *report.calibration;
-    os << "\ncalibrated " << c.mode << ": the per-cycle engine term fitted on measured speculative rows of the "
-       << "same source, then the row predicted\n\n";
+    os << "\ncalibrated " << c.mode << ": the engine terms fitted on measured speculative rows of the same "
+       << "deployment (source, then draft and batch), then the row predicted\n\n";
     os << header_line();
     for (const auto& cr : c.rows) os << row_line(cr.row);
     os << "\n" << summary_header() << summary_line(c.summary);

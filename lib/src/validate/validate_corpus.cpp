@@ -1,5 +1,7 @@
 #include "specsim/validate_corpus.hpp"
 
+#include <Eigen/Dense>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -84,6 +86,7 @@ ValidationRow predict_row(Scenario s) {
                      : slowest_pair_link(s.topology).first == LinkClass::kNvlink ? "nvlink" : "pcie";
   row.gpu = s.gpu.name;
   row.model = s.model.name;
+  row.draft = s.speculation.runs_draft_forwards() ? s.draft.name : s.speculation.method;
   row.moe = s.model.moe_layers() > 0;
   row.tp = s.parallel.tp;
   row.batch = s.batch;
@@ -215,7 +218,95 @@ double fit_spec_extra_per_cycle(const std::string& file, const DataDir& data) {
 
 double transferable_spec_extra(double fitted_s) { return std::max(0.0, fitted_s); }
 
+EngineOverheadFit fit_engine_overhead(const std::string& file, const DataDir& data) {
+  Scenario s = load_row(file, data);
+  s.measurements.speculative_held_out = false;
+  s.explicit_keys.erase("host.spec_extra_per_cycle");
+  const CycleModel model(std::move(s));
+  EngineOverheadFit f;
+  f.forwards = double(model.predict().drafts.size());
+  f.per_forward_s = model.calibration().draft_step_overhead_s.value;
+  f.total_s = model.calibration().spec_extra_per_cycle_s.value + f.forwards * f.per_forward_s;
+  return f;
+}
+
 namespace {
+
+// c alone, d as each row states it: the median of what each row leaves for c, never below 0.
+EngineTerms per_cycle_only(const std::vector<EngineOverheadFit>& rows) {
+  EngineTerms t;
+  std::vector<double> c;
+  for (const auto& r : rows) {
+    const double fitted = r.total_s - r.forwards * r.per_forward_s;
+    t.negative += fitted < 0 ? 1 : 0;
+    c.push_back(transferable_spec_extra(fitted));
+  }
+  t.per_cycle_s = median(c);
+  return t;
+}
+
+}  // namespace
+
+EngineTerms carried_engine_terms(const std::vector<EngineOverheadFit>& rows) {
+  const auto [lo, hi] = std::minmax_element(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+    return a.forwards < b.forwards;
+  });
+  if (rows.size() < 2 || hi->forwards == lo->forwards) return per_cycle_only(rows);
+  const auto n = Eigen::Index(rows.size());
+  Eigen::MatrixXd a(n, 2);
+  Eigen::VectorXd o(n);
+  for (Eigen::Index i = 0; i < n; ++i) {
+    a(i, 0) = 1.0;
+    a(i, 1) = rows[std::size_t(i)].forwards;
+    o(i) = rows[std::size_t(i)].total_s;
+  }
+  const Eigen::Vector2d cd = a.colPivHouseholderQr().solve(o);
+  if (cd(1) < 0.0) return per_cycle_only(rows);  // more forwards, less engine time: not a per-forward cost
+  EngineTerms t;
+  if (cd(0) >= 0.0) {
+    t.per_cycle_s = cd(0);
+    t.per_draft_forward_s = cd(1);
+  } else {
+    // Through the origin: d = sum(n o) / sum(n^2).
+    t.per_draft_forward_s = a.col(1).dot(o) / a.col(1).squaredNorm();
+  }
+  return t;
+}
+
+ValidationRow validate_row(const std::string& file, const EngineTerms& terms, const DataDir& data) {
+  Scenario s = load_row(file, data);
+  s.host.spec_extra_per_cycle_s = terms.per_cycle_s;
+  if (terms.per_draft_forward_s) s.host.draft_step_overhead_s = *terms.per_draft_forward_s;
+  ValidationRow row = predict_row(std::move(s));
+  for (auto& in : row.inputs) {
+    const bool carried = in.code == "extra" || (in.code == "step" && terms.per_draft_forward_s);
+    if (!carried) continue;
+    in.origin = InputOrigin::kCalibrated;
+    in.detail = "calibrated on other rows of the deployment: " +
+                units::format_duration(in.code == "extra" ? terms.per_cycle_s : *terms.per_draft_forward_s);
+  }
+  return row;
+}
+
+namespace {
+
+// The rows a held-out row k is calibrated on: the rest of its source, narrowed to the same draft,
+// then to the same batch, wherever that leaves any (engine work per cycle depends on both).
+std::vector<std::size_t> same_deployment(const std::vector<ValidationRow>& rows, const std::vector<std::size_t>& members,
+                                         std::size_t k) {
+  std::vector<std::size_t> out;
+  for (std::size_t j : members) {
+    if (j != k) out.push_back(j);
+  }
+  const auto narrow = [&](auto same) {
+    std::vector<std::size_t> kept;
+    std::copy_if(out.begin(), out.end(), std::back_inserter(kept), [&](std::size_t j) { return same(rows[j]); });
+    if (!kept.empty()) out = std::move(kept);
+  };
+  narrow([&](const ValidationRow& r) { return r.draft == rows[k].draft; });
+  narrow([&](const ValidationRow& r) { return r.batch == rows[k].batch; });
+  return out;
+}
 
 std::string negative_fit_note(int negative, int of) {
   return std::to_string(negative) + " of the " + std::to_string(of) +
@@ -278,20 +369,18 @@ ValidationReport validate_corpus(const std::vector<std::string>& files, const Va
         run.sources_skipped.push_back(source + " (" + std::to_string(members.size()) + " row)");
         continue;
       }
-      std::vector<double> fitted;
-      for (std::size_t i : members) fitted.push_back(fit_spec_extra_per_cycle(files[i], data));
-      for (std::size_t k = 0; k < members.size(); ++k) {
-        std::vector<double> others;
+      std::map<std::size_t, EngineOverheadFit> fitted;
+      for (std::size_t i : members) fitted[i] = fit_engine_overhead(files[i], data);
+      for (std::size_t k : members) {
         CalibratedRow c;
-        int negative = 0;
-        for (std::size_t j = 0; j < members.size(); ++j) {
-          if (j == k) continue;
-          others.push_back(transferable_spec_extra(fitted[j]));
-          negative += fitted[j] < 0 ? 1 : 0;
-          c.calibrated_on.push_back(report.rows[members[j]].name);
+        std::vector<EngineOverheadFit> others;
+        for (std::size_t j : same_deployment(report.rows, members, k)) {
+          others.push_back(fitted[j]);
+          c.calibrated_on.push_back(report.rows[j].name);
         }
-        c.row = validate_row(files[members[k]], median(others), data);
-        if (negative > 0) c.row.warnings.push_back(negative_fit_note(negative, int(others.size())));
+        const EngineTerms terms = carried_engine_terms(others);
+        c.row = validate_row(files[k], terms, data);
+        if (terms.negative > 0) c.row.warnings.push_back(negative_fit_note(terms.negative, int(others.size())));
         c.row.file = shown(c.row.file);
         run.rows.push_back(std::move(c));
       }
