@@ -29,8 +29,36 @@ struct ForwardOptions {
   LaunchMode mode = LaunchMode::kGraph;
   std::string profile;
   std::string decode_step;  // a duration with its unit, e.g. "6.1ms"
+  std::string second_step;  // TOKENS:DURATION, a second measured width, e.g. "8:7.2ms"
   Format format = Format::kText;
 };
+
+double parse_step(const std::string& text, const std::string& option) {
+  double step_s = 0;
+  try {
+    step_s = units::parse_duration_s(text);
+  } catch (const Error& e) {
+    throw Error(option + " '" + text + "': " + e.message());
+  }
+  if (!(step_s > 0)) throw Error(option + " '" + text + "': must be > 0");
+  return step_s;
+}
+
+// "8:7.2ms" -> {8 tokens, 7.2e-3 s}.
+std::pair<double, double> parse_width(const std::string& text) {
+  const auto colon = text.find(':');
+  int tokens = 0;
+  try {
+    if (colon == std::string::npos) throw std::invalid_argument("no ':'");
+    std::size_t used = 0;
+    tokens = std::stoi(text.substr(0, colon), &used);
+    if (used != colon) throw std::invalid_argument("not a whole number");
+  } catch (const std::exception&) {
+    throw Error("--step '" + text + "': expected TOKENS:TIME, e.g. 8:7.2ms");
+  }
+  if (tokens < 2) throw Error("--step '" + text + "': the second width needs 2 or more tokens (1 is --decode-step)");
+  return {double(tokens), parse_step(text.substr(colon + 1), "--step")};
+}
 
 void run_forward(const ForwardOptions& o, Io& io) {
   const DataDir data;
@@ -49,17 +77,19 @@ void run_forward(const ForwardOptions& o, Io& io) {
     settings = p.settings;
     basis = "profile " + p.name + " (measured on " + p.gpu + ")";
   }
+  if (!o.second_step.empty() && o.decode_step.empty()) {
+    throw Error("--step '" + o.second_step + "': needs --decode-step (the one-token step it is read against)");
+  }
   if (!o.decode_step.empty()) {
-    double step_s = 0;
-    try {
-      step_s = units::parse_duration_s(o.decode_step);
-    } catch (const Error& e) {
-      throw Error("--decode-step '" + o.decode_step + "': " + e.message());
-    }
-    if (!(step_s > 0)) throw Error("--decode-step '" + o.decode_step + "': must be > 0");
-    settings.bandwidth_efficiency =
-        solve_bandwidth_efficiency(model, gpu, o.tp, double(o.context), o.mode, settings, step_s);
-    basis += ", eta_bw solved from --decode-step " + units::format_duration(step_s);
+    const double step_s = parse_step(o.decode_step, "--decode-step");
+    std::optional<std::pair<double, double>> second;
+    if (!o.second_step.empty()) second = parse_width(o.second_step);
+    const ForwardFit fit =
+        fit_forward_steps({&model, &gpu, o.tp, double(o.context), o.mode}, settings, step_s, second);
+    settings = fit.settings;
+    basis += ", " + fit.solved + " (--decode-step " + units::format_duration(step_s) +
+             (second ? ", --step " + o.second_step : "") + ")";
+    for (const auto& n : fit.notes) basis += "; " + n;
   }
   ForwardTable table{model.name, gpu.name, o.tp, o.context, o.mode, basis,
                      settings.bandwidth_efficiency.value_or(0.84), tp_note, {}};
@@ -88,7 +118,11 @@ void setup_forward(CLI::App& app, Io& io) {
       ->default_str("graph");
   sub->add_option("--profile", opts->profile, "Compute profile (calibration/profiles, kind compute_profile)");
   sub->add_option("--decode-step", opts->decode_step,
-                  "Measured compute time of one plain decode step (e.g. 6.1ms): solves the bandwidth efficiency");
+                  "Measured compute time of one plain decode step (e.g. 6.1ms): solves the bandwidth efficiency "
+                  "(an MoE target without a profile: the fixed cost per kernel)");
+  sub->add_option("--step", opts->second_step,
+                  "A second measured width, TOKENS:TIME (e.g. 8:7.2ms), with --decode-step: solves the "
+                  "multi-token step (dense) or the experts' streaming efficiency (MoE)");
   add_format_option(*sub, opts->format, {.json_help = "Print {\"points\":[{\"tokens\":..,\"time_s\":..}]} (--format json)"});
   sub->callback([opts, &io]() { run_forward(*opts, io); });
 }

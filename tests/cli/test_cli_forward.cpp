@@ -138,6 +138,30 @@ TEST_CASE("forward: --decode-step solves eta_bw from one step and predicts other
   CHECK_THAT(unitless.err, Contains("--decode-step"));
 }
 
+TEST_CASE("forward: --step reads a second measured width; bad ones are refused", "[forward]") {
+  const std::vector<std::string> base{"forward", "--model", "calibration/compute/deepseek-v3-moe-grouped.yaml",
+                                      "--gpu", "h200", "--tp", "8", "--tokens", "1,4,64", "--ctx", "1024"};
+  const auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run(args);
+  };
+  // h200-forward-unfused.csv, context 1024: 1 token 1.1546 ms, 4 tokens 1.5828 ms, 64 tokens 5.0708 ms.
+  const Result two = with({"--decode-step", "1.1546ms", "--step", "4:1.5828ms"});
+  REQUIRE(two.code == 0);
+  CHECK_THAT(two.out, Contains("eta_bw and the experts' eta_e from the two widths"));
+  CHECK_THAT(two.out, Contains("1.58 ms"));  // the second width is met
+  const Result no_step = with({"--step", "4:1.5828ms"});
+  CHECK(no_step.code == specsim::cli::kExitInput);
+  CHECK_THAT(no_step.err, Contains("needs --decode-step"));
+  for (const char* bad : {"4-1.5ms", "1:1.5ms", "x:1.5ms", "4:1.5"}) {
+    INFO(bad);
+    const Result r = with({"--decode-step", "1.1546ms", "--step", bad});
+    CHECK(r.code == specsim::cli::kExitInput);
+    CHECK_THAT(r.err, Contains("--step"));
+  }
+}
+
 TEST_CASE("forward: a scenario's compute.profile replaces defaults, its own keys win", "[forward]") {
   const specsim::Scenario plain = specsim::load_scenario(specsim::kDefaultScenario);
   const specsim::Scenario profiled =

@@ -110,6 +110,27 @@ struct ComputeFitResult {
                                                 double context_tokens, LaunchMode mode,
                                                 const ComputeSettings& settings, double decode_step_s);
 
+// What a measured step is read against: one TP rank of `model` on `gpu` at a context, in a mode.
+struct ForwardFitBasis {
+  const TransformerSpec* model = nullptr;
+  const GpuSpec* gpu = nullptr;
+  int tp = 1;
+  double context_tokens = 0;
+  LaunchMode mode = LaunchMode::kGraph;
+};
+struct ForwardFit {
+  ComputeSettings settings;
+  std::string solved;               // which terms the steps set
+  std::vector<std::string> notes;   // a second width that set nothing, and why
+};
+// `settings` with the terms one measured decode step (and optionally a second width, {tokens,
+// time}) set (docs/compute-calibration.md#from-measured-steps): eta_bw from the decode step
+// (solve_bandwidth_efficiency); a second width sets, for an MoE target whose experts' efficiency
+// is not known, that efficiency (eta_bw solved again from the step for each value: nested TOMS
+// 748), and otherwise the multi-token step per layer. Throws as solve_bandwidth_efficiency does.
+[[nodiscard]] ForwardFit fit_forward_steps(const ForwardFitBasis& basis, ComputeSettings settings, double decode_step_s,
+                                           std::optional<std::pair<double, double>> second = std::nullopt);
+
 // A compute profile: calibration/profiles/*.yaml with kind compute_profile.
 struct ComputeProfile {
   std::string name;

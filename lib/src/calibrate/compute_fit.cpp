@@ -491,6 +491,100 @@ double solve_bandwidth_efficiency(const TransformerSpec& model, const GpuSpec& g
   return 0.5 * (lo + hi);
 }
 
+namespace {
+
+// The value of one term, set by `set`, in [lo, hi] at which the forward over `tokens` takes
+// `step_s`: the forward is monotone in each term solved here, so TOMS 748 finds it where the
+// interval brackets it; nullopt where it does not.
+template <class Set>
+std::optional<double> solve_term(const ForwardFitBasis& b, ComputeSettings settings, double tokens, double step_s,
+                                 Set set, double lo, double hi) {
+  auto gap = [&](double x) {
+    set(settings, x);
+    return predict_forward_s(*b.model, *b.gpu, b.tp, b.context_tokens, tokens, b.mode, settings) - step_s;
+  };
+  const double at_lo = gap(lo);
+  const double at_hi = gap(hi);
+  if (at_lo == 0) return lo;
+  if (at_hi == 0) return hi;
+  if ((at_lo > 0) == (at_hi > 0)) return std::nullopt;
+  boost::math::tools::eps_tolerance<double> tol(kBrentBits);
+  std::uintmax_t iterations = 100;
+  const auto [a, c] = boost::math::tools::toms748_solve(gap, lo, hi, at_lo, at_hi, tol, iterations);
+  return 0.5 * (a + c);
+}
+
+void set_multi_token_step(ComputeSettings& s, double x) { s.multi_token_step_s = x; }
+
+// The root of `gap` in [lo, hi]; gap falls with x. Where gap is undefined (the experts alone, at
+// so low a rate, already outlast the decode step) it counts as too slow: +1 s.
+template <class Gap>
+std::optional<double> solve_outer(Gap gap, double lo, double hi) {
+  const auto f = [&](double x) { return gap(x).value_or(1.0); };
+  const double f_lo = f(lo);
+  const double f_hi = f(hi);
+  if (f_lo <= 0 || f_hi >= 0) return std::nullopt;
+  boost::math::tools::eps_tolerance<double> tol(kBrentBits);
+  std::uintmax_t iterations = 100;
+  const auto [a, c] = boost::math::tools::toms748_solve(f, lo, hi, f_lo, f_hi, tol, iterations);
+  return 0.5 * (a + c);
+}
+
+constexpr double kMaxMultiTokenStepS = 1e-2;  // per layer
+
+}  // namespace
+
+ForwardFit fit_forward_steps(const ForwardFitBasis& b, ComputeSettings settings, double decode_step_s,
+                             std::optional<std::pair<double, double>> second) {
+  ForwardFit fit;
+  const auto bandwidth_for = [&](const ComputeSettings& s) {
+    return solve_bandwidth_efficiency(*b.model, *b.gpu, b.tp, b.context_tokens, b.mode, s, decode_step_s);
+  };
+  settings.bandwidth_efficiency = bandwidth_for(settings);
+  fit.solved = "eta_bw from the decode step";
+  if (!second) {
+    fit.settings = settings;
+    return fit;
+  }
+  const double wide_tokens = second->first;
+  const double wide_s = second->second;
+  if (b.model->moe_layers() > 0 && !settings.expert_bandwidth_efficiency) {
+    // An MoE target whose experts' streaming rate is not known: a decode step read as bandwidth
+    // alone prices the many experts of a wide forward at the rate of the step's few. The second
+    // width sets the experts' rate eta_e; for each eta_e, eta_bw is solved again from the decode
+    // step. More eta_e, less time at the wide forward (its experts outnumber the step's).
+    const auto wide_gap = [&](double eta_e) {
+      ComputeSettings s = settings;
+      s.expert_bandwidth_efficiency = eta_e;
+      try {
+        s.bandwidth_efficiency = bandwidth_for(s);
+      } catch (const Error&) {
+        return std::optional<double>{};  // the experts alone, at this rate, outlast the decode step
+      }
+      return std::optional<double>{
+          predict_forward_s(*b.model, *b.gpu, b.tp, b.context_tokens, wide_tokens, b.mode, s) - wide_s};
+    };
+    if (const auto eta_e = solve_outer(wide_gap, kMinEfficiency, kMaxEffectiveEfficiency)) {
+      settings.expert_bandwidth_efficiency = *eta_e;
+      settings.bandwidth_efficiency = bandwidth_for(settings);
+      fit.solved = "eta_bw and the experts' eta_e from the two widths";
+    } else {
+      fit.notes.push_back("no expert efficiency in [0.01, 2] meets the second width: it is left out");
+    }
+    fit.settings = settings;
+    return fit;
+  }
+  // Dense, or an MoE whose experts' rate is known (a profile): the jump from one token to several.
+  if (const auto step = solve_term(b, settings, wide_tokens, wide_s, set_multi_token_step, 0.0, kMaxMultiTokenStepS)) {
+    settings.multi_token_step_s = *step;
+    fit.solved += ", the multi-token step from the second width";
+  } else {
+    fit.notes.push_back("no multi-token step in [0, 10 ms] per layer meets the second width: it is left out");
+  }
+  fit.settings = settings;
+  return fit;
+}
+
 std::string render_compute_profile_yaml(const ComputeProfile& profile, const ComputeFitResult& fit,
                                         const ComputeProfileProvenance& prov) {
   const ComputeSettings& s = fit.settings;
