@@ -3,10 +3,13 @@
 // all-reduces, and the memory each rank holds (docs/references/models.md#dp-attention).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "specsim/collectives.hpp"
 #include "specsim/comm_model.hpp"
 #include "specsim/compute_model.hpp"
 #include "specsim/cycle.hpp"
+#include "specsim/error.hpp"
 #include "specsim/load.hpp"
 #include "specsim/memory_fit.hpp"
 #include "specsim/nccl_prior.hpp"
@@ -37,7 +40,7 @@ specsim::ForwardTerms decode_terms(const specsim::Scenario& s, int batch) {
 TEST_CASE("attention dp: whole attention weights, the KV of ceil(B / tp) requests per rank", "[attention_dp]") {
   const specsim::Scenario dp = specsim::load_scenario(kScenario, {}, kRoot);
   const specsim::Scenario tp = specsim::load_scenario(kScenario, {"parallel.attention_dp=false"}, kRoot);
-  REQUIRE(dp.parallel.attention_dp);
+  REQUIRE(dp.parallel.attention_dp == 8);  // `attention_dp: true` is dp = tp
   REQUIRE(dp.parallel.tp == 8);
   REQUIRE(dp.context_tokens == 4096);
   REQUIRE(dp.batch == 128);
@@ -94,7 +97,7 @@ TEST_CASE("attention dp: an all-gather and a reduce-scatter per layer instead of
   CHECK(specsim::count_of(a2a, specsim::CollectiveOp::kAllToAll) == 2 * 58);
   // The draft (the MTP module) keeps TP: its all-reduces are unchanged.
   specsim::Parallelism plain = s.parallel;
-  plain.attention_dp = false;
+  plain.attention_dp = 1;
   CHECK(specsim::count_of(specsim::forward_collectives(s.draft, specsim::ForwardOf::kDraft, s.parallel, std::nullopt,
                                                        32.0, s.topology.link, 32),
                           specsim::CollectiveOp::kAllReduce) ==
@@ -165,5 +168,57 @@ TEST_CASE("attention dp: the gather priced over PCIe and over NVLink", "[attenti
     CHECK_THAT(comm.gather_s(s, specsim::LaunchMode::kGraph), WithinRel(allreduce * ratio, 1e-12));
     CHECK(ratio < 1.0);
     CHECK(ratio > 0.4);
+  }
+}
+
+TEST_CASE("attention dp: dp groups smaller than tp run attention TP inside each group", "[attention_dp]") {
+  // SGLang --tp 8 --dp 2 --enable-dp-attention: two groups of four ranks.
+  const specsim::Scenario dp2 = specsim::load_scenario(kScenario, {"parallel.attention_dp=2"}, kRoot);
+  const specsim::Scenario tp = specsim::load_scenario(kScenario, {"parallel.attention_dp=false"}, kRoot);
+  REQUIRE(dp2.parallel.attention_dp == 2);
+  REQUIRE(dp2.parallel.attention_tp() == 4);
+  const double attention = kMlaParams * specsim::bytes_per_param(specsim::Dtype::kFp8);
+  // Weights: a quarter of each layer's attention instead of an eighth: 61 x (1/4 - 1/8) x attention more.
+  CHECK_THAT(decode_terms(dp2, 8).weight_bytes - decode_terms(tp, 8).weight_bytes,
+             WithinRel(61 * attention / 8.0, 1e-9));
+  // KV at batch 8: the group's ceil(8 / 2) = 4 requests (MLA's latent whole on each rank).
+  CHECK_THAT(decode_terms(dp2, 8).kv_bytes, WithinRel(61 * 4 * kKvPerRequestLayer, 1e-12));
+  // Attention flops at batch 8: 128 / 4 heads for 4 of the 8 requests, the same as TP8's 16 heads for all 8.
+  CHECK_THAT(decode_terms(dp2, 8).attention_flops, WithinRel(decode_terms(tp, 8).attention_flops, 1e-12));
+
+  // Collectives of a verify at batch 30, 4 tokens each: the slot is ceil(30 / 2) = 15 requests x 4 =
+  // 60 tokens x 7168 x 2 B = 860,160 B, summed and split over the group's 4 ranks before the gather
+  // and joined in it after; the gather over all 8 ranks moves 2 slots = 1,720,320 B.
+  const auto verify = specsim::forward_collectives(dp2.model, specsim::ForwardOf::kTarget, dp2.parallel,
+                                                   dp2.engine.embedding_allreduce, 120.0, dp2.topology.link, 30);
+  REQUIRE(verify.size() == 4);
+  CHECK(specsim::count_of(verify, specsim::CollectiveOp::kAllReduce) == 0);
+  CHECK(specsim::count_of(verify, specsim::CollectiveOp::kReduceScatter) == 2 * 61);
+  CHECK(specsim::count_of(verify, specsim::CollectiveOp::kAllGather) == 2 * 61);
+  for (const auto& c : verify) {
+    INFO(c.carries);
+    if (c.ranks == 4) CHECK(c.bytes == 60 * 7168 * 2.0);
+    else CHECK(c.bytes == 2 * 60 * 7168 * 2.0);
+  }
+
+  // Memory: attention weights / 4 on each rank.
+  const auto fit = specsim::memory_fit(dp2);
+  const auto weights = std::find_if(fit.parts.begin(), fit.parts.end(), [](const auto& p) { return p.name == "target weights"; });
+  REQUIRE(weights != fit.parts.end());
+  const double all_attention = 61 * attention;
+  CHECK_THAT(weights->bytes, WithinRel((dp2.model.weight_bytes() - all_attention) / 8 + all_attention / 4, 1e-12));
+}
+
+TEST_CASE("attention dp: the dp groups must divide tp; 1 is plain TP", "[attention_dp]") {
+  CHECK(specsim::load_scenario(kScenario, {"parallel.attention_dp=1"}, kRoot).parallel.attention_dp == 1);
+  CHECK(specsim::load_scenario(kScenario, {"parallel.attention_dp=4"}, kRoot).parallel.attention_tp() == 2);
+  for (const char* bad : {"parallel.attention_dp=3", "parallel.attention_dp=16", "parallel.attention_dp=0"}) {
+    INFO(bad);
+    try {
+      (void)specsim::load_scenario(kScenario, {bad}, kRoot);
+      FAIL("accepted");
+    } catch (const specsim::Error& e) {
+      CHECK_THAT(std::string(e.what()), Catch::Matchers::Contains("attention_dp"));
+    }
   }
 }

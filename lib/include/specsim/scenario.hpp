@@ -266,15 +266,17 @@ struct Parallelism {
   // docs/references/models.md#expert-parallel). The draft keeps TP slices.
   int ep = 1;
   MoeA2aBackend moe_a2a = MoeA2aBackend::kNone;  // with ep > 1: how tokens reach the experts' ranks
-  // Data-parallel attention over the tp ranks of an MoE target (SGLang `--enable-dp-attention
-  // --dp-size tp`, docs/references/models.md#dp-attention): each rank runs attention whole (weights
-  // replicated, all heads) for its own ceil(batch / tp) requests and holds only their KV cache; the
-  // MoE layers stay TP/EP over all ranks, with an all-gather of every rank's tokens before them and a
-  // reduce-scatter after. A flag, not a size: the DeepSeek deployments set dp = tp, and dp < tp
-  // (attention TP inside each DP group) is not modelled.
-  bool attention_dp = false;
-  // Ranks that split the requests for attention: tp with attention_dp, else 1 (every rank sees all).
-  [[nodiscard]] int attention_dp_ranks() const { return attention_dp ? tp : 1; }
+  // Data-parallel attention of an MoE target (SGLang `--enable-dp-attention --dp-size dp`,
+  // docs/references/models.md#dp-attention): the tp ranks form dp groups of tp / dp; each group runs
+  // attention for its own ceil(batch / dp) requests, its heads split over the group's ranks (all of
+  // them on one rank when dp = tp), and holds only their KV cache; the MoE layers stay TP/EP over all
+  // ranks, with every group's tokens gathered before them and scattered back after. 1 = off.
+  int attention_dp = 1;
+  [[nodiscard]] bool data_parallel_attention() const { return attention_dp > 1; }
+  // Ranks that split the requests for attention (1: every rank sees all).
+  [[nodiscard]] int attention_dp_ranks() const { return attention_dp; }
+  // Ranks that split one group's attention heads: tp / dp (tp without DP attention).
+  [[nodiscard]] int attention_tp() const { return tp / std::max(1, attention_dp); }
   [[nodiscard]] int gpus() const { return tp * pp; }
 };
 

@@ -1015,16 +1015,34 @@ void check_expert_parallel(const YamlReader& p, const Scenario& s) {
 
 // parallel.attention_dp against the target and tp (docs/references/models.md#dp-attention): SGLang
 // runs data-parallel attention beside MoE layers that stay tensor or expert parallel over the ranks.
-void check_attention_dp(const YamlReader& p, const Scenario& s) {
-  if (!s.parallel.attention_dp) return;
+// `said`: the key's value as the file wrote it ("true", or the number of dp groups); empty when
+// absent or false.
+void check_attention_dp(const YamlReader& p, const Scenario& s, const std::string& said) {
+  if (said.empty()) return;
   if (!s.model.moe) {
-    p.fail("attention_dp", "= true: data-parallel attention needs an MoE target, whose MoE layers stay split over "
-                           "the ranks; '" + s.model.name + "' has no routed experts (use more engine replicas instead)");
+    p.fail("attention_dp", "= " + said + ": data-parallel attention needs an MoE target, whose MoE layers stay split "
+                           "over the ranks; '" + s.model.name + "' has no routed experts (use more engine replicas instead)");
   }
   if (s.parallel.tp < 2) {
-    p.fail("attention_dp", "= true: needs parallel.tp > 1 (attention is split over the tp ranks by request, "
-                           "SGLang --dp-size = --tp); tp = " + std::to_string(s.parallel.tp));
+    p.fail("attention_dp", "= " + said + ": needs parallel.tp > 1 (attention is split over the tp ranks by request, "
+                           "SGLang --dp-size <= --tp); tp = " + std::to_string(s.parallel.tp));
+  } else if (s.parallel.attention_dp > s.parallel.tp || s.parallel.tp % s.parallel.attention_dp != 0) {
+    p.fail("attention_dp", "= " + said + ": the dp groups must divide tp = " +
+                           std::to_string(s.parallel.tp) + " (SGLang runs attention TP of tp / dp in each group); "
+                           "true means dp = tp");
   }
+}
+
+// `attention_dp: true` is dp = tp (the DeepSeek command), `false` off, a number the dp groups.
+// Returns what the file said (see check_attention_dp).
+std::string read_attention_dp(YamlReader& p, Parallelism& parallel) {
+  if (!p.has("attention_dp")) return "";
+  const std::string text = p.optional_string("attention_dp", "");
+  if (text == "false") return "";
+  // Not in kScenarioBounds: that table's integers do not take `true`.
+  parallel.attention_dp = text == "true" ? parallel.tp : static_cast<int>(p.optional_integer("attention_dp", 1, 1, 1024));
+  if (text == "true") return text;
+  return parallel.attention_dp == 1 ? "" : std::to_string(parallel.attention_dp);  // one group: plain TP
 }
 
 // `parallel:` tp, pp, draft_tp, ep, moe_a2a and attention_dp, checked against the box, both models'
@@ -1042,7 +1060,7 @@ void read_parallel(YamlReader& r, Scenario& s) {
   }
   s.parallel.ep = static_cast<int>(bounded_integer(p, "parallel.ep", 1));
   s.parallel.moe_a2a = *parse_moe_a2a_backend(p.optional_choice("moe_a2a", moe_a2a_backend_names(), "none"));
-  s.parallel.attention_dp = p.optional_boolean("attention_dp", false);
+  const std::string attention_dp = read_attention_dp(p, s.parallel);
   p.finish();
   if (s.parallel.tp * s.parallel.pp > s.topology.gpus) {
     p.fail("tp", "= " + std::to_string(s.parallel.tp) + (s.parallel.pp > 1 ? " x pp " + std::to_string(s.parallel.pp) : "") + ": the topology '" +
@@ -1058,7 +1076,7 @@ void read_parallel(YamlReader& r, Scenario& s) {
     }
   }
   check_expert_parallel(p, s);
-  check_attention_dp(p, s);
+  check_attention_dp(p, s, attention_dp);
 }
 
 // `workload:` the measured batch, the context and the concurrency levels; each key's problem is

@@ -65,7 +65,7 @@ std::vector<Collective> forward_collectives(const TransformerSpec& model, Forwar
                           parallel.moe_a2a != MoeA2aBackend::kNone;
   // Data-parallel attention leaves attention (and the embedding, on the attention-TP group of one)
   // without an all-reduce; the MLP/MoE blocks gather every rank's tokens and reduce-scatter them back.
-  const bool attention_dp = of == ForwardOf::kTarget && parallel.attention_dp && ranks > 1;
+  const bool attention_dp = of == ForwardOf::kTarget && parallel.data_parallel_attention() && ranks > 1;
   if (ranks > 1 && !attention_dp) {
     // TP1 or a replicated draft: the ranks never talk.
     const CollectiveCounts& c = model.collectives;
@@ -74,14 +74,26 @@ std::vector<Collective> forward_collectives(const TransformerSpec& model, Forwar
     if (count > 0) out.push_back({CollectiveOp::kAllReduce, "tensor-parallel partial sums", bytes, ranks, count, link});
   }
   if (attention_dp) {
-    // The gathered tensor: every rank's slot padded to the busiest rank's ceil(B / tp) requests
+    // The gathered tensor: every group's slot padded to the busiest group's ceil(B / dp) requests
     // (SGLang's max-len padding, the CUDA-graph default; docs/references/models.md#dp-attention).
     const int b = std::max(1, requests);
-    const double per_rank_requests = std::ceil(double(b) / ranks);
-    const double gathered = activation_message_bytes(model, ranks * per_rank_requests * tokens / b);
+    const int dp = parallel.attention_dp;
+    const int group = parallel.attention_tp();
+    const double slot_tokens = std::ceil(double(b) / dp) * tokens / b;
+    const double gathered = activation_message_bytes(model, dp * slot_tokens);
     const int blocks = all_to_all ? model.dense_layers : model.layers;  // DeepEP's MoE layers dispatch instead
+    if (blocks > 0 && group > 1) {
+      // Attention TP inside each group: the group's partial attention outputs are summed and split
+      // over its ranks before the gather, and each rank's piece of the result is gathered back
+      // inside the group after the scatter (dp_gather_partial, dp_reduce_scatter_tensor).
+      const double slot = activation_message_bytes(model, slot_tokens);
+      out.push_back({CollectiveOp::kReduceScatter, "DP attention: the group's attention partial sums split over it",
+                     slot, group, blocks, link});
+      out.push_back({CollectiveOp::kAllGather, "DP attention: the group's MLP/MoE output pieces joined", slot, group,
+                     blocks, link});
+    }
     if (blocks > 0) {
-      out.push_back({CollectiveOp::kAllGather, "DP attention: every rank's tokens gathered for the MLP/MoE", gathered,
+      out.push_back({CollectiveOp::kAllGather, "DP attention: every group's tokens gathered for the MLP/MoE", gathered,
                      ranks, blocks, link});
       out.push_back({CollectiveOp::kReduceScatter, "DP attention: MLP/MoE partial sums back to their ranks", gathered,
                      ranks, blocks, link});

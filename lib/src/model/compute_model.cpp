@@ -57,12 +57,14 @@ ComputeModel::ComputeModel(const TransformerSpec& model, const GpuSpec& gpu, int
   const double r = tp_;
   const WeightDtypes& w = model.weights;
   // Attention under TP: a 1/r slice of the weights and heads for every request. Under data-parallel
-  // attention: the whole weights, all heads, for the busiest rank's ceil(B / dp) of the B requests,
-  // which is a share ceil(B / dp) / B of the batch's tokens (at B = 1 one rank works, the rest wait).
+  // attention over dp groups of r / dp ranks: a 1/(r/dp) slice (the whole weights, all heads, when
+  // dp = r) for the busiest group's ceil(B / dp) of the B requests, a share ceil(B / dp) / B of the
+  // batch's tokens (at B = 1 one group works, the rest wait).
   const int dp = std::max(1, placement.attention_dp);
-  const double attn_ranks = dp > 1 ? 1.0 : r;
+  const int attn_tp = std::max(1, tp_ / dp);
+  const double attn_ranks = attn_tp;
   kv_requests_ = dp > 1 ? std::ceil(double(batch_) / dp) : double(batch_);
-  const double attn_token_share = dp > 1 ? kv_requests_ / batch_ : 1.0 / r;
+  const double attn_token_share = dp > 1 ? kv_requests_ / batch_ / attn_tp : 1.0 / r;
   const double attn_bytes = model.mean_attention_params() * bytes_per_param(w.attention) / attn_ranks;
   const double attn_flops = 2.0 * model.mean_attention_params() * attn_token_share;
   dense_layer_.bytes_fixed = attn_bytes + model.dense_mlp_params() * bytes_per_param(w.dense_mlp) / r;
@@ -90,11 +92,12 @@ ComputeModel::ComputeModel(const TransformerSpec& model, const GpuSpec& gpu, int
   const double projection_ranks = model.mtp_module ? 1.0 : r;
   head_.bytes_fixed += projection * 2.0 / projection_ranks;
   head_.flops_per_token += 2.0 * projection / projection_ranks;
-  kv_bytes_per_layer_ = model.attention_state_bytes_per_layer(dp > 1 ? 1 : tp_, context_);
+  kv_bytes_per_layer_ = model.attention_state_bytes_per_layer(attn_tp, context_);
   // QK^T and PV over the context: 2 * 2 * heads_per_rank * head_dim flops per context token; under
   // data-parallel attention all heads for the busiest rank's share of the tokens.
   const AttentionSpec& a = model.attention;
-  const double heads_per_rank = dp > 1 ? a.heads * attn_token_share : std::max(1.0, double(a.heads) / r);
+  const double heads_per_rank =
+      dp > 1 ? a.heads * kv_requests_ / batch_ / attn_tp : std::max(1.0, double(a.heads) / r);
   const double dim = a.kind == AttentionKind::kMla ? (a.kv_lora_rank + a.qk_rope_head_dim) : a.head_dim;
   attention_flops_per_token_ = 4.0 * heads_per_rank * dim * model.attended_context(context_);
 }

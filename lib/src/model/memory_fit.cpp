@@ -122,17 +122,20 @@ MemoryFit memory_fit(const Scenario& s, int batch) {
   const double tokens = s.context_tokens + s.speculation.shape.num_draft_tokens;
   const int ranks = s.parallel.tp * s.parallel.pp;
   const TransformerSpec& m = s.model;
-  if (s.parallel.attention_dp) {
+  if (s.parallel.data_parallel_attention()) {
     // Data-parallel attention (docs/references/models.md#dp-attention): every rank of a stage holds
-    // the attention weights whole and the KV cache, all heads, of its own ceil(B / tp) requests.
+    // 1 / (tp / dp) of the attention weights (whole when dp = tp) and that share of the heads of the
+    // KV cache of its group's ceil(B / dp) requests.
     const int dp = s.parallel.attention_dp_ranks();
+    const int group = s.parallel.attention_tp();
     const double attention = m.mean_attention_params() * m.layers * bytes_per_param(m.weights.attention);
     const int requests = (batch + dp - 1) / dp;
-    fit.parts.push_back({"target weights", (m.weight_bytes() - attention) / ranks + attention / s.parallel.pp,
+    const std::string held = group > 1 ? " / " + std::to_string(group) + " per DP group (attention TP)" : " replicated";
+    fit.parts.push_back({"target weights", (m.weight_bytes() - attention) / ranks + attention / group / s.parallel.pp,
                          units::format_fixed(m.total_params() / 1e9, 1) + "B params as stored, " +
                              gb(m.weight_bytes() - attention) + " / " + std::to_string(ranks) + " ranks + attention " +
-                             gb(attention) + " replicated (DP attention)"});
-    fit.parts.push_back({"target KV cache", kv_bytes(m, 1, requests, tokens) / s.parallel.pp,
+                             gb(attention) + held + " (DP attention)"});
+    fit.parts.push_back({"target KV cache", kv_bytes(m, group, requests, tokens) / s.parallel.pp,
                          kv_basis(m, requests, tokens, s.parallel.pp) + ", ceil(" + std::to_string(batch) + " / dp " +
                              std::to_string(dp) + ") requests per rank"});
   } else {

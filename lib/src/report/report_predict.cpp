@@ -77,7 +77,10 @@ std::string memory_text(const MemoryFit& fit) {
 // " EP8" and its all-to-all backend when experts are spread over the ranks whole; " DP-attention"
 // when attention is data parallel.
 std::string expert_parallel_note(const Parallelism& p) {
-  const std::string dp = p.attention_dp ? " DP-attention" : "";
+  const std::string dp = !p.data_parallel_attention() ? ""
+                         : p.attention_tp() > 1 ? " DP-attention " + std::to_string(p.attention_dp) + " x TP" +
+                                                      std::to_string(p.attention_tp())
+                                                : " DP-attention";
   if (p.ep <= 1) return dp;
   return " EP" + std::to_string(p.ep) +
          (p.moe_a2a == MoeA2aBackend::kNone ? "" : std::string(" (") + to_string(p.moe_a2a) + " all-to-all)") + dp;
@@ -109,7 +112,7 @@ std::string figures_text(const CycleModel& model, const Prediction& p) {
   os << row("  target forward (" + forward_note(p.decode) + " | " + forward_note(p.verify) + ")",
             format_duration(p.decode.total_s()), format_duration(p.verify.total_s()));
   os << row("    compute", format_duration(p.decode.compute_s), format_duration(p.verify.compute_s));
-  if (s.parallel.attention_dp) {
+  if (s.parallel.data_parallel_attention()) {
     // No all-reduce in the target: its comm is DP attention's gathers (and any all-to-all).
     os << row("    collectives", format_duration(p.decode.comm_s), format_duration(p.verify.comm_s));
     for (std::size_t i = 0; i < p.verify.collectives.size() && i < p.decode.collectives.size(); ++i) {
