@@ -188,6 +188,11 @@ const std::map<std::string, Expected>& corpus() {
       {"scenario/draft-model-other-tokenizer.yaml", {"draft: 'qwen3-8b-fp8' has vocab_size 151936 but the model 'llama-3.1-8b' has 128256: a draft model must share the target's tokenizer", 6}},
       {"scenario/mtp-with-draft.yaml", {"draft: speculation.method mtp drafts with the model's own multi-token-prediction layers; leave 'draft' out", 6}},
       {"scenario/mtp-without-mtp-layers.yaml", {"speculation.method: mtp needs a model with multi-token-prediction layers, but 'llama-3.1-8b'", 18}},
+      // speculation.parallel_drafting: each refusal at the key (load.cpp, read_parallel_drafting).
+      {"scenario/parallel-drafting-mtp.yaml", {"speculation.parallel_drafting: true needs a drafter trained to draft several tokens in one forward (an EAGLE head such as P-EAGLE, or a draft model): vLLM allows it with eagle, eagle3 and draft_model only, not with speculation.method mtp", 21}},
+      {"scenario/parallel-drafting-ngram.yaml", {"speculation.parallel_drafting: true needs a drafter trained to draft several tokens in one forward", 22}},
+      {"scenario/parallel-drafting-sglang.yaml", {"speculation.parallel_drafting: true is vLLM's speculative_config flag", 22}},
+      {"scenario/parallel-drafting-tree.yaml", {"speculation.parallel_drafting: true drafts one chain of num_steps tokens in one forward, but speculation.eagle_topk = 2 asks for a tree", 22}},
       {"scenario/missing-kind.yaml", {"kind: required key is missing", 1}},
       {"scenario/missing-unit.yaml", {"compute.kernel_floor: expected a duration with unit (e.g. '2.5us'), got '1.3': the unit is missing", 68}},
       {"scenario/num-steps-65.yaml", {"speculation.num_steps: = 65: must be in [1, 64]", 20}},

@@ -55,7 +55,7 @@ struct Calibration {
 
 // One forward pass of one model in one phase, on one TP rank.
 struct ForwardBreakdown {
-  const char* phase = "";  // "decode", "verify", "draft step", "draft extend"
+  const char* phase = "";  // "decode", "verify", "draft step", "draft extend", "block draft"
   int step = 0;            // draft step number (1-based) for "draft step"
   double tokens = 0.0;  // tokens in the forward, all requests together
   LaunchMode mode = LaunchMode::kGraph;

@@ -36,6 +36,11 @@ struct SpeculationSettings {
   // eagle3, eagle, mtp, draft_model (a draft forward per step) or ngram (prompt lookup on the host).
   std::string method = "eagle3";
   DraftShape shape;  // steps, top-k and tokens verified: the one place the scenario holds them
+  // Block drafting (vLLM's `parallel_drafting`, P-EAGLE): the drafter yields all num_steps tokens
+  // in one forward over the accepted tokens plus num_steps - 1 mask slots per request, instead of
+  // the extend and num_steps - 1 decode steps (docs/model.md#parallel-drafting). Default false:
+  // what every engine does unless the head was trained for it and the flag is set.
+  bool parallel_drafting = false;
 
   // False for ngram, whose proposals cost host time but no forward.
   [[nodiscard]] bool runs_draft_forwards() const { return method != "ngram"; }

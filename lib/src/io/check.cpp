@@ -158,7 +158,9 @@ void emit_scenario(YAML::Emitter& e, const std::string& path, const DataDir& dat
   e << YAML::Key << "speculation" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "num_steps"
     << YAML::Value << s.speculation.shape.num_steps << YAML::Key << "eagle_topk" << YAML::Value
     << s.speculation.shape.eagle_topk << YAML::Key << "num_draft_tokens" << YAML::Value
-    << s.speculation.shape.num_draft_tokens << YAML::EndMap;
+    << s.speculation.shape.num_draft_tokens;
+  if (s.speculation.parallel_drafting) e << YAML::Key << "parallel_drafting" << YAML::Value << true;
+  e << YAML::EndMap;
   e << YAML::Key << "comm_profile" << YAML::Value << (s.comm_profile ? s.comm_profile->name : "none");
   e << YAML::Key << "kernel_floor" << YAML::Value << format_duration(s.compute.kernel_floor_s);
   e << YAML::Key << "spec_extra_host_per_cycle" << YAML::Value << format_duration(s.host.spec_extra_per_cycle_s);

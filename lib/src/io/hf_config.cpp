@@ -626,11 +626,13 @@ void read_eagle(YamlReader& root, YamlReader& r, TransformerSpec& m) {
   m.eagle3 = e;
 }
 
-// A checkpoint directory's config.json is named after its directory ("Qwen3-8B"), any other file
-// after itself.
+// A checkpoint directory's config.json is named after its directory ("Qwen3-8B"); a config kept
+// in the data directory as models/llm/<name>.yaml (JSON is YAML) after its stem, as the name a
+// scenario resolves it by; any other file after itself.
 std::string model_name(const std::string& file) {
   const fs::path p(file);
   if (p.filename() == "config.json" && !p.parent_path().filename().empty()) return p.parent_path().filename().string();
+  if (p.extension() == ".yaml" || p.extension() == ".yml") return p.stem().string();
   return p.filename().string();
 }
 

@@ -1128,10 +1128,36 @@ DraftShape read_shape(YamlReader& sp) {
   return shape;
 }
 
+// `speculation.parallel_drafting`: block drafting, refused where the engine refuses it. vLLM
+// accepts the flag with EAGLE heads and draft models only (config/speculative.py: "Only compatible
+// with EAGLE and draft model methods"); its block draft is one chain of K mask slots, with no tree
+// path; SGLang's EAGLE worker has no such flag (docs/references/specdec.md#parallel-drafting).
+bool read_parallel_drafting(YamlReader& sp, const Scenario& s) {
+  if (!sp.optional_boolean("parallel_drafting", false)) return false;
+  const std::string& method = s.speculation.method;
+  if (method != "eagle3" && method != "eagle" && method != "draft_model") {
+    sp.fail("parallel_drafting", "true needs a drafter trained to draft several tokens in one forward (an EAGLE head "
+                                 "such as P-EAGLE, or a draft model): vLLM allows it with eagle, eagle3 and draft_model "
+                                 "only, not with speculation.method " + method);
+  }
+  if (s.engine.name != "vllm") {
+    sp.fail("parallel_drafting", "true is vLLM's speculative_config flag (--speculative-config "
+                                 "'{\"parallel_drafting\": true}'); engine.name is '" + s.engine.name +
+                                 "', whose EAGLE worker drafts one token per forward: set engine.name: vllm");
+  }
+  if (s.speculation.shape.eagle_topk > 1) {
+    sp.fail("parallel_drafting", "true drafts one chain of num_steps tokens in one forward, but speculation.eagle_topk = " +
+                                 std::to_string(s.speculation.shape.eagle_topk) +
+                                 " asks for a tree: vLLM's parallel drafting has no tree path; set eagle_topk: 1");
+  }
+  return true;
+}
+
 void read_speculation_shape(YamlReader& r, Scenario& s) {
   YamlReader sp = r.child("speculation");
   sp.ignore("method");  // read with the draft
   s.speculation.shape = read_shape(sp);
+  s.speculation.parallel_drafting = read_parallel_drafting(sp, s);
   sp.finish();
 }
 

@@ -19,6 +19,21 @@ constexpr double kMinEfficiency = 0.02;
 // The largest bandwidth efficiency a measured step may calibrate, load.cpp's bound on a stated one.
 constexpr double kMaxCalibratedEfficiency = 2.0;
 
+// Single-token draft forwards of a cycle besides the extend: num_steps - 1 when the extend yields
+// the first draft token (SGLang, vLLM), num_steps otherwise; none for ngram, and none for a block
+// drafter, whose one forward over the accepted tokens yields all of them (docs/model.md#parallel-drafting).
+int sequential_draft_steps(const Scenario& s, const DraftShape& sp) {
+  if (!s.speculation.runs_draft_forwards() || s.speculation.parallel_drafting) return 0;
+  return s.engine.extend_yields_first_draft ? sp.num_steps - 1 : sp.num_steps;
+}
+
+// Tokens per request that a block drafter's forward adds to the extend: K - 1 mask slots. vLLM's
+// proposer reserves K slots per request (extra_slots_per_request) and the first, next-token slot
+// is the extend's own last token (llm_base_proposer.py; docs/references/specdec.md#parallel-drafting).
+int block_mask_slots(const Scenario& s, const DraftShape& sp) {
+  return s.speculation.parallel_drafting ? sp.num_steps - 1 : 0;
+}
+
 }  // namespace
 
 CycleModel::CycleModel(Scenario scenario) : CycleModel(std::move(scenario), nullptr, true) {}
@@ -510,9 +525,7 @@ Prediction CycleModel::predict(const DraftShape& sp, const Acceptance& acceptanc
 
   p.tokens_per_cycle = tokens_per_cycle(sp, acceptance, &p.conditional_rates);
   p.verify = forward(target_, s.model, ForwardOf::kTarget, b * sp.num_draft_tokens, s.engine.verify_mode, "verify");
-  const int draft_steps = !s.speculation.runs_draft_forwards()          ? 0
-                          : s.engine.extend_yields_first_draft ? sp.num_steps - 1
-                                                               : sp.num_steps;
+  const int draft_steps = sequential_draft_steps(s, sp);
   for (int i = 0; i < draft_steps; ++i) {
     // The first draft step expands one token per request; later ones expand eagle_topk.
     const bool first = i == 0 && !s.engine.extend_yields_first_draft;
@@ -521,7 +534,8 @@ Prediction CycleModel::predict(const DraftShape& sp, const Acceptance& acceptanc
                                i + 1 + (s.engine.extend_yields_first_draft ? 1 : 0)));
   }
   if (s.speculation.runs_draft_forwards()) {
-    p.drafts.push_back(forward(draft_, s.draft, ForwardOf::kDraft, b * p.tokens_per_cycle, s.engine.draft_mode, "draft extend"));
+    p.drafts.push_back(forward(draft_, s.draft, ForwardOf::kDraft, b * (p.tokens_per_cycle + block_mask_slots(s, sp)),
+                               s.engine.draft_mode, s.speculation.parallel_drafting ? "block draft" : "draft extend"));
   }
   p.draft_s = 0;
   for (const auto& d : p.drafts) p.draft_s += d.total_s();
@@ -538,7 +552,9 @@ Prediction CycleModel::predict(const DraftShape& sp, const Acceptance& acceptanc
   double tau = p.tokens_per_cycle;
   for (int i = 0; i < 8; ++i) {
     const double extend =
-        p.drafts.empty() ? 0.0 : forward(draft_, s.draft, ForwardOf::kDraft, b * tau, s.engine.draft_mode, "").total_s();
+        p.drafts.empty() ? 0.0
+                         : forward(draft_, s.draft, ForwardOf::kDraft, b * (tau + block_mask_slots(s, sp)), s.engine.draft_mode, "")
+                               .total_s();
     const double next = (fixed_part + extend) / (p.baseline_step_s - per_token_host);
     const bool settled = std::fabs(next - tau) < 1e-9 * next;
     tau = next;
@@ -566,12 +582,12 @@ double CycleModel::cycle_s(const DraftShape& sp, double tau) const {
   const double b = s.batch;
   double t = forward(target_, s.model, ForwardOf::kTarget, b * sp.num_draft_tokens, s.engine.verify_mode, "").total_s();
   if (!s.speculation.runs_draft_forwards()) return t + spec_host_s(0.0, tau);
-  const int draft_steps = s.engine.extend_yields_first_draft ? sp.num_steps - 1 : sp.num_steps;
+  const int draft_steps = sequential_draft_steps(s, sp);
   for (int i = 0; i < draft_steps; ++i) {
     const bool first = i == 0 && !s.engine.extend_yields_first_draft;
     t += forward(draft_, s.draft, ForwardOf::kDraft, b * (first ? 1 : sp.eagle_topk), s.engine.draft_mode, "").total_s();
   }
-  t += forward(draft_, s.draft, ForwardOf::kDraft, b * tau, s.engine.draft_mode, "").total_s();
+  t += forward(draft_, s.draft, ForwardOf::kDraft, b * (tau + block_mask_slots(s, sp)), s.engine.draft_mode, "").total_s();
   return t + spec_host_s(draft_steps + 1.0, tau);  // the steps and the extend
 }
 

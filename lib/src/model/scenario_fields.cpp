@@ -160,6 +160,9 @@ std::string settle_fields(Scenario& s) {
   } else if (const std::string problem = num_draft_tokens_problem(sp); !problem.empty()) {
     return "speculation.num_draft_tokens " + problem;
   }
+  if (s.speculation.parallel_drafting && sp.eagle_topk > 1) {
+    return "speculation.parallel_drafting drafts a chain: speculation.eagle_topk must be 1";
+  }
   if (!s.compute.bandwidth_efficiency && !s.compute.routing_skew) {
     return "only one of bandwidth_efficiency and routing_skew can be 'calibrate'";
   }

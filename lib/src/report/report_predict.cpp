@@ -103,7 +103,11 @@ std::string figures_text(const CycleModel& model, const Prediction& p) {
   os << "  " << s.model.name << " + " << s.draft.name << " on " << s.topology.name << " (" << s.gpu.name
      << "), TP" << s.parallel.tp << expert_parallel_note(s.parallel) << ", batch " << s.batch << ", context " << fixed(s.context_tokens, 0) << "\n";
   os << "  speculation: " << s.speculation.shape.num_steps << " steps, top-k " << s.speculation.shape.eagle_topk << ", "
-     << s.speculation.shape.num_draft_tokens << " draft tokens verified\n\n";
+     << s.speculation.shape.num_draft_tokens << " draft tokens verified";
+  if (s.speculation.parallel_drafting) {
+    os << ", parallel drafting (all " << s.speculation.shape.num_steps << " in one draft forward)";
+  }
+  os << "\n\n";
 
   os << row("", "baseline", "speculative");
   os << row("tokens/s", fixed(p.baseline_tokens_per_s, 1), fixed(p.spec_tokens_per_s, 1));
@@ -258,6 +262,7 @@ nlohmann::json prediction_json(const CycleModel& model, const Prediction& p) {
                       {"verify_allreduce_count", p.verify.allreduce_count},
                       {"verify_allreduce_each_s", p.verify.allreduce_each_s},
                       {"host_s", p.spec_host_s},
+                      {"parallel_drafting", s.speculation.parallel_drafting},
                       {"drafts", drafts}};
   const PredictionBand band = prior_band(model, p);
   j["speculative"]["band"] = {{"p10_tokens_per_s", band.p10_tokens_per_s},
