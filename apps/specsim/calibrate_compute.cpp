@@ -84,7 +84,7 @@ std::string describe(const ComputeSettings& s) {
   t += "  multi_token_step             " + units::format_duration(s.multi_token_step_s) + " per layer once q > 1\n";
   t += "  per_token_layer              " + units::format_duration(s.per_token_layer_s) + " per token per layer\n";
   t += "  graph_launch                 " + units::format_duration(s.graph_launch_s) + " per forward\n";
-  t += "  eager_launch_per_kernel      " + units::format_duration(s.eager_launch_per_kernel_s) + " host, per kernel\n";
+  t += "  eager_launch_per_kernel      " + units::format_duration(s.eager_launch_per_kernel_or_prior_s()) + " host, per kernel\n";
   t += "  eager_multi_token_step       " + units::format_duration(s.eager_multi_token_step_s) + " host, per layer once q > 1\n";
   if (s.eager_overlap_exponent) {
     char p[32];

@@ -91,7 +91,9 @@ class ComputeModel {
   // more than one query token, eager_multi_token_step per layer.
   [[nodiscard]] double eager_host_s(double tokens) const;
   // The forward's non-communication time. Graph: the GPU work plus one replay launch. Eager: host
-  // launches race the GPU, (gpu^p + host^p)^(1/p) with p = eager_overlap_exponent (max when unset).
+  // launches race the GPU, (gpu^p + host^p)^(1/p) with p = eager_overlap_exponent (the prior
+  // kPriorEagerOverlapExponent when unset; max(gpu, host) at kPerfectOverlapExponent), and never
+  // below gpu + the first launch.
   [[nodiscard]] double local_time_s(double tokens, LaunchMode mode) const;
 
  private:

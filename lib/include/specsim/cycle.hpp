@@ -48,6 +48,10 @@ struct Calibration {
   // The engine's speculative overheads (HostSettings): set by the scenario or the engine's prior.
   CalibratedValue spec_extra_per_cycle_s;
   CalibratedValue draft_step_overhead_s;
+  // Eager launches (ComputeSettings): set, a compute profile's, calibrated (a measured eager verify
+  // makes the overlap perfect) or the prior. The exponent is infinite for max(gpu, host).
+  CalibratedValue eager_launch_per_kernel_s;
+  CalibratedValue eager_overlap_exponent;
   bool comm_calibrated = false;  // the all-reduce cost comes from a measured table
   std::string comm_source;       // which table or prior, and the what-ifs applied
   std::vector<std::string> warnings;
@@ -96,6 +100,11 @@ struct Prediction {
 };
 
 class CycleModel;
+
+// Whether a forward of `scenario` has kernels launched by the host: a target forward, or a draft
+// forward where the method runs one, in eager or piecewise mode. Only then do the eager launch
+// cost and overlap exponent enter the prediction.
+[[nodiscard]] bool launches_eagerly(const Scenario& scenario);
 
 // The free parameters of `scenario` calibrated from its measurements, under the conditions they were
 // taken in (Scenario::as_measured, Measurements::box), each with its origin; a calibrated key the

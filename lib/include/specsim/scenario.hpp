@@ -6,6 +6,7 @@
 // Free parameters are std::optional: empty means "calibrate from `measurements`" (calibrate.hpp).
 #pragma once
 
+#include <limits>
 #include <memory>
 #include <optional>
 #include <set>
@@ -71,6 +72,20 @@ inline constexpr PriorValue kPriorBandwidthEfficiency{0.84, 0.79, 0.86};
 // single-threaded Numba proposer scanned 66.3M tokens in 70.28 ms (1.06 ns each); the spread is an
 // estimate (docs/references/specdec.md#ngram).
 inline constexpr PriorValue kPriorNgramLookupPerTokenS{1.06e-9, 0.5e-9, 2.5e-9};
+// Host cost of launching one kernel of an eager forward (Python module call, ATen dispatch,
+// cudaLaunchKernel): 17.39 us, fitted to plain PyTorch forwards on one H200
+// (calibration/profiles/h200-torch-compute.yaml). Spread: a bare kernel submission costs 4-6 us,
+// about what a C++ engine's graphs save per kernel (p10); a PyTorch op's CPU path is put at 5-25
+// us, and vLLM's eager decode of a 7B model ran ~10 ms a token slower than its graphs, 30-56 us per
+// kernel at 11-20 kernels a layer (p90 40 us) (docs/references/specdec.md#eager-launch).
+inline constexpr PriorValue kPriorEagerLaunchPerKernelS{17.39e-6, 5e-6, 40e-6};
+// How eager launches and GPU work overlap, T = (gpu^p + host^p)^(1/p): 2.91, fitted with the launch
+// cost above. No public figure; the spread is an estimate, from p = 2 (41% over the larger side
+// when the two are equal) to p = 5 (15%) (docs/references/specdec.md#eager-launch).
+inline constexpr PriorValue kPriorEagerOverlapExponent{2.91, 2.0, 5.0};
+// The exponent of perfect overlap, T = max(gpu, host): what a measured eager verify is priced at,
+// its measured compute already holding the launches that ran beside the GPU.
+inline constexpr double kPerfectOverlapExponent = std::numeric_limits<double>::infinity();
 
 struct ComputeSettings {
   // Fraction of datasheet memory bandwidth reached. Default: 84%, BF16 GEMV at M <= 64 on every GPU
@@ -78,12 +93,14 @@ struct ComputeSettings {
   std::optional<double> bandwidth_efficiency = kPriorBandwidthEfficiency.value;
   double flop_efficiency = 0.5;                // fraction of dense tensor FLOP/s reached
   double kernel_floor_s = 3e-6;                // GPU-side fixed cost per kernel
-  double eager_launch_per_kernel_s = 5e-6;     // host launch cost per kernel in eager mode
+  // Host launch cost per kernel in eager mode. Empty = the prior kPriorEagerLaunchPerKernelS.
+  std::optional<double> eager_launch_per_kernel_s;
   // Eager host cost per layer once a request has > 1 query token (a different attention path on
   // the host: h200-forward-interleaved.csv shows ~45 us per layer more from q = 2 on).
   double eager_multi_token_step_s = 0.0;
-  // How eager host launches and GPU work overlap: T = (gpu^p + host^p)^(1/p). Empty = max(gpu,
-  // host), perfect overlap; a finite p adds the queueing loss where the two are close.
+  // How eager host launches and GPU work overlap: T = (gpu^p + host^p)^(1/p); a finite p adds the
+  // queueing loss where the two are close, kPerfectOverlapExponent is max(gpu, host). Empty = the
+  // prior kPriorEagerOverlapExponent (a measured eager verify makes it kPerfectOverlapExponent).
   std::optional<double> eager_overlap_exponent;
   double graph_launch_s = 5e-6;                // one CUDA-graph replay launch per forward
   // 1 = uniform routing; < 1 = the tokens of one forward share experts more than uniform routing
@@ -111,6 +128,13 @@ struct ComputeSettings {
   // Kernels of the engine the profile was measured on; override the model file's counts when set.
   std::optional<int> kernels_per_dense_layer;
   std::optional<int> kernels_per_moe_layer;
+
+  [[nodiscard]] double eager_launch_per_kernel_or_prior_s() const {
+    return eager_launch_per_kernel_s.value_or(kPriorEagerLaunchPerKernelS.value);
+  }
+  [[nodiscard]] double eager_overlap_exponent_or_prior() const {
+    return eager_overlap_exponent.value_or(kPriorEagerOverlapExponent.value);
+  }
 };
 
 // How the all-reduces run. Everything but `profile` and the eager overhead is a what-if knob that

@@ -617,9 +617,9 @@ std::string render_compute_profile_yaml(const ComputeProfile& profile, const Com
     << "  kernel_floor: " << us(s.kernel_floor_s) << "\n"
     << "  multi_token_step: " << us(s.multi_token_step_s) << "\n"
     << "  per_token_layer: " << us(s.per_token_layer_s) << "\n"
-    << "  graph_launch: " << us(s.graph_launch_s) << "\n"
-    << "  eager_launch_per_kernel: " << us(s.eager_launch_per_kernel_s) << "\n"
-    << "  eager_multi_token_step: " << us(s.eager_multi_token_step_s) << "\n";
+    << "  graph_launch: " << us(s.graph_launch_s) << "\n";
+  if (s.eager_launch_per_kernel_s) y << "  eager_launch_per_kernel: " << us(*s.eager_launch_per_kernel_s) << "\n";
+  y << "  eager_multi_token_step: " << us(s.eager_multi_token_step_s) << "\n";
   if (s.eager_overlap_exponent) y << "  eager_overlap_exponent: " << fmt("%.3f", *s.eager_overlap_exponent) << "\n";
   if (s.kernels_per_dense_layer) y << "  kernels_per_dense_layer: " << *s.kernels_per_dense_layer << "\n";
   if (s.kernels_per_moe_layer) y << "  kernels_per_moe_layer: " << *s.kernels_per_moe_layer << "\n";

@@ -139,7 +139,7 @@ void emit_compute_profile(YAML::Emitter& e, const std::string& path, const DataD
   e << YAML::Key << "flop_efficiency" << YAML::Value << c.flop_efficiency;
   e << YAML::Key << "kernel_floor" << YAML::Value << format_duration(c.kernel_floor_s);
   e << YAML::Key << "multi_token_step" << YAML::Value << format_duration(c.multi_token_step_s);
-  e << YAML::Key << "eager_launch_per_kernel" << YAML::Value << format_duration(c.eager_launch_per_kernel_s);
+  e << YAML::Key << "eager_launch_per_kernel" << YAML::Value << format_duration(c.eager_launch_per_kernel_or_prior_s());
   if (c.eager_overlap_exponent) e << YAML::Key << "eager_overlap_exponent" << YAML::Value << *c.eager_overlap_exponent;
 }
 

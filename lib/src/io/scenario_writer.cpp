@@ -417,8 +417,8 @@ std::string init_compute(const TransformerSpec& model) {
          comment("compute: not set, so specsim's priors apply and `specsim predict` prints each one as a prior:\n"
                  "- bandwidth_efficiency 0.84: BF16 GEMV/GEMM at M <= 64 on every GPU in NVIDIA AIConfigurator's "
                  "kernel data (docs/references/measured-compute.md#gemm-efficiency).\n"
-                 "- eager_launch_per_kernel 5us: a host kernel launch (docs/references/hardware.md#launch-overhead); "
-                 "graph_launch 5us priced as one launch (assumption).\n"
+                 "- eager_launch_per_kernel 17.39us and eager_overlap_exponent 2.91: plain PyTorch on one H200 "
+                 "(docs/model.md#launch-modes); graph_launch 5us priced as one launch (assumption).\n"
                  "- flop_efficiency 0.5 and kernel_floor 3us: specsim's defaults (assumption; they matter at large "
                  "batches and for many small kernels).\n" +
                  std::string(model.moe ? "- routing_skew 1: uniform routing over the experts, an upper bound on the "

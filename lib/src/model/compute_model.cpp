@@ -177,13 +177,13 @@ int ComputeModel::kernels() const {
 double ComputeModel::launch_s(LaunchMode mode) const {
   switch (mode) {
     case LaunchMode::kGraph: return settings_.graph_launch_s;
-    case LaunchMode::kEager: return kernels() * settings_.eager_launch_per_kernel_s;
+    case LaunchMode::kEager: return kernels() * settings_.eager_launch_per_kernel_or_prior_s();
     case LaunchMode::kPiecewise: {
       // One graph replay per piece between attention layers, and each full-attention layer's
       // kernels (KV-cache write and attention, kPiecewiseAttentionKernels) launched by the host.
       const int attention_layers = model_->full_attention_layers();
       return (attention_layers + 1) * settings_.graph_launch_s +
-             attention_layers * kPiecewiseAttentionKernels * settings_.eager_launch_per_kernel_s;
+             attention_layers * kPiecewiseAttentionKernels * settings_.eager_launch_per_kernel_or_prior_s();
     }
   }
   return settings_.graph_launch_s;
@@ -202,12 +202,18 @@ double ComputeModel::local_time_s(double tokens, LaunchMode mode) const {
   // piece after piece, while the GPU runs those already queued. With
   // perfect overlap the slower side sets the pace; where the two are close the GPU starves
   // whenever a run of short kernels outpaces the host, which the p-norm adds back (smaller p,
-  // more loss). Written as hi * (1 + (lo/hi)^p)^(1/p) so that large p cannot overflow.
+  // more loss). Written as hi * (1 + (lo/hi)^p)^(1/p) so that large p cannot overflow. Without a
+  // measured or set p the prior's applies (docs/model.md#launch-modes), and the GPU waits at least
+  // for the first launch (a kernel, or a piece's graph), so that eager and piecewise never cost
+  // less than the graph's gpu + one replay. Perfect overlap (p infinite) is what a measured eager
+  // compute is taken as, launches included.
   const double host = mode == LaunchMode::kEager ? eager_host_s(tokens) : launch_s(mode);
   const double hi = std::max(gpu, host), lo = std::min(gpu, host);
-  if (!settings_.eager_overlap_exponent || hi <= 0.0) return hi;
-  const double p = *settings_.eager_overlap_exponent;
-  return hi * std::pow(1.0 + std::pow(lo / hi, p), 1.0 / p);
+  const double p = settings_.eager_overlap_exponent_or_prior();
+  if (std::isinf(p) || hi <= 0.0) return hi;
+  const double first_launch =
+      mode == LaunchMode::kEager ? settings_.eager_launch_per_kernel_or_prior_s() : settings_.graph_launch_s;
+  return std::max(hi * std::pow(1.0 + std::pow(lo / hi, p), 1.0 / p), gpu + first_launch);
 }
 
 }  // namespace specsim

@@ -34,7 +34,67 @@ int block_mask_slots(const Scenario& s, const DraftShape& sp) {
   return s.speculation.parallel_drafting ? sp.num_steps - 1 : 0;
 }
 
+// The eager verify measured on the deployment as it ran (its file, before what-ifs), if any.
+const Measurements::Verify* measured_eager_verify(const Scenario& s) {
+  const auto& verify = (s.as_measured ? *s.as_measured : s).measurements.verify;
+  return verify && verify->mode == LaunchMode::kEager && verify->compute_s > 0 ? &*verify : nullptr;
+}
+
+// A measured eager verify's compute already holds the launches as they overlapped the GPU: its
+// calibration fits the GPU side to it, so the forward is priced at perfect overlap, max(gpu,
+// host), unless the scenario or its compute profile states an exponent.
+Scenario with_measured_eager_overlap(Scenario s) {
+  if (s.compute.eager_overlap_exponent || !measured_eager_verify(s)) return s;
+  s.compute.eager_overlap_exponent = kPerfectOverlapExponent;
+  if (s.as_measured && !s.as_measured->compute.eager_overlap_exponent) {
+    auto measured = std::make_shared<Scenario>(*s.as_measured);
+    measured->compute.eager_overlap_exponent = kPerfectOverlapExponent;
+    s.as_measured = std::move(measured);
+  }
+  return s;
+}
+
+// Where the eager launch cost and overlap exponent of `s` come from: set by the file or a patch,
+// fitted in its compute profile, perfect overlap from a measured eager verify, or the prior.
+void eager_origins(const Scenario& s, Calibration& cal) {
+  const auto prior = [](const std::string& value, const std::string& p10, const std::string& p90) {
+    return "prior: " + value + ", p10-p90 " + p10 + " to " + p90 +
+           " (plain PyTorch on one H200, calibration/profiles/h200-torch-compute.yaml; "
+           "docs/references/specdec.md#eager-launch)";
+  };
+  const auto profile = "profile: " + s.compute.profile + " (fitted, calibration/profiles/" + s.compute.profile + ".yaml)";
+  const ComputeSettings& c = s.compute;
+  const auto& launch = kPriorEagerLaunchPerKernelS;
+  cal.eager_launch_per_kernel_s = {
+      c.eager_launch_per_kernel_or_prior_s(),
+      s.explicit_keys.count("compute.eager_launch_per_kernel") ? "set"
+      : c.eager_launch_per_kernel_s                          ? profile
+                                                             : prior(units::format_duration(launch.value),
+                                                                     units::format_duration(launch.p10),
+                                                                     units::format_duration(launch.p90))};
+  const auto& exponent = kPriorEagerOverlapExponent;
+  std::string origin;
+  if (s.explicit_keys.count("compute.eager_overlap_exponent")) {
+    origin = "set";
+  } else if (const auto* verify = measured_eager_verify(s); verify && std::isinf(c.eager_overlap_exponent_or_prior())) {
+    origin = "calibrated: the measured eager verify compute " + units::format_duration(verify->compute_s) +
+             " holds its launches, so max(gpu, host)";
+  } else if (c.eager_overlap_exponent) {
+    origin = profile;
+  } else {
+    origin = prior(units::format_fixed(exponent.value, 2), units::format_fixed(exponent.p10, 1),
+                   units::format_fixed(exponent.p90, 1));
+  }
+  cal.eager_overlap_exponent = {c.eager_overlap_exponent_or_prior(), origin};
+}
+
 }  // namespace
+
+bool launches_eagerly(const Scenario& s) {
+  const auto host_launched = [](LaunchMode m) { return m != LaunchMode::kGraph; };
+  return host_launched(s.engine.decode_mode) || host_launched(s.engine.verify_mode) ||
+         (s.speculation.runs_draft_forwards() && host_launched(s.engine.draft_mode));
+}
 
 CycleModel::CycleModel(Scenario scenario) : CycleModel(std::move(scenario), nullptr, true) {}
 
@@ -48,7 +108,7 @@ Calibration calibrate(const Scenario& scenario, const Calibration* without_overr
 
 CycleModel::CycleModel(Scenario scenario, const Calibration* measured, bool finish,
                        const Calibration* without_overrides)
-    : scenario_(std::move(scenario)),
+    : scenario_(with_measured_eager_overlap(std::move(scenario))),
       target_(scenario_.model, scenario_.gpu, scenario_.parallel.tp, scenario_.batch, scenario_.context_tokens,
               scenario_.compute, kPriorBandwidthEfficiency.value, 1.0),
       draft_(scenario_.draft, scenario_.gpu, scenario_.parallel.draft_ranks(), scenario_.batch, scenario_.context_tokens,
@@ -130,6 +190,7 @@ void CycleModel::apply_calibration() {
     calibration_.draft_step_overhead_s = {s.host.draft_step_overhead_s,
                                           origin("host.draft_step_overhead", prior ? &prior->draft_step_overhead : nullptr)};
   }
+  eager_origins(s, calibration_);
   comm_ = CommModel::build(s, calibration_.eager_overhead_per_op_s.value, 2.0 * s.compute.kernel_floor_s);
   calibration_.comm_calibrated = comm_.calibrated();
   calibration_.comm_source = comm_.source();
@@ -474,7 +535,7 @@ ForwardBreakdown CycleModel::forward(const ComputeModel& compute, const Transfor
   if (c.fuse_residual_norm && f.allreduce_count > 0) {
     // Each fused all-reduce absorbs the residual add and the RMSNorm that follow it: two kernels
     // fewer per collective (SGLang ENABLE_ALLREDUCE_RMSNORM_FUSION, docs/references/models.md#tp-collectives).
-    const double per_kernel = mode == LaunchMode::kEager ? active().compute.eager_launch_per_kernel_s
+    const double per_kernel = mode == LaunchMode::kEager ? active().compute.eager_launch_per_kernel_or_prior_s()
                                                          : active().compute.kernel_floor_s;  // fused in a graph piece
     f.compute_s = std::max(0.0, f.compute_s - 2.0 * f.allreduce_count * per_kernel);
   }

@@ -2,6 +2,7 @@
 // several concurrency levels.
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <sstream>
 
@@ -45,6 +46,9 @@ nlohmann::json forward_json(const ForwardBreakdown& f) {
 }
 
 nlohmann::json value_json(const CalibratedValue& v) { return {{"value", v.value}, {"origin", v.origin}}; }
+
+// An overlap exponent p of (gpu^p + host^p)^(1/p); infinite is perfect overlap.
+std::string overlap_exponent_text(double p) { return std::isinf(p) ? "inf, max(gpu, host)" : fixed(p, 2); }
 
 std::string gigabytes(double bytes) { return fixed(bytes / 1e9, 1) + " GB"; }
 
@@ -178,6 +182,12 @@ std::string calibration_text(const CycleModel& model, const Prediction& p) {
      << cal.spec_extra_per_cycle_s.origin << ")\n";
   os << "    engine overhead per draft forward " << format_duration(cal.draft_step_overhead_s.value) << "  ("
      << cal.draft_step_overhead_s.origin << ")\n";
+  if (launches_eagerly(s)) {
+    os << "    eager launch per kernel " << format_duration(cal.eager_launch_per_kernel_s.value) << "  ("
+       << cal.eager_launch_per_kernel_s.origin << ")\n";
+    os << "    eager overlap exponent " << overlap_exponent_text(cal.eager_overlap_exponent.value) << "  ("
+       << cal.eager_overlap_exponent.origin << ")\n";
+  }
   if (!s.speculation.runs_draft_forwards()) {
     const CalibratedValue lookup = ngram_lookup(s);
     os << "    n-gram lookup per context token " << format_duration(lookup.value) << "  (" << lookup.origin << ")\n";
@@ -283,6 +293,14 @@ nlohmann::json prediction_json(const CycleModel& model, const Prediction& p) {
                       {"comm_source", cal.comm_source},
                       {"warnings", cal.warnings}};
   if (!s.speculation.runs_draft_forwards()) j["calibration"]["ngram_lookup_per_token_s"] = value_json(ngram_lookup(s));
+  if (launches_eagerly(s)) {
+    j["calibration"]["eager_launch_per_kernel_s"] = value_json(cal.eager_launch_per_kernel_s);
+    // JSON has no infinity: perfect overlap is null, max(gpu, host).
+    const CalibratedValue& overlap = cal.eager_overlap_exponent;
+    j["calibration"]["eager_overlap_exponent"] = {
+        {"value", std::isinf(overlap.value) ? nlohmann::json() : nlohmann::json(overlap.value)},
+        {"origin", overlap.origin}};
+  }
   j["memory"] = memory_json(memory_fit(s));
   return j;
 }

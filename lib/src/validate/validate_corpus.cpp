@@ -28,9 +28,10 @@ const char* to_string(InputOrigin o) {
 
 namespace {
 
-// CalibratedValue::origin starts with "calibrated", "prior" or "set" (the file or a patch states it).
+// CalibratedValue::origin starts with "calibrated", "profile" (fitted to measured steps), "prior" or
+// "set" (the file or a patch states it).
 InputOrigin origin_of(const std::string& origin) {
-  if (origin.rfind("calibrated", 0) == 0) return InputOrigin::kCalibrated;
+  if (origin.rfind("calibrated", 0) == 0 || origin.rfind("profile", 0) == 0) return InputOrigin::kCalibrated;
   if (origin.rfind("prior", 0) == 0) return InputOrigin::kPrior;
   return InputOrigin::kSet;
 }
@@ -133,6 +134,11 @@ ValidationRow predict_row(Scenario s) {
     row.inputs.push_back({"eager all-reduce overhead", "eager", origin_of(cal.eager_overhead_per_op_s.origin),
                           units::format_duration(cal.eager_overhead_per_op_s.value) + " (" +
                               cal.eager_overhead_per_op_s.origin + ")"});
+  }
+  if (launches_eagerly(sc)) {
+    row.inputs.push_back({"eager launch per kernel", "launch", origin_of(cal.eager_launch_per_kernel_s.origin),
+                          units::format_duration(cal.eager_launch_per_kernel_s.value) + " (" +
+                              cal.eager_launch_per_kernel_s.origin + ")"});
   }
   row.inputs.push_back({"host per plain step", "host", origin_of(cal.host_decode_s.origin),
                         units::format_duration(cal.host_decode_s.value) + " (" + cal.host_decode_s.origin + ")"});

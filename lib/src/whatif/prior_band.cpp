@@ -48,13 +48,20 @@ struct ComputePriors {
   bool bandwidth = false;
   bool kv_verify = false;
   bool multi_token_step = false;
-  [[nodiscard]] bool any() const { return bandwidth || kv_verify || multi_token_step; }
+  // Only where a forward launches kernels from the host (eager or piecewise).
+  bool eager_launch = false;
+  bool eager_overlap = false;
+  [[nodiscard]] bool any() const {
+    return bandwidth || kv_verify || multi_token_step || eager_launch || eager_overlap;
+  }
 };
 
 struct ComputeDraw {
   double eta = 0.0;
   double kv_ratio = 0.0;
   double multi_token_step_s = 0.0;
+  double eager_launch_s = 0.0;
+  double eager_overlap_exponent = 0.0;
 };
 
 ComputePriors compute_priors(const Scenario& s, const Calibration& cal) {
@@ -64,6 +71,9 @@ ComputePriors compute_priors(const Scenario& s, const Calibration& cal) {
   c.bandwidth = no_profile && is_prior(cal.bandwidth_efficiency);
   c.kv_verify = no_profile && !s.compute.kv_efficiency_verify && !s.explicit_keys.count("compute.kv_verify_ratio");
   c.multi_token_step = no_profile && !s.explicit_keys.count("compute.multi_token_step");
+  const bool eager = launches_eagerly(s);
+  c.eager_launch = eager && is_prior(cal.eager_launch_per_kernel_s);
+  c.eager_overlap = eager && is_prior(cal.eager_overlap_exponent);
   return c;
 }
 
@@ -73,6 +83,8 @@ Scenario with_compute(const Scenario& s, const ComputePriors& c, const ComputeDr
     if (c.bandwidth) x.compute.bandwidth_efficiency = d.eta;
     if (c.kv_verify) x.compute.kv_verify_ratio = d.kv_ratio;
     if (c.multi_token_step) x.compute.multi_token_step_s = d.multi_token_step_s;
+    if (c.eager_launch) x.compute.eager_launch_per_kernel_s = d.eager_launch_s;
+    if (c.eager_overlap) x.compute.eager_overlap_exponent = d.eager_overlap_exponent;
   };
   Scenario out = s;
   apply(out);
@@ -97,6 +109,8 @@ PredictionBand prior_band(const CycleModel& model, const Prediction& p, int samp
   if (compute.bandwidth) band.terms.push_back("bandwidth efficiency");
   if (compute.kv_verify) band.terms.push_back("verify KV efficiency");
   if (compute.multi_token_step) band.terms.push_back("multi-token step");
+  if (compute.eager_launch) band.terms.push_back("eager launch per kernel");
+  if (compute.eager_overlap) band.terms.push_back("eager overlap exponent");
   if (cycle_prior) band.terms.push_back("engine overhead per cycle");
   if (step_prior) band.terms.push_back("engine overhead per draft forward");
   if (band.terms.empty() || samples <= 0) {
@@ -108,6 +122,8 @@ PredictionBand prior_band(const CycleModel& model, const Prediction& p, int samp
   const LogNormal eta = through(kPriorBandwidthEfficiency);
   const LogNormal kv = through(kPriorKvVerifyRatio);
   const LogNormal step_prior_s = through(kPriorMultiTokenStepS);
+  const LogNormal launch = through(kPriorEagerLaunchPerKernelS);
+  const LogNormal overlap = through(kPriorEagerOverlapExponent);
   std::mt19937_64 g(seed);
   // The cycle is linear in the engine terms: each draw of them alone costs a division. A draw of a
   // compute prior recalibrates the model (the host time is what the plain step leaves), so those
@@ -125,6 +141,9 @@ PredictionBand prior_band(const CycleModel& model, const Prediction& p, int samp
       // does is not what the prior describes (split-KV kernels reach ~1), so it is cut there.
       if (compute.kv_verify) d.kv_ratio = std::min(1.0, draw(g, kv));
       if (compute.multi_token_step) d.multi_token_step_s = draw(g, step_prior_s);
+      if (compute.eager_launch) d.eager_launch_s = draw(g, launch);
+      // p < 1 would price overlap as worse than none: the log-normal's tail is cut at 1 (~0.5% of draws).
+      if (compute.eager_overlap) d.eager_overlap_exponent = std::max(1.0, draw(g, overlap));
       const CycleModel drawn(with_compute(s, compute, d));
       base_s += drawn.cycle_s(p.tokens_per_cycle) - model.cycle_s(p.tokens_per_cycle);
     }
