@@ -118,3 +118,21 @@ TEST_CASE("host prior: a batch-1 graph step far above vLLM's host prior is read 
   const specsim::CycleModel batch16(specsim::load_scenario(c16, {}, kRoot));
   CHECK_THAT(batch16.calibration().bandwidth_efficiency.origin, StartsWith("prior"));
 }
+
+TEST_CASE("mtp: a model file's mtp_weights price the module apart from the target", "[mtp]") {
+  const specsim::DataDir root(SPECSIM_SOURCE_DIR);
+  // TensorRT-LLM's DeepSeek-R1 NVFP4: MoE experts NVFP4 in the target, BF16 in the MTP module.
+  const specsim::TransformerSpec r1 = specsim::load_model(root.resolve(specsim::DataKind::kModel, "deepseek-r1-nvfp4-trtllm"));
+  REQUIRE(r1.weights.experts == specsim::Dtype::kNvfp4);
+  REQUIRE(r1.mtp_weights);
+  const specsim::TransformerSpec mtp = specsim::mtp_draft(r1);
+  CHECK(mtp.weights.experts == specsim::Dtype::kBf16);
+  CHECK(mtp.weights.attention == specsim::Dtype::kBf16);
+  // One expert read per routed expert: BF16 2 B per parameter against NVFP4's 0.5 B plus one FP8
+  // scale per 16 values (4.5 bits): 2 / 0.5625 = 3.56x the bytes.
+  CHECK_THAT(specsim::bytes_per_param(mtp.weights.experts) / specsim::bytes_per_param(r1.weights.experts),
+             Catch::Matchers::WithinRel(2.0 / 0.5625, 1e-9));
+  // Without mtp_weights the module keeps the target's dtypes.
+  const specsim::TransformerSpec v3 = specsim::load_model(root.resolve(specsim::DataKind::kModel, "deepseek-v3"));
+  CHECK(specsim::mtp_draft(v3).weights.experts == v3.weights.experts);
+}

@@ -122,6 +122,9 @@ struct TransformerSpec {
   AttentionSpec attention;
   std::optional<MoeSpec> moe;
   WeightDtypes weights;
+  // The multi-token-prediction modules' precisions when they differ from the model's (model file
+  // `mtp_weights:`); empty: the same as `weights`.
+  std::optional<WeightDtypes> mtp_weights;
   Dtype activation_dtype = Dtype::kBf16;
   CollectiveCounts collectives;
   KernelCounts kernels;

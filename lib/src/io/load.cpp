@@ -143,15 +143,27 @@ AttentionSpec read_attention(YamlReader& a) {
   return at;
 }
 
-// `weights:`, `activation_dtype`, `collectives:` and `kernels:`: how the model is stored and run.
+// One `weights:`-shaped block; each key missing falls back as `weights:` documents it.
+WeightDtypes read_weight_dtypes(YamlReader& w, const WeightDtypes& fallback) {
+  WeightDtypes d;
+  d.attention = read_dtype(w, "attention", fallback.attention);
+  d.dense_mlp = read_dtype(w, "dense_mlp", fallback.dense_mlp);
+  d.experts = read_dtype(w, "experts", w.has("dense_mlp") ? d.dense_mlp : fallback.experts);
+  d.shared_experts = read_dtype(w, "shared_experts", w.has("experts") ? d.experts : fallback.shared_experts);
+  d.lm_head = read_dtype(w, "lm_head", fallback.lm_head);
+  w.finish();
+  return d;
+}
+
+// `weights:`, `mtp_weights:`, `activation_dtype`, `collectives:` and `kernels:`: how the model is
+// stored and run.
 void read_model_storage(YamlReader& r, TransformerSpec& m) {
-  if (auto w = r.optional_child("weights")) {
-    m.weights.attention = read_dtype(*w, "attention", Dtype::kBf16);
-    m.weights.dense_mlp = read_dtype(*w, "dense_mlp", Dtype::kBf16);
-    m.weights.experts = read_dtype(*w, "experts", m.weights.dense_mlp);
-    m.weights.shared_experts = read_dtype(*w, "shared_experts", m.weights.experts);
-    m.weights.lm_head = read_dtype(*w, "lm_head", Dtype::kBf16);
-    w->finish();
+  if (auto w = r.optional_child("weights")) m.weights = read_weight_dtypes(*w, WeightDtypes{});
+  if (auto w = r.optional_child("mtp_weights")) {
+    // The MTP module's own precisions where a checkpoint stores it apart (NVIDIA's NVFP4 DeepSeek-R1
+    // keeps it BF16); unset keys follow `weights:`.
+    if (m.mtp_layers < 1) r.fail("mtp_weights", "needs mtp_layers >= 1: the model has no MTP modules to store apart");
+    m.mtp_weights = read_weight_dtypes(*w, m.weights);
   }
   m.activation_dtype = read_dtype(r, "activation_dtype", Dtype::kBf16);
   if (auto c = r.optional_child("collectives")) {
@@ -201,8 +213,8 @@ TransformerSpec read_model_yaml(YamlReader& r) {
   } else if (m.dense_layers < m.layers) {
     r.fail("moe", "required when dense_layers < layers");
   }
-  read_model_storage(r, m);
   m.mtp_layers = static_cast<int>(r.optional_integer("mtp_layers", 0, 0, kMaxCount));
+  read_model_storage(r, m);
   if (r.has("eagle3") && r.has("eagle")) r.fail("eagle", "a head is EAGLE-1/2 (eagle) or EAGLE-3 (eagle3), not both");
   if (auto e = r.optional_child("eagle3")) {
     Eagle3Spec s;

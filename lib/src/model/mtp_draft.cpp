@@ -30,6 +30,8 @@ TransformerSpec mtp_draft(const TransformerSpec& target) {
   d.layer_attention = {};            // the module's layer attends to the whole context
   d.kernels.per_forward += kMtpInputKernels;
   d.mtp_layers = 0;
+  if (target.mtp_weights) d.weights = *target.mtp_weights;
+  d.mtp_weights.reset();
   d.mtp_module = MtpModuleSpec{target.name, target.mtp_layers};
   return d;
 }
