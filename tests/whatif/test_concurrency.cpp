@@ -76,7 +76,8 @@ TEST_CASE("concurrency: each level is plain predict at batch = c, on the calibra
 TEST_CASE("concurrency: measured at batch 32, the level c = 32 is plain predict, others reuse its calibration",
           "[concurrency]") {
   // A validation row measured at batch 32 (AngelSlim issue 163, Qwen3-30B-A3B on 4x H100): plain
-  // predict gives 1128.3 and 1256.3 tok/s there; the level c = 32 must be the same prediction.
+  // predict gives 1128.3 and 1262.6 tok/s there (SGLang's custom all-reduce rule, comm.implementation
+  // engine); the level c = 32 must be the same prediction.
   const std::string row = std::string(SPECSIM_SOURCE_DIR) +
                           "/validation/angelslim-issue-163-4xh100/as163-qwen3-30b-a3b-eagle3-tp4-bs32-4-4-16.yaml";
   const auto cp = specsim::predict_concurrency(specsim::load_scenario(row, {"workload.concurrency=1,32,128"}, kRoot));
@@ -88,7 +89,7 @@ TEST_CASE("concurrency: measured at batch 32, the level c = 32 is plain predict,
   REQUIRE(at_32.concurrency == 32);
   CHECK_THAT(at_32.plain_aggregate_tokens_per_s, WithinRel(p.baseline_tokens_per_s, 1e-12));
   CHECK_THAT(at_32.spec_aggregate_tokens_per_s, WithinRel(p.spec_tokens_per_s, 1e-12));
-  CHECK_THAT(at_32.spec_aggregate_tokens_per_s, WithinRel(1256.3, 1e-4));
+  CHECK_THAT(at_32.spec_aggregate_tokens_per_s, WithinRel(1262.6, 1e-4));
   // The other levels are `--set workload.batch=c` on the same file: calibrated at 32 too.
   const specsim::CycleModel at_1(specsim::load_scenario(row, {"workload.batch=1"}, kRoot));
   CHECK_THAT(cp.levels[0].spec_aggregate_tokens_per_s, WithinRel(at_1.predict().spec_tokens_per_s, 1e-12));
