@@ -254,6 +254,14 @@ nlohmann::json prediction_json(const CycleModel& model, const Prediction& p) {
   for (const auto& d : p.drafts) drafts.push_back(forward_json(d));
   nlohmann::json j;
   j["scenario"] = s.name;
+  // How the ranks are laid out: the dimensions a what-if may change (docs/schema.md, parallel.*).
+  j["parallel"] = {{"tp", s.parallel.tp},
+                   {"pp", s.parallel.pp},
+                   {"draft_ranks", s.parallel.draft_ranks()},
+                   {"ep", s.parallel.ep},
+                   {"moe_a2a", to_string(s.parallel.moe_a2a)},
+                   {"attention_dp", s.parallel.attention_dp},
+                   {"attention_tp", s.parallel.attention_tp()}};
   j["baseline"] = {{"tokens_per_s", p.baseline_tokens_per_s},
                    {"step_s", p.baseline_step_s},
                    {"forward_s", p.decode.total_s()},
