@@ -206,7 +206,7 @@ const std::map<std::string, Expected>& corpus() {
       {"scenario/ep-on-dense-model.yaml",
        {"parallel.ep: = 2: expert parallelism needs an MoE target; 'llama-3.1-8b' has no routed experts", 10}},
       {"scenario/ep-not-dividing-experts.yaml", {"parallel.ep: = 3: must divide the 128 routed experts of 'qwen3-30b-a3b'", 10}},
-      {"scenario/ep-not-tp.yaml", {"parallel.ep: = 2: must be 1 or parallel.tp (4)", 10}},
+      {"scenario/ep-not-tp.yaml", {"parallel.ep: = 8: must divide parallel.tp (4)", 10}},
       {"scenario/deepep-on-pcie.yaml", {"parallel.moe_a2a: = deepep: DeepEP needs NVLink with full peer access", 11}},
       {"scenario/moe-a2a-without-ep.yaml",
        {"parallel.moe_a2a: = deepep: an all-to-all backend moves tokens between expert-parallel ranks", 10}},

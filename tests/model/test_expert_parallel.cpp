@@ -119,11 +119,30 @@ TEST_CASE("expert parallel: DeepEP replaces each MoE all-reduce with a dispatch 
 }
 
 TEST_CASE("expert parallel: the loader names the rule a bad ep breaks", "[expert_parallel][load]") {
-  CHECK_THROWS_WITH(specsim::load_scenario(kScenario, {"parallel.ep=4"}, kRoot),
-                    Contains("parallel.ep: = 4: must be 1 or parallel.tp (8)"));
+  CHECK_THROWS_WITH(specsim::load_scenario(kScenario, {"parallel.ep=16"}, kRoot),
+                    Contains("parallel.ep: = 16: must divide parallel.tp (8)"));
+  // ep 4 divides tp 8, but an all-to-all backend needs one expert-parallel rank per GPU.
+  CHECK_THROWS_WITH(specsim::load_scenario(kScenario, {"parallel.ep=4", "parallel.moe_a2a=deepep"}, kRoot),
+                    Contains("parallel.moe_a2a: = deepep") && Contains("parallel.ep = parallel.tp (8)"));
   CHECK_THROWS_WITH(specsim::load_scenario(kScenario, {"parallel.moe_a2a=nvshmem"}, kRoot),
                     Contains("parallel.moe_a2a") && Contains("deepep"));
   CHECK_THROWS_WITH(
       specsim::load_scenario(kScenario, {"topology=8x-rtx-pro-6000-pcie5", "parallel.moe_a2a=deepep"}, kRoot),
       Contains("parallel.moe_a2a: = deepep: DeepEP needs NVLink"));
+}
+
+TEST_CASE("expert parallel: ep groups smaller than tp split each expert over the group", "[expert_parallel]") {
+  // TensorRT-LLM --tp 8 --ep 4: 4 groups of 64 whole experts, each expert sliced over 2 GPUs.
+  const specsim::Scenario s = specsim::load_scenario(kScenario, {"parallel.ep=4", "parallel.moe_a2a=none"}, kRoot);
+  REQUIRE(s.parallel.ep == 4);
+  const specsim::ComputeModel ep4(s.model, s.gpu, 8, 1, s.context_tokens, s.compute, 0.84, 1.0,
+                                  specsim::rank_placement(s.parallel));
+  const specsim::Scenario tp = specsim::load_scenario(kScenario, {"parallel.ep=1", "parallel.moe_a2a=none"}, kRoot);
+  const specsim::ComputeModel tp8(tp.model, tp.gpu, 8, 1, tp.context_tokens, tp.compute, 0.84, 1.0,
+                                  specsim::rank_placement(tp.parallel));
+  // One decode token, 8 experts per layer: under TP8 every rank reads an eighth of all 8; under EP4 x
+  // TP2 the busiest group's expected experts, E[max of 4 groups], each a half. With
+  // expected_max_experts_per_rank(256, 8, 1, 4) = m experts: m / 2 against 8 / 8 expert-widths.
+  const double m = specsim::expected_max_experts_per_rank(256, 8, 1.0, 4);
+  CHECK_THAT(ep4.terms(1.0).expert_bytes / tp8.terms(1.0).expert_bytes, WithinRel((m / 2.0) / (8.0 / 8.0), 1e-9));
 }

@@ -1004,16 +1004,17 @@ void check_expert_parallel(const YamlReader& p, const Scenario& s) {
       p.fail("ep", ep + ": must divide the " + std::to_string(s.model.moe->experts) + " routed experts of '" +
                        s.model.name + "' (each rank holds experts / ep whole experts)");
     }
-    if (par.ep != par.tp) {
-      p.fail("ep", ep + ": must be 1 or parallel.tp (" + std::to_string(par.tp) +
-                       "): the engines' expert-parallel group is the TP group of one node (SGLang --ep 8 with --tp 8)");
+    if (par.ep > par.tp || par.tp % par.ep != 0) {
+      p.fail("ep", ep + ": must divide parallel.tp (" + std::to_string(par.tp) +
+                       "): ep groups of whole experts, each expert split over the group's tp / ep ranks "
+                       "(TensorRT-LLM --tp 8 --ep 4; SGLang --ep 8 with --tp 8)");
     }
   }
   if (par.moe_a2a != MoeA2aBackend::kNone) {
     const std::string a2a = std::string("= ") + to_string(par.moe_a2a);
-    if (par.ep <= 1) {
-      p.fail("moe_a2a", a2a + ": an all-to-all backend moves tokens between expert-parallel ranks; set parallel.ep "
-                              "(= parallel.tp)");
+    if (par.ep <= 1 || par.ep != par.tp) {
+      p.fail("moe_a2a", a2a + ": an all-to-all backend moves tokens between expert-parallel ranks, one per GPU; "
+                              "set parallel.ep = parallel.tp (" + std::to_string(par.tp) + ")");
     }
     const auto [link, nvlinks] = slowest_pair_link(s.topology);
     if (link != LinkClass::kNvlink || !s.topology.p2p) {

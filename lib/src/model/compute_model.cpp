@@ -73,9 +73,10 @@ ComputeModel::ComputeModel(const TransformerSpec& model, const GpuSpec& gpu, int
     const MoeSpec& e = *model.moe;
     const double expert = model.expert_params();
     const double router = double(model.hidden_size) * e.experts * 2.0;  // bf16 gate, replicated
-    // Expert parallelism holds whole experts, and with an all-to-all backend whole shared experts
-    // (docs/references/models.md#expert-parallel); GEMM flops stay split over the ranks.
-    const double expert_ranks = ep_ > 1 ? 1.0 : r;
+    // Expert parallelism over ep groups holds whole experts on each group, each expert split over the
+    // group's tp / ep ranks (whole on one rank when ep = tp), and with an all-to-all backend whole
+    // shared experts (docs/references/models.md#expert-parallel); GEMM flops stay split over the ranks.
+    const double expert_ranks = ep_ > 1 ? r / ep_ : r;
     const double shared_ranks = placement.shared_experts_whole ? 1.0 : r;
     moe_layer_.bytes_fixed =
         attn_bytes + e.shared_experts * expert * bytes_per_param(w.shared_experts) / shared_ranks + router;
