@@ -1,5 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+
 #include <nlohmann/json.hpp>
 
 #include <fstream>
@@ -10,6 +12,8 @@
 
 using Catch::Matchers::Contains;
 using Catch::Matchers::WithinRel;
+
+namespace fs = std::filesystem;
 
 namespace {
 using specsim::test::Result;
@@ -87,7 +91,7 @@ TEST_CASE("cli: check prints normalised files and rejects bad ones", "[cli]") {
   CHECK_THAT(bad.err, Contains("missing-unit.yaml:5:19: memory_bandwidth"));
 }
 
-TEST_CASE("cli: a misspelt subcommand names the nearest one; every help page has a working example", "[cli]") {
+TEST_CASE("cli: a misspelt subcommand names the nearest one, every help page has a working example", "[cli]") {
   const auto typo = run({"predcit"});
   CHECK(typo.code == specsim::cli::kExitUsage);
   CHECK_THAT(typo.err, Contains("'predcit' is not a subcommand; did you mean 'predict'?"));
@@ -108,7 +112,9 @@ TEST_CASE("cli: a misspelt subcommand names the nearest one; every help page has
     specsim::test::TempDir dir(std::string("specsim-example-") + sub);
     for (std::string w; words >> w;) {
       const bool output = !args.empty() && args.back() == "-o";
-      args.push_back(output ? (dir.path / w).string() : w);
+      // An example names repository files from the repository root; ctest runs elsewhere.
+      const fs::path in_repo = fs::path(SPECSIM_SOURCE_DIR) / w;
+      args.push_back(output ? (dir.path / w).string() : fs::exists(in_repo) ? in_repo.string() : w);
     }
     const auto r = run(args);
     CHECK(r.code == 0);

@@ -138,8 +138,9 @@ TEST_CASE("forward: --decode-step solves eta_bw from one step and predicts other
   CHECK_THAT(unitless.err, Contains("--decode-step"));
 }
 
-TEST_CASE("forward: --step reads a second measured width; bad ones are refused", "[forward]") {
-  const std::vector<std::string> base{"forward", "--model", "calibration/compute/deepseek-v3-moe-grouped.yaml",
+TEST_CASE("forward: --step reads a second measured width, bad ones are refused", "[forward]") {
+  const std::vector<std::string> base{"forward", "--model",
+                                      std::string(SPECSIM_SOURCE_DIR) + "/calibration/compute/deepseek-v3-moe-grouped.yaml",
                                       "--gpu", "h200", "--tp", "8", "--tokens", "1,4,64", "--ctx", "1024"};
   const auto with = [&](std::vector<std::string> extra) {
     std::vector<std::string> args = base;

@@ -63,7 +63,7 @@ TEST_CASE("hf: qwen2 with GPTQ int4 group 128", "[hf]") {
   CHECK(m.weights.lm_head == Dtype::kBf16);  // GPTQ's lm_head is false by default
 }
 
-TEST_CASE("hf: qwen2_moe counts its wide shared expert in routed-expert units; GPTQ in-block list", "[hf]") {
+TEST_CASE("hf: qwen2_moe counts its wide shared expert in routed-expert units, GPTQ in-block list", "[hf]") {
   const auto m = hf("qwen1.5-moe-a2.7b-chat-gptq-int4.config.json");
   REQUIRE(m.moe);
   CHECK(m.moe->experts == 60);
@@ -186,7 +186,7 @@ TEST_CASE("hf: gpt_oss: alternating 128-token windows, sinks, MXFP4 experts only
   CHECK_THAT(m.attended_context(8192), WithinRel(4160.0, 1e-12));
 }
 
-TEST_CASE("hf: llama4: chunked attention on 3 of 4 layers; Maverick interleaves MoE and dense", "[hf]") {
+TEST_CASE("hf: llama4: chunked attention on 3 of 4 layers, Maverick interleaves MoE and dense", "[hf]") {
   const auto scout = hf("llama-4-scout.config.json");
   CHECK(scout.dense_layers == 0);  // interleave_moe_layer_step 1
   CHECK(scout.layer_attention.windowed_layers == 36);  // every 4th layer is NoPE with full attention
@@ -204,7 +204,7 @@ TEST_CASE("hf: llama4: chunked attention on 3 of 4 layers; Maverick interleaves 
   CHECK_THAT(maverick.total_params(), WithinRel(400695623680.0, 1e-9));
 }
 
-TEST_CASE("hf: minimax_m2: FP8 block-wise, 3 MTP modules; its ModelOpt NVFP4 checkpoint", "[hf]") {
+TEST_CASE("hf: minimax_m2: FP8 block-wise, 3 MTP modules, its ModelOpt NVFP4 checkpoint", "[hf]") {
   const auto m = hf("minimax-m2.5.config.json");
   CHECK(m.mtp_layers == 3);
   REQUIRE(m.moe);

@@ -40,7 +40,7 @@ TEST_CASE("load: model parameter counts reproduce published totals", "[load]") {
   CHECK_THAT(head.total_params(), WithinRel(1.19e9, 0.02));
 }
 
-TEST_CASE("load: an eagle block is an EAGLE-1/2 head: fc over [embedding; feature], the target's vocabulary",
+TEST_CASE("load: an eagle block is an EAGLE-1/2 head: fc over [embedding, feature], the target's vocabulary",
           "[load]") {
   // docs/references/models.md#eagle1-structure. H = 4096, V = 128,256, GQA 32/8 x 128, FFN 14,336:
   //   fc     2H x H                      = 33,554,432

@@ -140,7 +140,7 @@ TEST_CASE("init: vLLM, a measured table at another rank count, and the engine's 
   CHECK(s.comm_profile->ranks == 8);
 }
 
-TEST_CASE("init: nvidia-smi topo -m output becomes an inline topology; the GPU must be named", "[init]") {
+TEST_CASE("init: nvidia-smi topo -m output becomes an inline topology, the GPU must be named", "[init]") {
   ScenarioInit init;
   init.model = "qwen3-30b-a3b";
   // An HF checkpoint directory holding config.json, as the draft.

@@ -209,7 +209,7 @@ TEST_CASE("attention dp: dp groups smaller than tp run attention TP inside each 
   CHECK_THAT(weights->bytes, WithinRel((dp2.model.weight_bytes() - all_attention) / 8 + all_attention / 4, 1e-12));
 }
 
-TEST_CASE("attention dp: the dp groups must divide tp; 1 is plain TP", "[attention_dp]") {
+TEST_CASE("attention dp: the dp groups must divide tp, and 1 is plain TP", "[attention_dp]") {
   CHECK(specsim::load_scenario(kScenario, {"parallel.attention_dp=1"}, kRoot).parallel.attention_dp == 1);
   CHECK(specsim::load_scenario(kScenario, {"parallel.attention_dp=4"}, kRoot).parallel.attention_tp() == 2);
   for (const char* bad : {"parallel.attention_dp=3", "parallel.attention_dp=16", "parallel.attention_dp=0"}) {

@@ -57,11 +57,12 @@ TEST_CASE("collectives: pipeline stages add pp - 1 sends to the target, none to 
                           specsim::CollectiveOp::kSend) == 0);
 }
 
-TEST_CASE("collectives: the comm layer prices each by its operation; a forward sums count x each",
+TEST_CASE("collectives: the comm layer prices each by its operation, a forward sums count x each",
           "[collectives][comm]") {
   // TP4 x PP2 on the home box; its 8-rank NCCL table scaled to 4 ranks by NCCL's model.
   const specsim::Scenario s = specsim::load_scenario(
-      specsim::kDefaultScenario, {"parallel.tp=4", "parallel.pp=2", "comm.rank_scaling=nccl"}, kRoot);
+      specsim::kDefaultScenario, {"parallel.tp=4", "parallel.pp=2", "comm.rank_scaling=nccl", "comm.custom_profile="},
+      kRoot);
   const auto comm = specsim::CommModel::build(s, 0.0, 0.0);
   const auto list = specsim::forward_collectives(s.model, specsim::ForwardOf::kTarget, s.parallel, std::nullopt, 4.0,
                                                  s.topology.link);

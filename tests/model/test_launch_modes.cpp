@@ -59,7 +59,7 @@ TEST_CASE("piecewise: a small draft forward pays launches a full graph does not"
   CHECK(piecewise.baseline_tokens_per_s == graph.baseline_tokens_per_s);
 }
 
-TEST_CASE("piecewise: an engine mode only; a measured table's mode stays graph or eager", "[launch][piecewise][invalid]") {
+TEST_CASE("piecewise: an engine mode only, a measured table's mode stays graph or eager", "[launch][piecewise][invalid]") {
   CHECK_NOTHROW(specsim::load_scenario("llama-3.1-8b-eagle3-1x-h200", {"engine.verify_mode=piecewise"}, kRoot));
   try {
     (void)specsim::load_scenario("llama-3.1-8b-eagle3-1x-h200", {"engine.verify_mode=partial"}, kRoot);

@@ -121,7 +121,7 @@ TEST_CASE("scenario fields: calibrated keys say 'set' with the calibrated value 
   CHECK(specsim::CycleModel(s, c).predict().spec_tokens_per_s == specsim::CycleModel(s).predict().spec_tokens_per_s);
 }
 
-TEST_CASE("sweep: lo..hi:N spaces N values, units kept; bad forms name the option", "[sweep]") {
+TEST_CASE("sweep: lo..hi:N spaces N values, units kept, bad forms name the option", "[sweep]") {
   const auto a = specsim::parse_vary("compute.bandwidth_efficiency=0.5..0.9:5");
   CHECK(a.values == std::vector<std::string>{"0.5", "0.6", "0.7", "0.8", "0.9"});
   const auto b = specsim::parse_vary("compute.kernel_floor=1us..2us:3");

@@ -314,7 +314,7 @@ TEST_CASE("report: validate's CSV is a row per corpus row, then per calibrated r
   CHECK(t.size() == 1 + 4 + 3);  // header, 4 rows, 3 calibrated rows
 }
 
-TEST_CASE("cli: --format picks the view; --json is --format json; a bad format is a usage error", "[report][cli]") {
+TEST_CASE("cli: --format picks the view, --json is --format json, a bad format is a usage error", "[report][cli]") {
   const auto json = run({"breakeven", "--json"});
   const auto format_json = run({"breakeven", "--format", "json"});
   REQUIRE(json.code == 0);

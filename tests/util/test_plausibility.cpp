@@ -158,7 +158,7 @@ TEST_CASE("consistency: forward --tp 3 on a 32-head model is an error, a replica
   CHECK_THAT(note.out, Contains("note: qwen3-235b-a22b: its 4 KV heads are fewer than tp = 8"));
 }
 
-TEST_CASE("consistency: the default scenario's measurements and pieces fit; mismatches are refused", "[consistency]") {
+TEST_CASE("consistency: the default scenario's measurements and pieces fit, mismatches are refused", "[consistency]") {
   // The shipped scenario: verify 30 ms = 25 ms all-reduce + 5 ms compute, 122 all-reduces.
   const auto s = specsim::load_scenario(specsim::kDefaultScenario, {}, kRoot);
   CHECK(s.notes.empty());
@@ -278,7 +278,7 @@ TEST_CASE("consistency: every shipped data file still loads and checks", "[consi
   CHECK(checked >= 41);  // the 41 files shipped today
 }
 
-TEST_CASE("consistency: comm warns when a profile's box is not the topology's; sizes are bounded", "[consistency]") {
+TEST_CASE("consistency: comm warns when a profile's box is not the topology's, sizes are bounded", "[consistency]") {
   // The 8x RTX 5090 table (its gpu: rtx-5090) read against the 8x RTX PRO 6000 topology.
   const auto other = specsim::test::run({"comm", "--profile", "nccl-aikitoria-8x5090-p2p-turin", "--ranks", "8",
                                          "--topology", "8x-rtx-pro-6000-pcie5", "--size", "64KiB"});

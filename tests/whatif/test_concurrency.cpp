@@ -177,7 +177,7 @@ TEST_CASE("concurrency sweep: the best K per level is plain sweep's at workload.
   }
 }
 
-TEST_CASE("concurrency: bad levels name the file, line and key; nothing on stdout", "[concurrency]") {
+TEST_CASE("concurrency: bad levels name the file, line and key, nothing on stdout", "[concurrency]") {
   const std::string dir = std::string(SPECSIM_TEST_DATA_DIR) + "/invalid/scenario/";
   const auto zero = run({"predict", "--scenario", dir + "concurrency-zero.yaml"});
   CHECK(zero.code == 1);

@@ -162,7 +162,7 @@ TEST_CASE("patches: --set key*=factor scales the current value with its unit", "
                     Contains("expected a non-negative factor"));
 }
 
-TEST_CASE("sweep: no valid point is an error on stderr naming the key; a key on two axes is refused",
+TEST_CASE("sweep: no valid point is an error on stderr naming the key, a key on two axes is refused",
           "[sweep][invalid]") {
   // An unknown key is refused before the grid runs (it once exited 0 with "plain decoding 0.0 tok/s").
   const Run unknown = run({"sweep", "--vary", "nosuch=1,2"});
