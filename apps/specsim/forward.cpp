@@ -118,8 +118,7 @@ void setup_forward(CLI::App& app, Io& io) {
       ->default_str("graph");
   sub->add_option("--profile", opts->profile, "Compute profile (calibration/profiles, kind compute_profile)");
   sub->add_option("--decode-step", opts->decode_step,
-                  "Measured compute time of one plain decode step (e.g. 6.1ms): solves the bandwidth efficiency "
-                  "(an MoE target without a profile: the fixed cost per kernel)");
+                  "Measured compute time of one plain decode step (e.g. 6.1ms): solves the bandwidth efficiency");
   sub->add_option("--step", opts->second_step,
                   "A second measured width, TOKENS:TIME (e.g. 8:7.2ms), with --decode-step: solves the "
                   "multi-token step (dense) or the experts' streaming efficiency (MoE)");

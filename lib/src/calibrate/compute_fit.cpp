@@ -493,42 +493,35 @@ double solve_bandwidth_efficiency(const TransformerSpec& model, const GpuSpec& g
 
 namespace {
 
-// The value of one term, set by `set`, in [lo, hi] at which the forward over `tokens` takes
-// `step_s`: the forward is monotone in each term solved here, so TOMS 748 finds it where the
-// interval brackets it; nullopt where it does not.
-template <class Set>
-std::optional<double> solve_term(const ForwardFitBasis& b, ComputeSettings settings, double tokens, double step_s,
-                                 Set set, double lo, double hi) {
-  auto gap = [&](double x) {
-    set(settings, x);
-    return predict_forward_s(*b.model, *b.gpu, b.tp, b.context_tokens, tokens, b.mode, settings) - step_s;
-  };
-  const double at_lo = gap(lo);
-  const double at_hi = gap(hi);
+// The root of `f` in [lo, hi] by TOMS 748, where f(lo) and f(hi) bracket one (either sign order);
+// nullopt where they do not.
+template <class F>
+std::optional<double> bracketed_root(F f, double lo, double hi) {
+  const double at_lo = f(lo);
+  const double at_hi = f(hi);
   if (at_lo == 0) return lo;
   if (at_hi == 0) return hi;
   if ((at_lo > 0) == (at_hi > 0)) return std::nullopt;
   boost::math::tools::eps_tolerance<double> tol(kBrentBits);
   std::uintmax_t iterations = 100;
-  const auto [a, c] = boost::math::tools::toms748_solve(gap, lo, hi, at_lo, at_hi, tol, iterations);
+  const auto [a, c] = boost::math::tools::toms748_solve(f, lo, hi, at_lo, at_hi, tol, iterations);
   return 0.5 * (a + c);
+}
+
+// The value of one term, set by `set`, in [lo, hi] at which the forward over `tokens` takes
+// `step_s` (the forward is monotone in each term solved here).
+template <class Set>
+std::optional<double> solve_term(const ForwardFitBasis& b, ComputeSettings settings, double tokens, double step_s,
+                                 Set set, double lo, double hi) {
+  return bracketed_root(
+      [&](double x) {
+        set(settings, x);
+        return predict_forward_s(*b.model, *b.gpu, b.tp, b.context_tokens, tokens, b.mode, settings) - step_s;
+      },
+      lo, hi);
 }
 
 void set_multi_token_step(ComputeSettings& s, double x) { s.multi_token_step_s = x; }
-
-// The root of `gap` in [lo, hi]; gap falls with x. Where gap is undefined (the experts alone, at
-// so low a rate, already outlast the decode step) it counts as too slow: +1 s.
-template <class Gap>
-std::optional<double> solve_outer(Gap gap, double lo, double hi) {
-  const auto f = [&](double x) { return gap(x).value_or(1.0); };
-  const double f_lo = f(lo);
-  const double f_hi = f(hi);
-  if (f_lo <= 0 || f_hi >= 0) return std::nullopt;
-  boost::math::tools::eps_tolerance<double> tol(kBrentBits);
-  std::uintmax_t iterations = 100;
-  const auto [a, c] = boost::math::tools::toms748_solve(f, lo, hi, f_lo, f_hi, tol, iterations);
-  return 0.5 * (a + c);
-}
 
 constexpr double kMaxMultiTokenStepS = 1e-2;  // per layer
 
@@ -564,7 +557,9 @@ ForwardFit fit_forward_steps(const ForwardFitBasis& b, ComputeSettings settings,
       return std::optional<double>{
           predict_forward_s(*b.model, *b.gpu, b.tp, b.context_tokens, wide_tokens, b.mode, s) - wide_s};
     };
-    if (const auto eta_e = solve_outer(wide_gap, kMinEfficiency, kMaxEffectiveEfficiency)) {
+    // Where the gap is undefined it counts as too slow (+1 s): the gap falls with eta_e.
+    const auto gap_or_slow = [&](double eta_e) { return wide_gap(eta_e).value_or(1.0); };
+    if (const auto eta_e = bracketed_root(gap_or_slow, kMinEfficiency, kMaxEffectiveEfficiency)) {
       settings.expert_bandwidth_efficiency = *eta_e;
       settings.bandwidth_efficiency = bandwidth_for(settings);
       fit.solved = "eta_bw and the experts' eta_e from the two widths";

@@ -203,9 +203,9 @@ std::vector<std::string> find_validation_rows(const std::vector<std::string>& pa
 ValidationRow validate_row(const std::string& file, const DataDir& data) { return predict_row(load_row(file, data)); }
 
 ValidationRow validate_row(const std::string& file, double spec_extra_per_cycle_s, const DataDir& data) {
-  Scenario s = load_row(file, data);
-  s.host.spec_extra_per_cycle_s = spec_extra_per_cycle_s;
-  ValidationRow row = predict_row(std::move(s));
+  EngineTerms terms;
+  terms.per_cycle_s = spec_extra_per_cycle_s;
+  ValidationRow row = validate_row(file, terms, data);
   if (spec_extra_per_cycle_s < 0) {
     row.warnings.push_back("the calibrated per-cycle term is negative (" + units::format_duration(spec_extra_per_cycle_s) +
                            "): the model's cycle without it is already longer than the calibrating row measured");
@@ -214,17 +214,15 @@ ValidationRow validate_row(const std::string& file, double spec_extra_per_cycle_
 }
 
 double fit_spec_extra_per_cycle(const std::string& file, const DataDir& data) {
-  // The row's speculative run, no longer held out, calibrates the term (CycleModel does the fit).
-  Scenario s = load_row(file, data);
-  s.measurements.speculative_held_out = false;
-  s.explicit_keys.erase("host.spec_extra_per_cycle");
-  const CycleModel model(std::move(s));
-  return model.calibration().spec_extra_per_cycle_s.value;
+  const EngineOverheadFit f = fit_engine_overhead(file, data);
+  return f.total_s - f.forwards * f.per_forward_s;
 }
 
 double transferable_spec_extra(double fitted_s) { return std::max(0.0, fitted_s); }
 
 EngineOverheadFit fit_engine_overhead(const std::string& file, const DataDir& data) {
+  // The row's speculative run, no longer held out, calibrates the per-cycle term (CycleModel does
+  // the fit); the per-forward term stays as the row states it.
   Scenario s = load_row(file, data);
   s.measurements.speculative_held_out = false;
   s.explicit_keys.erase("host.spec_extra_per_cycle");
