@@ -1052,9 +1052,12 @@ std::string read_attention_dp(YamlReader& p, Parallelism& parallel) {
   if (!p.has("attention_dp")) return "";
   const std::string text = p.optional_string("attention_dp", "");
   if (text == "false") return "";
+  if (text == "true") {
+    parallel.attention_dp = parallel.tp;
+    return text;
+  }
   // Not in kScenarioBounds: that table's integers do not take `true`.
-  parallel.attention_dp = text == "true" ? parallel.tp : static_cast<int>(p.optional_integer("attention_dp", 1, 1, 1024));
-  if (text == "true") return text;
+  parallel.attention_dp = static_cast<int>(p.optional_integer("attention_dp", 1, 1, 1024));
   return parallel.attention_dp == 1 ? "" : std::to_string(parallel.attention_dp);  // one group: plain TP
 }
 
