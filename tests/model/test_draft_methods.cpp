@@ -3,10 +3,12 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <fstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "cli_run.hpp"
 #include "specsim/compute_model.hpp"
 #include "specsim/cycle.hpp"
 #include "specsim/load.hpp"
@@ -105,18 +107,27 @@ TEST_CASE("host prior: a batch-1 graph step far above vLLM's host prior is read 
                           "/validation/vllm-scripts-qwen3-32b-h100/vscripts-qwen3-32b-draft1.7b-k3-c1-mtbench.yaml";
   const specsim::CycleModel model(specsim::load_scenario(row, {}, kRoot));
   const auto& cal = model.calibration();
-  // models/engines/vllm.yaml plain_step_host: 0.44 ms (p90 2 ms). The measured step is 1/29.18 s =
-  // 34.3 ms against a ~24.9 ms forward at 84%, so 9.4 ms would be host: the efficiency takes it.
-  CHECK_THAT(cal.host_decode_s.value, WithinAbs(0.44e-3, 1e-9));
-  CHECK_THAT(cal.bandwidth_efficiency.origin, StartsWith("calibrated: the measured plain step"));
+  // models/engines/vllm.yaml plain_step_host: 0.44 ms (p90 2 ms). The measured TPOT is 34.17 ms
+  // against a ~24.9 ms forward at 84%, so 9.3 ms would be host: the efficiency takes it. The end-to-end
+  // step 1/29.18 s = 34.27 ms adds 0.10 ms per output token (prefill).
+  CHECK_THAT(cal.host_decode_s.value - cal.host_per_output_token_s, WithinAbs(0.44e-3, 1e-9));
+  CHECK_THAT(cal.host_per_output_token_s, WithinRel(1.0 / 29.18 - 34.17e-3, 1e-9));
+  CHECK_THAT(cal.bandwidth_efficiency.origin, StartsWith("calibrated: the measured plain TPOT 34.2 ms"));
   CHECK(cal.bandwidth_efficiency.value < specsim::kPriorBandwidthEfficiency.p10);
   // The forward now fills the step less the prior's host time.
   CHECK_THAT(model.predict().baseline_tokens_per_s, WithinRel(29.18, 1e-6));
-  // At batch 16 the same excess may be batch tails: the host keeps it and the efficiency stays a prior.
+  // At batch 16 the TPOT (35.34 ms) holds no prefill or batch tails: its excess is read the same way.
   const std::string c16 = std::string(SPECSIM_SOURCE_DIR) +
                           "/validation/vllm-scripts-qwen3-32b-h100/vscripts-qwen3-32b-draft1.7b-k3-c16-mtbench.yaml";
   const specsim::CycleModel batch16(specsim::load_scenario(c16, {}, kRoot));
-  CHECK_THAT(batch16.calibration().bandwidth_efficiency.origin, StartsWith("prior"));
+  CHECK_THAT(batch16.calibration().bandwidth_efficiency.origin, StartsWith("calibrated: the measured plain TPOT"));
+  // Without the TPOT the end-to-end step may hold batch tails: the host keeps the excess, the
+  // efficiency stays a prior.
+  specsim::test::TempDir dir("specsim-no-tpot");
+  const std::string file = (dir.path / "c16.yaml").string();
+  std::ofstream(file) << specsim::test::replaced_once(specsim::test::read_text(c16), "    tpot: 35.34ms", "    # tpot removed");
+  const specsim::CycleModel no_tpot(specsim::load_scenario(file, {}, kRoot));
+  CHECK_THAT(no_tpot.calibration().bandwidth_efficiency.origin, StartsWith("prior"));
 }
 
 TEST_CASE("mtp: a model file's mtp_weights price the module apart from the target", "[mtp]") {

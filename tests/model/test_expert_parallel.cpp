@@ -146,3 +146,23 @@ TEST_CASE("expert parallel: ep groups smaller than tp split each expert over the
   const double m = specsim::expected_max_experts_per_rank(256, 8, 1.0, 4);
   CHECK_THAT(ep4.terms(1.0).expert_bytes / tp8.terms(1.0).expert_bytes, WithinRel((m / 2.0) / (8.0 / 8.0), 1e-9));
 }
+
+TEST_CASE("routing skew: shared within a request, independent across requests", "[expert_parallel]") {
+  // Kimi (E = 384, k = 8) with the home case's calibrated skew 0.038. One request verifying 4 tokens:
+  // D = 1 + 3 x 0.038 = 1.114 draws, 384 (1 - (1 - 8/384)^1.114) = 8.901 experts (docs/model.md).
+  CHECK_THAT(specsim::routing_draws(4.0, 1.0, 0.038), WithinRel(1.114, 1e-12));
+  CHECK_THAT(specsim::expected_distinct_experts(384, 8, 4.0, 0.038), WithinRel(8.9014, 1e-4));
+  // 128 requests decoding one token each route independently: D = 128 whatever the skew, so
+  // 384 (1 - (376/384)^128) = 358.06 experts, not the 44.3 of D = 1 + 127 x 0.038 = 5.83 from
+  // treating the batch as one request.
+  CHECK(specsim::routing_draws(128.0, 128.0, 0.038) == 128.0);
+  CHECK_THAT(specsim::expected_distinct_experts(384, 8, 128.0, 0.038, 128.0), WithinRel(358.06, 1e-4));
+  // 8 requests x 4 verify tokens: D = 8 x 1.114 = 8.912.
+  CHECK_THAT(specsim::routing_draws(32.0, 8.0, 0.038), WithinRel(8.912, 1e-12));
+  // Uniform routing (skew 1) is q tokens, however they are split into requests.
+  CHECK(specsim::routing_draws(32.0, 8.0, 1.0) == 32.0);
+  CHECK(specsim::expected_distinct_experts(128, 8, 32.0, 1.0, 8.0) == specsim::expected_distinct_experts(128, 8, 32.0));
+  // The busiest rank under ep follows the same draws.
+  CHECK(specsim::expected_max_experts_per_rank(384, 8, 32.0, 1, 0.038, 8.0) ==
+        specsim::expected_distinct_experts(384, 8, 32.0, 0.038, 8.0));
+}

@@ -272,13 +272,66 @@ TEST_CASE("calibration: an end-to-end plain rate charges the step's residual per
   const auto ps = step.predict();
   const auto pe = e2e.predict();
   const double h = e2e.calibration().host_decode_s.value;
-  REQUIRE(e2e.calibration().host_per_output_token);
+  REQUIRE(e2e.calibration().host_per_output_token_s == h);  // all of it
   CHECK_THAT(h, WithinRel(step.calibration().host_decode_s.value, 1e-12));  // the same residual
   CHECK_THAT(pe.baseline_tokens_per_s, WithinRel(150.0, 1e-9));            // plain still reproduced
   CHECK_THAT(pe.spec_host_s - ps.spec_host_s, WithinRel(h * (pe.tokens_per_cycle - 1.0), 1e-9));
   // Break-even is still the fixed point tau* = T_cycle(tau*) / T_base.
   const double tau = pe.breakeven_tokens_per_cycle;
   CHECK_THAT(e2e.cycle_s(tau) / e2e.baseline_step_s(), WithinRel(tau, 1e-6));
+}
+
+TEST_CASE("calibration: a measured TPOT splits an end-to-end residual into per-step and per-token parts", "[validate]") {
+  // a-chain3 at 140 tok/s end to end is a 7.143 ms step per token, against a modelled forward of
+  // 6.46 ms. With a measured TPOT of 6.8 ms the decode step is 6.8 ms: its 0.34 ms over the forward
+  // is host work paid once per cycle, and the 0.343 ms the end-to-end step adds (prefill, tails)
+  // is paid per output token, tau times. Without the TPOT all 0.683 ms is paid tau times.
+  const std::string row = kRows + "/run-a/a-chain3.yaml";
+  const std::vector<std::string> e2e_patches{"measurements.baseline.tokens_per_s=140tok/s",
+                                             "measurements.baseline.includes_prefill=true"};
+  auto tpot_patches = e2e_patches;
+  tpot_patches.push_back("measurements.baseline.tpot=6.8ms");
+  const specsim::CycleModel e2e(specsim::load_scenario(row, e2e_patches, kRoot));
+  const specsim::CycleModel tpot(specsim::load_scenario(row, tpot_patches, kRoot));
+  const auto pe = e2e.predict();
+  const auto pt = tpot.predict();
+  const auto& cal = tpot.calibration();
+  CHECK_THAT(pt.baseline_tokens_per_s, WithinRel(140.0, 1e-9));  // plain still reproduced
+  CHECK_THAT(cal.host_per_output_token_s, WithinRel(1.0 / 140.0 - 6.8e-3, 1e-9));
+  CHECK_THAT(cal.host_decode_s.origin, Catch::Matchers::Contains("measured TPOT 6.8 ms"));
+  const double h = cal.host_decode_s.value;  // the same whole residual as without the TPOT
+  CHECK_THAT(h, WithinRel(e2e.calibration().host_decode_s.value, 1e-12));
+  CHECK(h > cal.host_per_output_token_s);
+  const double tau = pt.tokens_per_cycle;
+  CHECK_THAT(pe.spec_host_s - pt.spec_host_s, WithinRel((h - cal.host_per_output_token_s) * (tau - 1.0), 1e-9));
+  CHECK(pt.spec_tokens_per_s > pe.spec_tokens_per_s);
+  // Break-even is still the fixed point tau* = T_cycle(tau*) / T_base.
+  const double star = pt.breakeven_tokens_per_cycle;
+  CHECK_THAT(tpot.cycle_s(star) / tpot.baseline_step_s(), WithinRel(star, 1e-6));
+}
+
+TEST_CASE("load: a TPOT needs an end-to-end rate and cannot exceed its step", "[validate]") {
+  const std::string yaml = specsim::test::read_text(kRows + "/run-a/a-chain3.yaml");
+  specsim::test::TempDir dir("specsim-tpot");
+  const auto message = [&](const std::string& baseline) {
+    const std::string file = (dir.path / "tpot.yaml").string();
+    std::ofstream(file) << specsim::test::replaced_once(yaml, "    tokens_per_s: 150tok/s\n", baseline);
+    try {
+      (void)specsim::load_scenario(file, {}, kRoot);
+    } catch (const specsim::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string alone = message("    tokens_per_s: 150tok/s\n    tpot: 6.2ms\n");
+  CHECK_THAT(alone, Catch::Matchers::Contains("tpot.yaml:32"));
+  CHECK_THAT(alone, Catch::Matchers::Contains("tpot"));
+  CHECK_THAT(alone, Catch::Matchers::Contains("includes_prefill: true"));
+  // 150 tok/s at batch 1 is 6.667 ms per token end to end; 7 ms of decode alone is impossible.
+  const std::string longer = message("    tokens_per_s: 150tok/s\n    includes_prefill: true\n    tpot: 7ms\n");
+  CHECK_THAT(longer, Catch::Matchers::Contains("tpot.yaml:33"));
+  CHECK_THAT(longer, Catch::Matchers::Contains("longer than the end-to-end step"));
+  CHECK(message("    tokens_per_s: 150tok/s\n    includes_prefill: true\n    tpot: 6.6ms\n") == "no error");
 }
 
 TEST_CASE("load: a scenario without an engine block takes every engine default", "[validate]") {

@@ -31,18 +31,25 @@ namespace specsim {
 // and the attention kernel (an estimate: vLLM's attention custom op runs both).
 inline constexpr int kPiecewiseAttentionKernels = 2;
 
-// Expected distinct experts touched by `tokens` tokens, each picking k of E uniformly; `skew` < 1
-// shrinks the effective token count for routing that favours some experts.
-[[nodiscard]] double expected_distinct_experts(int experts, int per_token, double tokens, double skew = 1.0);
+// Independent routing draws among `tokens` tokens of `requests` requests (docs/model.md#equations):
+// a request's w = tokens / requests consecutive tokens share experts, 1 + (w - 1) skew draws, while
+// different requests route independently, so q = requests (1 + (w - 1) skew). skew 1 gives q = tokens.
+[[nodiscard]] double routing_draws(double tokens, double requests, double skew);
+
+// Expected distinct experts touched by `tokens` tokens of `requests` requests, each picking k of E
+// uniformly, E (1 - (1 - k/E)^q) with q = routing_draws; `skew` < 1 shrinks the draws within a
+// request for routing that favours the experts its previous tokens chose.
+[[nodiscard]] double expected_distinct_experts(int experts, int per_token, double tokens, double skew = 1.0,
+                                               double requests = 1.0);
 
 // Expert parallelism: the expected distinct experts hit on the busiest of `ranks` ranks, each holding
 // m = experts / ranks whole experts (docs/references/models.md#expert-parallel):
-//   p = 1 - (1 - k/E)^(1 + (q - 1) skew)              one expert hit, as in expected_distinct_experts
+//   p = 1 - (1 - k/E)^q, q = routing_draws            one expert hit, as in expected_distinct_experts
 //   X_r ~ Binomial(m, p)                               experts hit on rank r
 //   E[max_r X_r] = sum_{j=0}^{m-1} (1 - F(j)^ranks)    the ranks taken as independent (an approximation)
 // One rank gives expected_distinct_experts.
 [[nodiscard]] double expected_max_experts_per_rank(int experts, int per_token, double tokens, int ranks,
-                                                   double skew = 1.0);
+                                                   double skew = 1.0, double requests = 1.0);
 
 // What one rank of the target holds and runs (Parallelism::ep, moe_a2a, attention_dp), as its
 // compute sees it.

@@ -42,9 +42,10 @@ struct Calibration {
   CalibratedValue routing_skew;
   CalibratedValue eager_overhead_per_op_s;
   CalibratedValue host_decode_s;
-  // The plain step's residual is per output token (an end-to-end measurement, prefill included):
-  // a speculative cycle pays it once per token it emits, host_decode_s * tau.
-  bool host_per_output_token = false;
+  // The part of host_decode_s paid per output token (an end-to-end measurement: prefill and batch
+  // tails): a speculative cycle pays it once per token it emits (x tau), the rest once per cycle.
+  // The whole residual without a measured TPOT, the end-to-end step less the TPOT with one.
+  double host_per_output_token_s = 0.0;
   // The engine's speculative overheads (HostSettings): set by the scenario or the engine's prior.
   CalibratedValue spec_extra_per_cycle_s;
   CalibratedValue draft_step_overhead_s;

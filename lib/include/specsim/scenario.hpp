@@ -196,6 +196,10 @@ struct Measurements {
   // The plain rate was measured end to end (output tokens / wall time, prefill included): what the
   // modelled step leaves is then spread over output tokens, not paid once per step.
   bool baseline_includes_prefill = false;
+  // The same plain run's decode time per output token of one request (vllm bench serve's Mean
+  // TPOT): the step without prefill and batch tails. Beside an end-to-end rate it splits the rate's
+  // residual into per-step host work and a per-output-token part (CycleModel::calibrate_host).
+  std::optional<double> baseline_tpot_s;
   struct Verify {
     double step_s = 0.0;
     int allreduce_count = 0;

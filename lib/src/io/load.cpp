@@ -31,6 +31,7 @@ const int kMaxCount = static_cast<int>(plausible_range(Magnitude::kCount).max);
 // to 1 ms in a step of ~30 ms (models/scenarios: 25 ms + 5 ms = 30 ms): 1/30 is 3.3%, so 5% of the
 // step allows that rounding and catches a part copied wrong.
 constexpr double kVerifyPartsTolerance = 0.05;
+constexpr double kTpotTolerance = 0.01;  // rounding of a published TPOT against the rate
 
 std::string join(const std::vector<std::string>& items) {
   std::string out;
@@ -959,6 +960,21 @@ Measurements read_measurements(YamlReader& m, const Scenario& s, const DataDir& 
   if (auto b = m.optional_child("baseline")) {
     out.baseline_tokens_per_s = b->quantity("tokens_per_s", Quantity::kRate);
     out.baseline_includes_prefill = b->optional_boolean("includes_prefill", false);
+    if (b->has("tpot")) {
+      const double tpot = b->quantity("tpot", Quantity::kDuration);
+      if (!out.baseline_includes_prefill) {
+        b->fail("tpot", "is read only beside an end-to-end rate (includes_prefill: true): a decode-only "
+                        "tokens_per_s already is the step, and the two would disagree");
+      }
+      // One step emits one token per request: the end-to-end step (prefill and tails included)
+      // cannot be shorter than the decode step. kTpotTolerance allows for rounding of published figures.
+      const double end_to_end = s.batch / out.baseline_tokens_per_s.value();
+      if (tpot > end_to_end * (1.0 + kTpotTolerance)) {
+        b->fail("tpot", "= " + units::format_duration(tpot) + " is longer than the end-to-end step batch / tokens_per_s = " +
+                            units::format_duration(end_to_end) + ": the decode step cannot take more than the whole run per token");
+      }
+      out.baseline_tpot_s = std::min(tpot, end_to_end);
+    }
     b->ignore("source");
     b->finish();
   }

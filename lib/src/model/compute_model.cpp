@@ -5,18 +5,23 @@
 
 namespace specsim {
 
-double expected_distinct_experts(int experts, int per_token, double tokens, double skew) {
-  if (experts <= 0 || tokens <= 0) return 0.0;
-  const double q = 1.0 + (tokens - 1.0) * skew;
-  const double miss = 1.0 - double(per_token) / experts;
-  return experts * (1.0 - std::pow(miss, q));
+double routing_draws(double tokens, double requests, double skew) {
+  // Fewer tokens than requests (a fractional extend): each token is a request of its own.
+  if (requests <= 0.0 || tokens <= requests) return tokens;
+  return requests * (1.0 + (tokens / requests - 1.0) * skew);
 }
 
-double expected_max_experts_per_rank(int experts, int per_token, double tokens, int ranks, double skew) {
-  if (ranks <= 1) return expected_distinct_experts(experts, per_token, tokens, skew);
+double expected_distinct_experts(int experts, int per_token, double tokens, double skew, double requests) {
   if (experts <= 0 || tokens <= 0) return 0.0;
-  const double q = 1.0 + (tokens - 1.0) * skew;
-  const double p = 1.0 - std::pow(1.0 - double(per_token) / experts, q);
+  const double miss = 1.0 - double(per_token) / experts;
+  return experts * (1.0 - std::pow(miss, routing_draws(tokens, requests, skew)));
+}
+
+double expected_max_experts_per_rank(int experts, int per_token, double tokens, int ranks, double skew,
+                                     double requests) {
+  if (ranks <= 1) return expected_distinct_experts(experts, per_token, tokens, skew, requests);
+  if (experts <= 0 || tokens <= 0) return 0.0;
+  const double p = 1.0 - std::pow(1.0 - double(per_token) / experts, routing_draws(tokens, requests, skew));
   const int m = experts / ranks;
   if (p >= 1.0) return m;
   // Binomial(m, p) term by term: pmf(j + 1) = pmf(j) (m - j) / (j + 1) p / (1 - p).
@@ -157,8 +162,10 @@ double ComputeModel::gpu_time_s(double tokens) const {
 
 double ComputeModel::experts_read(double tokens) const {
   const MoeSpec& e = *model_->moe;
-  return ep_ > 1 ? expected_max_experts_per_rank(e.experts, e.experts_per_token, tokens, ep_, skew_)
-                 : expected_distinct_experts(e.experts, e.experts_per_token, tokens, skew_);
+  // The forward's tokens belong to batch_ requests: routing is shared within a request and
+  // independent across requests.
+  return ep_ > 1 ? expected_max_experts_per_rank(e.experts, e.experts_per_token, tokens, ep_, skew_, batch_)
+                 : expected_distinct_experts(e.experts, e.experts_per_token, tokens, skew_, batch_);
 }
 
 int ComputeModel::kernels_per_dense_layer() const {

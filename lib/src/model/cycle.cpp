@@ -403,17 +403,29 @@ void CycleModel::calibrate_host(const Scenario& s) {
   if (s.host.decode_per_step_s) {
     cal.host_decode_s = {*s.host.decode_per_step_s, "set"};
   } else if (s.measurements.baseline_tokens_per_s && *s.measurements.baseline_tokens_per_s > 0) {
-    const double step = s.batch / *s.measurements.baseline_tokens_per_s;
+    const Measurements& m = s.measurements;
+    const double end_to_end = s.batch / *m.baseline_tokens_per_s;
+    // With a measured TPOT the decode step is known apart from prefill and batch tails.
+    const double step = m.baseline_tpot_s.value_or(end_to_end);
     const ForwardBreakdown f = forward(target_, s.model, ForwardOf::kTarget, s.batch, s.engine.decode_mode, "decode");
     double host = step - f.total_s();
     if (host < 0) host = fit_forward_to_step(s, step, f.total_s());
     host = fit_forward_to_host_prior(s, step, host);
     const double modelled = step - host;
-    cal.host_decode_s = {host, "calibrated: measured step " + units::format_duration(step) +
-                                   " minus the modelled forward " + units::format_duration(modelled)};
-    if (s.measurements.baseline_includes_prefill) {
-      // Prefill and batch tails are paid per output token: a cycle pays them tau times.
-      cal.host_per_output_token = true;
+    const double per_token = end_to_end - step;
+    cal.host_decode_s = {host + per_token, "calibrated: measured step " + units::format_duration(step) +
+                                               " minus the modelled forward " + units::format_duration(modelled)};
+    if (m.baseline_tpot_s) {
+      cal.host_per_output_token_s = per_token;
+      cal.host_decode_s.origin = "calibrated: measured TPOT " + units::format_duration(step) +
+                                 " minus the modelled forward " + units::format_duration(modelled) +
+                                 " per step, plus the end-to-end step " + units::format_duration(end_to_end) +
+                                 " less the TPOT (prefill and batch tails), " + units::format_duration(per_token) +
+                                 " per output token (x tau per cycle)";
+    } else if (m.baseline_includes_prefill) {
+      // Prefill and batch tails are paid per output token: a cycle pays them tau times. Without a
+      // TPOT they cannot be told from the step's host work, so the whole residual is.
+      cal.host_per_output_token_s = host;
       cal.host_decode_s.origin += "; measured end to end, so charged per output token (x tau per cycle)";
     }
   } else {
@@ -432,7 +444,10 @@ void CycleModel::calibrate_host(const Scenario& s) {
 double CycleModel::fit_forward_to_host_prior(const Scenario& s, double step, double host) {
   Calibration& cal = calibration_;
   // The prior is of graph-mode steps; an eager step's launches are host work of another size.
-  if (s.batch != 1 || s.engine.decode_mode != LaunchMode::kGraph || !s.engine_prior || !s.engine_prior->plain_step_host) {
+  // Above batch 1 an end-to-end step also holds prefill and batch tails, unless a measured TPOT
+  // gave the decode step apart from them; the batch-1 prior then bounds host work that grows
+  // with the batch, which its p90 (not its value) is wide enough to allow at moderate batch.
+  if ((s.batch != 1 && !s.measurements.baseline_tpot_s) || s.engine.decode_mode != LaunchMode::kGraph || !s.engine_prior || !s.engine_prior->plain_step_host) {
     return host;
   }
   const EnginePrior::Term& prior = *s.engine_prior->plain_step_host;
@@ -447,10 +462,11 @@ double CycleModel::fit_forward_to_host_prior(const Scenario& s, double step, dou
   const auto [a, b] = boost::math::tools::toms748_solve([&](double x) { return decode_s(x) - wanted; }, kMinEfficiency,
                                                         from, boost::math::tools::eps_tolerance<double>(40), iterations);
   const double eta = 0.5 * (a + b);
-  cal.bandwidth_efficiency = {eta, "calibrated: the measured plain step " + units::format_duration(step) +
-                                       " less the engine's host prior " + units::format_duration(prior.value_s)};
-  cal.warnings.push_back("the measured plain step (" + units::format_duration(step) + ") leaves " +
-                         units::format_duration(host) + " beyond the modelled forward at batch 1, more than the " +
+  const std::string what = s.measurements.baseline_tpot_s ? "the measured plain TPOT " : "the measured plain step ";
+  cal.bandwidth_efficiency = {eta, "calibrated: " + what + units::format_duration(step) + " less the engine's host prior " +
+                                       units::format_duration(prior.value_s)};
+  cal.warnings.push_back(what + "(" + units::format_duration(step) + ") leaves " + units::format_duration(host) +
+                         " beyond the modelled forward at batch " + std::to_string(s.batch) + ", more than the " +
                          s.engine.name + " host prior allows (p90 " + units::format_duration(prior.p90_s) +
                          "): read as GPU time, bandwidth efficiency calibrated from " +
                          units::format_fixed(100.0 * from, 0) + "% to " + units::format_fixed(100.0 * eta, 0) + "%");
@@ -607,7 +623,7 @@ Prediction CycleModel::predict(const DraftShape& sp, const Acceptance& acceptanc
   // Break-even: tau* = T_cycle(tau*) / T_base. The extend depends on tau, and so does a host time
   // paid per output token (h tau): tau = (T_fixed + extend(tau)) / (T_base - h), iterated to its
   // fixed point (a contraction: the extend's slope in tau is far below T_base - h = the forward).
-  const double per_token_host = calibration_.host_per_output_token ? calibration_.host_decode_s.value : 0.0;
+  const double per_token_host = calibration_.host_per_output_token_s;
   const double extend_s = p.drafts.empty() ? 0.0 : p.drafts.back().total_s();
   const double fixed_part = p.cycle_s - extend_s - per_token_host * p.tokens_per_cycle;
   double tau = p.tokens_per_cycle;
@@ -654,7 +670,8 @@ double CycleModel::cycle_s(const DraftShape& sp, double tau) const {
 
 double CycleModel::spec_host_s(double draft_forwards, double tau) const {
   const HostSettings& h = scenario_.host;
-  const double host = calibration_.host_decode_s.value * (calibration_.host_per_output_token ? tau : 1.0);
+  const double per_token = calibration_.host_per_output_token_s;
+  const double host = calibration_.host_decode_s.value - per_token + per_token * tau;
   // Prompt lookup scans each request's context on the host (docs/model.md#ngram).
   const double lookup = scenario_.speculation.runs_draft_forwards()
                             ? 0.0
