@@ -15,6 +15,7 @@
 #include "specsim/comm_scaling.hpp"
 #include "specsim/error.hpp"
 #include "specsim/load.hpp"
+#include "specsim/nccl_prior.hpp"
 #include "specsim/report.hpp"
 #include "specsim/units.hpp"
 
@@ -128,7 +129,11 @@ void run_comm(const CommOptions& o, Io& io) {
     table.rank_scaling = curve.method();
     table.estimated_from = rank_sources(curve, sources);
   }
-  for (double b : sizes) table.points.push_back({b, curve.time_s(b), in_range(b)});
+  for (double b : sizes) {
+    CommTable::Point point{b, curve.time_s(b), in_range(b), std::nullopt};
+    if (topology) point.prior_s = nccl_prior_pick(prior, b).time_s;
+    table.points.push_back(point);
+  }
   io.out << render_comm(table, o.format);
 }
 

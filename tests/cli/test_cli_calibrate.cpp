@@ -8,6 +8,8 @@
 
 #include "cli.hpp"
 #include "cli_run.hpp"
+#include "specsim/comm_model.hpp"
+#include "specsim/nccl_prior.hpp"
 #include "specsim/load.hpp"
 #include "specsim/nccl_tests.hpp"
 
@@ -156,6 +158,30 @@ TEST_CASE("comm: an unmeasured rank count is estimated from profiles at others",
                               "--topology", "8x-rtx-pro-6000-pcie5"});
   CHECK(power_one.code == specsim::cli::kExitInput);
   CHECK_THAT(power_one.err, Contains("two rank counts"));
+}
+
+TEST_CASE("comm: with --topology NCCL's model is printed beside the measured time", "[calibrate]") {
+  // The 8x H200 table (AIConfigurator, graph mode) at 64 KiB: 19.9 us measured. NCCL's model of
+  // that box (NVSwitch, 8 ranks) is what specsim would use without the table.
+  const std::string h200 = std::string(SPECSIM_SOURCE_DIR) + "/calibration/profiles/h200-8x-nvswitch-aic-nccl.yaml";
+  const auto out = run({"comm", "--profile", h200, "--ranks", "8", "--size", "64KiB", "--topology", "8x-h200-nvswitch",
+                        "--json"});
+  REQUIRE(out.code == 0);
+  const auto point = nlohmann::json::parse(out.out)["points"][0];
+  const specsim::DataDir data(SPECSIM_SOURCE_DIR);
+  const auto topology = specsim::load_topology(data.resolve(specsim::DataKind::kTopology, "8x-h200-nvswitch"));
+  const auto gpu = specsim::load_gpu(data.resolve(specsim::DataKind::kGpu, topology.gpu));
+  const double prior = specsim::nccl_prior_pick(specsim::nccl_prior_config(topology, gpu, 8), 65536).time_s;
+  CHECK_THAT(point["prior_s"].get<double>(), WithinRel(prior, 1e-12));
+  CHECK_THAT(point["measured_over_prior"].get<double>(), WithinRel(point["time_s"].get<double>() / prior, 1e-12));
+  const auto text = run({"comm", "--profile", h200, "--ranks", "8", "--size", "64KiB", "--topology", "8x-h200-nvswitch"});
+  CHECK_THAT(text.out, Contains("NCCL prior") && Contains("(x 1.26)"));
+  const auto csv = run({"comm", "--profile", h200, "--ranks", "8", "--size", "64KiB", "--topology", "8x-h200-nvswitch",
+                        "--format", "csv"});
+  CHECK_THAT(csv.out, Contains("bytes,time_s,prior_s,measured_over_prior"));
+  // Without a topology the output is as before: no prior.
+  const auto plain = nlohmann::json::parse(run({"comm", "--profile", h200, "--ranks", "8", "--size", "64KiB", "--json"}).out);
+  CHECK_FALSE(plain["points"][0].contains("prior_s"));
 }
 
 TEST_CASE("calibrate nccl: shipped profiles load and match their logs", "[calibrate]") {

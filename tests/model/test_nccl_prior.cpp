@@ -1,14 +1,21 @@
 // NCCL's tuning model against the worked numbers of docs/references/nccl.md#latency-vs-ranks, #worked-example, and its
 // use as a what-if ratio on a calibrated curve.
 #include <catch2/catch.hpp>
+#include <algorithm>
+#include <cmath>
 #include <string>
+#include <vector>
 
 #include "specsim/comm_curve.hpp"
+#include "specsim/scenario.hpp"
+#include "specsim/load.hpp"
+#include "specsim/comm_model.hpp"
 #include "specsim/error.hpp"
 #include "specsim/nccl_prior.hpp"
 #include "specsim/nccl_tests.hpp"
 
 using Catch::Matchers::Contains;
+using Catch::Matchers::WithinAbs;
 using Catch::Matchers::WithinRel;
 using specsim::NcclAlgo;
 using specsim::NcclPriorConfig;
@@ -122,4 +129,31 @@ TEST_CASE("prior inputs are validated and names parse", "[nccl_prior][invalid]")
   CHECK(specsim::parse_nccl_proto("ll128") == NcclProto::kLL128);
   CHECK_THROWS_WITH(specsim::parse_nccl_algo("nvls"), Contains("unknown algorithm 'nvls'; valid: Ring, Tree"));
   CHECK_THROWS_WITH(specsim::parse_nccl_proto("fast"), Contains("valid: LL, LL128, Simple"));
+}
+
+TEST_CASE("the all-reduce prior's spread is the pooled ratio of the shipped graph-mode NCCL tables", "[nccl_prior]") {
+  // kPriorAllReduceRatio: measured / NCCL's model over 4 KiB - 1 MiB (the sizes a decode or verify
+  // all-reduce has), at the sizes each table measured, on the four boxes whose topology names a
+  // graph-mode NCCL table. Pooled, nearest rank: p10 0.66, median 0.99, p90 1.23 over 32 points
+  // (scripts/allreduce_prior_spread.py prints the same per box).
+  const specsim::DataDir data(SPECSIM_SOURCE_DIR);
+  std::vector<double> ratios;
+  for (const char* name : {"2x-rtx-pro-6000-pcie5", "4x-rtx-pro-6000-pcie5", "8x-rtx-pro-6000-pcie5", "8x-h200-nvswitch"}) {
+    INFO(name);
+    const auto topology = specsim::load_topology(data.resolve(specsim::DataKind::kTopology, name));
+    const auto gpu = specsim::load_gpu(data.resolve(specsim::DataKind::kGpu, topology.gpu));
+    const auto profile = specsim::load_comm_profile(data.resolve(specsim::DataKind::kCommProfile, topology.comm_profile));
+    REQUIRE(profile.mode == specsim::LaunchMode::kGraph);
+    const auto curve = specsim::measured_curve(profile, topology.link);
+    const auto config = specsim::nccl_prior_config(topology, gpu, profile.ranks);
+    for (double bytes = 4096; bytes <= 1048576; bytes *= 2) {
+      if (curve->in_measured_range(bytes)) ratios.push_back(curve->time_s(bytes) / specsim::nccl_prior_pick(config, bytes).time_s);
+    }
+  }
+  REQUIRE(ratios.size() == 32);
+  std::sort(ratios.begin(), ratios.end());
+  const auto rank = [&](double q) { return ratios[std::size_t(std::ceil(q * double(ratios.size()))) - 1]; };
+  CHECK_THAT(rank(0.1), WithinAbs(specsim::kPriorAllReduceRatio.p10, 0.005));
+  CHECK_THAT(rank(0.9), WithinAbs(specsim::kPriorAllReduceRatio.p90, 0.005));
+  CHECK_THAT(0.5 * (ratios[15] + ratios[16]), WithinAbs(0.99, 0.005));  // the prior is unbiased: value 1
 }

@@ -4,6 +4,7 @@
 // terms); a set term has no spread.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 #include "specsim/cycle.hpp"
@@ -115,4 +116,29 @@ TEST_CASE("prior band: every term drawn brackets the central prediction", "[prio
   CHECK(band.p50_tokens_per_s < band.p90_tokens_per_s);
   CHECK(band.p10_tokens_per_s < p.spec_tokens_per_s);
   CHECK(p.spec_tokens_per_s < band.p90_tokens_per_s);
+}
+
+TEST_CASE("prior band: collectives priced by NCCL's model carry its spread, a measured table none", "[prior_band]") {
+  // sf339: Qwen3-30B-A3B at TP2 on H100s with no measured all-reduce table, so NCCL's model and the
+  // engine's one-shot kernel price every collective. Every other prior set: only the all-reduce
+  // ratio (kPriorAllReduceRatio, p10 0.66, p90 1.23) is drawn, as comm.scale on the deployment as
+  // measured (the host time recalibrates to the plain step each draw).
+  const std::string row = std::string(SPECSIM_SOURCE_DIR) +
+                          "/validation/specforge-issue-339-2xh100/sf339-qwen3-30b-a3b-eagle3-tp2-bs1-3-1-4.yaml";
+  const std::vector<std::string> set = with(kComputeSet, {"host.draft_step_overhead=0.1ms", "host.spec_extra_per_cycle=1ms"});
+  const specsim::CycleModel model(specsim::load_scenario(row, set, kRoot));
+  const auto p = model.predict();
+  const auto band = specsim::prior_band(model, p);
+  REQUIRE(band.terms == std::vector<std::string>{"all-reduce prior"});
+  CHECK(band.p10_tokens_per_s < p.spec_tokens_per_s);
+  CHECK(p.spec_tokens_per_s < band.p90_tokens_per_s);
+  // The draft's all-reduces are not in the plain step, so slower collectives slow the cycle: the band
+  // is wider than nothing, yet narrower than the ratio's own 0.66-1.23 (the verify's collectives
+  // recalibrate away against the decode's).
+  CHECK(band.p90_tokens_per_s / band.p10_tokens_per_s > 1.005);
+  CHECK(band.p90_tokens_per_s / band.p10_tokens_per_s < 1.23 / 0.66);
+  // The home scenario's all-reduces come from a measured table: no such term.
+  const specsim::CycleModel home(specsim::load_scenario("kimi-k2.5-eagle3-8x-rtx-pro-6000", {}, kRoot));
+  const auto terms = specsim::prior_band(home, home.predict()).terms;
+  CHECK(std::find(terms.begin(), terms.end(), "all-reduce prior") == terms.end());
 }

@@ -91,6 +91,9 @@ struct CommTable {
     double bytes = 0.0;
     double time_s = 0.0;
     bool in_measured_range = true;  // false: the curve extrapolates past the measured sizes
+    // NCCL's analytic model of the box (--topology) at this size, graph mode: what specsim uses
+    // where no table is measured. Absent without a topology.
+    std::optional<double> prior_s;
   };
   int ranks = 0;
   std::string mode;     // the profiles' launch mode, "graph" or "eager"
@@ -103,8 +106,9 @@ struct CommTable {
   std::vector<Point> points;
   [[nodiscard]] bool measured_at_ranks() const { return !profile.empty(); }
 };
-// Text: a line per size. JSON: {"points": [{bytes, time_s}]}, and for an estimate `ranks`,
-// `measured_at_ranks`, `from_ranks`, `rank_scaling` ("power" or "nccl"). CSV: a row per size.
+// Text: a line per size. JSON: {"points": [{bytes, time_s}]} (with `prior_s` and `measured_over_prior`
+// when a topology gave NCCL's model), and for an estimate `ranks`, `measured_at_ranks`,
+// `from_ranks`, `rank_scaling` ("power" or "nccl"). CSV: a row per size.
 [[nodiscard]] std::string render_comm(const CommTable& table, Format format);
 
 // The compute time of one forward on one TP rank per token count (specsim forward).

@@ -68,6 +68,12 @@ inline constexpr PriorValue kPriorMultiTokenStepS{5e-6, 2e-6, 10e-6};
 // Weight streaming efficiency of small-M GEMMs: 79-86% of datasheet bandwidth over the GPUs and
 // kernels of AIConfigurator's data (docs/references/measured-compute.md#gemm-efficiency).
 inline constexpr PriorValue kPriorBandwidthEfficiency{0.84, 0.79, 0.86};
+// Measured / NCCL's analytic model (the all-reduce prior) over 4 KiB - 1 MiB, the decode and verify
+// sizes, on the graph-mode NCCL tables of four shipped boxes (2x, 4x, 8x RTX PRO 6000 PCIe, 8x H200
+// NVSwitch; AIConfigurator's data): pooled p10 0.66, median 0.99, p90 1.23 over 32 points
+// (scripts/allreduce_prior_spread.py; docs/references/nccl.md#prior-spread). The prior's time is
+// used as it is (value 1); the spread enters a prediction's band where no table was measured.
+inline constexpr PriorValue kPriorAllReduceRatio{1.0, 0.66, 1.23};
 // n-gram prompt lookup on the host, per context token scanned per request per cycle: vLLM's
 // single-threaded Numba proposer scanned 66.3M tokens in 70.28 ms (1.06 ns each); the spread is an
 // estimate (docs/references/specdec.md#ngram).

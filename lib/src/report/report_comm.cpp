@@ -20,7 +20,12 @@ nlohmann::json comm_json(const CommTable& t) {
     // Whole byte counts print as JSON integers.
     const double b = p.bytes;
     nlohmann::json bytes = b == std::floor(b) && b < 9e15 ? nlohmann::json(static_cast<std::int64_t>(b)) : nlohmann::json(b);
-    j["points"].push_back({{"bytes", bytes}, {"time_s", p.time_s}});
+    nlohmann::json point = {{"bytes", bytes}, {"time_s", p.time_s}};
+    if (p.prior_s) {
+      point["prior_s"] = *p.prior_s;
+      point["measured_over_prior"] = p.time_s / *p.prior_s;
+    }
+    j["points"].push_back(std::move(point));
   }
   // A measured rank count prints {"points": [...]} alone, as scripts expect; an estimate says so.
   if (!t.measured_at_ranks()) {
@@ -39,10 +44,14 @@ std::string comm_text(const CommTable& t) {
                                "), NOT MEASURED: estimated from " + t.estimated_from + " by " +
                                to_string(t.rank_scaling) + "\n";
   for (const auto& p : t.points) {
-    char line[128];
-    std::snprintf(line, sizeof line, "  %-12s %12.3f us%s\n", units::format_bytes(p.bytes).c_str(), p.time_s * 1e6,
-                  p.in_measured_range ? "" : "  (outside measured range: extrapolated)");
+    char line[192];
+    std::snprintf(line, sizeof line, "  %-12s %12.3f us", units::format_bytes(p.bytes).c_str(), p.time_s * 1e6);
     text += line;
+    if (p.prior_s) {
+      std::snprintf(line, sizeof line, "   NCCL prior %10.3f us  (x %.2f)", *p.prior_s * 1e6, p.time_s / *p.prior_s);
+      text += line;
+    }
+    text += p.in_measured_range ? "\n" : "  (outside measured range: extrapolated)\n";
   }
   return text;
 }
@@ -53,7 +62,11 @@ std::string render_comm(const CommTable& table, Format format) {
   switch (format) {
     case Format::kText: return comm_text(table);
     case Format::kJson: return comm_json(table).dump(2) + "\n";
-    case Format::kCsv: return csv_table({"bytes", "time_s"}, comm_json(table)["points"]);
+    case Format::kCsv: {
+      const bool prior = !table.points.empty() && table.points.front().prior_s;
+      return prior ? csv_table({"bytes", "time_s", "prior_s", "measured_over_prior"}, comm_json(table)["points"])
+                   : csv_table({"bytes", "time_s"}, comm_json(table)["points"]);
+    }
   }
   return "";
 }

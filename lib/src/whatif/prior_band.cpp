@@ -51,8 +51,10 @@ struct ComputePriors {
   // Only where a forward launches kernels from the host (eager or piecewise).
   bool eager_launch = false;
   bool eager_overlap = false;
+  // Where no table was measured: NCCL's model (or an engine kernel's) prices every collective.
+  bool allreduce = false;
   [[nodiscard]] bool any() const {
-    return bandwidth || kv_verify || multi_token_step || eager_launch || eager_overlap;
+    return bandwidth || kv_verify || multi_token_step || eager_launch || eager_overlap || allreduce;
   }
 };
 
@@ -62,6 +64,7 @@ struct ComputeDraw {
   double multi_token_step_s = 0.0;
   double eager_launch_s = 0.0;
   double eager_overlap_exponent = 0.0;
+  double allreduce_ratio = 1.0;
 };
 
 ComputePriors compute_priors(const Scenario& s, const Calibration& cal) {
@@ -74,6 +77,8 @@ ComputePriors compute_priors(const Scenario& s, const Calibration& cal) {
   const bool eager = launches_eagerly(s);
   c.eager_launch = eager && is_prior(cal.eager_launch_per_kernel_s);
   c.eager_overlap = eager && is_prior(cal.eager_overlap_exponent);
+  const bool collectives = s.parallel.tp > 1 || s.parallel.draft_ranks() > 1;
+  c.allreduce = collectives && !cal.comm_calibrated;
   return c;
 }
 
@@ -85,6 +90,7 @@ Scenario with_compute(const Scenario& s, const ComputePriors& c, const ComputeDr
     if (c.multi_token_step) x.compute.multi_token_step_s = d.multi_token_step_s;
     if (c.eager_launch) x.compute.eager_launch_per_kernel_s = d.eager_launch_s;
     if (c.eager_overlap) x.compute.eager_overlap_exponent = d.eager_overlap_exponent;
+    if (c.allreduce) x.comm.scale *= d.allreduce_ratio;
   };
   Scenario out = s;
   apply(out);
@@ -111,6 +117,7 @@ PredictionBand prior_band(const CycleModel& model, const Prediction& p, int samp
   if (compute.multi_token_step) band.terms.push_back("multi-token step");
   if (compute.eager_launch) band.terms.push_back("eager launch per kernel");
   if (compute.eager_overlap) band.terms.push_back("eager overlap exponent");
+  if (compute.allreduce) band.terms.push_back("all-reduce prior");
   if (cycle_prior) band.terms.push_back("engine overhead per cycle");
   if (step_prior) band.terms.push_back("engine overhead per draft forward");
   if (band.terms.empty() || samples <= 0) {
@@ -124,6 +131,7 @@ PredictionBand prior_band(const CycleModel& model, const Prediction& p, int samp
   const LogNormal step_prior_s = through(kPriorMultiTokenStepS);
   const LogNormal launch = through(kPriorEagerLaunchPerKernelS);
   const LogNormal overlap = through(kPriorEagerOverlapExponent);
+  const LogNormal allreduce = through(kPriorAllReduceRatio);
   std::mt19937_64 g(seed);
   // The cycle is linear in the engine terms: each draw of them alone costs a division. A draw of a
   // compute prior recalibrates the model (the host time is what the plain step leaves), so those
@@ -144,6 +152,7 @@ PredictionBand prior_band(const CycleModel& model, const Prediction& p, int samp
       if (compute.eager_launch) d.eager_launch_s = draw(g, launch);
       // p < 1 would price overlap as worse than none: the log-normal's tail is cut at 1 (~0.5% of draws).
       if (compute.eager_overlap) d.eager_overlap_exponent = std::max(1.0, draw(g, overlap));
+      if (compute.allreduce) d.allreduce_ratio = draw(g, allreduce);
       const CycleModel drawn(with_compute(s, compute, d));
       base_s += drawn.cycle_s(p.tokens_per_cycle) - model.cycle_s(p.tokens_per_cycle);
     }
