@@ -5,7 +5,9 @@
 // The terms with a spread: the engine's speculative overheads (models/engines), the cycle
 // overhead c and the per-draft-forward overhead d, and the compute priors a scenario leaves open,
 // the bandwidth efficiency, the verify's KV efficiency ratio and the multi-token step
-// (kPriorBandwidthEfficiency, kPriorKvVerifyRatio, kPriorMultiTokenStepS in scenario.hpp). A term
+// (kPriorBandwidthEfficiency, kPriorKvVerifyRatio, kPriorMultiTokenStepS in scenario.hpp), the eager
+// launch terms and the piecewise GPU wait where a forward is launched from the host, and the
+// all-reduce prior's ratio (kPriorAllReduceRatio, as comm.scale) where no table was measured. A term
 // the scenario sets, a profile fits or a measurement calibrates has none. Each is drawn from the log-normal through its p10 and p90:
 //
 //   ln X ~ N(mu, sigma),  mu = (ln p10 + ln p90) / 2,  sigma = (ln p90 - ln p10) / (2 z_0.9)

@@ -74,6 +74,14 @@ inline constexpr PriorValue kPriorBandwidthEfficiency{0.84, 0.79, 0.86};
 // (scripts/allreduce_prior_spread.py; docs/references/nccl.md#prior-spread). The prior's time is
 // used as it is (value 1); the spread enters a prediction's band where no table was measured.
 inline constexpr PriorValue kPriorAllReduceRatio{1.0, 0.66, 1.23};
+// GPU-side cost of each eager attention part between the graph pieces of a piecewise forward (the
+// device waits on a graph replay's start and on kernels launched one by one): measured on one
+// H200 with the forward queued behind a sleep kernel, so that the host never held it up, 0.238-
+// 0.279 ms (median 0.262) over 32 attention parts of 5 kernels each, 8.2 us per part
+// (calibration/compute/h200-piecewise.csv, docs/references/measured-compute.md#piecewise). Whether
+// it is paid per replay or per eager kernel that run cannot tell: vLLM's 2-kernel part is 3.3 us
+// if per kernel, 8.2 us if per replay; value their log-midpoint, p10 and p90 the two readings.
+inline constexpr PriorValue kPriorPiecewiseGpuPerAttentionS{5.2e-6, 3.3e-6, 8.2e-6};
 // n-gram prompt lookup on the host, per context token scanned per request per cycle: vLLM's
 // single-threaded Numba proposer scanned 66.3M tokens in 70.28 ms (1.06 ns each); the spread is an
 // estimate (docs/references/specdec.md#ngram).
@@ -134,6 +142,11 @@ struct ComputeSettings {
   // Kernels of the engine the profile was measured on; override the model file's counts when set.
   std::optional<int> kernels_per_dense_layer;
   std::optional<int> kernels_per_moe_layer;
+  // Piecewise graphs: kernels each full-attention layer launches from the host between the pieces
+  // (empty = kPiecewiseAttentionKernels), and the GPU-side cost of each such part (empty = the prior
+  // kPriorPiecewiseGpuPerAttentionS).
+  std::optional<int> piecewise_attention_kernels;
+  std::optional<double> piecewise_gpu_per_attention_s;
 
   [[nodiscard]] double eager_launch_per_kernel_or_prior_s() const {
     return eager_launch_per_kernel_s.value_or(kPriorEagerLaunchPerKernelS.value);

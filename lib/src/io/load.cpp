@@ -454,6 +454,11 @@ void read_compute_keys(YamlReader& c, ComputeSettings& s) {
   c.ignore("kernels_per_dense_layer");
   if (c.has("kernels_per_moe_layer")) s.kernels_per_moe_layer = static_cast<int>(c.integer("kernels_per_moe_layer", 0, 100000));
   c.ignore("kernels_per_moe_layer");
+  if (c.has("piecewise_attention_kernels")) {
+    s.piecewise_attention_kernels = static_cast<int>(c.integer("piecewise_attention_kernels", 1, 100));
+  }
+  c.ignore("piecewise_attention_kernels");
+  if (auto v = c.optional_quantity("piecewise_gpu_per_attention", Quantity::kDuration)) s.piecewise_gpu_per_attention_s = *v;
 }
 
 ComputeProfile read_compute_profile(YamlReader& r) {

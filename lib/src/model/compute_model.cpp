@@ -191,7 +191,8 @@ double ComputeModel::launch_s(LaunchMode mode) const {
       // kernels (KV-cache write and attention, kPiecewiseAttentionKernels) launched by the host.
       const int attention_layers = model_->full_attention_layers();
       return (attention_layers + 1) * settings_.graph_launch_s +
-             attention_layers * kPiecewiseAttentionKernels * settings_.eager_launch_per_kernel_or_prior_s();
+             attention_layers * settings_.piecewise_attention_kernels.value_or(kPiecewiseAttentionKernels) *
+                 settings_.eager_launch_per_kernel_or_prior_s();
     }
   }
   return settings_.graph_launch_s;
@@ -204,7 +205,12 @@ double ComputeModel::eager_host_s(double tokens) const {
 }
 
 double ComputeModel::local_time_s(double tokens, LaunchMode mode) const {
-  const double gpu = gpu_time_s(tokens);
+  // Piecewise: the device also waits at each eager attention part, host ahead or not.
+  const double gpu = gpu_time_s(tokens) + (mode == LaunchMode::kPiecewise
+                                               ? model_->full_attention_layers() *
+                                                     settings_.piecewise_gpu_per_attention_s.value_or(
+                                                         kPriorPiecewiseGpuPerAttentionS.value)
+                                               : 0.0);
   if (mode == LaunchMode::kGraph) return gpu + launch_s(mode);
   // Eager (and the eager attention of piecewise graphs): the host launches kernel after kernel, or
   // piece after piece, while the GPU runs those already queued. With

@@ -53,8 +53,9 @@ struct ComputePriors {
   bool eager_overlap = false;
   // Where no table was measured: NCCL's model (or an engine kernel's) prices every collective.
   bool allreduce = false;
+  bool piecewise_gpu = false;  // where a forward runs piecewise
   [[nodiscard]] bool any() const {
-    return bandwidth || kv_verify || multi_token_step || eager_launch || eager_overlap || allreduce;
+    return bandwidth || kv_verify || multi_token_step || eager_launch || eager_overlap || allreduce || piecewise_gpu;
   }
 };
 
@@ -65,6 +66,7 @@ struct ComputeDraw {
   double eager_launch_s = 0.0;
   double eager_overlap_exponent = 0.0;
   double allreduce_ratio = 1.0;
+  double piecewise_gpu_s = 0.0;
 };
 
 ComputePriors compute_priors(const Scenario& s, const Calibration& cal) {
@@ -79,6 +81,10 @@ ComputePriors compute_priors(const Scenario& s, const Calibration& cal) {
   c.eager_overlap = eager && is_prior(cal.eager_overlap_exponent);
   const bool collectives = s.parallel.tp > 1 || s.parallel.draft_ranks() > 1;
   c.allreduce = collectives && !cal.comm_calibrated;
+  const auto piecewise = [](LaunchMode m) { return m == LaunchMode::kPiecewise; };
+  c.piecewise_gpu = !s.compute.piecewise_gpu_per_attention_s &&
+                    (piecewise(s.engine.decode_mode) || piecewise(s.engine.verify_mode) ||
+                     (s.speculation.runs_draft_forwards() && piecewise(s.engine.draft_mode)));
   return c;
 }
 
@@ -91,6 +97,7 @@ Scenario with_compute(const Scenario& s, const ComputePriors& c, const ComputeDr
     if (c.eager_launch) x.compute.eager_launch_per_kernel_s = d.eager_launch_s;
     if (c.eager_overlap) x.compute.eager_overlap_exponent = d.eager_overlap_exponent;
     if (c.allreduce) x.comm.scale *= d.allreduce_ratio;
+    if (c.piecewise_gpu) x.compute.piecewise_gpu_per_attention_s = d.piecewise_gpu_s;
   };
   Scenario out = s;
   apply(out);
@@ -118,6 +125,7 @@ PredictionBand prior_band(const CycleModel& model, const Prediction& p, int samp
   if (compute.eager_launch) band.terms.push_back("eager launch per kernel");
   if (compute.eager_overlap) band.terms.push_back("eager overlap exponent");
   if (compute.allreduce) band.terms.push_back("all-reduce prior");
+  if (compute.piecewise_gpu) band.terms.push_back("piecewise GPU wait per attention part");
   if (cycle_prior) band.terms.push_back("engine overhead per cycle");
   if (step_prior) band.terms.push_back("engine overhead per draft forward");
   if (band.terms.empty() || samples <= 0) {
@@ -132,6 +140,7 @@ PredictionBand prior_band(const CycleModel& model, const Prediction& p, int samp
   const LogNormal launch = through(kPriorEagerLaunchPerKernelS);
   const LogNormal overlap = through(kPriorEagerOverlapExponent);
   const LogNormal allreduce = through(kPriorAllReduceRatio);
+  const LogNormal piecewise_gpu = through(kPriorPiecewiseGpuPerAttentionS);
   std::mt19937_64 g(seed);
   // The cycle is linear in the engine terms: each draw of them alone costs a division. A draw of a
   // compute prior recalibrates the model (the host time is what the plain step leaves), so those
@@ -153,6 +162,7 @@ PredictionBand prior_band(const CycleModel& model, const Prediction& p, int samp
       // p < 1 would price overlap as worse than none: the log-normal's tail is cut at 1 (~0.5% of draws).
       if (compute.eager_overlap) d.eager_overlap_exponent = std::max(1.0, draw(g, overlap));
       if (compute.allreduce) d.allreduce_ratio = draw(g, allreduce);
+      if (compute.piecewise_gpu) d.piecewise_gpu_s = draw(g, piecewise_gpu);
       const CycleModel drawn(with_compute(s, compute, d));
       base_s += drawn.cycle_s(p.tokens_per_cycle) - model.cycle_s(p.tokens_per_cycle);
     }
