@@ -86,8 +86,8 @@ TEST_CASE("cli init: bad input exits 1 naming the option and writes nothing", "[
       {{"init", "--model", "llama-3.1-8b", "--draft", "llama-3.3-70b-eagle3", "--topology", "8x-h200-nvswitch", "--tp", "1"},
        "--draft: draft: 'llama-3.3-70b-eagle3' (built for llama-3.3-70b) does not fit the model 'llama-3.1-8b': hidden_size"},
       {{"init", "--model", "llama-3.1-8b", "--draft", "llama-3.1-8b-eagle3", "--topology", "8x-h200-nvswitch", "--tp", "1",
-        "--engine", "trtllm"},
-       "--engine: engine.name: unknown engine 'trtllm'"},
+        "--engine", "lmdeploy"},
+       "--engine: engine.name: unknown engine 'lmdeploy'"},
   };
   for (const Case& c : cases) {
     auto args = c.args;

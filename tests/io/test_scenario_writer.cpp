@@ -178,7 +178,7 @@ TEST_CASE("init: every bad input names its option and key", "[init][invalid]") {
       {"draft as target", [](ScenarioInit& i) { i.model = "llama-3.1-8b-eagle3"; }, "--model: model: 'llama-3.1-8b-eagle3' is an EAGLE-3 draft head"},
       {"unknown topology", [](ScenarioInit& i) { i.topology = "9x-h900"; }, "--topology: topology: unknown topology '9x-h900' (known in "},
       {"unknown gpu", [](ScenarioInit& i) { i.gpu = "h900"; }, "--gpu: gpu: unknown GPU 'h900'"},
-      {"unknown engine", [](ScenarioInit& i) { i.engine = "trtllm"; }, "--engine: engine.name: unknown engine 'trtllm' (known in "},
+      {"unknown engine", [](ScenarioInit& i) { i.engine = "lmdeploy"; }, "--engine: engine.name: unknown engine 'lmdeploy' (known in "},
       {"tp above the box", [](ScenarioInit& i) { i.tp = 16; }, "--tp: parallel.tp: = 16: the topology '8x-h200-nvswitch' has only 8 GPUs"},
       // Llama-3.1-8B: 32 heads, 8 KV heads; 3 divides neither.
       {"tp not dividing heads", [](ScenarioInit& i) { i.tp = 3; }, "--tp: parallel.tp: tp = 3 on llama-3.1-8b: tp must divide the 32 attention heads"},
@@ -192,6 +192,6 @@ TEST_CASE("init: every bad input names its option and key", "[init][invalid]") {
   }
   // The list of known names comes with an unknown one.
   ScenarioInit init = llama_8b_one_h200();
-  init.engine = "trtllm";
-  CHECK_THAT(error_of(init), Contains("sglang, vllm"));
+  init.engine = "lmdeploy";
+  CHECK_THAT(error_of(init), Contains("sglang, trtllm, vllm"));
 }

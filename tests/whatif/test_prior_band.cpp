@@ -142,3 +142,34 @@ TEST_CASE("prior band: collectives priced by NCCL's model carry its spread, a me
   const auto terms = specsim::prior_band(home, home.predict()).terms;
   CHECK(std::find(terms.begin(), terms.end(), "all-reduce prior") == terms.end());
 }
+
+TEST_CASE("engine prior: trtllm's file covers eagle3 only and says so elsewhere", "[prior_band][engine]") {
+  // models/engines/trtllm.yaml (docs/references/engine-overheads-research.md section 7): per cycle
+  // 3.05 ms left unpriced by PRs #3035 and #5146 less 4 draft forwards x 0.1 ms = 2.6 ms (rounded);
+  // per draft forward 0.1 ms; plain-step host 0.1 ms under the overlap scheduler, p90 2.9 ms (PR
+  // #3035's 9.3 ms step less specsim's 6.43 ms forward, before the overlap scheduler was default).
+  const specsim::EnginePrior prior = specsim::load_engine_prior(kRoot.resolve(specsim::DataKind::kEngine, "trtllm"));
+  CHECK(prior.name == "trtllm");
+  CHECK(prior.methods == std::vector<std::string>{"eagle3"});
+  CHECK_THAT(prior.cycle_overhead.value_s, WithinRel(2.6e-3, 1e-12));
+  CHECK_THAT(prior.cycle_overhead.p10_s, WithinRel(0.9e-3, 1e-12));
+  CHECK_THAT(prior.cycle_overhead.p90_s, WithinRel(4e-3, 1e-12));
+  CHECK_THAT(prior.draft_step_overhead.value_s, WithinRel(0.1e-3, 1e-12));
+  CHECK_THAT(prior.draft_step_overhead.p90_s, WithinRel(0.75e-3, 1e-12));
+  REQUIRE(prior.plain_step_host);
+  CHECK_THAT(prior.plain_step_host->p90_s, WithinRel(2.9e-3, 1e-12));
+
+  // An EAGLE-3 scenario served by TensorRT-LLM takes both overheads from the file.
+  const specsim::CycleModel eagle3(specsim::load_scenario(kRow, {"engine.name=trtllm"}, kRoot));
+  CHECK_THAT(eagle3.calibration().spec_extra_per_cycle_s.value, WithinRel(2.6e-3, 1e-12));
+  CHECK_THAT(eagle3.calibration().spec_extra_per_cycle_s.origin, Catch::Matchers::Contains("models/engines/trtllm.yaml"));
+  CHECK_THAT(eagle3.calibration().draft_step_overhead_s.value, WithinRel(0.1e-3, 1e-12));
+  // A tech blog 1 MTP row gets none of it (its evidence is EAGLE-3 only), and says why.
+  const std::string row = std::string(SPECSIM_SOURCE_DIR) +
+                          "/validation/trtllm-blog1-dsr1-8xb200/trtllm-blog1-dsr1-fp4-mtp3-tp8-ep-bs1.yaml";
+  const specsim::CycleModel mtp(specsim::load_scenario(row, {}, kRoot));
+  CHECK_FALSE(mtp.scenario().engine_prior);
+  CHECK(mtp.calibration().spec_extra_per_cycle_s.value == 0.0);
+  CHECK(mtp.calibration().spec_extra_per_cycle_s.origin ==
+        "prior: 0 (models/engines/trtllm.yaml holds evidence for eagle3 only, not mtp)");
+}

@@ -206,6 +206,9 @@ struct EnginePrior {
   // Host time of one plain decode step at batch 1 under CUDA graphs (scheduling, input
   // preparation, sampling): what a measured step may hold beyond the forward (CycleModel::calibrate_host).
   std::optional<Term> plain_step_host;
+  // The speculation methods its evidence covers; empty = all. A scenario of another method gets no
+  // prior from the file (0, said so), rather than another path's overheads.
+  std::vector<std::string> methods;
 };
 
 // Measurements of the deployment. Those marked `held_out` are never inputs: tests compare
@@ -362,6 +365,8 @@ struct Scenario {
   Measurements measurements;
   std::optional<ValidationSource> validation;  // validation rows only
   std::optional<EnginePrior> engine_prior;     // models/engines/<engine.name>.yaml, when there is one
+  // Why the engine's prior file was not applied (its evidence covers other methods); "" otherwise.
+  std::string engine_prior_skipped;
   // Dotted leaf keys the file or a `--set` patch states ("compute.bandwidth_efficiency"): a value
   // under one of them is "set"; any other value is a default, reported as a prior.
   KeySet explicit_keys;

@@ -32,6 +32,7 @@ const int kMaxCount = static_cast<int>(plausible_range(Magnitude::kCount).max);
 // step allows that rounding and catches a part copied wrong.
 constexpr double kVerifyPartsTolerance = 0.05;
 constexpr double kTpotTolerance = 0.01;  // rounding of a published TPOT against the rate
+const std::vector<std::string> kMethods{"eagle3", "eagle", "mtp", "draft_model", "ngram"};
 
 std::string join(const std::vector<std::string>& items) {
   std::string out;
@@ -581,6 +582,15 @@ EnginePrior load_engine_prior(const std::string& path) {
     e.draft_step_overhead = read_prior_term(d);
   }
   if (auto h = r.optional_child("plain_step_host")) e.plain_step_host = read_prior_term(*h);
+  if (r.has("methods")) {
+    e.methods = r.optional_names("methods");
+    for (const auto& m : e.methods) {
+      if (std::find(kMethods.begin(), kMethods.end(), m) == kMethods.end()) {
+        r.fail("methods", "'" + m + "' is not a speculation method (" + join(kMethods) + ")");
+      }
+    }
+  }
+  r.ignore("methods");
   r.finish();
   return e;
 }
@@ -675,8 +685,6 @@ void check_roles(YamlReader& r, Scenario& s) {
                       "': its shapes fit, but its acceptance on this model is not measured");
   }
 }
-
-const std::vector<std::string> kMethods{"eagle3", "eagle", "mtp", "draft_model", "ngram"};
 
 // The draft: a model file under `draft` (eagle3, eagle, draft_model), the target's own
 // multi-token-prediction module (mtp), or none at all (ngram); the last two take no file.
@@ -1258,7 +1266,14 @@ void read_comm_block(YamlReader& r, Scenario& s) {
 void apply_engine_prior(Scenario& s, const DataDir& data) {
   const auto engines = data.names(DataKind::kEngine);
   if (std::find(engines.begin(), engines.end(), s.engine.name) != engines.end()) {
-    s.engine_prior = load_engine_prior(data.resolve(DataKind::kEngine, s.engine.name));
+    EnginePrior prior = load_engine_prior(data.resolve(DataKind::kEngine, s.engine.name));
+    const auto& m = prior.methods;
+    if (!m.empty() && std::find(m.begin(), m.end(), s.speculation.method) == m.end()) {
+      s.engine_prior_skipped = "models/engines/" + s.engine.name + ".yaml holds evidence for " + join(m) +
+                               " only, not " + s.speculation.method;
+      return;
+    }
+    s.engine_prior = std::move(prior);
     s.host.spec_extra_per_cycle_s = s.engine_prior->cycle_overhead.value_s;
     s.host.draft_step_overhead_s = s.engine_prior->draft_step_overhead.value_s;
   }

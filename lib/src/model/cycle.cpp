@@ -180,6 +180,7 @@ void CycleModel::apply_calibration() {
   {
     const auto origin = [&](const char* key, const EnginePrior::Term* term) -> std::string {
       if (s.explicit_keys.count(key)) return "set";
+      if (!term && !s.engine_prior_skipped.empty()) return "prior: 0 (" + s.engine_prior_skipped + ")";
       if (!term) return "prior: 0 (no models/engines file for engine '" + s.engine.name + "')";
       return "prior: engine " + s.engine_prior->name + ", p10-p90 " + units::format_duration(term->p10_s) + " to " +
              units::format_duration(term->p90_s) + " (models/engines/" + s.engine_prior->name + ".yaml)";
