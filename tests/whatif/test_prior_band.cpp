@@ -6,8 +6,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 
 #include "specsim/cycle.hpp"
+#include "specsim/error.hpp"
 #include "specsim/load.hpp"
 #include "specsim/prior_band.hpp"
 
@@ -172,4 +175,17 @@ TEST_CASE("engine prior: trtllm's file covers eagle3 only and says so elsewhere"
   CHECK(mtp.calibration().spec_extra_per_cycle_s.value == 0.0);
   CHECK(mtp.calibration().spec_extra_per_cycle_s.origin ==
         "prior: 0 (models/engines/trtllm.yaml holds evidence for eagle3 only, not mtp)");
+  // A method the tool does not know is refused with file, line and key.
+  const auto file = std::filesystem::temp_directory_path() / "specsim-engine-methods.yaml";
+  std::ofstream(file) << "schema_version: 1\nkind: engine\nname: x\nsource: \"test\"\nmethods: [eagle3, medusa]\n"
+                         "cycle_overhead: {value: 1ms, p10: 0.5ms, p90: 2ms}\n"
+                         "draft_step_overhead: {value: 1ms, p10: 0.5ms, p90: 2ms}\n";
+  try {
+    (void)specsim::load_engine_prior(file.string());
+    FAIL("an unknown method was accepted");
+  } catch (const specsim::Error& e) {
+    CHECK_THAT(std::string(e.what()), Catch::Matchers::Contains("specsim-engine-methods.yaml:5:") &&
+                                          Catch::Matchers::Contains("methods: 'medusa' is not a speculation method"));
+  }
+  std::filesystem::remove(file);
 }
