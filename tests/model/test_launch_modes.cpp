@@ -4,11 +4,15 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "specsim/compute_model.hpp"
 #include "specsim/cycle.hpp"
 #include "specsim/error.hpp"
 #include "specsim/load.hpp"
+#include "specsim/report.hpp"
 
 using Catch::Matchers::Contains;
 using Catch::Matchers::WithinRel;
@@ -68,4 +72,27 @@ TEST_CASE("piecewise: an engine mode only, a measured table's mode stays graph o
   } catch (const specsim::Error& e) {
     CHECK_THAT(std::string(e.what()), Contains("piecewise"));
   }
+}
+
+TEST_CASE("piecewise: the GPU's wait per attention part is priced and says its origin", "[launch][piecewise]") {
+  const auto model = [](std::vector<std::string> patches) {
+    return specsim::CycleModel(specsim::load_scenario("llama-3.1-8b-eagle3-1x-h200", std::move(patches), kRoot));
+  };
+  // The one-layer EAGLE-3 head in piecewise mode waits 1 part x 5.2 us on the GPU (the prior); set to
+  // 20 us, its draft forwards cost more. A full graph has no such wait, and reports none.
+  const auto prior = model({"engine.draft_mode=piecewise"});
+  const auto set = model({"engine.draft_mode=piecewise", "compute.piecewise_gpu_per_attention=20us"});
+  CHECK_THAT(prior.calibration().piecewise_gpu_per_attention_s.value, WithinRel(5.2e-6, 1e-12));
+  CHECK_THAT(prior.calibration().piecewise_gpu_per_attention_s.origin, Contains("prior: 5.2 us, p10-p90 3.3 us to 8.2 us"));
+  CHECK(set.calibration().piecewise_gpu_per_attention_s.origin == "set");
+  CHECK(set.predict().draft_s > prior.predict().draft_s);
+  const std::string text = specsim::render_prediction(prior, prior.predict(), specsim::Format::kText);
+  CHECK_THAT(text, Contains("piecewise GPU wait per attention part 5.2 us  (prior:"));
+  const auto json = nlohmann::json::parse(specsim::render_prediction(prior, prior.predict(), specsim::Format::kJson));
+  CHECK(json["calibration"]["piecewise_gpu_per_attention_s"]["value"] == 5.2e-6);
+  const auto graph = model({});
+  const auto graph_json = nlohmann::json::parse(specsim::render_prediction(graph, graph.predict(), specsim::Format::kJson));
+  CHECK_FALSE(graph_json["calibration"].contains("piecewise_gpu_per_attention_s"));
+  CHECK_THAT(specsim::render_prediction(graph, graph.predict(), specsim::Format::kText),
+             !Contains("piecewise GPU wait"));
 }

@@ -97,6 +97,8 @@ class ComputeModel {
   // Host time of one eager forward over `tokens` tokens: the launches plus, once a request has
   // more than one query token, eager_multi_token_step per layer.
   [[nodiscard]] double eager_host_s(double tokens) const;
+  // GPU time a piecewise forward adds by waiting at each full-attention layer's eager part.
+  [[nodiscard]] double piecewise_gpu_wait_s() const;
   // The forward's non-communication time. Graph: the GPU work plus one replay launch. Eager: host
   // launches race the GPU, (gpu^p + host^p)^(1/p) with p = eager_overlap_exponent (the prior
   // kPriorEagerOverlapExponent when unset; max(gpu, host) at kPerfectOverlapExponent), and never

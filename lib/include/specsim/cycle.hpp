@@ -53,6 +53,9 @@ struct Calibration {
   // makes the overlap perfect) or the prior. The exponent is infinite for max(gpu, host).
   CalibratedValue eager_launch_per_kernel_s;
   CalibratedValue eager_overlap_exponent;
+  // The GPU's own wait at each eager attention part of a piecewise forward: set, a compute
+  // profile's, or the prior kPriorPiecewiseGpuPerAttentionS.
+  CalibratedValue piecewise_gpu_per_attention_s;
   bool comm_calibrated = false;  // the all-reduce cost comes from a measured table
   std::string comm_source;       // which table or prior, and the what-ifs applied
   std::vector<std::string> warnings;
@@ -106,6 +109,8 @@ class CycleModel;
 // forward where the method runs one, in eager or piecewise mode. Only then do the eager launch
 // cost and overlap exponent enter the prediction.
 [[nodiscard]] bool launches_eagerly(const Scenario& scenario);
+// The same for piecewise mode alone: only then does the GPU's wait per eager attention part enter.
+[[nodiscard]] bool runs_piecewise(const Scenario& scenario);
 
 // The free parameters of `scenario` calibrated from its measurements, under the conditions they were
 // taken in (Scenario::as_measured, Measurements::box), each with its origin; a calibrated key the

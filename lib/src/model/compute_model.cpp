@@ -198,6 +198,11 @@ double ComputeModel::launch_s(LaunchMode mode) const {
   return settings_.graph_launch_s;
 }
 
+double ComputeModel::piecewise_gpu_wait_s() const {
+  return model_->full_attention_layers() *
+         settings_.piecewise_gpu_per_attention_s.value_or(kPriorPiecewiseGpuPerAttentionS.value);
+}
+
 double ComputeModel::eager_host_s(double tokens) const {
   const bool multi_token_request = tokens / batch_ > 1.0;
   return launch_s(LaunchMode::kEager) +
@@ -206,11 +211,7 @@ double ComputeModel::eager_host_s(double tokens) const {
 
 double ComputeModel::local_time_s(double tokens, LaunchMode mode) const {
   // Piecewise: the device also waits at each eager attention part, host ahead or not.
-  const double gpu = gpu_time_s(tokens) + (mode == LaunchMode::kPiecewise
-                                               ? model_->full_attention_layers() *
-                                                     settings_.piecewise_gpu_per_attention_s.value_or(
-                                                         kPriorPiecewiseGpuPerAttentionS.value)
-                                               : 0.0);
+  const double gpu = gpu_time_s(tokens) + (mode == LaunchMode::kPiecewise ? piecewise_gpu_wait_s() : 0.0);
   if (mode == LaunchMode::kGraph) return gpu + launch_s(mode);
   // Eager (and the eager attention of piecewise graphs): the host launches kernel after kernel, or
   // piece after piece, while the GPU runs those already queued. With

@@ -86,14 +86,34 @@ void eager_origins(const Scenario& s, Calibration& cal) {
                    units::format_fixed(exponent.p90, 1));
   }
   cal.eager_overlap_exponent = {c.eager_overlap_exponent_or_prior(), origin};
+  const auto& wait = kPriorPiecewiseGpuPerAttentionS;
+  cal.piecewise_gpu_per_attention_s = {
+      c.piecewise_gpu_per_attention_s.value_or(wait.value),
+      s.explicit_keys.count("compute.piecewise_gpu_per_attention") ? "set"
+      : c.piecewise_gpu_per_attention_s                            ? profile
+                                                                   : "prior: " + units::format_duration(wait.value) +
+                                                                         ", p10-p90 " + units::format_duration(wait.p10) +
+                                                                         " to " + units::format_duration(wait.p90) +
+                                                                         " (one H200, calibration/compute/h200-piecewise.csv; "
+                                                                         "docs/model.md#launch-modes)"};
+}
+
+// Whether any forward of `s` (the target's decode and verify, the draft's where it runs) is in a
+// mode `in_mode` accepts.
+template <class Pred>
+bool any_forward_in(const Scenario& s, Pred in_mode) {
+  return in_mode(s.engine.decode_mode) || in_mode(s.engine.verify_mode) ||
+         (s.speculation.runs_draft_forwards() && in_mode(s.engine.draft_mode));
 }
 
 }  // namespace
 
 bool launches_eagerly(const Scenario& s) {
-  const auto host_launched = [](LaunchMode m) { return m != LaunchMode::kGraph; };
-  return host_launched(s.engine.decode_mode) || host_launched(s.engine.verify_mode) ||
-         (s.speculation.runs_draft_forwards() && host_launched(s.engine.draft_mode));
+  return any_forward_in(s, [](LaunchMode m) { return m != LaunchMode::kGraph; });
+}
+
+bool runs_piecewise(const Scenario& s) {
+  return any_forward_in(s, [](LaunchMode m) { return m == LaunchMode::kPiecewise; });
 }
 
 CycleModel::CycleModel(Scenario scenario) : CycleModel(std::move(scenario), nullptr, true) {}

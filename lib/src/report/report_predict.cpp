@@ -188,6 +188,10 @@ std::string calibration_text(const CycleModel& model, const Prediction& p) {
     os << "    eager overlap exponent " << overlap_exponent_text(cal.eager_overlap_exponent.value) << "  ("
        << cal.eager_overlap_exponent.origin << ")\n";
   }
+  if (runs_piecewise(s)) {
+    os << "    piecewise GPU wait per attention part " << format_duration(cal.piecewise_gpu_per_attention_s.value)
+       << "  (" << cal.piecewise_gpu_per_attention_s.origin << ")\n";
+  }
   if (!s.speculation.runs_draft_forwards()) {
     const CalibratedValue lookup = ngram_lookup(s);
     os << "    n-gram lookup per context token " << format_duration(lookup.value) << "  (" << lookup.origin << ")\n";
@@ -308,6 +312,9 @@ nlohmann::json prediction_json(const CycleModel& model, const Prediction& p) {
     j["calibration"]["eager_overlap_exponent"] = {
         {"value", std::isinf(overlap.value) ? nlohmann::json() : nlohmann::json(overlap.value)},
         {"origin", overlap.origin}};
+  }
+  if (runs_piecewise(s)) {
+    j["calibration"]["piecewise_gpu_per_attention_s"] = value_json(cal.piecewise_gpu_per_attention_s);
   }
   j["memory"] = memory_json(memory_fit(s));
   return j;

@@ -81,10 +81,7 @@ ComputePriors compute_priors(const Scenario& s, const Calibration& cal) {
   c.eager_overlap = eager && is_prior(cal.eager_overlap_exponent);
   const bool collectives = s.parallel.tp > 1 || s.parallel.draft_ranks() > 1;
   c.allreduce = collectives && !cal.comm_calibrated;
-  const auto piecewise = [](LaunchMode m) { return m == LaunchMode::kPiecewise; };
-  c.piecewise_gpu = !s.compute.piecewise_gpu_per_attention_s &&
-                    (piecewise(s.engine.decode_mode) || piecewise(s.engine.verify_mode) ||
-                     (s.speculation.runs_draft_forwards() && piecewise(s.engine.draft_mode)));
+  c.piecewise_gpu = runs_piecewise(s) && is_prior(cal.piecewise_gpu_per_attention_s);
   return c;
 }
 
