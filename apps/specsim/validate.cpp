@@ -8,6 +8,8 @@
 #include "cli.hpp"
 #include "format_option.hpp"
 #include "specsim/error.hpp"
+#include "specsim/load.hpp"
+#include "specsim/output_file.hpp"
 #include "specsim/report.hpp"
 #include "specsim/validate_corpus.hpp"
 
@@ -19,13 +21,26 @@ struct ValidateOptions {
   std::vector<std::string> paths;
   std::string calibrate_on;
   std::string baseline;
+  std::string write_model_error;
   Format format = Format::kText;
 };
 
 void run_validate(const ValidateOptions& o, Io& io) {
   specsim::ValidateOptions vo;
   vo.calibrate_on = o.calibrate_on;
-  const ValidationReport report = validate_corpus(find_validation_rows(o.paths), vo);
+  const std::vector<std::string> rows = find_validation_rows(o.paths);
+  if (!o.write_model_error.empty()) check_output_target(o.write_model_error, {.inputs = rows, .option = "--write-model-error"});
+  const ValidationReport report = validate_corpus(rows, vo);
+  if (!o.write_model_error.empty()) {
+    if (!report.model_error) {
+      throw Error("--write-model-error: " + std::to_string(report.rows.size()) + " rows are too few to measure "
+                  "specsim's error (at least " + std::to_string(kMinModelErrorRows) + " rows of " +
+                  std::to_string(kMinModelErrorSources) + " sources)");
+    }
+    write_file_atomically(o.write_model_error, model_error_yaml(*report.model_error),
+                          {.inputs = rows, .option = "--write-model-error"},
+                          [](const std::string& tmp) { (void)load_model_error(tmp); });
+  }
   // Compared before anything is printed, so a bad baseline file leaves stdout empty.
   std::vector<std::string> worse;
   if (!o.baseline.empty()) worse = regressions_against(report, o.baseline);
@@ -51,6 +66,9 @@ void setup_validate(CLI::App& app, Io& io) {
                   "Fail (exit 1) when the summary is worse than this `validate --json` output by more "
                   "than the regression margins")
       ->check(CLI::ExistingFile);
+  sub->add_option("--write-model-error", opts->write_model_error,
+                  "Write specsim's error beyond the priors over these rows (models/model-error.yaml, "
+                  "docs/validation.md#model-error) to this file");
   add_format_option(*sub, opts->format, {.csv_flag = true});
   sub->callback([opts, &io]() { run_validate(*opts, io); });
 }

@@ -308,7 +308,8 @@ TEST_CASE("report: validate's CSV is a row per corpus row, then per calibrated r
       {"set", "name", "source.id", "source.url", "engine", "interconnect", "gpu", "model", "moe", "tp", "batch",
        "tree", "num_steps", "num_draft_tokens", "measured.plain_tokens_per_s", "measured.spec_tokens_per_s",
        "predicted.plain_tokens_per_s", "predicted.spec_tokens_per_s", "band.p10_tokens_per_s",
-       "band.p90_tokens_per_s", "band.measured_inside", "error", "measured.speedup", "predicted.speedup",
+       "band.p90_tokens_per_s", "band.measured_inside", "band.priors.p10_tokens_per_s", "band.priors.p90_tokens_per_s",
+       "band.priors.measured_inside", "band.model_error.sigma", "error", "measured.speedup", "predicted.speedup",
        "sign_right", "inputs_not_measured", "calibrated_on"},
       items, keys_of);
   CHECK(t.size() == 1 + 4 + 3);  // header, 4 rows, 3 calibrated rows

@@ -40,6 +40,10 @@ class DataDir {
 [[nodiscard]] CommProfile load_comm_profile(const std::string& path);
 // models/engines/*.yaml: an engine's speculative overheads with their spread.
 [[nodiscard]] EnginePrior load_engine_prior(const std::string& path);
+// specsim's held-out error (models/model-error.yaml, scenario.hpp's ModelError) and where a data
+// directory keeps it; a scenario loaded from that directory carries it when the file exists.
+[[nodiscard]] ModelError load_model_error(const std::string& path);
+[[nodiscard]] std::string model_error_file(const DataDir& data);
 
 // Loads a scenario by name or path, applies `key=value` patches (dotted paths, units as in the
 // file), resolves the model, draft, GPU, topology and profile it names, and validates it all.

@@ -17,11 +17,17 @@
 // them alone costs a division: tok/s = B tau / (T_0 + c + n d). A draw of a compute prior changes
 // T_0 through a recalibrated model (the host time is what the measured plain step leaves), so
 // with one of those the band takes kComputeBandSamples draws.
+//
+// On top of the priors, specsim's own error on deployments it was not fitted to (models/model-error.yaml,
+// scenario.hpp's ModelError): the priors describe the inputs the model leaves open, not what the model
+// leaves out, and the validation corpus measures that: with the priors alone far fewer held-out
+// measurements fall inside their p10-p90 than the 80% the band claims (docs/validation.md#model-error).
 // Determinism as in monte_carlo.hpp: std::mt19937_64, uniforms from its 53 high bits, normals by
 // Boost.Math's inverse CDF, percentiles by nearest rank.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +41,11 @@ struct PredictionBand {
   double p90_tokens_per_s = 0.0;
   int samples = 0;
   std::vector<std::string> terms;  // the priors drawn ("engine cycle overhead", ...); empty = no spread
+  // The priors' spread alone (equal to p10/p90 above until a model error widens the band).
+  double priors_p10_tokens_per_s = 0.0;
+  double priors_p90_tokens_per_s = 0.0;
+  std::optional<ModelError> model_error;  // drawn on top of the priors (with_model_error)
+  std::vector<double> draws;              // the sampled tokens/s, sorted; empty = no spread
 };
 
 inline constexpr int kDefaultBandSamples = 4000;
@@ -44,5 +55,15 @@ inline constexpr int kComputeBandSamples = 500;
 // The band of `p` (a prediction of `model`'s scenario) over the priors' spreads.
 [[nodiscard]] PredictionBand prior_band(const CycleModel& model, const Prediction& p,
                                         int samples = kDefaultBandSamples, std::uint64_t seed = 1);
+
+// `priors` widened by specsim's own held-out error: each draw (or, with no prior spread,
+// kDefaultBandSamples copies of `point_tokens_per_s`) times exp(sigma z), z ~ N(0, 1) from its own
+// seeded stream. The error is centred on 0: the band widens, its middle stays the priors'. The
+// priors' p10/p90 are kept beside the widened ones. A sigma of 0 returns `priors` with the error noted.
+[[nodiscard]] PredictionBand with_model_error(PredictionBand priors, double point_tokens_per_s, const ModelError& error,
+                                              std::uint64_t seed = 2);
+
+// What predict shows: prior_band, widened by the scenario's model error where it carries one.
+[[nodiscard]] PredictionBand prediction_band(const CycleModel& model, const Prediction& p);
 
 }  // namespace specsim

@@ -211,6 +211,22 @@ struct EnginePrior {
   std::vector<std::string> methods;
 };
 
+// specsim's own error on deployments it was not fitted to (models/model-error.yaml, written by
+// `specsim validate --write-model-error`): the spread of ln(measured / predicted) speculative
+// tokens/s over the validation corpus that the rows' prior bands do not explain. A prediction's
+// band draws it on top of the priors' spread (prediction_band in prior_band.hpp).
+struct ModelError {
+  double sigma = 0.0;  // ln(tok/s), centred on 0: the band widens, the prediction stays
+  // ln(measured / predicted) over the rows, by nearest rank; p50 is the corpus's bias (not applied).
+  double residual_p10 = 0.0;
+  double residual_p50 = 0.0;
+  double residual_p90 = 0.0;
+  double prior_sigma_rms = 0.0;  // the rows' own prior bands as a ln sigma, root mean square
+  int rows = 0;
+  int sources = 0;
+  std::string origin;  // the file, or the rows it was computed on
+};
+
 // Measurements of the deployment. Those marked `held_out` are never inputs: tests compare
 // predictions with them.
 struct Measurements {
@@ -365,6 +381,7 @@ struct Scenario {
   Measurements measurements;
   std::optional<ValidationSource> validation;  // validation rows only
   std::optional<EnginePrior> engine_prior;     // models/engines/<engine.name>.yaml, when there is one
+  std::optional<ModelError> model_error;       // models/model-error.yaml, when the data directory has one
   // Why the engine's prior file was not applied (its evidence covers other methods); "" otherwise.
   std::string engine_prior_skipped;
   // Dotted leaf keys the file or a `--set` patch states ("compute.bandwidth_efficiency"): a value

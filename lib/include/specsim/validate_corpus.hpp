@@ -69,9 +69,15 @@ struct ValidationRow {
   double predicted_spec_tokens_per_s = 0.0;
   double tokens_per_cycle = 0.0;
   double spec_extra_per_cycle_s = 0.0;  // the per-cycle engine term the prediction used
-  // The p10-p90 band of the predicted speculative tokens/s from the priors' spread (prior_band.hpp).
+  // The p10-p90 band of the predicted speculative tokens/s (prior_band.hpp): the priors' spread and,
+  // where other sources give enough rows, specsim's error on those sources (model_error, held out
+  // by source); the priors' band alone beside it.
   double band_p10_tokens_per_s = 0.0;
   double band_p90_tokens_per_s = 0.0;
+  double prior_band_p10_tokens_per_s = 0.0;
+  double prior_band_p90_tokens_per_s = 0.0;
+  std::vector<double> prior_band_draws;    // the priors' draws, sorted (empty: no spread)
+  std::optional<ModelError> model_error;   // the error the band carries, from the other sources' rows
   std::vector<RowInput> inputs;
   std::vector<std::string> warnings;
 
@@ -84,6 +90,10 @@ struct ValidationRow {
   [[nodiscard]] bool in_band() const {
     return band_p10_tokens_per_s <= measured_spec_tokens_per_s && measured_spec_tokens_per_s <= band_p90_tokens_per_s;
   }
+  [[nodiscard]] bool in_prior_band() const {
+    return prior_band_p10_tokens_per_s <= measured_spec_tokens_per_s &&
+           measured_spec_tokens_per_s <= prior_band_p90_tokens_per_s;
+  }
 };
 
 struct ErrorSummary {
@@ -94,7 +104,8 @@ struct ErrorSummary {
   std::string worst_row;
   double mean_signed_error = 0.0;  // bias: > 0 over-predicts
   int sign_right = 0;
-  int in_band = 0;  // rows whose measurement lies inside the predicted p10-p90 band
+  int in_band = 0;        // rows whose measurement lies inside the predicted p10-p90 band
+  int in_prior_band = 0;  // the same for the priors' band alone
   [[nodiscard]] double sign_accuracy() const { return rows > 0 ? double(sign_right) / rows : 0.0; }
 };
 
@@ -115,6 +126,9 @@ struct ValidationReport {
   std::vector<ValidationRow> rows;
   std::vector<ErrorSummary> summaries;  // "all" first, then the splits
   std::optional<CalibrationRun> calibration;
+  // specsim's error over every row (what --write-model-error writes); empty below the minimum.
+  std::optional<ModelError> model_error;
+  std::string model_error_note;  // why some rows' bands carry no model error; "" when all do
 };
 
 struct ValidateOptions {
@@ -168,6 +182,20 @@ struct EngineTerms {
 // (a -7 ms term from batch 8-128 rows took a batch-1 Kimi row from +27% to +134%). Taken as 0, and
 // said so in the predicted row's warnings.
 [[nodiscard]] double transferable_spec_extra(double fitted_s);
+
+// specsim's error beyond the priors (docs/validation.md#model-error): over the rows' residuals
+// r = ln(measured / predicted) with nearest-rank p10/p90 and their prior bands' ln sigmas s_i =
+// (ln p90_i - ln p10_i) / (2 z_0.9),
+//
+//   sigma_r = (r_p90 - r_p10) / (2 z_0.9),   sigma = sqrt(max(0, sigma_r^2 - mean s_i^2))
+//
+// the part of the residuals' spread that the priors' own spread does not already account for.
+// Empty below kMinModelErrorRows rows from kMinModelErrorSources sources.
+inline constexpr int kMinModelErrorRows = 10;
+inline constexpr int kMinModelErrorSources = 3;
+[[nodiscard]] std::optional<ModelError> model_error_of(const std::vector<const ValidationRow*>& rows);
+// The model error as models/model-error.yaml holds it (load_model_error reads it back).
+[[nodiscard]] std::string model_error_yaml(const ModelError& e);
 
 [[nodiscard]] ErrorSummary summarize_errors(const std::string& group, const std::vector<const ValidationRow*>& rows);
 

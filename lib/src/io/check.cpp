@@ -179,6 +179,12 @@ void emit_engine(YAML::Emitter& e, const std::string& path, const DataDir&) {
   }
 }
 
+void emit_model_error(YAML::Emitter& e, const std::string& path, const DataDir&) {
+  const ModelError m = load_model_error(path);
+  e << YAML::Key << "rows" << YAML::Value << m.rows << YAML::Key << "sources" << YAML::Value << m.sources;
+  e << YAML::Key << "sigma" << YAML::Value << m.sigma;
+}
+
 void emit_interventions(YAML::Emitter& e, const std::string& path, const DataDir&) {
   const InterventionCatalogue c = load_interventions(path);
   e << YAML::Key << "name" << YAML::Value << c.name;
@@ -208,6 +214,7 @@ constexpr KindEmitter kEmitters[] = {
     {"scenario", emit_scenario},
     {"engine", emit_engine},
     {"interventions", emit_interventions},
+    {"model_error", emit_model_error},
 };
 
 // The file's `kind`, or hf_config for a Hugging Face config.json.
@@ -229,7 +236,7 @@ std::string check_data_file(const std::string& path_or_dir, const DataDir& data)
   const auto* emitter = std::find_if(std::begin(kEmitters), std::end(kEmitters),
                                      [&](const KindEmitter& k) { return k.kind == kind; });
   if (emitter == std::end(kEmitters)) {
-    throw Error({path, 0, 0}, "kind", "'" + kind + "' is not a data file kind (llm, gpu, topology, comm_profile, compute_profile, scenario, engine, interventions)");
+    throw Error({path, 0, 0}, "kind", "'" + kind + "' is not a data file kind (llm, gpu, topology, comm_profile, compute_profile, scenario, engine, interventions, model_error)");
   }
   YAML::Emitter e;
   e << YAML::BeginMap << YAML::Key << "kind" << YAML::Value << kind;

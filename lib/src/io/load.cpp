@@ -595,6 +595,34 @@ EnginePrior load_engine_prior(const std::string& path) {
   return e;
 }
 
+ModelError load_model_error(const std::string& path) {
+  YamlReader r = YamlReader::load_file(path);
+  r.expect_header("model_error");
+  r.optional_string("description", "");
+  r.string("source");
+  ModelError e;
+  e.origin = path;
+  e.rows = int(r.integer("rows", 1, 100000));
+  e.sources = int(r.integer("sources", 1, e.rows));
+  {
+    YamlReader q = r.child("residual_ln");
+    e.residual_p10 = q.number("p10", -5.0, 5.0);
+    e.residual_p50 = q.number("p50", -5.0, 5.0);
+    e.residual_p90 = q.number("p90", -5.0, 5.0);
+    if (!(e.residual_p10 <= e.residual_p50 && e.residual_p50 <= e.residual_p90)) q.fail("p50", "must lie within [p10, p90]");
+    q.finish();
+  }
+  // ln units: a sigma of 1 would put the model's own p90 at 13x its p10, not an error a prediction can carry.
+  e.prior_sigma_rms = r.number("prior_sigma_rms", 0.0, 1.0);
+  e.sigma = r.number("sigma", 0.0, 1.0);
+  r.finish();
+  return e;
+}
+
+std::string model_error_file(const DataDir& data) {
+  return (std::filesystem::path(data.root()) / "models" / "model-error.yaml").string();
+}
+
 ComputeProfile load_compute_profile(const std::string& path) {
   YamlReader r = YamlReader::load_file(path);
   return read_compute_profile(r);
@@ -1365,6 +1393,11 @@ Scenario read_scenario(YamlReader& r, const DataDir& data, Problems& problems) {
   const bool comm_ok = problems.run([&] { read_comm_block(r, s); });
   if (comm_ok && parallel_ok) problems.run([&] { load_comm_profiles(r, s, data); });
   if (engine_ok) problems.run([&] { apply_engine_prior(s, data); });
+  problems.run([&] {
+    if (!std::filesystem::exists(model_error_file(data))) return;
+    s.model_error = load_model_error(model_error_file(data));
+    s.model_error->origin = "models/model-error.yaml";  // as a reader of the repository finds it
+  });
   problems.run([&] { read_host(r, s); });
   if (parallel_ok) {
     problems.run([&] {

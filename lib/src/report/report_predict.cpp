@@ -20,6 +20,27 @@ using units::format_duration;
 
 std::string fixed(double v, int digits) { return units::format_fixed(v, digits); }
 
+// The band's line: the priors' spread and specsim's held-out error, each said where it is drawn.
+std::string band_text(const PredictionBand& band) {
+  if (band.terms.empty() && !band.model_error) return "";
+  std::ostringstream os;
+  os << "  speculative p10-p90 " << fixed(band.p10_tokens_per_s, 1) << " - " << fixed(band.p90_tokens_per_s, 1)
+     << " tok/s";
+  std::string terms;
+  for (const auto& t : band.terms) terms += (terms.empty() ? "" : ", ") + t;
+  if (!band.model_error) return os.str() + " over the spread of the priors (" + terms + ")\n";
+  const ModelError& e = *band.model_error;
+  os << " over specsim's error on public deployments it was not fitted to\n    (sigma " << fixed(e.sigma, 3)
+     << " in ln tok/s beyond the priors, " << e.rows << " rows of " << e.sources << " sources: " << e.origin << ")";
+  if (terms.empty()) {
+    os << "; no prior is open\n";
+  } else {
+    os << "\n    and the priors' spread, alone " << fixed(band.priors_p10_tokens_per_s, 1) << " - "
+       << fixed(band.priors_p90_tokens_per_s, 1) << " tok/s (" << terms << ")\n";
+  }
+  return os.str();
+}
+
 std::string row(const std::string& label, const std::string& base, const std::string& spec) {
   char buf[256];
   std::snprintf(buf, sizeof buf, "  %-34s %14s %14s\n", label.c_str(), base.c_str(), spec.c_str());
@@ -146,13 +167,7 @@ std::string figures_text(const CycleModel& model, const Prediction& p) {
   }
   os << row("  host", format_duration(p.baseline_host_s), format_duration(p.spec_host_s));
   os << "\n";
-  const PredictionBand band = prior_band(model, p);
-  if (!band.terms.empty()) {
-    os << "  speculative p10-p90 " << fixed(band.p10_tokens_per_s, 1) << " - " << fixed(band.p90_tokens_per_s, 1)
-       << " tok/s over the spread of the priors (";
-    for (std::size_t i = 0; i < band.terms.size(); ++i) os << (i ? ", " : "") << band.terms[i];
-    os << ")\n";
-  }
+  os << band_text(prediction_band(model, p));
   os << "  speedup " << fixed(p.speedup, 3) << "x;  break-even at " << fixed(p.breakeven_tokens_per_cycle, 2)
      << " tokens per cycle (this cycle emits " << fixed(p.tokens_per_cycle, 2) << ")\n";
   os << "  dominant: " << p.dominant << ", " << fixed(100.0 * p.dominant_share, 0) << "% of the cycle\n";
@@ -286,12 +301,19 @@ nlohmann::json prediction_json(const CycleModel& model, const Prediction& p) {
                       {"host_s", p.spec_host_s},
                       {"parallel_drafting", s.speculation.parallel_drafting},
                       {"drafts", drafts}};
-  const PredictionBand band = prior_band(model, p);
+  const PredictionBand band = prediction_band(model, p);
   j["speculative"]["band"] = {{"p10_tokens_per_s", band.p10_tokens_per_s},
                               {"p50_tokens_per_s", band.p50_tokens_per_s},
                               {"p90_tokens_per_s", band.p90_tokens_per_s},
                               {"samples", band.samples},
-                              {"priors", band.terms}};
+                              {"priors", band.terms},
+                              {"priors_p10_tokens_per_s", band.priors_p10_tokens_per_s},
+                              {"priors_p90_tokens_per_s", band.priors_p90_tokens_per_s},
+                              {"model_error", band.model_error ? nlohmann::json{{"sigma", band.model_error->sigma},
+                                                                                {"rows", band.model_error->rows},
+                                                                                {"sources", band.model_error->sources},
+                                                                                {"file", band.model_error->origin}}
+                                                               : nlohmann::json(nullptr)}};
   j["speedup"] = p.speedup;
   j["breakeven_tokens_per_cycle"] = p.breakeven_tokens_per_cycle;
   j["dominant"] = {{"part", p.dominant}, {"share", p.dominant_share}};

@@ -57,18 +57,38 @@ std::string header_line() {
 
 std::string summary_line(const ErrorSummary& s) {
   char buf[512];
-  std::snprintf(buf, sizeof buf, "  %-24s %4d %9s %9s %9s   %2d/%-2d %5s  %2d/%-2d  %s\n", s.group.c_str(), s.rows,
-                fixed(100.0 * s.median_abs_error, 1).c_str(), fixed(100.0 * s.worst_abs_error, 1).c_str(),
+  std::snprintf(buf, sizeof buf, "  %-24s %4d %9s %9s %9s   %2d/%-2d %5s  %2d/%-2d  %2d/%-2d   %s\n", s.group.c_str(),
+                s.rows, fixed(100.0 * s.median_abs_error, 1).c_str(), fixed(100.0 * s.worst_abs_error, 1).c_str(),
                 percent(s.mean_signed_error).c_str(), s.sign_right, s.rows,
-                (fixed(100.0 * s.sign_accuracy(), 0) + "%").c_str(), s.in_band, s.rows, s.worst_row.c_str());
+                (fixed(100.0 * s.sign_accuracy(), 0) + "%").c_str(), s.in_band, s.rows, s.in_prior_band, s.rows,
+                s.worst_row.c_str());
   return buf;
 }
 
 std::string summary_header() {
   char buf[256];
-  std::snprintf(buf, sizeof buf, "  %-24s %4s %9s %9s %9s   %-5s %5s  %-5s  %s\n", "", "rows", "median|e|", "worst|e|",
-                "bias", "sign", "", "band", "worst row");
+  std::snprintf(buf, sizeof buf, "  %-24s %4s %9s %9s %9s   %-5s %5s  %-5s  %-6s   %s\n", "", "rows", "median|e|",
+                "worst|e|", "bias", "sign", "", "band", "priors", "worst row");
   return buf;
+}
+
+nlohmann::json model_error_json(const ModelError& e) {
+  return {{"sigma", e.sigma},
+          {"residual_p10", e.residual_p10},
+          {"residual_p50", e.residual_p50},
+          {"residual_p90", e.residual_p90},
+          {"prior_sigma_rms", e.prior_sigma_rms},
+          {"rows", e.rows},
+          {"sources", e.sources},
+          {"origin", e.origin}};
+}
+
+std::string model_error_line(const ModelError& e) {
+  return "  specsim's error beyond the priors over all " + std::to_string(e.rows) + " rows (" +
+         std::to_string(e.sources) + " sources): ln(measured/predicted) p10 " + fixed(e.residual_p10, 3) + ", p50 " +
+         fixed(e.residual_p50, 3) + ", p90 " + fixed(e.residual_p90, 3) + "; priors' sigma (rms) " +
+         fixed(e.prior_sigma_rms, 3) + "; model error sigma " + fixed(e.sigma, 3) +
+         " (each row's band uses the value without its own source)\n";
 }
 
 nlohmann::json row_json(const ValidationRow& r) {
@@ -106,7 +126,11 @@ nlohmann::json row_json(const ValidationRow& r) {
                          {"speedup", r.predicted_speedup()}}},
           {"band", {{"p10_tokens_per_s", r.band_p10_tokens_per_s},
                     {"p90_tokens_per_s", r.band_p90_tokens_per_s},
-                    {"measured_inside", r.in_band()}}},
+                    {"measured_inside", r.in_band()},
+                    {"priors", {{"p10_tokens_per_s", r.prior_band_p10_tokens_per_s},
+                                {"p90_tokens_per_s", r.prior_band_p90_tokens_per_s},
+                                {"measured_inside", r.in_prior_band()}}},
+                    {"model_error", r.model_error ? model_error_json(*r.model_error) : nlohmann::json(nullptr)}}},
           {"error", r.error()},
           {"sign_right", r.sign_right()},
           {"inputs", inputs},
@@ -128,7 +152,8 @@ nlohmann::json summary_json(const ErrorSummary& s) {
           {"mean_signed_error", s.mean_signed_error},
           {"sign_right", s.sign_right},
           {"sign_accuracy", s.sign_accuracy()},
-          {"in_band", s.in_band}};
+          {"in_band", s.in_band},
+          {"in_prior_band", s.in_prior_band}};
 }
 
 std::string validation_text(const ValidationReport& report) {
@@ -137,11 +162,15 @@ std::string validation_text(const ValidationReport& report) {
      << "from the plain rate and acceptance, the measured value held out\n\n";
   os << header_line();
   for (const auto& r : report.rows) os << row_line(r);
-  os << "\n  plain/spec/pred: tokens/s over the batch; p10-p90: the prediction's band from the priors' spread,\n"
-     << "  and whether the measurement lies in it; error = pred/spec - 1; x = speedup over plain decoding;\n"
-     << "  sign: whether speculation pays, predicted vs measured; inputs: C calibrated, S set, P prior\n\n";
+  os << "\n  plain/spec/pred: tokens/s over the batch; p10-p90: the prediction's band from the priors' spread\n"
+     << "  and specsim's error on the other sources' rows, and whether the measurement lies in it;\n"
+     << "  error = pred/spec - 1; x = speedup over plain decoding; sign: whether speculation pays,\n"
+     << "  predicted vs measured; inputs: C calibrated, S set, P prior\n\n";
   os << summary_header();
   for (const auto& s : report.summaries) os << summary_line(s);
+  os << "\n  band: measurements inside the p10-p90 band; priors: inside the priors' band alone\n";
+  if (report.model_error) os << model_error_line(*report.model_error);
+  if (!report.model_error_note.empty()) os << "  " << report.model_error_note << "\n";
   if (report.calibration) {
     const CalibrationRun& c = *report.calibration;
     os << "\ncalibrated " << c.mode << ": the engine terms fitted on measured speculative rows of the same "
@@ -172,6 +201,8 @@ nlohmann::json validation_json(const ValidationReport& report) {
   for (const auto& r : report.rows) j["rows"].push_back(row_json(r));
   j["summary"] = nlohmann::json::array();
   for (const auto& s : report.summaries) j["summary"].push_back(summary_json(s));
+  j["model_error"] = report.model_error ? model_error_json(*report.model_error) : nlohmann::json(nullptr);
+  if (!report.model_error_note.empty()) j["model_error_note"] = report.model_error_note;
   if (report.calibration) {
     const CalibrationRun& c = *report.calibration;
     nlohmann::json rows = nlohmann::json::array();
@@ -202,7 +233,9 @@ std::string validation_csv(const ValidationReport& report) {
   return csv_table({"set", "name", "source.id", "source.url", "engine", "interconnect", "gpu", "model", "moe", "tp",
                     "batch", "tree", "num_steps", "num_draft_tokens", "measured.plain_tokens_per_s",
                     "measured.spec_tokens_per_s", "predicted.plain_tokens_per_s", "predicted.spec_tokens_per_s",
-                    "band.p10_tokens_per_s", "band.p90_tokens_per_s", "band.measured_inside", "error",
+                    "band.p10_tokens_per_s", "band.p90_tokens_per_s", "band.measured_inside",
+                    "band.priors.p10_tokens_per_s", "band.priors.p90_tokens_per_s", "band.priors.measured_inside",
+                    "band.model_error.sigma", "error",
                     "measured.speedup", "predicted.speedup", "sign_right", "inputs_not_measured", "calibrated_on"},
                    rows);
 }

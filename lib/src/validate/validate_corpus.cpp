@@ -6,6 +6,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <sstream>
 
 #include "specsim/cycle.hpp"
 #include "specsim/error.hpp"
@@ -77,6 +78,9 @@ Scenario load_row(const std::string& file, const DataDir& data) {
 }
 
 ValidationRow predict_row(Scenario s) {
+  // The model error a row's band carries is fitted without the row's source (widen_by_other_sources),
+  // never the data directory's file, which holds every row.
+  s.model_error.reset();
   ValidationRow row;
   row.file = s.file;
   row.name = s.name;
@@ -109,9 +113,10 @@ ValidationRow predict_row(Scenario s) {
   row.predicted_plain_tokens_per_s = p.baseline_tokens_per_s;
   row.predicted_spec_tokens_per_s = p.spec_tokens_per_s;
   row.tokens_per_cycle = p.tokens_per_cycle;
-  const PredictionBand band = prior_band(model, p);
-  row.band_p10_tokens_per_s = band.p10_tokens_per_s;
-  row.band_p90_tokens_per_s = band.p90_tokens_per_s;
+  PredictionBand band = prior_band(model, p);
+  row.band_p10_tokens_per_s = row.prior_band_p10_tokens_per_s = band.p10_tokens_per_s;
+  row.band_p90_tokens_per_s = row.prior_band_p90_tokens_per_s = band.p90_tokens_per_s;
+  row.prior_band_draws = std::move(band.draws);
   row.warnings = cal.warnings;
 
   row.inputs.push_back({"plain tokens/s", "plain", InputOrigin::kMeasured,
@@ -318,7 +323,105 @@ std::string negative_fit_note(int negative, int of) {
          "measured: a model error of theirs, not engine work), taken as 0";
 }
 
+const double kZ90 = 1.2815515655446004;  // the standard normal's 90th percentile
+
+double nearest_rank(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  const auto rank = static_cast<std::size_t>(std::ceil(q * double(v.size())));
+  return v[std::clamp<std::size_t>(rank, 1, v.size()) - 1];
+}
+
+void widen(ValidationRow& r, const ModelError& e) {
+  PredictionBand priors;
+  priors.p10_tokens_per_s = r.prior_band_p10_tokens_per_s;
+  priors.p90_tokens_per_s = r.prior_band_p90_tokens_per_s;
+  priors.draws = r.prior_band_draws;
+  const PredictionBand b = with_model_error(std::move(priors), r.predicted_spec_tokens_per_s, e);
+  r.band_p10_tokens_per_s = b.p10_tokens_per_s;
+  r.band_p90_tokens_per_s = b.p90_tokens_per_s;
+  r.model_error = e;
+}
+
+// Each target's band widened by specsim's error on the rows of `all` from other sources than its
+// own, so that no row's band is fitted on its own source. Returns a note when some source has too
+// few rows beside it (those bands keep the priors' spread alone).
+std::string widen_by_other_sources(const std::vector<ValidationRow*>& targets, const std::vector<ValidationRow>& all) {
+  std::map<std::string, std::optional<ModelError>> by_source;
+  int bare = 0;
+  for (ValidationRow* t : targets) {
+    auto [it, fresh] = by_source.try_emplace(t->source.source);
+    if (fresh) {
+      std::vector<const ValidationRow*> others;
+      for (const auto& r : all) {
+        if (r.source.source != t->source.source) others.push_back(&r);
+      }
+      it->second = model_error_of(others);
+      if (it->second) {
+        it->second->origin = "held out by source: the " + std::to_string(it->second->rows) + " rows of " +
+                             std::to_string(it->second->sources) + " other sources";
+      }
+    }
+    if (it->second) {
+      widen(*t, *it->second);
+    } else {
+      ++bare;
+    }
+  }
+  if (bare == 0) return "";
+  return std::to_string(bare) + " row(s) carry the priors' band alone: their sources leave fewer than " +
+         std::to_string(kMinModelErrorRows) + " rows of " + std::to_string(kMinModelErrorSources) +
+         " other sources to measure specsim's error on";
+}
+
 }  // namespace
+
+std::optional<ModelError> model_error_of(const std::vector<const ValidationRow*>& rows) {
+  std::vector<double> residuals;
+  std::map<std::string, int> sources;
+  double prior_var = 0.0;
+  for (const ValidationRow* r : rows) {
+    residuals.push_back(std::log(r->measured_spec_tokens_per_s / r->predicted_spec_tokens_per_s));
+    const double s = (std::log(r->prior_band_p90_tokens_per_s) - std::log(r->prior_band_p10_tokens_per_s)) / (2 * kZ90);
+    prior_var += s * s;
+    ++sources[r->source.source];
+  }
+  if (int(rows.size()) < kMinModelErrorRows || int(sources.size()) < kMinModelErrorSources) return std::nullopt;
+  ModelError e;
+  e.rows = int(rows.size());
+  e.sources = int(sources.size());
+  e.residual_p10 = nearest_rank(residuals, 0.1);
+  e.residual_p50 = nearest_rank(residuals, 0.5);
+  e.residual_p90 = nearest_rank(residuals, 0.9);
+  e.prior_sigma_rms = std::sqrt(prior_var / double(rows.size()));
+  const double spread = (e.residual_p90 - e.residual_p10) / (2 * kZ90);
+  e.sigma = std::sqrt(std::max(0.0, spread * spread - e.prior_sigma_rms * e.prior_sigma_rms));
+  e.origin = std::to_string(e.rows) + " rows of " + std::to_string(e.sources) + " sources";
+  return e;
+}
+
+std::string model_error_yaml(const ModelError& e) {
+  const auto f = [](double v) { return units::format_fixed(v, 4); };
+  std::ostringstream os;
+  os << "schema_version: 1\n"
+     << "kind: model_error\n"
+     << "description: \"specsim's error on the validation corpus beyond its priors' spread: what a prediction's "
+        "band draws on top of the priors (prior_band.hpp, docs/validation.md#model-error)\"\n"
+     << "source: \"specsim validate --write-model-error over validation/ (" << e.rows << " public deployments, "
+     << e.sources << " sources, each named in its row file)\"\n"
+     << "# Written by specsim validate; a test recomputes it from the corpus. ln(measured / predicted)\n"
+     << "# speculative tokens/s by nearest rank; p50 is the corpus's bias, reported, not applied.\n"
+     << "rows: " << e.rows << "\n"
+     << "sources: " << e.sources << "\n"
+     << "residual_ln:\n"
+     << "  p10: " << f(e.residual_p10) << "\n"
+     << "  p50: " << f(e.residual_p50) << "\n"
+     << "  p90: " << f(e.residual_p90) << "\n"
+     << "# The rows' own prior bands as a ln sigma (root mean square), and what is left of the residuals'\n"
+     << "# spread (p90 - p10) / 2.563 beyond it: sigma = sqrt(spread^2 - prior_sigma_rms^2).\n"
+     << "prior_sigma_rms: " << f(e.prior_sigma_rms) << "\n"
+     << "sigma: " << f(e.sigma) << "\n";
+  return os.str();
+}
 
 ErrorSummary summarize_errors(const std::string& group, const std::vector<const ValidationRow*>& rows) {
   ErrorSummary s;
@@ -336,11 +439,35 @@ ErrorSummary summarize_errors(const std::string& group, const std::vector<const 
     }
     if (r->sign_right()) ++s.sign_right;
     if (r->in_band()) ++s.in_band;
+    if (r->in_prior_band()) ++s.in_prior_band;
   }
   s.median_abs_error = median(abs_errors);
   s.mean_signed_error = rows.empty() ? 0.0 : signed_sum / rows.size();
   return s;
 }
+
+namespace {
+
+void check_unique_names(const std::vector<ValidationRow>& rows) {
+  std::map<std::string, int> names;
+  for (const auto& r : rows) {
+    if (++names[r.name] == 2) throw Error(SourceLocation{r.file, 0, 0}, "name", "'" + r.name + "' names two rows");
+  }
+}
+
+// The corpus's model error over every row, and each row's band widened by the other sources'.
+void attach_model_error(ValidationReport& report) {
+  std::vector<const ValidationRow*> all;
+  std::vector<ValidationRow*> targets;
+  for (auto& r : report.rows) {
+    all.push_back(&r);
+    targets.push_back(&r);
+  }
+  report.model_error = model_error_of(all);
+  report.model_error_note = widen_by_other_sources(targets, report.rows);
+}
+
+}  // namespace
 
 ValidationReport validate_corpus(const std::vector<std::string>& files, const ValidateOptions& options,
                                  const DataDir& data) {
@@ -351,13 +478,9 @@ ValidationReport validate_corpus(const std::vector<std::string>& files, const Va
     const fs::path rel = fs::weakly_canonical(f).lexically_relative(fs::weakly_canonical(data.root()));
     return !rel.empty() && *rel.begin() != ".." ? rel.string() : f;
   };
-  {
-    std::map<std::string, int> names;
-    for (const auto& r : report.rows) {
-      if (++names[r.name] == 2) throw Error(SourceLocation{r.file, 0, 0}, "name", "'" + r.name + "' names two rows");
-    }
-  }
+  check_unique_names(report.rows);
   for (auto& r : report.rows) r.file = shown(r.file);
+  attach_model_error(report);
   report.summaries = summaries_of(report.rows);
   if (options.calibrate_on.empty()) return report;
 
@@ -412,8 +535,13 @@ ValidationReport validate_corpus(const std::vector<std::string>& files, const Va
                   "source '" + it->source.source + "' has no other row to predict");
     }
   }
+  std::vector<ValidationRow*> targets;
   std::vector<const ValidationRow*> predicted;
-  for (const auto& c : run.rows) predicted.push_back(&c.row);
+  for (auto& c : run.rows) {
+    targets.push_back(&c.row);
+    predicted.push_back(&c.row);
+  }
+  widen_by_other_sources(targets, report.rows);
   run.summary = summarize_errors(run.mode, predicted);
   report.calibration = std::move(run);
   return report;

@@ -41,6 +41,14 @@ double nearest_rank(const std::vector<double>& sorted, double q) {
   return sorted[std::clamp<std::size_t>(rank, 1, n) - 1];
 }
 
+void set_percentiles(PredictionBand& band, std::vector<double> rates) {
+  std::sort(rates.begin(), rates.end());
+  band.p10_tokens_per_s = nearest_rank(rates, 0.1);
+  band.p50_tokens_per_s = nearest_rank(rates, 0.5);
+  band.p90_tokens_per_s = nearest_rank(rates, 0.9);
+  band.draws = std::move(rates);
+}
+
 bool is_prior(const CalibratedValue& v) { return v.origin.rfind("prior", 0) == 0; }
 
 // The compute priors of `s` that no file, patch, profile or measurement replaced.
@@ -127,6 +135,7 @@ PredictionBand prior_band(const CycleModel& model, const Prediction& p, int samp
   if (step_prior) band.terms.push_back("engine overhead per draft forward");
   if (band.terms.empty() || samples <= 0) {
     band.p10_tokens_per_s = band.p50_tokens_per_s = band.p90_tokens_per_s = p.spec_tokens_per_s;
+    band.priors_p10_tokens_per_s = band.priors_p90_tokens_per_s = p.spec_tokens_per_s;
     return band;
   }
   const LogNormal c = cycle_prior ? through(s.engine_prior->cycle_overhead) : LogNormal{};
@@ -167,12 +176,32 @@ PredictionBand prior_band(const CycleModel& model, const Prediction& p, int samp
     const double step = step_prior ? draw(g, d) : cal.draft_step_overhead_s.value;
     rates.push_back(emitted / (base_s + extra + forwards * step));
   }
-  std::sort(rates.begin(), rates.end());
   band.samples = samples;
-  band.p10_tokens_per_s = nearest_rank(rates, 0.1);
-  band.p50_tokens_per_s = nearest_rank(rates, 0.5);
-  band.p90_tokens_per_s = nearest_rank(rates, 0.9);
+  set_percentiles(band, std::move(rates));
+  band.priors_p10_tokens_per_s = band.p10_tokens_per_s;
+  band.priors_p90_tokens_per_s = band.p90_tokens_per_s;
   return band;
+}
+
+PredictionBand with_model_error(PredictionBand priors, double point_tokens_per_s, const ModelError& error,
+                                std::uint64_t seed) {
+  PredictionBand band = std::move(priors);
+  band.model_error = error;
+  if (!(error.sigma > 0.0)) return band;
+  std::vector<double> rates = band.draws;
+  if (rates.empty()) rates.assign(std::size_t(kDefaultBandSamples), point_tokens_per_s);
+  std::mt19937_64 g(seed);
+  const LogNormal e{0.0, error.sigma};
+  for (double& r : rates) r *= draw(g, e);
+  band.samples = int(rates.size());
+  set_percentiles(band, std::move(rates));
+  return band;
+}
+
+PredictionBand prediction_band(const CycleModel& model, const Prediction& p) {
+  PredictionBand band = prior_band(model, p);
+  const auto& error = model.scenario().model_error;
+  return error ? with_model_error(std::move(band), p.spec_tokens_per_s, *error) : band;
 }
 
 }  // namespace specsim

@@ -1,0 +1,174 @@
+// specsim's error beyond its priors (validate_corpus.hpp's model_error_of, models/model-error.yaml):
+// worked numbers for the formula, the band it widens, held out by source in validate, the committed
+// file recomputed from the corpus, and bad files refused by file and key.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include <unistd.h>
+
+#include "cli_run.hpp"
+#include "specsim/cycle.hpp"
+#include "specsim/error.hpp"
+#include "specsim/load.hpp"
+#include "specsim/prior_band.hpp"
+#include "specsim/validate_corpus.hpp"
+
+namespace fs = std::filesystem;
+using Catch::Matchers::Contains;
+using Catch::Matchers::WithinAbs;
+using Catch::Matchers::WithinRel;
+
+namespace {
+
+const specsim::DataDir kRoot(SPECSIM_SOURCE_DIR);
+const double kZ90 = 1.2815515655446004;
+
+// A row predicted at 100 tok/s that measured 100 exp(r), with a prior band of ln sigma s around it.
+specsim::ValidationRow row(double r, double s, const std::string& source) {
+  specsim::ValidationRow x;
+  x.source.source = source;
+  x.predicted_spec_tokens_per_s = 100.0;
+  x.measured_spec_tokens_per_s = 100.0 * std::exp(r);
+  x.prior_band_p10_tokens_per_s = 100.0 * std::exp(-kZ90 * s);
+  x.prior_band_p90_tokens_per_s = 100.0 * std::exp(kZ90 * s);
+  return x;
+}
+
+struct TempFile {
+  fs::path path;
+  explicit TempFile(const std::string& text) {
+    path = fs::temp_directory_path() / ("specsim-model-error-" + std::to_string(::getpid()) + ".yaml");
+    std::ofstream(path) << text;
+  }
+  ~TempFile() { fs::remove(path); }
+};
+
+}  // namespace
+
+TEST_CASE("model error: the residuals' spread beyond the priors' bands, worked numbers", "[model_error]") {
+  // Ten rows, residuals -0.20, -0.15, ..., +0.25 (step 0.05), each with a prior band of sigma 0.05,
+  // from 3 sources. Nearest rank of 10: p10 is the 1st (-0.20), p50 the 5th (0.00), p90 the 9th
+  // (+0.20). sigma_r = 0.40 / (2 x 1.28155) = 0.15606; sigma = sqrt(0.15606^2 - 0.05^2) = 0.14784.
+  std::vector<specsim::ValidationRow> rows;
+  for (int i = 0; i < 10; ++i) rows.push_back(row(-0.20 + 0.05 * i, 0.05, "s" + std::to_string(i % 3)));
+  std::vector<const specsim::ValidationRow*> ptrs;
+  for (const auto& r : rows) ptrs.push_back(&r);
+  const auto e = specsim::model_error_of(ptrs);
+  REQUIRE(e.has_value());
+  CHECK(e->rows == 10);
+  CHECK(e->sources == 3);
+  CHECK_THAT(e->residual_p10, WithinAbs(-0.20, 1e-12));
+  CHECK_THAT(e->residual_p50, WithinAbs(0.00, 1e-12));
+  CHECK_THAT(e->residual_p90, WithinAbs(0.20, 1e-12));
+  CHECK_THAT(e->prior_sigma_rms, WithinRel(0.05, 1e-9));
+  CHECK_THAT(e->sigma, WithinRel(0.14784, 1e-4));
+  // Priors as wide as the residuals leave no model error; too few rows or sources give none.
+  for (auto& r : rows) {
+    r.prior_band_p10_tokens_per_s = 100.0 * std::exp(-kZ90 * 0.2);
+    r.prior_band_p90_tokens_per_s = 100.0 * std::exp(kZ90 * 0.2);
+  }
+  CHECK(specsim::model_error_of(ptrs)->sigma == 0.0);
+  ptrs.pop_back();
+  CHECK_FALSE(specsim::model_error_of(ptrs).has_value());  // 9 rows
+  for (auto& r : rows) r.source.source = "one";
+  ptrs.push_back(&rows.back());
+  CHECK_FALSE(specsim::model_error_of(ptrs).has_value());  // 1 source
+}
+
+TEST_CASE("model error: the band widens by exp(+-z90 sigma) and keeps the priors' band", "[model_error][prior_band]") {
+  // Every prior set: no prior spread, so the band is the prediction times exp(sigma z) alone:
+  // p10/p90 = point x exp(-+1.28155 x 0.1) = point x 0.8797 / 1.1367 (4000 draws: within 1%).
+  const std::string file = kRoot.root() + "/validation/vllm-pr-16035-llama3-8b/vllm16035-llama3-8b-eagle1-k2-bs1.yaml";
+  const specsim::CycleModel model(specsim::load_scenario(
+      file,
+      {"compute.bandwidth_efficiency=0.84", "compute.kv_verify_ratio=0.5", "compute.multi_token_step=5us",
+       "host.spec_extra_per_cycle=0.3ms", "host.draft_step_overhead=0.1ms"},
+      kRoot));
+  const auto p = model.predict();
+  const auto priors = specsim::prior_band(model, p);
+  REQUIRE(priors.terms.empty());
+  specsim::ModelError e;
+  e.sigma = 0.1;
+  const auto band = specsim::with_model_error(priors, p.spec_tokens_per_s, e);
+  CHECK_THAT(band.p10_tokens_per_s, WithinRel(p.spec_tokens_per_s * 0.8797, 0.01));
+  CHECK_THAT(band.p90_tokens_per_s, WithinRel(p.spec_tokens_per_s * 1.1367, 0.01));
+  CHECK(band.priors_p10_tokens_per_s == p.spec_tokens_per_s);
+  CHECK(band.model_error->sigma == 0.1);
+  // A sigma of 0 leaves the band as it was.
+  e.sigma = 0.0;
+  CHECK(specsim::with_model_error(priors, p.spec_tokens_per_s, e).p90_tokens_per_s == p.spec_tokens_per_s);
+  // Loaded from the repository, a scenario carries models/model-error.yaml and predict's band draws it.
+  REQUIRE(model.scenario().model_error.has_value());
+  CHECK(model.scenario().model_error->origin == "models/model-error.yaml");
+  const auto shown = specsim::prediction_band(model, p);
+  CHECK(shown.p10_tokens_per_s < p.spec_tokens_per_s);
+  CHECK(shown.p90_tokens_per_s > p.spec_tokens_per_s);
+}
+
+TEST_CASE("model error: the committed models/model-error.yaml is the corpus's, each row's band held out by source",
+          "[model_error][validate]") {
+  // After a model or corpus change: specsim validate --write-model-error models/model-error.yaml.
+  const auto report = specsim::validate_corpus(specsim::find_validation_rows({}, kRoot), {}, kRoot);
+  REQUIRE(report.model_error.has_value());
+  const auto file = specsim::load_model_error(specsim::model_error_file(kRoot));
+  CHECK(file.rows == report.model_error->rows);
+  CHECK(file.sources == report.model_error->sources);
+  CHECK_THAT(file.sigma, WithinAbs(report.model_error->sigma, 6e-5));
+  CHECK_THAT(file.residual_p10, WithinAbs(report.model_error->residual_p10, 6e-5));
+  CHECK_THAT(file.residual_p90, WithinAbs(report.model_error->residual_p90, 6e-5));
+  CHECK_THAT(file.prior_sigma_rms, WithinAbs(report.model_error->prior_sigma_rms, 6e-5));
+  // Each row's error comes from the other sources' rows only, and widens its priors' band.
+  for (const auto& r : report.rows) {
+    std::vector<const specsim::ValidationRow*> others;
+    for (const auto& o : report.rows) {
+      if (o.source.source != r.source.source) others.push_back(&o);
+    }
+    REQUIRE(r.model_error.has_value());
+    CHECK(r.model_error->rows == int(others.size()));
+    CHECK(r.model_error->sigma == specsim::model_error_of(others)->sigma);
+    CHECK(r.band_p10_tokens_per_s <= r.prior_band_p10_tokens_per_s * 1.0001);
+    CHECK(r.band_p90_tokens_per_s >= r.prior_band_p90_tokens_per_s * 0.9999);
+  }
+  CHECK(report.summaries.front().in_band >= report.summaries.front().in_prior_band);
+}
+
+TEST_CASE("model error: a bad file is refused by file and key, and validate writes one only from enough rows",
+          "[model_error][cli]") {
+  const std::string good = R"(schema_version: 1
+kind: model_error
+source: "test"
+rows: 12
+sources: 3
+residual_ln: {p10: -0.2, p50: 0.0, p90: 0.1}
+prior_sigma_rms: 0.05
+sigma: 0.08
+)";
+  {
+    TempFile f(good);
+    CHECK(specsim::load_model_error(f.path.string()).sigma == 0.08);
+  }
+  const auto refused = [&](const std::string& from, const std::string& to, const std::string& key) {
+    std::string text = good;
+    text.replace(text.find(from), from.size(), to);
+    TempFile f(text);
+    CHECK_THROWS_WITH(specsim::load_model_error(f.path.string()), Contains(f.path.string()) && Contains(key));
+  };
+  refused("sigma: 0.08", "sigma: 2", "sigma");
+  refused("sources: 3", "sources: 13", "sources");
+  refused("p50: 0.0", "p50: 0.3", "p50");
+  refused("rows: 12\n", "", "rows");
+  refused("sigma: 0.08", "sigma: 0.08\nspread: 1", "spread");
+
+  // Four invented rows of two sources are too few: an error, and no file.
+  const fs::path out = fs::temp_directory_path() / ("specsim-model-error-out-" + std::to_string(::getpid()) + ".yaml");
+  const auto few = specsim::test::run({"validate", std::string(SPECSIM_TEST_DATA_DIR) + "/valid/validation",
+                                       "--write-model-error", out.string()});
+  CHECK(few.code == 1);
+  CHECK_THAT(few.err, Contains("--write-model-error") && Contains("too few"));
+  CHECK_FALSE(fs::exists(out));
+}
