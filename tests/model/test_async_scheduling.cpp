@@ -156,10 +156,11 @@ TEST_CASE("async scheduling: bad input names file, line and key", "[async][load]
   const std::string not_bool = (dir.path / "not-bool.yaml").string();
   std::ofstream(not_bool) << specsim::test::replaced_once(text, "    plain: true ", "    plain: maybe ");
   const std::string e1 = load_error(not_bool);
-  CHECK_THAT(e1, Contains("not-bool.yaml:37:") && Contains("plain"));
+  CHECK_THAT(e1, Contains("not-bool.yaml:37:") && Contains("engine.async_scheduling.plain: expected true or false"));
   const std::string typo = (dir.path / "typo.yaml").string();
   std::ofstream(typo) << specsim::test::replaced_once(text, "    speculative: false", "    speculativ: false");
-  CHECK_THAT(load_error(typo), Contains("typo.yaml:38:") && Contains("speculativ"));
+  CHECK_THAT(load_error(typo), Contains("typo.yaml:38:") && Contains("engine.async_scheduling.speculativ: unknown key") &&
+                                   Contains("speculative"));
   const std::string scalar = (dir.path / "scalar.yaml").string();
   std::string one_flag = specsim::test::replaced_once(text, "  async_scheduling:\n", "  async_scheduling: true\n");
   one_flag = specsim::test::replaced_once(one_flag, "    plain: true ", "    # plain: true ");

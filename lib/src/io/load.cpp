@@ -1156,6 +1156,9 @@ void read_async_scheduling(YamlReader& e, EngineSettings& engine) {
   if (!a) return;
   if (a->has("plain")) engine.async_plain = a->boolean("plain");
   if (a->has("speculative")) engine.async_speculative = a->boolean("speculative");
+  // Both are known keys, so that a typo's error lists them whichever was given.
+  a->ignore("plain");
+  a->ignore("speculative");
   a->finish();
 }
 
