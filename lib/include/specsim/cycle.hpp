@@ -5,6 +5,7 @@
 //           + T_fwd(target, B * n)               verify (n = k + 1 for a chain)
 //           + T_fwd(draft, B * tau)              draft extend over the accepted tokens
 //           + T_host_decode + T_host_spec_extra
+//           + max(0, h_sync - h_step)            a synchronous cycle beside an async plain step
 //   tok/s_base = B / T_base,  tok/s_spec = B * tau / T_cycle,  break-even tau* = T_cycle / T_base
 //
 //   T_fwd(model, q, mode) = local(q, mode) + sum over its collectives [ count x T_op(bytes, mode) ]
@@ -56,6 +57,13 @@ struct Calibration {
   // The GPU's own wait at each eager attention part of a piecewise forward: set, a compute
   // profile's, or the prior kPriorPiecewiseGpuPerAttentionS.
   CalibratedValue piecewise_gpu_per_attention_s;
+  // Where the plain run was measured under async scheduling and the speculative run is synchronous
+  // (AsyncScheduling::cycle_pays_hidden_host): the host time of a synchronous step, the engine's
+  // plain_step_host prior, which the cycle pays in place of the plain step's calibrated host part
+  // when it is larger; unhidden_host_s is that difference, per cycle (docs/model.md#async-scheduling).
+  // Both 0 otherwise.
+  CalibratedValue sync_step_host_s;
+  double unhidden_host_s = 0.0;
   bool comm_calibrated = false;  // the all-reduce cost comes from a measured table
   std::string comm_source;       // which table or prior, and the what-ifs applied
   std::vector<std::string> warnings;
@@ -105,6 +113,24 @@ struct Prediction {
 
 class CycleModel;
 
+// Whether each run of a deployment schedules the engine's host work for step n+1 while the GPU runs
+// step n (vLLM's async scheduling), with where that comes from: "set" (engine.async_scheduling) or
+// the engine's default (models/engines/<name>.yaml `async_scheduling`).
+struct AsyncScheduling {
+  struct Run {
+    bool on = false;
+    std::string origin;
+  };
+  Run plain;
+  Run speculative;
+  bool stated = false;  // the scenario sets either run
+  // The measured plain step hid host work that a synchronous speculative cycle pays.
+  [[nodiscard]] bool cycle_pays_hidden_host() const { return plain.on && !speculative.on; }
+  // Worth a line in predict: the runs differ, or the scenario said how they ran.
+  [[nodiscard]] bool shown() const { return stated || plain.on != speculative.on; }
+};
+[[nodiscard]] AsyncScheduling async_scheduling_of(const Scenario& scenario);
+
 // Whether a forward of `scenario` has kernels launched by the host: a target forward, or a draft
 // forward where the method runs one, in eager or piecewise mode. Only then do the eager launch
 // cost and overlap exponent enter the prediction.
@@ -142,6 +168,8 @@ class CycleModel {
   [[nodiscard]] double tokens_per_cycle(const DraftShape& shape, const Acceptance& acceptance,
                                         std::vector<double>* conditional) const;
   [[nodiscard]] double baseline_step_s() const;
+  // The calibrated host time of one plain step that a cycle pays once (not per output token).
+  [[nodiscard]] double step_host_s() const;
   [[nodiscard]] double cycle_s(double tokens_per_cycle) const;
   [[nodiscard]] double cycle_s(const DraftShape& shape, double tokens_per_cycle) const;
 
@@ -172,8 +200,11 @@ class CycleModel {
   void use_efficiency(const Scenario& s, double eta);
   // host.spec_extra_per_cycle from measurements.speculative when it is not held out.
   void calibrate_engine_cycle();
+  // calibration_.sync_step_host_s and unhidden_host_s from the runs' async scheduling.
+  void price_sync_host();
   // Host and engine time of one speculative cycle: the plain step's host time (once, or tau times
-  // when it is paid per output token), the per-cycle overhead and the per-draft-forward overhead.
+  // when it is paid per output token), what async scheduling hid in it, the per-cycle overhead and
+  // the per-draft-forward overhead.
   [[nodiscard]] double spec_host_s(double draft_forwards, double tau) const;
 
   // The scenario the helpers below read: the one predicted, or during calibration the one measured.

@@ -3,7 +3,9 @@
 // p10-p90 band follows by Monte Carlo over them.
 //
 // The terms with a spread: the engine's speculative overheads (models/engines), the cycle
-// overhead c and the per-draft-forward overhead d, and the compute priors a scenario leaves open,
+// overhead c and the per-draft-forward overhead d, a synchronous step's host time h where a
+// synchronous cycle follows an async plain step (adding max(0, h - h_step), docs/model.md#async-scheduling),
+// and the compute priors a scenario leaves open,
 // the bandwidth efficiency, the verify's KV efficiency ratio and the multi-token step
 // (kPriorBandwidthEfficiency, kPriorKvVerifyRatio, kPriorMultiTokenStepS in scenario.hpp), the eager
 // launch terms and the piecewise GPU wait where a forward is launched from the host, and the

@@ -31,6 +31,12 @@ struct EngineSettings {
   // The share of each GPU's memory the engine allocates from: vLLM's --gpu-memory-utilization or
   // SGLang's --mem-fraction-static. Empty = the engine's default (memory_fit.hpp).
   std::optional<double> memory_fraction;
+  // vLLM's async scheduling (--async-scheduling / --no-async-scheduling): the host work of step n+1
+  // overlapping the GPU's step n, for the plain run and the speculative run apart, as the deployment
+  // ran them. Empty = the engine's default (EnginePrior::async_scheduling; async_scheduling_of in
+  // cycle.hpp resolves both, docs/model.md#async-scheduling).
+  std::optional<bool> async_plain;
+  std::optional<bool> async_speculative;
 };
 
 struct SpeculationSettings {
@@ -209,6 +215,13 @@ struct EnginePrior {
   // The speculation methods its evidence covers; empty = all. A scenario of another method gets no
   // prior from the file (0, said so), rather than another path's overheads.
   std::vector<std::string> methods;
+  // Which runs the engine schedules asynchronously unless told otherwise: the plain run, and a
+  // speculative run of these methods. Empty: no such default; both runs are taken as synchronous.
+  struct AsyncDefault {
+    bool plain = false;
+    std::vector<std::string> methods;
+  };
+  std::optional<AsyncDefault> async_scheduling;
 };
 
 // specsim's own error on deployments it was not fitted to (models/model-error.yaml, written by

@@ -564,6 +564,28 @@ EnginePrior::Term read_prior_term(YamlReader& t) {
   return out;
 }
 
+// A list of speculation methods at `key`, each one specsim knows.
+std::vector<std::string> read_methods(YamlReader& r, const std::string& key) {
+  std::vector<std::string> methods = r.optional_names(key);
+  for (const auto& m : methods) {
+    if (std::find(kMethods.begin(), kMethods.end(), m) == kMethods.end()) {
+      r.fail(key, "'" + m + "' is not a speculation method (" + join(kMethods) + ")");
+    }
+  }
+  return methods;
+}
+
+// `async_scheduling:` of an engine file: whether the plain run is asynchronous by default, and the
+// methods whose speculative run is (docs/model.md#async-scheduling).
+EnginePrior::AsyncDefault read_async_default(YamlReader& a) {
+  EnginePrior::AsyncDefault out;
+  out.plain = a.boolean("plain");
+  out.methods = read_methods(a, "methods");
+  a.ignore("source");
+  a.finish();
+  return out;
+}
+
 }  // namespace
 
 EnginePrior load_engine_prior(const std::string& path) {
@@ -582,15 +604,8 @@ EnginePrior load_engine_prior(const std::string& path) {
     e.draft_step_overhead = read_prior_term(d);
   }
   if (auto h = r.optional_child("plain_step_host")) e.plain_step_host = read_prior_term(*h);
-  if (r.has("methods")) {
-    e.methods = r.optional_names("methods");
-    for (const auto& m : e.methods) {
-      if (std::find(kMethods.begin(), kMethods.end(), m) == kMethods.end()) {
-        r.fail("methods", "'" + m + "' is not a speculation method (" + join(kMethods) + ")");
-      }
-    }
-  }
-  r.ignore("methods");
+  e.methods = read_methods(r, "methods");
+  if (auto a = r.optional_child("async_scheduling")) e.async_scheduling = read_async_default(*a);
   r.finish();
   return e;
 }
@@ -1162,6 +1177,19 @@ void read_workload(YamlReader& r, Scenario& s, Problems& problems) {
   w.finish();
 }
 
+// `engine.async_scheduling:` how the plain and the speculative run were scheduled; either left out
+// takes the engine's default (docs/model.md#async-scheduling).
+void read_async_scheduling(YamlReader& e, EngineSettings& engine) {
+  auto a = e.optional_child("async_scheduling");
+  if (!a) return;
+  if (a->has("plain")) engine.async_plain = a->boolean("plain");
+  if (a->has("speculative")) engine.async_speculative = a->boolean("speculative");
+  // Both are known keys, so that a typo's error lists them whichever was given.
+  a->ignore("plain");
+  a->ignore("speculative");
+  a->finish();
+}
+
 // `engine:` its name and launch modes; every key has a default, so the block may be left out.
 // Each key's problem is recorded on its own; false when the name could not be read.
 bool read_engine(YamlReader& r, Scenario& s, Problems& problems) {
@@ -1178,6 +1206,7 @@ bool read_engine(YamlReader& r, Scenario& s, Problems& problems) {
   problems.run([&] {
     if (e->has("memory_fraction")) s.engine.memory_fraction = bounded_number(*e, "engine.memory_fraction");
   });
+  problems.run([&] { read_async_scheduling(*e, s.engine); });
   e->ignore("embedding_allreduce");
   e->finish();
   return name_ok;

@@ -116,6 +116,43 @@ bool runs_piecewise(const Scenario& s) {
   return any_forward_in(s, [](LaunchMode m) { return m == LaunchMode::kPiecewise; });
 }
 
+namespace {
+
+// One run's regime: the scenario's setting, else the engine's default.
+AsyncScheduling::Run async_run(const std::optional<bool>& set, bool by_default, std::string why) {
+  if (set) return {*set, "set"};
+  return {by_default, "engine default: " + std::move(why)};
+}
+
+}  // namespace
+
+// vLLM decides per run (vllm/config/vllm.py, docs/references/engine-overheads-research.md section 8):
+// the plain run is async by default since v0.14.0, a speculative run only for the methods its
+// engine file lists; an explicit --async-scheduling / --no-async-scheduling wins.
+AsyncScheduling async_scheduling_of(const Scenario& s) {
+  const auto& prior = s.engine_prior;
+  const std::string file = "models/engines/" + s.engine.name + ".yaml";
+  AsyncScheduling a;
+  a.stated = s.engine.async_plain || s.engine.async_speculative;
+  if (!prior || !prior->async_scheduling) {
+    const std::string why = "synchronous (" + file + " gives no async_scheduling)";
+    a.plain = async_run(s.engine.async_plain, false, why);
+    a.speculative = async_run(s.engine.async_speculative, false, why);
+    return a;
+  }
+  const auto& d = *prior->async_scheduling;
+  const auto& m = d.methods;
+  const bool listed = std::find(m.begin(), m.end(), s.speculation.method) != m.end();
+  std::string methods;
+  for (const auto& name : m) methods += (methods.empty() ? "" : ", ") + name;
+  a.plain = async_run(s.engine.async_plain, d.plain,
+                      std::string(d.plain ? "async" : "synchronous") + " (" + file + ")");
+  a.speculative = async_run(s.engine.async_speculative, listed,
+                            s.speculation.method + (listed ? " is" : " is not") + " among " + s.engine.name +
+                                "'s async methods (" + methods + "; " + file + ")");
+  return a;
+}
+
 CycleModel::CycleModel(Scenario scenario) : CycleModel(std::move(scenario), nullptr, true) {}
 
 CycleModel::CycleModel(Scenario scenario, const Calibration& measured)
@@ -220,6 +257,7 @@ void CycleModel::apply_calibration() {
                          rank_placement(s.parallel));
   draft_ = ComputeModel(s.draft, s.gpu, s.parallel.draft_ranks(), s.batch, s.context_tokens, s.compute,
                         calibration_.bandwidth_efficiency.value, calibration_.routing_skew.value);
+  price_sync_host();
   calibrate_engine_cycle();
   // Say where the all-reduces of this deployment fall below the measured table.
   if (const double min = comm_.measured_min_bytes();
@@ -283,6 +321,31 @@ void CycleModel::calibrate_with_overrides(Scenario& basis, const Calibration* wi
     beside(calibration_.eager_overhead_per_op_s, calibrated.eager_overhead_per_op_s, patched("comm.eager_overhead_per_op"), duration);
     beside(calibration_.host_decode_s, calibrated.host_decode_s, patched("host.decode_per_step"), duration);
   }
+}
+
+// Async scheduling hides the host work of a plain step behind the GPU's previous step, so the
+// measured step leaves little of it beyond the forward. A speculative run the engine schedules
+// synchronously pays it in full: a synchronous step's host time, the engine's plain_step_host prior,
+// which is at least what the async step left exposed (docs/model.md#async-scheduling).
+void CycleModel::price_sync_host() {
+  calibration_.sync_step_host_s = {};
+  calibration_.unhidden_host_s = 0.0;
+  if (!async_scheduling_of(scenario_).cycle_pays_hidden_host()) return;
+  const auto& prior = scenario_.engine_prior;
+  if (!prior || !prior->plain_step_host) {
+    calibration_.sync_step_host_s = {0.0, "prior: 0 (models/engines/" + scenario_.engine.name +
+                                              ".yaml gives no plain_step_host for a synchronous step)"};
+    return;
+  }
+  const EnginePrior::Term& t = *prior->plain_step_host;
+  const double step = step_host_s();
+  calibration_.unhidden_host_s = std::max(0.0, t.value_s - step);
+  calibration_.sync_step_host_s = {
+      t.value_s, "prior: engine " + prior->name + " plain_step_host, p10-p90 " + units::format_duration(t.p10_s) +
+                     " to " + units::format_duration(t.p90_s) + " (models/engines/" + prior->name +
+                     ".yaml); the plain step was async, the speculative run is not: the cycle pays " +
+                     units::format_duration(calibration_.unhidden_host_s) + " over the plain step's " +
+                     units::format_duration(step)};
 }
 
 void CycleModel::calibrate_engine_cycle() {
@@ -600,6 +663,10 @@ double CycleModel::tokens_per_cycle(const DraftShape& shape, const Acceptance& a
   return tau;
 }
 
+double CycleModel::step_host_s() const {
+  return calibration_.host_decode_s.value - calibration_.host_per_output_token_s;
+}
+
 double CycleModel::baseline_step_s() const {
   const Scenario& s = scenario_;
   return forward(target_, s.model, ForwardOf::kTarget, s.batch, s.engine.decode_mode, "decode").total_s() +
@@ -697,7 +764,8 @@ double CycleModel::spec_host_s(double draft_forwards, double tau) const {
   const double lookup = scenario_.speculation.runs_draft_forwards()
                             ? 0.0
                             : h.ngram_lookup_per_token_s * scenario_.batch * scenario_.context_tokens;
-  return host + h.spec_extra_per_cycle_s + draft_forwards * h.draft_step_overhead_s + lookup;
+  return host + calibration_.unhidden_host_s + h.spec_extra_per_cycle_s + draft_forwards * h.draft_step_overhead_s +
+         lookup;
 }
 
 }  // namespace specsim

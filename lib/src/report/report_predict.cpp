@@ -179,6 +179,33 @@ std::string figures_text(const CycleModel& model, const Prediction& p) {
   return os.str();
 }
 
+// How each run was scheduled and, where a synchronous cycle follows an async plain step, the host
+// time the cycle pays that the plain step hid (docs/model.md#async-scheduling). Empty when the runs
+// share a regime the scenario does not state.
+std::string async_text(const Scenario& s, const Calibration& cal) {
+  const AsyncScheduling a = async_scheduling_of(s);
+  if (!a.shown()) return "";
+  std::ostringstream os;
+  os << "    async scheduling: plain run " << (a.plain.on ? "on" : "off") << " (" << a.plain.origin
+     << "), speculative run " << (a.speculative.on ? "on" : "off") << " (" << a.speculative.origin << ")\n";
+  if (a.cycle_pays_hidden_host()) {
+    os << "    host per synchronous step " << format_duration(cal.sync_step_host_s.value) << "  ("
+       << cal.sync_step_host_s.origin << ")\n";
+  }
+  return os.str();
+}
+
+nlohmann::json async_json(const Scenario& s, const Calibration& cal) {
+  const AsyncScheduling a = async_scheduling_of(s);
+  const auto run = [](const AsyncScheduling::Run& r) { return nlohmann::json{{"value", r.on}, {"origin", r.origin}}; };
+  nlohmann::json j = {{"plain", run(a.plain)}, {"speculative", run(a.speculative)}};
+  if (a.cycle_pays_hidden_host()) {
+    j["sync_step_host_s"] = value_json(cal.sync_step_host_s);
+    j["unhidden_host_per_cycle_s"] = cal.unhidden_host_s;
+  }
+  return j;
+}
+
 // Each calibrated value with its origin, the calibration's warnings, and the measured rate beside
 // the prediction when it is a yardstick for it.
 std::string calibration_text(const CycleModel& model, const Prediction& p) {
@@ -207,6 +234,7 @@ std::string calibration_text(const CycleModel& model, const Prediction& p) {
     os << "    piecewise GPU wait per attention part " << format_duration(cal.piecewise_gpu_per_attention_s.value)
        << "  (" << cal.piecewise_gpu_per_attention_s.origin << ")\n";
   }
+  os << async_text(s, cal);
   if (!s.speculation.runs_draft_forwards()) {
     const CalibratedValue lookup = ngram_lookup(s);
     os << "    n-gram lookup per context token " << format_duration(lookup.value) << "  (" << lookup.origin << ")\n";
@@ -338,6 +366,7 @@ nlohmann::json prediction_json(const CycleModel& model, const Prediction& p) {
   if (runs_piecewise(s)) {
     j["calibration"]["piecewise_gpu_per_attention_s"] = value_json(cal.piecewise_gpu_per_attention_s);
   }
+  if (async_scheduling_of(s).shown()) j["calibration"]["async_scheduling"] = async_json(s, cal);
   j["memory"] = memory_json(memory_fit(s));
   return j;
 }

@@ -153,6 +153,10 @@ ValidationRow predict_row(Scenario s) {
   row.inputs.push_back({"draft step overhead", "step", origin_of(cal.draft_step_overhead_s.origin),
                         units::format_duration(cal.draft_step_overhead_s.value) + " (" +
                             cal.draft_step_overhead_s.origin + ")"});
+  if (async_scheduling_of(sc).cycle_pays_hidden_host()) {
+    row.inputs.push_back({"host per synchronous step", "sync", origin_of(cal.sync_step_host_s.origin),
+                          units::format_duration(cal.sync_step_host_s.value) + " (" + cal.sync_step_host_s.origin + ")"});
+  }
   return row;
 }
 

@@ -122,6 +122,9 @@ PredictionBand prior_band(const CycleModel& model, const Prediction& p, int samp
   PredictionBand band;
   const bool cycle_prior = s.engine_prior && is_prior(cal.spec_extra_per_cycle_s);
   const bool step_prior = s.engine_prior && is_prior(cal.draft_step_overhead_s);
+  // A synchronous cycle beside an async plain step pays the engine's sync host prior.
+  const bool sync_prior = s.engine_prior && s.engine_prior->plain_step_host &&
+                          async_scheduling_of(s).cycle_pays_hidden_host() && is_prior(cal.sync_step_host_s);
   const ComputePriors compute = compute_priors(s, cal);
   const double forwards = double(p.drafts.size());
   if (compute.bandwidth) band.terms.push_back("bandwidth efficiency");
@@ -133,6 +136,7 @@ PredictionBand prior_band(const CycleModel& model, const Prediction& p, int samp
   if (compute.piecewise_gpu) band.terms.push_back("piecewise GPU wait per attention part");
   if (cycle_prior) band.terms.push_back("engine overhead per cycle");
   if (step_prior) band.terms.push_back("engine overhead per draft forward");
+  if (sync_prior) band.terms.push_back("host per synchronous step");
   if (band.terms.empty() || samples <= 0) {
     band.p10_tokens_per_s = band.p50_tokens_per_s = band.p90_tokens_per_s = p.spec_tokens_per_s;
     band.priors_p10_tokens_per_s = band.priors_p90_tokens_per_s = p.spec_tokens_per_s;
@@ -140,6 +144,7 @@ PredictionBand prior_band(const CycleModel& model, const Prediction& p, int samp
   }
   const LogNormal c = cycle_prior ? through(s.engine_prior->cycle_overhead) : LogNormal{};
   const LogNormal d = step_prior ? through(s.engine_prior->draft_step_overhead) : LogNormal{};
+  const LogNormal h = sync_prior ? through(*s.engine_prior->plain_step_host) : LogNormal{};
   const LogNormal eta = through(kPriorBandwidthEfficiency);
   const LogNormal kv = through(kPriorKvVerifyRatio);
   const LogNormal step_prior_s = through(kPriorMultiTokenStepS);
@@ -156,7 +161,9 @@ PredictionBand prior_band(const CycleModel& model, const Prediction& p, int samp
   rates.reserve(std::size_t(samples));
   const double emitted = s.batch * p.tokens_per_cycle;
   for (int i = 0; i < samples; ++i) {
-    double base_s = p.cycle_s - cal.spec_extra_per_cycle_s.value - forwards * cal.draft_step_overhead_s.value;
+    double base_s = p.cycle_s - cal.spec_extra_per_cycle_s.value - forwards * cal.draft_step_overhead_s.value -
+                    cal.unhidden_host_s;
+    double step_host_s = model.step_host_s();
     if (compute.any()) {
       ComputeDraw d;
       if (compute.bandwidth) d.eta = draw(g, eta);
@@ -170,11 +177,15 @@ PredictionBand prior_band(const CycleModel& model, const Prediction& p, int samp
       if (compute.allreduce) d.allreduce_ratio = draw(g, allreduce);
       if (compute.piecewise_gpu) d.piecewise_gpu_s = draw(g, piecewise_gpu);
       const CycleModel drawn(with_compute(s, compute, d));
-      base_s += drawn.cycle_s(p.tokens_per_cycle) - model.cycle_s(p.tokens_per_cycle);
+      base_s += (drawn.cycle_s(p.tokens_per_cycle) - drawn.calibration().unhidden_host_s) -
+                (model.cycle_s(p.tokens_per_cycle) - cal.unhidden_host_s);
+      step_host_s = drawn.step_host_s();
     }
     const double extra = cycle_prior ? draw(g, c) : cal.spec_extra_per_cycle_s.value;
     const double step = step_prior ? draw(g, d) : cal.draft_step_overhead_s.value;
-    rates.push_back(emitted / (base_s + extra + forwards * step));
+    // The drawn synchronous step's host time, over what the (drawn) plain step left exposed.
+    const double unhidden = sync_prior ? std::max(0.0, draw(g, h) - step_host_s) : cal.unhidden_host_s;
+    rates.push_back(emitted / (base_s + extra + forwards * step + unhidden));
   }
   band.samples = samples;
   set_percentiles(band, std::move(rates));
