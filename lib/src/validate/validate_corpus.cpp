@@ -77,6 +77,37 @@ Scenario load_row(const std::string& file, const DataDir& data) {
   return s;
 }
 
+// Each input of a row's prediction with where it came from (the text table's last column).
+std::vector<RowInput> inputs_of(const ValidationRow& row, const Scenario& sc, const Calibration& cal) {
+  const auto value = [](const char* name, const char* code, const CalibratedValue& v, const std::string& shown) {
+    return RowInput{name, code, origin_of(v.origin), shown + " (" + v.origin + ")"};
+  };
+  const auto duration = [&](const char* name, const char* code, const CalibratedValue& v) {
+    return value(name, code, v, units::format_duration(v.value));
+  };
+  std::vector<RowInput> in;
+  in.push_back({"plain tokens/s", "plain", InputOrigin::kMeasured,
+                units::format_fixed(row.measured_plain_tokens_per_s, 1) + " tok/s"});
+  in.push_back({"acceptance", "acc", InputOrigin::kMeasured, acceptance_detail(sc.acceptance)});
+  if (sc.parallel.tp > 1) {
+    in.push_back({"all-reduce", "ar", cal.comm_calibrated ? InputOrigin::kMeasured : InputOrigin::kPrior, cal.comm_source});
+  }
+  in.push_back(value("bandwidth efficiency", "bw", cal.bandwidth_efficiency,
+                     units::format_fixed(cal.bandwidth_efficiency.value, 3)));
+  if (row.moe) in.push_back(value("routing skew", "skew", cal.routing_skew, units::format_fixed(cal.routing_skew.value, 3)));
+  const bool eager = sc.engine.decode_mode == LaunchMode::kEager || sc.engine.verify_mode == LaunchMode::kEager ||
+                     sc.engine.draft_mode == LaunchMode::kEager;
+  if (eager && sc.parallel.tp > 1) in.push_back(duration("eager all-reduce overhead", "eager", cal.eager_overhead_per_op_s));
+  if (launches_eagerly(sc)) in.push_back(duration("eager launch per kernel", "launch", cal.eager_launch_per_kernel_s));
+  in.push_back(duration("host per plain step", "host", cal.host_decode_s));
+  in.push_back(duration("spec overhead per cycle", "extra", cal.spec_extra_per_cycle_s));
+  in.push_back(duration("draft step overhead", "step", cal.draft_step_overhead_s));
+  if (async_scheduling_of(sc).cycle_pays_hidden_host()) {
+    in.push_back(duration("host per synchronous step", "sync", cal.sync_step_host_s));
+  }
+  return in;
+}
+
 ValidationRow predict_row(Scenario s) {
   // The model error a row's band carries is fitted without the row's source (widen_by_other_sources),
   // never the data directory's file, which holds every row.
@@ -119,44 +150,7 @@ ValidationRow predict_row(Scenario s) {
   row.prior_band_draws = std::move(band.draws);
   row.warnings = cal.warnings;
 
-  row.inputs.push_back({"plain tokens/s", "plain", InputOrigin::kMeasured,
-                        units::format_fixed(row.measured_plain_tokens_per_s, 1) + " tok/s"});
-  row.inputs.push_back({"acceptance", "acc", InputOrigin::kMeasured, acceptance_detail(sc.acceptance)});
-  if (sc.parallel.tp > 1) {
-    row.inputs.push_back({"all-reduce", "ar", cal.comm_calibrated ? InputOrigin::kMeasured : InputOrigin::kPrior,
-                          cal.comm_source});
-  }
-  row.inputs.push_back({"bandwidth efficiency", "bw", origin_of(cal.bandwidth_efficiency.origin),
-                        units::format_fixed(cal.bandwidth_efficiency.value, 3) + " (" +
-                            cal.bandwidth_efficiency.origin + ")"});
-  if (row.moe) {
-    row.inputs.push_back({"routing skew", "skew", origin_of(cal.routing_skew.origin),
-                          units::format_fixed(cal.routing_skew.value, 3) + " (" + cal.routing_skew.origin + ")"});
-  }
-  const bool eager = sc.engine.decode_mode == LaunchMode::kEager || sc.engine.verify_mode == LaunchMode::kEager ||
-                     sc.engine.draft_mode == LaunchMode::kEager;
-  if (eager && sc.parallel.tp > 1) {
-    row.inputs.push_back({"eager all-reduce overhead", "eager", origin_of(cal.eager_overhead_per_op_s.origin),
-                          units::format_duration(cal.eager_overhead_per_op_s.value) + " (" +
-                              cal.eager_overhead_per_op_s.origin + ")"});
-  }
-  if (launches_eagerly(sc)) {
-    row.inputs.push_back({"eager launch per kernel", "launch", origin_of(cal.eager_launch_per_kernel_s.origin),
-                          units::format_duration(cal.eager_launch_per_kernel_s.value) + " (" +
-                              cal.eager_launch_per_kernel_s.origin + ")"});
-  }
-  row.inputs.push_back({"host per plain step", "host", origin_of(cal.host_decode_s.origin),
-                        units::format_duration(cal.host_decode_s.value) + " (" + cal.host_decode_s.origin + ")"});
-  row.inputs.push_back({"spec overhead per cycle", "extra", origin_of(cal.spec_extra_per_cycle_s.origin),
-                        units::format_duration(cal.spec_extra_per_cycle_s.value) + " (" +
-                            cal.spec_extra_per_cycle_s.origin + ")"});
-  row.inputs.push_back({"draft step overhead", "step", origin_of(cal.draft_step_overhead_s.origin),
-                        units::format_duration(cal.draft_step_overhead_s.value) + " (" +
-                            cal.draft_step_overhead_s.origin + ")"});
-  if (async_scheduling_of(sc).cycle_pays_hidden_host()) {
-    row.inputs.push_back({"host per synchronous step", "sync", origin_of(cal.sync_step_host_s.origin),
-                          units::format_duration(cal.sync_step_host_s.value) + " (" + cal.sync_step_host_s.origin + ")"});
-  }
+  row.inputs = inputs_of(row, sc, cal);
   return row;
 }
 
