@@ -172,3 +172,26 @@ sigma: 0.08
   CHECK_THAT(few.err, Contains("--write-model-error") && Contains("too few"));
   CHECK_FALSE(fs::exists(out));
 }
+
+TEST_CASE("model error: a scenario's band.model_error wins over the file, 0 leaves the priors' band",
+          "[model_error][prior_band]") {
+  const std::string file = kRoot.root() + "/validation/vllm-pr-16035-llama3-8b/vllm16035-llama3-8b-eagle1-k2-bs1.yaml";
+  const specsim::CycleModel set(specsim::load_scenario(file, {"band.model_error=0.2"}, kRoot));
+  REQUIRE(set.scenario().model_error.has_value());
+  CHECK(set.scenario().model_error->sigma == 0.2);
+  CHECK(set.scenario().model_error->origin == "set");
+  const auto p = set.predict();
+  const auto wide = specsim::prediction_band(set, p);
+  // exp(1.28155 x 0.2) = 1.292: the set sigma alone takes p90 / p10 past 1.29^2 = 1.67.
+  CHECK(wide.p90_tokens_per_s / wide.p10_tokens_per_s > 1.6);
+  const specsim::CycleModel off(specsim::load_scenario(file, {"band.model_error=0"}, kRoot));
+  const auto priors = specsim::prediction_band(off, off.predict());
+  CHECK(priors.p10_tokens_per_s == priors.priors_p10_tokens_per_s);
+  CHECK(priors.p90_tokens_per_s == priors.priors_p90_tokens_per_s);
+  const auto text = specsim::test::run({"predict", "--scenario", file, "--set", "band.model_error=0.2"});
+  REQUIRE(text.code == 0);
+  CHECK_THAT(text.out, Contains("band.model_error: sigma 0.200"));
+  const auto bad = specsim::test::run({"predict", "--scenario", file, "--set", "band.model_error=3"});
+  CHECK(bad.code != 0);
+  CHECK_THAT(bad.err, Contains("band.model_error"));
+}

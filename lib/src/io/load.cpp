@@ -1336,6 +1336,20 @@ void apply_engine_prior(Scenario& s, const DataDir& data) {
   }
 }
 
+// `band:` what the prediction's p10-p90 band draws beyond the priors. `model_error`, a ln sigma,
+// replaces models/model-error.yaml's (0: the priors' spread alone); set, it wins over the file.
+void read_band(YamlReader& r, Scenario& s) {
+  auto b = r.optional_child("band");
+  if (!b) return;
+  if (b->has("model_error")) {
+    ModelError e = s.model_error.value_or(ModelError{});
+    e.sigma = b->number("model_error", 0.0, 1.0);
+    e.origin = "set";
+    s.model_error = e;
+  }
+  b->finish();
+}
+
 // `host:` host time per plain step and the engine's speculative overheads, when the file sets them.
 void read_host(YamlReader& r, Scenario& s) {
   if (auto h = r.optional_child("host")) {
@@ -1427,6 +1441,7 @@ Scenario read_scenario(YamlReader& r, const DataDir& data, Problems& problems) {
     s.model_error = load_model_error(model_error_file(data));
     s.model_error->origin = "models/model-error.yaml";  // as a reader of the repository finds it
   });
+  problems.run([&] { read_band(r, s); });
   problems.run([&] { read_host(r, s); });
   if (parallel_ok) {
     problems.run([&] {

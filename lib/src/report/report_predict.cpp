@@ -22,16 +22,22 @@ std::string fixed(double v, int digits) { return units::format_fixed(v, digits);
 
 // The band's line: the priors' spread and specsim's held-out error, each said where it is drawn.
 std::string band_text(const PredictionBand& band) {
-  if (band.terms.empty() && !band.model_error) return "";
+  const bool error = band.model_error && band.model_error->sigma > 0.0;  // 0: set to the priors alone
+  if (band.terms.empty() && !error) return "";
   std::ostringstream os;
   os << "  speculative p10-p90 " << fixed(band.p10_tokens_per_s, 1) << " - " << fixed(band.p90_tokens_per_s, 1)
      << " tok/s";
   std::string terms;
   for (const auto& t : band.terms) terms += (terms.empty() ? "" : ", ") + t;
-  if (!band.model_error) return os.str() + " over the spread of the priors (" + terms + ")\n";
+  if (!error) return os.str() + " over the spread of the priors (" + terms + ")\n";
   const ModelError& e = *band.model_error;
-  os << " over specsim's error on public deployments it was not fitted to\n    (sigma " << fixed(e.sigma, 3)
-     << " in ln tok/s beyond the priors, " << e.rows << " rows of " << e.sources << " sources: " << e.origin << ")";
+  if (e.origin == "set") {
+    os << " over a model error set by the scenario\n    (band.model_error: sigma " << fixed(e.sigma, 3)
+       << " in ln tok/s beyond the priors)";
+  } else {
+    os << " over specsim's error on public deployments it was not fitted to\n    (sigma " << fixed(e.sigma, 3)
+       << " in ln tok/s beyond the priors, " << e.rows << " rows of " << e.sources << " sources: " << e.origin << ")";
+  }
   if (terms.empty()) {
     os << "; no prior is open\n";
   } else {
@@ -340,7 +346,7 @@ nlohmann::json prediction_json(const CycleModel& model, const Prediction& p) {
                               {"model_error", band.model_error ? nlohmann::json{{"sigma", band.model_error->sigma},
                                                                                 {"rows", band.model_error->rows},
                                                                                 {"sources", band.model_error->sources},
-                                                                                {"file", band.model_error->origin}}
+                                                                                {"origin", band.model_error->origin}}
                                                                : nlohmann::json(nullptr)}};
   j["speedup"] = p.speedup;
   j["breakeven_tokens_per_cycle"] = p.breakeven_tokens_per_cycle;
