@@ -212,10 +212,14 @@ TEST_CASE("validate: the regression guard compares against a committed summary",
   nlohmann::json better = same;
   better["summary"][0]["median_abs_error"] = report.summaries[0].median_abs_error - 0.05;  // 5 points better
   better["summary"][0]["sign_right"] = report.summaries[0].sign_right + 1;
+  better["summary"][0]["in_band"] = report.summaries[0].in_band + 3;  // past the 2-row margin
   const auto worse = specsim::regressions_against(report, write(better));
-  REQUIRE(worse.size() == 2);
+  REQUIRE(worse.size() == 3);
   CHECK_THAT(worse[0], Contains("all: median |error|"));
   CHECK_THAT(worse[1], Contains("all: speedup sign right in"));
+  CHECK_THAT(worse[2], Contains("all: measurement inside the p10-p90 band in"));
+  better["summary"][0]["in_band"] = report.summaries[0].in_band + 2;  // within the margin
+  CHECK(specsim::regressions_against(report, write(better)).size() == 2);
 
   nlohmann::json fewer = same;
   fewer["summary"][0]["rows"] = 3;

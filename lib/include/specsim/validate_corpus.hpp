@@ -208,6 +208,7 @@ struct RegressionMargins {
   double median_abs_error = 0.01;  // one percentage point of median |error|
   double worst_abs_error = 0.03;   // three points of the worst row
   int sign_rows = 0;               // rows whose sign may turn wrong
+  int band_rows = 2;               // rows whose measurement may leave the p10-p90 band
 };
 
 // The ways `report` is worse than the summary in `baseline_file` (the `summary` array of

@@ -68,6 +68,11 @@ std::vector<std::string> regressions_against(const ValidationReport& report, con
       out.push_back(group + ": speedup sign right in " + std::to_string(it->sign_right) + " rows, baseline " +
                     std::to_string(sign));
     }
+    // Older baselines carry no band count: nothing to compare.
+    if (b.contains("in_band") && it->in_band < static_cast<int>(get("in_band")) - margins.band_rows) {
+      out.push_back(group + ": measurement inside the p10-p90 band in " + std::to_string(it->in_band) +
+                    " rows, baseline " + std::to_string(static_cast<int>(get("in_band"))));
+    }
   }
   return out;
 }
