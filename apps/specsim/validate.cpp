@@ -29,7 +29,8 @@ void run_validate(const ValidateOptions& o, Io& io) {
   specsim::ValidateOptions vo;
   vo.calibrate_on = o.calibrate_on;
   const std::vector<std::string> rows = find_validation_rows(o.paths);
-  if (!o.write_model_error.empty()) check_output_target(o.write_model_error, {.inputs = rows, .option = "--write-model-error"});
+  const OutputOptions output{.inputs = rows, .option = "--write-model-error"};
+  if (!o.write_model_error.empty()) check_output_target(o.write_model_error, output);
   const ValidationReport report = validate_corpus(rows, vo);
   if (!o.write_model_error.empty()) {
     if (!report.model_error) {
@@ -38,7 +39,7 @@ void run_validate(const ValidateOptions& o, Io& io) {
                   std::to_string(kMinModelErrorSources) + " sources)");
     }
     write_file_atomically(o.write_model_error, model_error_yaml(*report.model_error),
-                          {.inputs = rows, .option = "--write-model-error"},
+                          output,
                           [](const std::string& tmp) { (void)load_model_error(tmp); });
   }
   // Compared before anything is printed, so a bad baseline file leaves stdout empty.

@@ -180,6 +180,7 @@ TEST_CASE("model error: a scenario's band.model_error wins over the file, 0 leav
   REQUIRE(set.scenario().model_error.has_value());
   CHECK(set.scenario().model_error->sigma == 0.2);
   CHECK(set.scenario().model_error->origin == "set");
+  CHECK(set.scenario().model_error->rows == 0);  // not the corpus's rows
   const auto p = set.predict();
   const auto wide = specsim::prediction_band(set, p);
   // exp(1.28155 x 0.2) = 1.292: the set sigma alone takes p90 / p10 past 1.29^2 = 1.67.

@@ -32,6 +32,10 @@ struct MonteCarloOptions {
   double confidence = 0.99;   // for the interval of the mean
 };
 
+// Nearest-rank percentile of sorted, non-empty values: the smallest value with at least q of the
+// sample at or below it. Every percentile specsim reports (here, prior_band.hpp, validate) is this.
+[[nodiscard]] double nearest_rank(const std::vector<double>& sorted, double q);
+
 struct Percentiles {
   double p10 = 0.0;
   double p50 = 0.0;

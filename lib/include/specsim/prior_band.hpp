@@ -58,6 +58,9 @@ inline constexpr int kComputeBandSamples = 500;
 [[nodiscard]] PredictionBand prior_band(const CycleModel& model, const Prediction& p,
                                         int samples = kDefaultBandSamples, std::uint64_t seed = 1);
 
+// The sigma of the log-normal through a p10 and a p90: (ln p90 - ln p10) / (2 z_0.9).
+[[nodiscard]] double ln_sigma_through(double p10, double p90);
+
 // `priors` widened by specsim's own held-out error: each draw (or, with no prior spread,
 // kDefaultBandSamples copies of `point_tokens_per_s`) times exp(sigma z), z ~ N(0, 1) from its own
 // seeded stream. The error is centred on 0: the band widens, its middle stays the priors'. The

@@ -1342,7 +1342,7 @@ void read_band(YamlReader& r, Scenario& s) {
   auto b = r.optional_child("band");
   if (!b) return;
   if (b->has("model_error")) {
-    ModelError e = s.model_error.value_or(ModelError{});
+    ModelError e;  // no rows: the sigma is the scenario's, not the corpus's
     e.sigma = b->number("model_error", 0.0, 1.0);
     e.origin = "set";
     s.model_error = e;

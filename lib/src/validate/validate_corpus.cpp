@@ -10,6 +10,7 @@
 
 #include "specsim/cycle.hpp"
 #include "specsim/error.hpp"
+#include "specsim/monte_carlo.hpp"
 #include "specsim/prior_band.hpp"
 #include "specsim/units.hpp"
 
@@ -321,14 +322,6 @@ std::string negative_fit_note(int negative, int of) {
          "measured: a model error of theirs, not engine work), taken as 0";
 }
 
-const double kZ90 = 1.2815515655446004;  // the standard normal's 90th percentile
-
-double nearest_rank(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  const auto rank = static_cast<std::size_t>(std::ceil(q * double(v.size())));
-  return v[std::clamp<std::size_t>(rank, 1, v.size()) - 1];
-}
-
 void widen(ValidationRow& r, const ModelError& e) {
   PredictionBand priors;
   priors.p10_tokens_per_s = r.prior_band_p10_tokens_per_s;
@@ -379,7 +372,7 @@ std::optional<ModelError> model_error_of(const std::vector<const ValidationRow*>
   double prior_var = 0.0;
   for (const ValidationRow* r : rows) {
     residuals.push_back(std::log(r->measured_spec_tokens_per_s / r->predicted_spec_tokens_per_s));
-    const double s = (std::log(r->prior_band_p90_tokens_per_s) - std::log(r->prior_band_p10_tokens_per_s)) / (2 * kZ90);
+    const double s = ln_sigma_through(r->prior_band_p10_tokens_per_s, r->prior_band_p90_tokens_per_s);
     prior_var += s * s;
     ++sources[r->source.source];
   }
@@ -387,11 +380,13 @@ std::optional<ModelError> model_error_of(const std::vector<const ValidationRow*>
   ModelError e;
   e.rows = int(rows.size());
   e.sources = int(sources.size());
+  std::sort(residuals.begin(), residuals.end());
   e.residual_p10 = nearest_rank(residuals, 0.1);
   e.residual_p50 = nearest_rank(residuals, 0.5);
   e.residual_p90 = nearest_rank(residuals, 0.9);
   e.prior_sigma_rms = std::sqrt(prior_var / double(rows.size()));
-  const double spread = (e.residual_p90 - e.residual_p10) / (2 * kZ90);
+  // The residuals are logs already: their spread is the log-normal's through exp(p10), exp(p90).
+  const double spread = ln_sigma_through(std::exp(e.residual_p10), std::exp(e.residual_p90));
   e.sigma = std::sqrt(std::max(0.0, spread * spread - e.prior_sigma_rms * e.prior_sigma_rms));
   e.origin = std::to_string(e.rows) + " rows of " + std::to_string(e.sources) + " sources";
   return e;

@@ -28,14 +28,6 @@ std::string fmt(double x) {
 // Uniform in [0, 1) from the generator's top 53 bits: fixed by the standard's mt19937_64 sequence.
 double uniform01(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * kTwoToMinus53; }
 
-// Nearest-rank percentile of sorted values: the smallest value with at least q of the sample at or
-// below it.
-double nearest_rank(const std::vector<double>& sorted, double q) {
-  const auto n = sorted.size();
-  const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(n)));
-  return sorted[std::min(n - 1, rank == 0 ? 0 : rank - 1)];
-}
-
 Percentiles percentiles(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   return {nearest_rank(values, 0.10), nearest_rank(values, 0.50), nearest_rank(values, 0.90)};
@@ -291,6 +283,12 @@ MonteCarloResult simulate_cycles(const Acceptance& acceptance, const DraftShape&
                                  const MonteCarloOptions& options, const CycleTimeFunction& cycle_time_s) {
   const auto setup = draft_setup(acceptance, shape);
   return simulate_cycles(setup.tree, setup.acceptance, options, cycle_time_s);
+}
+
+double nearest_rank(const std::vector<double>& sorted, double q) {
+  const auto n = sorted.size();
+  const auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(n)));
+  return sorted[std::min(n - 1, rank == 0 ? 0 : rank - 1)];
 }
 
 }  // namespace specsim

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <random>
 
+#include "specsim/monte_carlo.hpp"
+
 namespace specsim {
 
 namespace {
@@ -33,12 +35,6 @@ double uniform(std::mt19937_64& g) { return ((g() >> 11) + 0.5) * 0x1.0p-53; }
 double draw(std::mt19937_64& g, const LogNormal& d) {
   if (d.sigma <= 0.0) return std::exp(d.mu);
   return std::exp(d.mu + d.sigma * boost::math::quantile(boost::math::normal(), uniform(g)));
-}
-
-double nearest_rank(const std::vector<double>& sorted, double q) {
-  const auto n = sorted.size();
-  const auto rank = static_cast<std::size_t>(std::ceil(q * double(n)));
-  return sorted[std::clamp<std::size_t>(rank, 1, n) - 1];
 }
 
 void set_percentiles(PredictionBand& band, std::vector<double> rates) {
@@ -193,6 +189,8 @@ PredictionBand prior_band(const CycleModel& model, const Prediction& p, int samp
   band.priors_p90_tokens_per_s = band.p90_tokens_per_s;
   return band;
 }
+
+double ln_sigma_through(double p10, double p90) { return through(p10, p90).sigma; }
 
 PredictionBand with_model_error(PredictionBand priors, double point_tokens_per_s, const ModelError& error,
                                 std::uint64_t seed) {
