@@ -35,7 +35,11 @@ struct CalibrateNcclOptions {
   bool in_place = false;
   bool force = false;
   bool allow_mixed = false;
+  std::string collective = "all_reduce";  // all_reduce | all_to_all: which tables make the profile
 };
+
+// nccl-tests' name for a profile's collective: its `*_perf` binary without the suffix.
+std::string nccl_tests_name(const std::string& collective) { return collective == "all_to_all" ? "alltoall" : collective; }
 
 // `## key: value` lines that the curated logs in calibration/nccl open with; kept in the profile
 // because they say where the numbers come from better than the file name does.
@@ -122,6 +126,7 @@ std::string command_line(const CalibrateNcclOptions& o) {
   if (o.in_place) cmd += " --in-place";
   if (o.force) cmd += " --force";
   if (o.allow_mixed) cmd += " --allow-mixed";
+  if (o.collective != "all_reduce") cmd += " --collective " + o.collective;
   return cmd;
 }
 
@@ -163,7 +168,7 @@ void run_calibrate_nccl(const CalibrateNcclOptions& o, Io& io) {
     std::vector<std::string> other;
     for (const NcclTestsTable& t : log.tables) {
       const std::string where = path + ":" + std::to_string(t.first_line);
-      if (t.collective != "all_reduce") {
+      if (t.collective != nccl_tests_name(o.collective)) {
         other.push_back(t.collective);
         continue;
       }
@@ -213,8 +218,10 @@ void run_calibrate_nccl(const CalibrateNcclOptions& o, Io& io) {
     if (file.rows_used == 0) {
       std::string found;
       for (const auto& c : other) found += (found.empty() ? "" : ", ") + c;
-      throw Error({path, 0, 0}, "", "no all_reduce rows with size > 0" +
-                                        (found.empty() ? std::string() : " (tables found: " + found + ")"));
+      const bool other_kind = !found.empty() && o.collective == "all_reduce" && found.find("alltoall") != std::string::npos;
+      throw Error({path, 0, 0}, "", "no " + nccl_tests_name(o.collective) + " rows with size > 0" +
+                                        (found.empty() ? std::string() : " (tables found: " + found + ")") +
+                                        (other_kind ? "; --collective all_to_all reads alltoall_perf tables" : ""));
     }
     prov.files.push_back(std::move(file));
   }
@@ -230,13 +237,14 @@ void run_calibrate_nccl(const CalibrateNcclOptions& o, Io& io) {
 
   CommProfile profile;
   profile.name = std::filesystem::path(o.output).stem().string();
+  profile.collective = o.collective;
   profile.implementation = "nccl";
   profile.ranks = *ranks;
   profile.mode = *graph_launches > 0 ? LaunchMode::kGraph : LaunchMode::kEager;
   std::string files;
   for (const auto& f : prov.files) files += (files.empty() ? "" : ", ") + std::filesystem::path(f.path).filename().string();
   profile.description = (nccl_version.empty() ? std::string("NCCL (version not in log)") : "NCCL " + nccl_version) +
-                        " all_reduce, " + std::to_string(*ranks) + " ranks, " + to_string(profile.mode) +
+                        " " + nccl_tests_name(o.collective) + ", " + std::to_string(*ranks) + " ranks, " + to_string(profile.mode) +
                         ", nccl-tests " + prov.column + " time from " + files;
   for (const auto& s : sources) profile.source += (profile.source.empty() ? "" : "; ") + s;
   if (profile.source.empty()) profile.source = "nccl-tests log(s): " + files;
@@ -280,7 +288,7 @@ void setup_calibrate(CLI::App& app, Io& io) {
   CLI::App* calibrate = app.add_subcommand("calibrate", "Fit measurement files into calibration profiles");
   calibrate->require_subcommand(1);
   auto opts = std::make_shared<CalibrateNcclOptions>();
-  CLI::App* nccl = calibrate->add_subcommand("nccl", "nccl-tests all_reduce_perf logs -> comm profile YAML");
+  CLI::App* nccl = calibrate->add_subcommand("nccl", "nccl-tests all_reduce_perf (or alltoall_perf) logs -> comm profile YAML");
   nccl->add_option("logs", opts->logs, "nccl-tests output files (all one rank count and launch mode)")
       ->required()
       ->check(CLI::ExistingFile);
@@ -294,6 +302,9 @@ void setup_calibrate(CLI::App& app, Io& io) {
   nccl->add_flag("--in-place", opts->in_place, "Use the in-place time column instead of out-of-place");
   nccl->add_flag("--allow-mixed", opts->allow_mixed,
                  "Pool logs of different GPU models or rank counts into one profile (with a warning)");
+  nccl->add_option("--collective", opts->collective,
+                   "Which tables make the profile: all_reduce (all_reduce_perf) or all_to_all (alltoall_perf)")
+      ->check(CLI::IsMember({"all_reduce", "all_to_all"}));
   nccl->add_flag("--force", opts->force, "Replace a read-only output, or write into a device or FIFO in place");
   nccl->callback([opts, &io]() { run_calibrate_nccl(*opts, io); });
   setup_calibrate_compute(*calibrate, io);

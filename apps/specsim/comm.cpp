@@ -1,4 +1,4 @@
-// specsim comm: predicted all-reduce time per message size from a comm profile, through the
+// specsim comm: predicted all-reduce (or all-to-all) time per message size from a comm profile, through the
 // measured curve (MeasuredCurve: piecewise regimes, exact at measured sizes), as text, JSON or CSV.
 // Profiles of the same box at other rank counts estimate an unmeasured one (comm_scaling.hpp).
 #include <CLI/CLI.hpp>
@@ -65,6 +65,11 @@ void run_comm(const CommOptions& o, Io& io) {
       throw Error({"--mode", 0, 0}, "",
                   *o.mode + " does not match profile '" + p.name + "', measured in " + to_string(p.mode) + " mode");
     }
+    if (!profiles.empty() && p.collective != profiles.front().collective) {
+      throw Error({"--profile", 0, 0}, "",
+                  "'" + p.name + "' times " + p.collective + ", '" + profiles.front().name + "' " +
+                      profiles.front().collective + " (one collective per table)");
+    }
     if (!profiles.empty() && p.mode != profiles.front().mode) {
       throw Error({"--profile", 0, 0}, "",
                   "'" + p.name + "' was measured in " + to_string(p.mode) + " mode, '" + profiles.front().name +
@@ -92,6 +97,14 @@ void run_comm(const CommOptions& o, Io& io) {
   const CommProfile* exact = nullptr;
   for (const auto& p : profiles) {
     if (p.ranks == o.ranks) exact = &p;
+  }
+  // NCCL's model and the rank scaling built on it are the all-reduce's: an all-to-all table is read
+  // at its own rank count only.
+  const bool all_to_all = profiles.front().collective == "all_to_all";
+  if (all_to_all && !exact) {
+    throw Error({"--ranks", 0, 0}, "",
+                std::to_string(o.ranks) + " was not measured ('" + profiles.front().name + "' has " +
+                    std::to_string(profiles.front().ranks) + " ranks): an all-to-all table is not scaled to other rank counts");
   }
   std::optional<RankScaling> method;
   if (o.rank_scaling) method = *o.rank_scaling == "power" ? RankScaling::kPowerLaw : RankScaling::kPriorRatio;
@@ -121,6 +134,7 @@ void run_comm(const CommOptions& o, Io& io) {
 
   CommTable table;
   table.ranks = o.ranks;
+  table.collective = profiles.front().collective;
   table.mode = to_string(profiles.front().mode);
   if (exact) {
     table.profile = exact->name;
@@ -131,7 +145,7 @@ void run_comm(const CommOptions& o, Io& io) {
   }
   for (double b : sizes) {
     CommTable::Point point{b, curve.time_s(b), in_range(b), std::nullopt};
-    if (topology) point.prior_s = nccl_prior_pick(prior, b).time_s;
+    if (topology && !all_to_all) point.prior_s = nccl_prior_pick(prior, b).time_s;
     table.points.push_back(point);
   }
   io.out << render_comm(table, o.format);
@@ -141,7 +155,7 @@ void run_comm(const CommOptions& o, Io& io) {
 
 void setup_comm(CLI::App& app, Io& io) {
   auto opts = std::make_shared<CommOptions>();
-  CLI::App* sub = app.add_subcommand("comm", "Predicted all-reduce time per message size from a comm profile");
+  CLI::App* sub = app.add_subcommand("comm", "Predicted all-reduce (or all-to-all) time per message size from a comm profile");
   sub->add_option("--profile", opts->profiles,
                   "Comm profile name (calibration/profiles) or file; several (P1,P2 or repeated) at other rank "
                   "counts of one box estimate an unmeasured --ranks")

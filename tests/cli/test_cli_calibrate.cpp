@@ -261,3 +261,34 @@ TEST_CASE("nccl-tests: device lines give each table's GPU models", "[nccl_tests]
   REQUIRE(log.tables.size() == 1);
   CHECK(log.tables[0].devices == std::vector<std::string>(8, "NVIDIA GeForce RTX 5090"));
 }
+
+TEST_CASE("calibrate nccl: an alltoall_perf log makes an all_to_all profile only when asked", "[calibrate][all_to_all]") {
+  // nccl-tests issue 314's 8x H20-3e run: no 'Collective test starting' line, the command above the
+  // table names alltoall_perf; rows at 1, 2 and 4 MiB (58.14, 58.94, 59.35 us out of place), graph: 0.
+  TempDir dir("specsim_test_calibrate_alltoall");
+  const std::string log = shipped_log("paggyzhang-8xh20-alltoall-partial.log");
+  const specsim::NcclTestsLog parsed = specsim::parse_nccl_tests_file(log);
+  REQUIRE(parsed.tables.size() == 1);
+  CHECK(parsed.tables[0].collective == "alltoall");
+  CHECK(parsed.tables[0].collective_from_log);
+  CHECK(parsed.tables[0].ranks == 8);
+
+  const std::string path = (dir.path / "h20-a2a.yaml").string();
+  const auto refused = run({"calibrate", "nccl", log, "-o", path});
+  CHECK(refused.code != 0);
+  CHECK_THAT(refused.err, Contains("no all_reduce rows with size > 0 (tables found: alltoall); --collective all_to_all"));
+  CHECK_FALSE(fs::exists(path));
+
+  const auto cal = run({"calibrate", "nccl", log, "-o", path, "--collective", "all_to_all"});
+  INFO(cal.err);
+  REQUIRE(cal.code == 0);
+  const specsim::CommProfile p = specsim::load_comm_profile(path);
+  CHECK(p.collective == "all_to_all");
+  CHECK(p.implementation == "nccl");
+  CHECK(p.ranks == 8);
+  CHECK(p.mode == specsim::LaunchMode::kEager);
+  REQUIRE(p.points.size() == 3);
+  CHECK(p.points[0].message_bytes == 1048576.0);
+  CHECK_THAT(p.points[2].time_s, WithinRel(59.35e-6, 1e-9));
+  CHECK_THAT(p.description, Contains("alltoall, 8 ranks, eager"));
+}

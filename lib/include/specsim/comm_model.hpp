@@ -11,7 +11,9 @@
 //   engine                              vLLM's and SGLang's rule: one-shot below 8 MiB where they allow
 //                                       it (tp 2, or tp 4-8 on NVLink), NCCL otherwise
 // Pipeline sends: 10 us + S / B_p2p over the box's link (NVLink or PCIe).
-// Expert-parallel all-to-all (DeepEP dispatch or combine, each rank sending S): 10 us + (r-1)/r S / B_p2p
+// Expert-parallel all-to-all (DeepEP dispatch or combine, each rank sending S): the measured table of
+// comm.all_to_all_profile where one is given (below its smallest size the prior joined to its first
+// point, above its largest the last regime's alpha-beta line), else 10 us + (r-1)/r S / B_p2p
 // (NCCL's model has none; docs/references/models.md#expert-parallel).
 // All-gather and reduce-scatter of a gathered tensor S (data-parallel attention): the box's NCCL
 // all-reduce of S scaled by NCCL's own ratio of the two, t(S) = t_allreduce(S) x prior_gather(S) /
@@ -26,6 +28,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "specsim/collectives.hpp"
@@ -91,11 +94,18 @@ class CommModel {
   // joined to the table's first point, t(S) = prior(S) * curve(S_min) / prior(S_min): the table's
   // own alpha-beta fit would extrapolate a latency intercept from large messages alone.
   [[nodiscard]] double measured_min_bytes() const { return measured_min_bytes_; }
+  // The all-to-all's pricing: "measured: NAME (...)" or the prior's equation.
+  [[nodiscard]] const std::string& all_to_all_source() const { return a2a_source_; }
+  [[nodiscard]] bool all_to_all_calibrated() const { return a2a_curve_ != nullptr; }
+  // The sizes the all-to-all table measured, {0, 0} without one.
+  [[nodiscard]] std::pair<double, double> all_to_all_measured_bytes() const { return {a2a_min_bytes_, a2a_max_bytes_}; }
 
  private:
   [[nodiscard]] double nccl_s(double bytes) const;
   [[nodiscard]] double one_shot_s(double bytes) const;
   [[nodiscard]] double two_shot_s(double bytes) const;
+  [[nodiscard]] double all_to_all_prior_s(double bytes, int ranks) const;
+  void use_all_to_all_profile(const CommProfile& profile, LinkClass link);
   // build with `settings` and `custom_profile` in place of the scenario's own.
   static CommModel build(const Scenario& scenario, const CommSettings& settings, const CommProfile* custom_profile,
                          double eager_overhead_per_op_s, double quantise_kernels_s);
@@ -115,6 +125,12 @@ class CommModel {
   bool calibrated_ = false;
   double measured_min_bytes_ = 0.0;
   std::string source_ = "single rank";
+  std::shared_ptr<const MeasuredCurve> a2a_curve_;  // comm.all_to_all_profile's, fitted
+  int a2a_ranks_ = 0;
+  double a2a_min_bytes_ = 0.0;
+  double a2a_max_bytes_ = 0.0;
+  bool a2a_eager_table_ = false;  // measured with eager launches: its times already hold the launch and skew
+  std::string a2a_source_ = "prior: 10 us + (r-1)/r S / B_p2p (no measured table)";
 };
 
 }  // namespace specsim

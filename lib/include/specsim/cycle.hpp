@@ -66,6 +66,9 @@ struct Calibration {
   double unhidden_host_s = 0.0;
   bool comm_calibrated = false;  // the all-reduce cost comes from a measured table
   std::string comm_source;       // which table or prior, and the what-ifs applied
+  // The expert-parallel all-to-all (parallel.moe_a2a), where the target runs one: measured table or prior.
+  bool all_to_all_calibrated = false;
+  std::string all_to_all_source;  // "" when the deployment runs no all-to-all
   std::vector<std::string> warnings;
 };
 
@@ -181,6 +184,8 @@ class CycleModel {
   [[nodiscard]] ForwardBreakdown forward(const ComputeModel& compute, const TransformerSpec& model, ForwardOf of,
                                          double tokens, LaunchMode mode, const char* phase, int step = 0) const;
   [[nodiscard]] std::vector<Collective> collectives(const TransformerSpec& model, ForwardOf of, double tokens) const;
+  // Says where the target's all-to-alls fall outside comm.all_to_all_profile's measured sizes.
+  void note_all_to_all(const Scenario& s);
   friend Calibration calibrate(const Scenario& scenario, const Calibration* without_overrides);
   CycleModel(Scenario scenario, const Calibration* measured, bool finish,
              const Calibration* without_overrides = nullptr);

@@ -96,8 +96,10 @@ inline constexpr int kMaxRingSearchGpus = 20;  // 2^20 subsets x 20 end GPUs: a 
 enum class LaunchMode { kGraph, kEager, kPiecewise };
 [[nodiscard]] const char* to_string(LaunchMode m);
 
-// One measured all-reduce latency table: time per op by message size, at one rank count,
-// implementation and launch mode.
+// One measured collective latency table: time per op by message size, at one rank count,
+// implementation and launch mode. An all-reduce table's size is the tensor each rank reduces; an
+// all-to-all table's is what each rank sends in all, its own share included (nccl-tests'
+// alltoall_perf `size`, docs/calibration.md#all-to-all).
 struct CommProfile {
   struct Point {
     double message_bytes = 0.0;
@@ -106,7 +108,8 @@ struct CommProfile {
   std::string name;
   std::string description;
   std::string source;
-  std::string implementation = "nccl";  // nccl | custom_oneshot | fp8
+  std::string collective = "all_reduce";  // all_reduce | all_to_all: what the table times
+  std::string implementation = "nccl";     // all_reduce: nccl | custom_oneshot | fp8; all_to_all: nccl | deepep | pplx
   int ranks = 0;
   std::string gpu;  // models/gpu name of the card it was measured on; empty when the file does not say
   LaunchMode mode = LaunchMode::kGraph;

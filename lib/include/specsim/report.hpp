@@ -96,6 +96,7 @@ struct CommTable {
     std::optional<double> prior_s;
   };
   int ranks = 0;
+  std::string collective = "all_reduce";  // what the profiles time: all_reduce or all_to_all
   std::string mode;     // the profiles' launch mode, "graph" or "eager"
   std::string profile;  // the profile measured at `ranks`; "" for an estimate
   // For an estimate only: the measured rank counts it rests on, how it scales from them, and the

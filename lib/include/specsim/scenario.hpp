@@ -172,6 +172,9 @@ struct CommSettings {
   // engine: the custom kernel runs below this size; empty = the engines' 8 MiB.
   std::optional<double> custom_max_bytes;
   std::string custom_profile;                   // measured table of the custom one-shot kernel, if any
+  // Measured all-to-all table (collective: all_to_all) for the expert-parallel dispatch and combine
+  // of parallel.moe_a2a; "" = the point-to-point prior (CommModel::all_to_all_s).
+  std::string all_to_all_profile;
   std::string nccl_algo = "auto";               // auto | ring | tree (NCCL_ALGO)
   std::string nccl_proto = "auto";              // auto | ll | ll128 | simple (NCCL_PROTO)
   int min_channels = 0;                         // NCCL_MIN_NCHANNELS; 0 = unset
@@ -377,6 +380,7 @@ struct Scenario {
   Topology topology;
   std::optional<CommProfile> comm_profile;
   std::optional<CommProfile> custom_profile;  // comm.custom_profile, loaded
+  std::optional<CommProfile> all_to_all_profile;  // comm.all_to_all_profile, loaded
   std::vector<CommProfile> comm_rank_profiles;  // comm.rank_profiles, loaded
   Parallelism parallel;
   std::string interventions;  // models/interventions catalogue for `rank`; empty = none

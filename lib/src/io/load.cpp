@@ -387,8 +387,9 @@ CommProfile read_comm_profile(YamlReader& r) {
   p.name = r.string("name");
   p.description = r.optional_string("description", "");
   p.source = r.optional_string("source", "");
-  r.choice("collective", {"all_reduce"});
-  p.implementation = r.choice("implementation", {"nccl", "custom_oneshot", "fp8"});
+  p.collective = r.choice("collective", {"all_reduce", "all_to_all"});
+  p.implementation = p.collective == "all_reduce" ? r.choice("implementation", {"nccl", "custom_oneshot", "fp8"})
+                                                  : r.choice("implementation", {"nccl", "deepep", "pplx"});
   p.ranks = static_cast<int>(r.integer("ranks", 1, 4096));
   p.gpu = r.optional_string("gpu", "");
   p.mode = read_mode(r, "mode", LaunchMode::kGraph);
@@ -937,8 +938,26 @@ ValidationSource read_validation_source(YamlReader& v) {
   return out;
 }
 
-// The comm profiles the scenario names (comm.profile, custom_profile, rank_profiles), each checked
-// against the box and tp; `r` is the scenario's root, for locations.
+// comm.all_to_all_profile, loaded: it prices parallel.moe_a2a's dispatch and combine among the ep
+// ranks, so it needs that backend and that rank count. A table that nothing would read is an error,
+// not a silent no-op.
+std::optional<CommProfile> load_all_to_all_profile(YamlReader& r, const Scenario& s, std::optional<CommProfile> p) {
+  if (!p) return p;
+  const auto fail = [&](const std::string& why) {
+    throw Error(r.location_of("comm"), "comm.all_to_all_profile", "profile '" + p->name + "' " + why);
+  };
+  if (s.parallel.moe_a2a == MoeA2aBackend::kNone || s.parallel.ep <= 1) {
+    fail("times an all-to-all, but the scenario runs none: it needs parallel.ep > 1 with parallel.moe_a2a: deepep");
+  }
+  if (p->ranks != s.parallel.ep) {
+    fail("was measured at " + std::to_string(p->ranks) + " ranks, the scenario's all-to-all runs among ep = " +
+         std::to_string(s.parallel.ep));
+  }
+  return p;
+}
+
+// The comm profiles the scenario names (comm.profile, custom_profile, rank_profiles,
+// all_to_all_profile), each checked against the box and tp; `r` is the scenario's root, for locations.
 void load_comm_profiles(YamlReader& r, Scenario& s, const DataDir& data) {
   auto load_profile = [&](const std::string& name, const char* key, bool scalable) -> std::optional<CommProfile> {
     if (name.empty()) return std::nullopt;
@@ -949,6 +968,13 @@ void load_comm_profiles(YamlReader& r, Scenario& s, const DataDir& data) {
       throw Error(r.location_of("comm"), std::string("comm.") + key, e.message());
     }
     CommProfile p = load_comm_profile(path);
+    const std::string wanted = std::string(key) == "all_to_all_profile" ? "all_to_all" : "all_reduce";
+    if (p.collective != wanted) {
+      throw Error(r.location_of("comm"), std::string("comm.") + key,
+                  "profile '" + p.name + "' times " + p.collective + ", this key takes an " + wanted + " table" +
+                      (wanted == "all_reduce" ? " (an all-to-all table goes in comm.all_to_all_profile)"
+                                              : " (an all-reduce table goes in comm.profile)"));
+    }
     // The box the profile was measured on should be this one; another box's table is a what-if
     // worth seeing, not an error.
     if (!p.gpu.empty() && p.gpu != s.gpu.name) {
@@ -971,6 +997,7 @@ void load_comm_profiles(YamlReader& r, Scenario& s, const DataDir& data) {
   const bool scalable = s.comm.rank_scaling != "off";
   s.comm_profile = load_profile(s.comm.profile, "profile", scalable);
   s.custom_profile = load_profile(s.comm.custom_profile, "custom_profile", false);
+  s.all_to_all_profile = load_all_to_all_profile(r, s, load_profile(s.comm.all_to_all_profile, "all_to_all_profile", true));
   for (const auto& name : s.comm.rank_profiles) {
     CommProfile p = *load_profile(name, "rank_profiles", true);
     if (!s.comm_profile) throw Error(r.location_of("comm"), "comm.rank_profiles", "needs comm.profile as well");
@@ -1000,6 +1027,10 @@ Measurements read_measurements(YamlReader& m, const Scenario& s, const DataDir& 
     if (box.topology.name != s.topology.name || box.gpu.name != s.gpu.name) {
       if (!box.topology.comm_profile.empty() && s.parallel.tp > 1) {
         CommProfile p = load_comm_profile(data.resolve(DataKind::kCommProfile, box.topology.comm_profile));
+        if (p.collective != "all_reduce") {
+          m.fail("topology", "topology '" + box.topology.name + "' names comm_profile '" + p.name + "', which times " +
+                                 p.collective + ": a topology's comm_profile is its all-reduce table");
+        }
         if (p.ranks == s.parallel.tp) box.comm_profile = p;
       }
       out.box = box;
@@ -1296,6 +1327,7 @@ void read_comm_block(YamlReader& r, Scenario& s) {
       c->fail("custom_max_bytes", "applies to comm.implementation: engine only");
     }
     s.comm.custom_profile = c->optional_string("custom_profile", "");
+    s.comm.all_to_all_profile = c->optional_string("all_to_all_profile", "");
     s.comm.nccl_algo = c->optional_choice("nccl_algo", {"auto", "ring", "tree"}, "auto");
     s.comm.nccl_proto = c->optional_choice("nccl_proto", {"auto", "ll", "ll128", "simple"}, "auto");
     s.comm.min_channels = static_cast<int>(bounded_integer(*c, "comm.min_channels", 0));

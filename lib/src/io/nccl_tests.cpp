@@ -1,5 +1,6 @@
 #include "specsim/nccl_tests.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -308,8 +309,24 @@ class Parser {
   }
 
   void close_table() {
-    if (current_ && !current_->rows.empty()) log_.tables.push_back(std::move(*current_));
+    if (current_ && !current_->rows.empty()) {
+      check_unnamed_reduction(*current_);
+      log_.tables.push_back(std::move(*current_));
+    }
     current_.reset();
+  }
+
+  // A table the log does not name is taken as collective_if_unnamed; rows that reduce with no
+  // operation at all ('none': alltoall, all_gather, sendrecv, ...) cannot be a reduction's.
+  void check_unnamed_reduction(const NcclTestsTable& t) const {
+    static const std::set<std::string> kReductions = {"all_reduce", "reduce_scatter", "reduce"};
+    if (t.collective_from_log || !kReductions.count(t.collective)) return;
+    const bool no_op = std::all_of(t.rows.begin(), t.rows.end(), [](const NcclTestsRow& r) { return r.redop == "none"; });
+    if (!no_op) return;
+    throw Error(SourceLocation{log_.file, t.first_line, 1}, "collective",
+                "the log does not name this table's collective and its rows reduce with 'none', so it is not " +
+                    t.collective + ": add the '# Collective test starting: NAME_perf' line nccl-tests prints, or "
+                    "keep the command that ran it (e.g. alltoall_perf -b 8 -e 128M) above the table");
   }
 
   // A row problem: an error, or in lenient mode a skipped row.
@@ -446,10 +463,19 @@ class Parser {
 
   // NCCL_DEBUG=INFO lines carry the NCCL version and the variables taken from the environment.
   void foreign(std::string_view text) {
+    static const std::regex kCommand(R"((?:^|[/\s])([a-z_]+)_perf(?:_mpi)?(?:\s|$))");
     static const std::regex kNcclVersion(R"(NCCL INFO NCCL version (\d+\.\d+\.\d+))");
+    std::match_results<std::string_view::const_iterator> m;
+    // The command that ran the test (`./build/alltoall_perf -b 8 ...`) names what follows when an
+    // older nccl-tests printed no 'Collective test starting' line.
+    if (text.find("_perf") != std::string_view::npos && text.find("NCCL INFO") == std::string_view::npos &&
+        std::regex_search(text.begin(), text.end(), m, kCommand)) {
+      close_table();
+      pending_collective_ = m[1].str();
+      return;
+    }
     // Newer NCCL ends the line with a full stop ('... set by environment to 0.'), older without.
     static const std::regex kEnv(R"(NCCL INFO (NCCL_[A-Z0-9_]+) set by environment to (\S+?)\.?(?:\s|$))");
-    std::match_results<std::string_view::const_iterator> m;
     if (text.find("NCCL INFO") == std::string_view::npos) return;  // the regexes below need it
     if (std::regex_search(text.begin(), text.end(), m, kNcclVersion)) {
       if (log_.nccl_version.empty()) log_.nccl_version = m[1].str();

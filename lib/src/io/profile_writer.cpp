@@ -46,7 +46,7 @@ std::string render_comm_profile_yaml(const CommProfile& p, const CommProfileProv
   y << YAML::Key << "name" << YAML::Value << p.name;
   y << YAML::Key << "description" << YAML::Value << YAML::DoubleQuoted << p.description;
   y << YAML::Key << "source" << YAML::Value << YAML::DoubleQuoted << p.source;
-  y << YAML::Key << "collective" << YAML::Value << "all_reduce";
+  y << YAML::Key << "collective" << YAML::Value << p.collective;
   y << YAML::Key << "implementation" << YAML::Value << p.implementation;
   y << YAML::Key << "ranks" << YAML::Value << p.ranks;
   y << YAML::Key << "mode" << YAML::Value << to_string(p.mode);

@@ -204,6 +204,7 @@ CommModel CommModel::build(const Scenario& s, const CommSettings& c, const CommP
                            double eager_overhead_per_op_s, double quantise_kernels_s) {
   CommModel m;
   m.p2p_bytes_per_s_ = p2p_bandwidth(s);  // pipeline sends need it at any tp
+  if (s.all_to_all_profile) m.use_all_to_all_profile(*s.all_to_all_profile, s.topology.link);
   if (s.parallel.tp <= 1) return m;
   m.ranks_ = s.parallel.tp;
   m.eager_overhead_s_ = eager_overhead_per_op_s;
@@ -307,7 +308,7 @@ const std::vector<CommModel::Operation>& CommModel::operations() {
        [](const CommModel& m, const Collective& c, LaunchMode mode) { return m.allreduce_s(c.bytes, mode); }},
       {CollectiveOp::kSend, "point-to-point send: 10 us + S / B_p2p",
        [](const CommModel& m, const Collective& c, LaunchMode) { return m.send_s(c.bytes); }},
-      {CollectiveOp::kAllToAll, "all-to-all, each rank sending S: 10 us + (r-1)/r S / B_p2p + the eager overhead",
+      {CollectiveOp::kAllToAll, "all-to-all, each rank sending S: comm.all_to_all_profile's table, else 10 us + (r-1)/r S / B_p2p; + the eager overhead",
        [](const CommModel& m, const Collective& c, LaunchMode mode) { return m.all_to_all_s(c.bytes, c.ranks, mode); }},
       {CollectiveOp::kAllGather, "NCCL all-gather of S: t_allreduce(S) x prior_gather(S) / prior_allreduce(S) + the eager overhead",
        [](const CommModel& m, const Collective& c, LaunchMode mode) { return m.gather_s(c.bytes, mode); }},
@@ -330,15 +331,39 @@ double CommModel::send_s(double bytes) const {
   return kP2pLatencyS + std::max(0.0, bytes) / p2p_bytes_per_s_;
 }
 
-double CommModel::all_to_all_s(double bytes, int ranks, LaunchMode mode) const {
+void CommModel::use_all_to_all_profile(const CommProfile& p, LinkClass link) {
+  a2a_curve_ = measured_curve(p, link);
+  a2a_ranks_ = p.ranks;
+  a2a_min_bytes_ = p.points.front().message_bytes;
+  a2a_max_bytes_ = p.points.back().message_bytes;
+  a2a_eager_table_ = p.mode == LaunchMode::kEager;
+  a2a_source_ = "measured: " + p.name + " (" + p.implementation + " all-to-all, " + std::to_string(p.ranks) + " ranks, " +
+                to_string(p.mode) + ", " + units::format_bytes(a2a_min_bytes_) + " to " +
+                units::format_bytes(a2a_max_bytes_) + "; the prior joined to the table below it)";
+}
+
+double CommModel::all_to_all_prior_s(double bytes, int ranks) const {
   // NCCL's tuning model has no all-to-all (NCCL runs one as grouped sends and receives): the send's
   // latency, then the (r-1)/r of a rank's bytes bound for experts on other ranks (uniform routing)
   // at the box's peer bandwidth, undiscounted: DeepEP's intranode kernels reach ~96% of NVLink
-  // (docs/references/models.md#expert-parallel). Like an all-reduce, an eager one waits for the
-  // host launch and the slowest rank.
+  // (docs/references/models.md#expert-parallel).
   const double r = std::max(1, ranks);
-  double t = kP2pLatencyS + (r - 1.0) / r * std::max(0.0, bytes) / p2p_bytes_per_s_;
-  if (mode == LaunchMode::kEager) t += eager_overhead_s_;
+  return kP2pLatencyS + (r - 1.0) / r * bytes / p2p_bytes_per_s_;
+}
+
+double CommModel::all_to_all_s(double bytes, int ranks, LaunchMode mode) const {
+  bytes = std::max(0.0, bytes);
+  double t = all_to_all_prior_s(bytes, ranks);
+  const bool measured = a2a_curve_ && ranks == a2a_ranks_;
+  if (measured) {
+    // The table where it measured (its last regime's line above); below its smallest size the
+    // prior's shape, scaled to meet the table's first point, as for the NCCL all-reduce.
+    t = bytes < a2a_min_bytes_ ? t * a2a_curve_->time_s(a2a_min_bytes_) / all_to_all_prior_s(a2a_min_bytes_, ranks)
+                               : a2a_curve_->time_s(bytes);
+  }
+  // Like an all-reduce, an eager one waits for the host launch and the slowest rank; a table
+  // measured with eager launches holds that already.
+  if (mode == LaunchMode::kEager && !(measured && a2a_eager_table_)) t += eager_overhead_s_;
   return t;
 }
 

@@ -269,6 +269,54 @@ void CycleModel::apply_calibration() {
                                       "): priced by NCCL's prior joined to the table's first point (extrapolated)");
     }
   }
+  note_all_to_all(s);
+}
+
+void CycleModel::note_all_to_all(const Scenario& s) {
+  const auto a2a_of = [&](double tokens) {
+    const auto list = collectives(s.model, ForwardOf::kTarget, tokens);
+    const auto it = std::find_if(list.begin(), list.end(), [](const Collective& c) { return c.op == CollectiveOp::kAllToAll; });
+    return it == list.end() ? std::optional<Collective>{} : std::optional<Collective>{*it};
+  };
+  const double decode_tokens = s.batch;
+  const double verify_tokens = s.batch * s.speculation.shape.num_draft_tokens;
+  const auto decode = a2a_of(decode_tokens);
+  if (!decode) return;
+  calibration_.all_to_all_calibrated = comm_.all_to_all_calibrated();
+  calibration_.all_to_all_source = comm_.all_to_all_source();
+  if (!comm_.all_to_all_calibrated()) return;
+  const auto [lo, hi] = comm_.all_to_all_measured_bytes();
+  // The dispatch is the smaller message of a forward (FP8), the combine the larger (BF16): both ends
+  // of the decode and the verify are checked against the table, one warning per message outside it.
+  std::vector<std::pair<Collective, std::string>> outside;  // the message, and the forwards that send it
+  for (const auto& [what, tokens] : {std::pair{"decode", decode_tokens}, std::pair{"verify", verify_tokens}}) {
+    for (const auto& c : collectives(s.model, ForwardOf::kTarget, tokens)) {
+      if (c.op != CollectiveOp::kAllToAll || (c.bytes >= lo && c.bytes <= hi)) continue;
+      const auto same = std::find_if(outside.begin(), outside.end(), [&](const auto& o) {
+        return o.first.bytes == c.bytes && std::string_view(o.first.carries) == c.carries;
+      });
+      if (same == outside.end()) outside.push_back({c, what});
+      else same->second += std::string(" and the ") + what;
+    }
+  }
+  for (const auto& [c, forwards] : outside) {
+    calibration_.warnings.push_back(
+        "the " + forwards + "'s all-to-all (" + c.carries + ", " + units::format_bytes(c.bytes) + ") is " +
+        (c.bytes < lo ? "below the all-to-all table's smallest measured message (" + units::format_bytes(lo) +
+                            "): priced by the point-to-point prior joined to the table's first point (extrapolated)"
+                      : "above the all-to-all table's largest measured message (" + units::format_bytes(hi) +
+                            "): priced by the table's last regime continued (extrapolated)"));
+  }
+  const CommProfile& p = *s.all_to_all_profile;
+  if (p.mode == LaunchMode::kEager && (s.engine.decode_mode != LaunchMode::kEager || s.engine.verify_mode != LaunchMode::kEager)) {
+    calibration_.warnings.push_back("comm.all_to_all_profile '" + p.name +
+                                    "' was measured with eager launches: graph-mode forwards pay its launch and skew too (an upper bound)");
+  }
+  if (p.implementation != to_string(s.parallel.moe_a2a)) {
+    calibration_.warnings.push_back("comm.all_to_all_profile '" + p.name + "' times " + p.implementation +
+                                    "'s all-to-all; the deployment runs " + to_string(s.parallel.moe_a2a) +
+                                    "'s kernels, priced by that table as a stand-in");
+  }
 }
 
 // Calibrates on `basis` (the scenario as measured). A calibrated key that a `--set` patch gives

@@ -1,4 +1,4 @@
-// comm's views: the all-reduce time per message size, measured at the rank count or estimated.
+// comm's views: the all-reduce (or all-to-all) time per message size, measured at the rank count or estimated.
 #include <nlohmann/json.hpp>
 
 #include <cmath>
@@ -27,7 +27,9 @@ nlohmann::json comm_json(const CommTable& t) {
     }
     j["points"].push_back(std::move(point));
   }
-  // A measured rank count prints {"points": [...]} alone, as scripts expect; an estimate says so.
+  // A measured all-reduce prints {"points": [...]} alone, as scripts expect; an all-to-all and an
+  // estimate say what they are.
+  if (t.collective != "all_reduce") j["collective"] = t.collective;
   if (!t.measured_at_ranks()) {
     j["ranks"] = t.ranks;
     j["measured_at_ranks"] = false;
@@ -39,7 +41,7 @@ nlohmann::json comm_json(const CommTable& t) {
 
 std::string comm_text(const CommTable& t) {
   std::string text = t.measured_at_ranks()
-                         ? "all_reduce, profile " + t.profile + " (" + std::to_string(t.ranks) + " ranks, " + t.mode + ")\n"
+                         ? t.collective + ", profile " + t.profile + " (" + std::to_string(t.ranks) + " ranks, " + t.mode + ")\n"
                          : "all_reduce at " + std::to_string(t.ranks) + " ranks (" + t.mode +
                                "), NOT MEASURED: estimated from " + t.estimated_from + " by " +
                                to_string(t.rank_scaling) + "\n";

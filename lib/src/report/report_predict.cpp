@@ -2,6 +2,7 @@
 // several concurrency levels.
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -147,8 +148,12 @@ std::string figures_text(const CycleModel& model, const Prediction& p) {
   os << row("  target forward (" + forward_note(p.decode) + " | " + forward_note(p.verify) + ")",
             format_duration(p.decode.total_s()), format_duration(p.verify.total_s()));
   os << row("    compute", format_duration(p.decode.compute_s), format_duration(p.verify.compute_s));
-  if (s.parallel.data_parallel_attention()) {
-    // No all-reduce in the target: its comm is DP attention's gathers (and any all-to-all).
+  const bool only_allreduce = std::all_of(p.verify.collectives.begin(), p.verify.collectives.end(), [](const auto& c) {
+    return c.collective.op == CollectiveOp::kAllReduce;
+  });
+  if (s.parallel.data_parallel_attention() || !only_allreduce) {
+    // Not all-reduces alone (DP attention's gathers, an all-to-all backend, pipeline sends): each
+    // operation on its own row, so that no other collective's time sits under an all-reduce label.
     os << row("    collectives", format_duration(p.decode.comm_s), format_duration(p.verify.comm_s));
     for (std::size_t i = 0; i < p.verify.collectives.size() && i < p.decode.collectives.size(); ++i) {
       const Collective& c = p.verify.collectives[i].collective;
@@ -247,6 +252,9 @@ std::string calibration_text(const CycleModel& model, const Prediction& p) {
   }
   if (s.parallel.tp > 1) {
     os << "    all-reduce: " << cal.comm_source << (cal.comm_calibrated ? "" : "  [UNCALIBRATED]") << "\n";
+  }
+  if (!cal.all_to_all_source.empty()) {
+    os << "    all-to-all: " << cal.all_to_all_source << (cal.all_to_all_calibrated ? "" : "  [UNCALIBRATED]") << "\n";
   }
   for (const auto& w : cal.warnings) os << "  warning: " << w << "\n";
   if (const std::string why = held_out_mismatch(s); s.measurements.speculative_tokens_per_s && !why.empty()) {
@@ -361,6 +369,10 @@ nlohmann::json prediction_json(const CycleModel& model, const Prediction& p) {
                       {"comm_source", cal.comm_source},
                       {"warnings", cal.warnings}};
   if (!s.speculation.runs_draft_forwards()) j["calibration"]["ngram_lookup_per_token_s"] = value_json(ngram_lookup(s));
+  if (!cal.all_to_all_source.empty()) {
+    j["calibration"]["all_to_all_calibrated"] = cal.all_to_all_calibrated;
+    j["calibration"]["all_to_all_source"] = cal.all_to_all_source;
+  }
   if (launches_eagerly(s)) {
     j["calibration"]["eager_launch_per_kernel_s"] = value_json(cal.eager_launch_per_kernel_s);
     // JSON has no infinity: perfect overlap is null, max(gpu, host).
