@@ -13,8 +13,9 @@
 // Pipeline sends: 10 us + S / B_p2p over the box's link (NVLink or PCIe).
 // Expert-parallel all-to-all (DeepEP dispatch or combine, each rank sending S): the measured table of
 // comm.all_to_all_profile where one is given (below its smallest size the prior joined to its first
-// point, above its largest the last regime's alpha-beta line), else 10 us + (r-1)/r S / B_p2p
-// (NCCL's model has none; docs/references/models.md#expert-parallel).
+// point, above its largest the last regime's alpha-beta line), else L + (r-1)/r S / B_p2p with L
+// comm.all_to_all_latency or its prior, 30 us (p10 18, p90 50) from published EP8 kernel
+// benchmarks (NCCL's model has none; docs/references/models.md#all-to-all-measured).
 // All-gather and reduce-scatter of a gathered tensor S (data-parallel attention): the box's NCCL
 // all-reduce of S scaled by NCCL's own ratio of the two, t(S) = t_allreduce(S) x prior_gather(S) /
 // prior_allreduce(S) (nccl_prior.hpp: r-1 ring steps against 2(r-1)), so that a measured all-reduce
@@ -105,7 +106,8 @@ class CommModel {
   [[nodiscard]] double one_shot_s(double bytes) const;
   [[nodiscard]] double two_shot_s(double bytes) const;
   [[nodiscard]] double all_to_all_prior_s(double bytes, int ranks) const;
-  void use_all_to_all_profile(const CommProfile& profile, LinkClass link);
+  // The all-to-all's pricing from the scenario: its table, else the prior with its latency.
+  void price_all_to_all(const Scenario& s);
   // build with `settings` and `custom_profile` in place of the scenario's own.
   static CommModel build(const Scenario& scenario, const CommSettings& settings, const CommProfile* custom_profile,
                          double eager_overhead_per_op_s, double quantise_kernels_s);
@@ -130,7 +132,8 @@ class CommModel {
   double a2a_min_bytes_ = 0.0;
   double a2a_max_bytes_ = 0.0;
   bool a2a_eager_table_ = false;  // measured with eager launches: its times already hold the launch and skew
-  std::string a2a_source_ = "prior: 10 us + (r-1)/r S / B_p2p (no measured table)";
+  double a2a_latency_s_ = kPriorAllToAllLatencyS.value;
+  std::string a2a_source_;
 };
 
 }  // namespace specsim

@@ -80,6 +80,15 @@ inline constexpr PriorValue kPriorBandwidthEfficiency{0.84, 0.79, 0.86};
 // (scripts/allreduce_prior_spread.py; docs/references/nccl.md#prior-spread). The prior's time is
 // used as it is (value 1); the spread enters a prediction's band where no table was measured.
 inline constexpr PriorValue kPriorAllReduceRatio{1.0, 0.66, 1.23};
+// The fixed latency of one expert-parallel all-to-all kernel (a dispatch or a combine among the ep
+// ranks) before its bytes, in the prior t = L + (r-1)/r S / B_p2p: published EP8 kernel benchmarks
+// at decode sizes, where the bytes take well under a microsecond over NVLink, measure 18.9 and
+// 31.0 us (TensorRT-LLM's NVLinkOneSided dispatch and combine, 1 token per rank, GB200), 41.6 and
+// 41.7 us (pplx-kernels, 1 token per GPU, H100), and DeepEP's low-latency EP8 at 128 tokens on H800
+// leaves 45 and 50 us once its bytes at 200 GB/s are taken off (docs/references/models.md#all-to-all-measured).
+// p10 and p90 are the lowest and the highest; the value is their log-midpoint. A measured table
+// (comm.all_to_all_profile) or a set comm.all_to_all_latency replaces it.
+inline constexpr PriorValue kPriorAllToAllLatencyS{30e-6, 18e-6, 50e-6};
 // GPU-side cost of each eager attention part between the graph pieces of a piecewise forward (the
 // device waits on a graph replay's start and on kernels launched one by one): measured on one
 // H200 with the forward queued behind a sleep kernel, so that the host never held it up, 0.238-
@@ -175,6 +184,7 @@ struct CommSettings {
   // Measured all-to-all table (collective: all_to_all) for the expert-parallel dispatch and combine
   // of parallel.moe_a2a; "" = the point-to-point prior (CommModel::all_to_all_s).
   std::string all_to_all_profile;
+  std::optional<double> all_to_all_latency_s;  // L of the all-to-all prior; empty = kPriorAllToAllLatencyS
   std::string nccl_algo = "auto";               // auto | ring | tree (NCCL_ALGO)
   std::string nccl_proto = "auto";              // auto | ll | ll128 | simple (NCCL_PROTO)
   int min_channels = 0;                         // NCCL_MIN_NCHANNELS; 0 = unset

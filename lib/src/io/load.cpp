@@ -998,6 +998,13 @@ void load_comm_profiles(YamlReader& r, Scenario& s, const DataDir& data) {
   s.comm_profile = load_profile(s.comm.profile, "profile", scalable);
   s.custom_profile = load_profile(s.comm.custom_profile, "custom_profile", false);
   s.all_to_all_profile = load_all_to_all_profile(r, s, load_profile(s.comm.all_to_all_profile, "all_to_all_profile", true));
+  if (s.comm.all_to_all_latency_s) {
+    const auto fail = [&](const std::string& why) { throw Error(r.location_of("comm"), "comm.all_to_all_latency", why); };
+    if (s.parallel.moe_a2a == MoeA2aBackend::kNone || s.parallel.ep <= 1) {
+      fail("sets the all-to-all's latency, but the scenario runs none: it needs parallel.ep > 1 with parallel.moe_a2a: deepep");
+    }
+    if (s.all_to_all_profile) fail("comm.all_to_all_profile prices the all-to-all already: set one of the two");
+  }
   for (const auto& name : s.comm.rank_profiles) {
     CommProfile p = *load_profile(name, "rank_profiles", true);
     if (!s.comm_profile) throw Error(r.location_of("comm"), "comm.rank_profiles", "needs comm.profile as well");
@@ -1328,6 +1335,8 @@ void read_comm_block(YamlReader& r, Scenario& s) {
     }
     s.comm.custom_profile = c->optional_string("custom_profile", "");
     s.comm.all_to_all_profile = c->optional_string("all_to_all_profile", "");
+    s.comm.all_to_all_latency_s = c->optional_quantity("all_to_all_latency", Quantity::kDuration);
+    if (s.comm.all_to_all_latency_s && !(*s.comm.all_to_all_latency_s > 0)) c->fail("all_to_all_latency", "must be > 0");
     s.comm.nccl_algo = c->optional_choice("nccl_algo", {"auto", "ring", "tree"}, "auto");
     s.comm.nccl_proto = c->optional_choice("nccl_proto", {"auto", "ll", "ll128", "simple"}, "auto");
     s.comm.min_channels = static_cast<int>(bounded_integer(*c, "comm.min_channels", 0));

@@ -18,8 +18,8 @@ namespace {
 // One-shot custom all-reduce floor: 7.5 us for 256 B - 1 KB on 8x RTX PRO 6000 behind PCIe Gen5
 // switches (docs/references/nccl.md#custom-vs-nccl-pcie, rtx6kpro "luke" measurements); used only when no table was measured.
 constexpr double kOneShotLatencyS = 7.5e-6;
-// Point-to-point latency of a send or an all-to-all: AIC's flat 10 us p2p placeholder
-// (docs/references/hardware.md#aic-allreduce).
+// Point-to-point latency of a pipeline send: AIC's flat 10 us p2p placeholder (an all-to-all has its own
+// prior, kPriorAllToAllLatencyS; docs/references/hardware.md#aic-allreduce).
 constexpr double kP2pLatencyS = 10e-6;
 
 // NCCL's tuning tables have four rows; Ada (compute capability 8.9) takes Ampere's
@@ -204,7 +204,7 @@ CommModel CommModel::build(const Scenario& s, const CommSettings& c, const CommP
                            double eager_overhead_per_op_s, double quantise_kernels_s) {
   CommModel m;
   m.p2p_bytes_per_s_ = p2p_bandwidth(s);  // pipeline sends need it at any tp
-  if (s.all_to_all_profile) m.use_all_to_all_profile(*s.all_to_all_profile, s.topology.link);
+  m.price_all_to_all(s);
   if (s.parallel.tp <= 1) return m;
   m.ranks_ = s.parallel.tp;
   m.eager_overhead_s_ = eager_overhead_per_op_s;
@@ -308,7 +308,7 @@ const std::vector<CommModel::Operation>& CommModel::operations() {
        [](const CommModel& m, const Collective& c, LaunchMode mode) { return m.allreduce_s(c.bytes, mode); }},
       {CollectiveOp::kSend, "point-to-point send: 10 us + S / B_p2p",
        [](const CommModel& m, const Collective& c, LaunchMode) { return m.send_s(c.bytes); }},
-      {CollectiveOp::kAllToAll, "all-to-all, each rank sending S: comm.all_to_all_profile's table, else 10 us + (r-1)/r S / B_p2p; + the eager overhead",
+      {CollectiveOp::kAllToAll, "all-to-all, each rank sending S: comm.all_to_all_profile's table, else L + (r-1)/r S / B_p2p (L prior 30 us); + the eager overhead",
        [](const CommModel& m, const Collective& c, LaunchMode mode) { return m.all_to_all_s(c.bytes, c.ranks, mode); }},
       {CollectiveOp::kAllGather, "NCCL all-gather of S: t_allreduce(S) x prior_gather(S) / prior_allreduce(S) + the eager overhead",
        [](const CommModel& m, const Collective& c, LaunchMode mode) { return m.gather_s(c.bytes, mode); }},
@@ -331,8 +331,17 @@ double CommModel::send_s(double bytes) const {
   return kP2pLatencyS + std::max(0.0, bytes) / p2p_bytes_per_s_;
 }
 
-void CommModel::use_all_to_all_profile(const CommProfile& p, LinkClass link) {
-  a2a_curve_ = measured_curve(p, link);
+void CommModel::price_all_to_all(const Scenario& s) {
+  a2a_latency_s_ = s.comm.all_to_all_latency_s.value_or(kPriorAllToAllLatencyS.value);
+  a2a_source_ = (s.comm.all_to_all_latency_s ? "set: " + units::format_duration(a2a_latency_s_)
+                                             : "prior: " + units::format_duration(a2a_latency_s_) + " (p10 " +
+                                                   units::format_duration(kPriorAllToAllLatencyS.p10) + ", p90 " +
+                                                   units::format_duration(kPriorAllToAllLatencyS.p90) +
+                                                   ": EP8 kernel benchmarks)") +
+                " + (r-1)/r S / B_p2p, no measured table";
+  if (!s.all_to_all_profile) return;
+  const CommProfile& p = *s.all_to_all_profile;
+  a2a_curve_ = measured_curve(p, s.topology.link);
   a2a_ranks_ = p.ranks;
   a2a_min_bytes_ = p.points.front().message_bytes;
   a2a_max_bytes_ = p.points.back().message_bytes;
@@ -343,12 +352,12 @@ void CommModel::use_all_to_all_profile(const CommProfile& p, LinkClass link) {
 }
 
 double CommModel::all_to_all_prior_s(double bytes, int ranks) const {
-  // NCCL's tuning model has no all-to-all (NCCL runs one as grouped sends and receives): the send's
-  // latency, then the (r-1)/r of a rank's bytes bound for experts on other ranks (uniform routing)
-  // at the box's peer bandwidth, undiscounted: DeepEP's intranode kernels reach ~96% of NVLink
-  // (docs/references/models.md#expert-parallel).
+  // NCCL's tuning model has no all-to-all (NCCL runs one as grouped sends and receives): the
+  // kernel's latency (kPriorAllToAllLatencyS, from EP8 kernel benchmarks), then the (r-1)/r of a
+  // rank's bytes bound for experts on other ranks (uniform routing) at the box's peer bandwidth,
+  // undiscounted: DeepEP's intranode kernels reach ~96% of NVLink (docs/references/models.md#expert-parallel).
   const double r = std::max(1, ranks);
-  return kP2pLatencyS + (r - 1.0) / r * bytes / p2p_bytes_per_s_;
+  return a2a_latency_s_ + (r - 1.0) / r * bytes / p2p_bytes_per_s_;
 }
 
 double CommModel::all_to_all_s(double bytes, int ranks, LaunchMode mode) const {

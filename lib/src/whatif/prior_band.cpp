@@ -58,8 +58,10 @@ struct ComputePriors {
   // Where no table was measured: NCCL's model (or an engine kernel's) prices every collective.
   bool allreduce = false;
   bool piecewise_gpu = false;  // where a forward runs piecewise
+  bool all_to_all = false;     // where an all-to-all runs with no table and no set latency
   [[nodiscard]] bool any() const {
-    return bandwidth || kv_verify || multi_token_step || eager_launch || eager_overlap || allreduce || piecewise_gpu;
+    return bandwidth || kv_verify || multi_token_step || eager_launch || eager_overlap || allreduce || piecewise_gpu ||
+           all_to_all;
   }
 };
 
@@ -71,6 +73,7 @@ struct ComputeDraw {
   double eager_overlap_exponent = 0.0;
   double allreduce_ratio = 1.0;
   double piecewise_gpu_s = 0.0;
+  double all_to_all_latency_s = 0.0;
 };
 
 ComputePriors compute_priors(const Scenario& s, const Calibration& cal) {
@@ -86,6 +89,7 @@ ComputePriors compute_priors(const Scenario& s, const Calibration& cal) {
   const bool collectives = s.parallel.tp > 1 || s.parallel.draft_ranks() > 1;
   c.allreduce = collectives && !cal.comm_calibrated;
   c.piecewise_gpu = runs_piecewise(s) && is_prior(cal.piecewise_gpu_per_attention_s);
+  c.all_to_all = !cal.all_to_all_source.empty() && !cal.all_to_all_calibrated && !s.comm.all_to_all_latency_s;
   return c;
 }
 
@@ -99,6 +103,7 @@ Scenario with_compute(const Scenario& s, const ComputePriors& c, const ComputeDr
     if (c.eager_overlap) x.compute.eager_overlap_exponent = d.eager_overlap_exponent;
     if (c.allreduce) x.comm.scale *= d.allreduce_ratio;
     if (c.piecewise_gpu) x.compute.piecewise_gpu_per_attention_s = d.piecewise_gpu_s;
+    if (c.all_to_all) x.comm.all_to_all_latency_s = d.all_to_all_latency_s;
   };
   Scenario out = s;
   apply(out);
@@ -130,6 +135,7 @@ PredictionBand prior_band(const CycleModel& model, const Prediction& p, int samp
   if (compute.eager_overlap) band.terms.push_back("eager overlap exponent");
   if (compute.allreduce) band.terms.push_back("all-reduce prior");
   if (compute.piecewise_gpu) band.terms.push_back("piecewise GPU wait per attention part");
+  if (compute.all_to_all) band.terms.push_back("all-to-all latency");
   if (cycle_prior) band.terms.push_back("engine overhead per cycle");
   if (step_prior) band.terms.push_back("engine overhead per draft forward");
   if (sync_prior) band.terms.push_back("host per synchronous step");
@@ -148,6 +154,7 @@ PredictionBand prior_band(const CycleModel& model, const Prediction& p, int samp
   const LogNormal overlap = through(kPriorEagerOverlapExponent);
   const LogNormal allreduce = through(kPriorAllReduceRatio);
   const LogNormal piecewise_gpu = through(kPriorPiecewiseGpuPerAttentionS);
+  const LogNormal all_to_all = through(kPriorAllToAllLatencyS);
   std::mt19937_64 g(seed);
   // The cycle is linear in the engine terms: each draw of them alone costs a division. A draw of a
   // compute prior recalibrates the model (the host time is what the plain step leaves), so those
@@ -172,6 +179,7 @@ PredictionBand prior_band(const CycleModel& model, const Prediction& p, int samp
       if (compute.eager_overlap) d.eager_overlap_exponent = std::max(1.0, draw(g, overlap));
       if (compute.allreduce) d.allreduce_ratio = draw(g, allreduce);
       if (compute.piecewise_gpu) d.piecewise_gpu_s = draw(g, piecewise_gpu);
+      if (compute.all_to_all) d.all_to_all_latency_s = draw(g, all_to_all);
       const CycleModel drawn(with_compute(s, compute, d));
       base_s += (drawn.cycle_s(p.tokens_per_cycle) - drawn.calibration().unhidden_host_s) -
                 (model.cycle_s(p.tokens_per_cycle) - cal.unhidden_host_s);
