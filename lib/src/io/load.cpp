@@ -947,7 +947,8 @@ std::optional<CommProfile> load_all_to_all_profile(YamlReader& r, const Scenario
     throw Error(r.location_of("comm"), "comm.all_to_all_profile", "profile '" + p->name + "' " + why);
   };
   if (s.parallel.moe_a2a == MoeA2aBackend::kNone || s.parallel.ep <= 1) {
-    fail("times an all-to-all, but the scenario runs none: it needs parallel.ep > 1 with parallel.moe_a2a: deepep");
+    fail("times an all-to-all, but the scenario runs none: it needs parallel.ep > 1 with parallel.moe_a2a: deepep "
+         "(a what-if without the backend clears it too: --set comm.all_to_all_profile=)");
   }
   if (p->ranks != s.parallel.ep) {
     fail("was measured at " + std::to_string(p->ranks) + " ranks, the scenario's all-to-all runs among ep = " +
@@ -1001,7 +1002,8 @@ void load_comm_profiles(YamlReader& r, Scenario& s, const DataDir& data) {
   if (s.comm.all_to_all_latency_s) {
     const auto fail = [&](const std::string& why) { throw Error(r.location_of("comm"), "comm.all_to_all_latency", why); };
     if (s.parallel.moe_a2a == MoeA2aBackend::kNone || s.parallel.ep <= 1) {
-      fail("sets the all-to-all's latency, but the scenario runs none: it needs parallel.ep > 1 with parallel.moe_a2a: deepep");
+      fail("sets the all-to-all's latency, but the scenario runs none: it needs parallel.ep > 1 with parallel.moe_a2a: "
+           "deepep (a what-if without the backend clears it too: --set comm.all_to_all_latency=)");
     }
     if (s.all_to_all_profile) fail("comm.all_to_all_profile prices the all-to-all already: set one of the two");
   }
