@@ -1,5 +1,5 @@
 // A measured all-to-all table (comm.all_to_all_profile, collective: all_to_all) prices the
-// expert-parallel dispatch and combine of parallel.moe_a2a in place of the point-to-point prior
+// expert-parallel dispatch and combine of parallel.moe_a2a in place of the all-to-all prior
 // (docs/calibration.md#all-to-all, docs/references/models.md#all-to-all-measured).
 #include <catch2/catch.hpp>
 

@@ -182,7 +182,7 @@ struct CommSettings {
   std::optional<double> custom_max_bytes;
   std::string custom_profile;                   // measured table of the custom one-shot kernel, if any
   // Measured all-to-all table (collective: all_to_all) for the expert-parallel dispatch and combine
-  // of parallel.moe_a2a; "" = the point-to-point prior (CommModel::all_to_all_s).
+  // of parallel.moe_a2a; "" = the all-to-all prior (CommModel::all_to_all_s).
   std::string all_to_all_profile;
   std::optional<double> all_to_all_latency_s;  // L of the all-to-all prior; empty = kPriorAllToAllLatencyS
   std::string nccl_algo = "auto";               // auto | ring | tree (NCCL_ALGO)
@@ -370,6 +370,8 @@ struct Parallelism {
   // ranks, with every group's tokens gathered before them and scattered back after. 1 = off.
   int attention_dp = 1;
   [[nodiscard]] bool data_parallel_attention() const { return attention_dp > 1; }
+  // Experts reached through an all-to-all backend (dispatch and combine) rather than the all-reduce.
+  [[nodiscard]] bool runs_all_to_all() const { return ep > 1 && moe_a2a != MoeA2aBackend::kNone; }
   // Ranks that split the requests for attention (1: every rank sees all).
   [[nodiscard]] int attention_dp_ranks() const { return attention_dp; }
   // Ranks that split one group's attention heads: tp / dp (tp without DP attention).

@@ -946,7 +946,7 @@ std::optional<CommProfile> load_all_to_all_profile(YamlReader& r, const Scenario
   const auto fail = [&](const std::string& why) {
     throw Error(r.location_of("comm"), "comm.all_to_all_profile", "profile '" + p->name + "' " + why);
   };
-  if (s.parallel.moe_a2a == MoeA2aBackend::kNone || s.parallel.ep <= 1) {
+  if (!s.parallel.runs_all_to_all()) {
     fail("times an all-to-all, but the scenario runs none: it needs parallel.ep > 1 with parallel.moe_a2a: deepep "
          "(a what-if without the backend clears it too: --set comm.all_to_all_profile=)");
   }
@@ -1001,7 +1001,7 @@ void load_comm_profiles(YamlReader& r, Scenario& s, const DataDir& data) {
   s.all_to_all_profile = load_all_to_all_profile(r, s, load_profile(s.comm.all_to_all_profile, "all_to_all_profile", true));
   if (s.comm.all_to_all_latency_s) {
     const auto fail = [&](const std::string& why) { throw Error(r.location_of("comm"), "comm.all_to_all_latency", why); };
-    if (s.parallel.moe_a2a == MoeA2aBackend::kNone || s.parallel.ep <= 1) {
+    if (!s.parallel.runs_all_to_all()) {
       fail("sets the all-to-all's latency, but the scenario runs none: it needs parallel.ep > 1 with parallel.moe_a2a: "
            "deepep (a what-if without the backend clears it too: --set comm.all_to_all_latency=)");
     }

@@ -61,8 +61,7 @@ std::vector<Collective> forward_collectives(const TransformerSpec& model, Forwar
   const double bytes = activation_message_bytes(model, tokens);
   const int ranks = of == ForwardOf::kTarget ? parallel.tp : parallel.draft_ranks();
   // An all-to-all backend moves the target's tokens to its experts' ranks and back; the draft keeps TP.
-  const bool all_to_all = of == ForwardOf::kTarget && model.moe && parallel.ep > 1 &&
-                          parallel.moe_a2a != MoeA2aBackend::kNone;
+  const bool all_to_all = of == ForwardOf::kTarget && model.moe && parallel.runs_all_to_all();
   // Data-parallel attention leaves attention (and the embedding, on the attention-TP group of one)
   // without an all-reduce; the MLP/MoE blocks gather every rank's tokens and reduce-scatter them back.
   const bool attention_dp = of == ForwardOf::kTarget && parallel.data_parallel_attention() && ranks > 1;

@@ -78,7 +78,9 @@ std::shared_ptr<const MeasuredCurve> measured_curve(const CommProfile& p, LinkCl
   static std::mutex mutex;
   static std::deque<Fitted> fitted;  // most recent first
   constexpr std::size_t kKept = 16;
-  const bool locate = link != LinkClass::kNvlink;
+  // NCCL's LL -> Simple switch is the all-reduce's, at NCCL's PCI latencies: an all-to-all table
+  // (grouped sends, or a backend's own kernels) is interpolated as measured.
+  const bool locate = link != LinkClass::kNvlink && p.collective == "all_reduce";
   const auto same = [&](const Fitted& f) {
     return f.ranks == p.ranks && f.locate_protocol_switch == locate &&
            std::equal(f.points.begin(), f.points.end(), p.points.begin(), p.points.end(),

@@ -273,15 +273,9 @@ void CycleModel::apply_calibration() {
 }
 
 void CycleModel::note_all_to_all(const Scenario& s) {
-  const auto a2a_of = [&](double tokens) {
-    const auto list = collectives(s.model, ForwardOf::kTarget, tokens);
-    const auto it = std::find_if(list.begin(), list.end(), [](const Collective& c) { return c.op == CollectiveOp::kAllToAll; });
-    return it == list.end() ? std::optional<Collective>{} : std::optional<Collective>{*it};
-  };
   const double decode_tokens = s.batch;
   const double verify_tokens = s.batch * s.speculation.shape.num_draft_tokens;
-  const auto decode = a2a_of(decode_tokens);
-  if (!decode) return;
+  if (count_of(collectives(s.model, ForwardOf::kTarget, decode_tokens), CollectiveOp::kAllToAll) == 0) return;
   calibration_.all_to_all_calibrated = comm_.all_to_all_calibrated();
   calibration_.all_to_all_source = comm_.all_to_all_source();
   if (!comm_.all_to_all_calibrated()) return;
@@ -303,7 +297,7 @@ void CycleModel::note_all_to_all(const Scenario& s) {
     calibration_.warnings.push_back(
         "the " + forwards + "'s all-to-all (" + c.carries + ", " + units::format_bytes(c.bytes) + ") is " +
         (c.bytes < lo ? "below the all-to-all table's smallest measured message (" + units::format_bytes(lo) +
-                            "): priced by the point-to-point prior joined to the table's first point (extrapolated)"
+                            "): priced by the all-to-all prior joined to the table's first point (extrapolated)"
                       : "above the all-to-all table's largest measured message (" + units::format_bytes(hi) +
                             "): priced by the table's last regime continued (extrapolated)"));
   }
