@@ -151,7 +151,25 @@ void run_calibrate_nccl(const CalibrateNcclOptions& o, Io& io) {
   std::optional<int> graph_launches;
   std::string ranks_from, mode_from, devices_from, devices;
   std::vector<std::string> sources;
-  std::string nccl_version;
+  // One profile is one NCCL release: logs that print different ones are refused (--allow-mixed pools
+  // them, and the profile then states no release).
+  std::string nccl_version, version_from;
+  bool mixed_versions = false;
+  const auto note_release = [&](const std::string& version, const std::string& path) {
+    if (version.empty()) return;
+    if (nccl_version.empty() && !mixed_versions) {
+      nccl_version = version;
+      version_from = path;
+    } else if (!mixed_versions && version != nccl_version) {
+      const std::string what = "log ran NCCL " + version + " but " + version_from + " ran NCCL " + nccl_version;
+      if (!o.allow_mixed) {
+        throw Error({path, 0, 0}, "nccl_version", what + " (one profile is one NCCL release; pass --allow-mixed to pool them anyway)");
+      }
+      io.err << "specsim: warning: " << path << ": " << what << "; pooled, and the profile states no release (--allow-mixed)\n";
+      mixed_versions = true;
+      nccl_version.clear();
+    }
+  };
   for (const std::string& path : o.logs) {
     const NcclTestsLog log = parse_nccl_tests_file(path, parse);
     for (const auto& s : log.skipped) io.err << "specsim: warning: skipped " << s << "\n";
@@ -163,7 +181,7 @@ void run_calibrate_nccl(const CalibrateNcclOptions& o, Io& io) {
     file.env = log.env;
     file.notes = log_notes(path);
     file.rows_skipped = log.skipped_rows;
-    if (nccl_version.empty()) nccl_version = log.nccl_version;
+    note_release(log.nccl_version, path);
     if (const std::string s = source_of(file.notes); !s.empty()) sources.push_back(s);
     std::vector<std::string> other;
     for (const NcclTestsTable& t : log.tables) {
@@ -241,9 +259,12 @@ void run_calibrate_nccl(const CalibrateNcclOptions& o, Io& io) {
   profile.implementation = "nccl";
   profile.ranks = *ranks;
   profile.mode = *graph_launches > 0 ? LaunchMode::kGraph : LaunchMode::kEager;
+  profile.nccl_version = nccl_version;
   std::string files;
   for (const auto& f : prov.files) files += (files.empty() ? "" : ", ") + std::filesystem::path(f.path).filename().string();
-  profile.description = (nccl_version.empty() ? std::string("NCCL (version not in log)") : "NCCL " + nccl_version) +
+  profile.description = (mixed_versions         ? std::string("NCCL (mixed releases)")
+                         : nccl_version.empty() ? std::string("NCCL (version not in log)")
+                                                : "NCCL " + nccl_version) +
                         " " + nccl_tests_name(o.collective) + ", " + std::to_string(*ranks) + " ranks, " + to_string(profile.mode) +
                         ", nccl-tests " + prov.column + " time from " + files;
   for (const auto& s : sources) profile.source += (profile.source.empty() ? "" : "; ") + s;

@@ -138,6 +138,7 @@ void run_comm(const CommOptions& o, Io& io) {
   table.mode = to_string(profiles.front().mode);
   if (exact) {
     table.profile = exact->name;
+    table.nccl_version = exact->nccl_version;
   } else {
     table.from_ranks = curve.from_ranks();
     table.rank_scaling = curve.method();

@@ -58,7 +58,9 @@ TEST_CASE("calibrate nccl: round trip from a shipped log to comm --json", "[cali
   INFO(comm.err);
   REQUIRE(comm.code == 0);
   const auto j = nlohmann::json::parse(comm.out);
-  REQUIRE(j.size() == 1);
+  // The points, and the NCCL release the log printed (nccl-library=22907).
+  REQUIRE(j.size() == 2);
+  CHECK(j["nccl_version"] == "2.29.7");
   REQUIRE(j["points"].size() == rows.size());
   for (std::size_t i = 0; i < rows.size(); ++i) {
     INFO("size " << rows[i].size_bytes);
@@ -80,6 +82,41 @@ TEST_CASE("calibrate nccl: provenance names the file's sha256 and the NCCL versi
   const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   CHECK_THAT(text, Contains("provenance:") && Contains("sha256: ") && Contains("nccl_version: 2.29.7") &&
                        Contains("date_utc: ") && Contains("tool: specsim ") && Contains("rows_used: 25"));
+  // The release is also the profile's own key, which the model reads (provenance is for people).
+  CHECK(specsim::load_comm_profile(out).nccl_version == "2.29.7");
+  // A log that prints no version leaves the key out.
+  REQUIRE(run({"calibrate", "nccl", shipped_log("chlc-8x4090-nop2p-sys.log"), "-o", out, "--force"}).code == 0);
+  CHECK(specsim::load_comm_profile(out).nccl_version.empty());
+}
+
+TEST_CASE("calibrate nccl: logs of two NCCL releases are refused unless --allow-mixed", "[calibrate][invalid]") {
+  TempDir dir("specsim_test_calibrate_releases");
+  const std::string out = (dir.path / "p.yaml").string();
+  const std::string v2297 = shipped_log("aikitoria-8x5090-p2p-turin.log");
+  // The same log as if run under NCCL 2.28.9: its header's library code rewritten.
+  const fs::path v2289 = dir.path / "8x5090-2.28.9.log";
+  {
+    std::ifstream in(v2297);
+    std::ofstream f(v2289);
+    for (std::string line; std::getline(in, line);) {
+      if (const auto at = line.find("nccl-library=22907"); at != std::string::npos) line.replace(at, 18, "nccl-library=22809");
+      if (const auto at = line.find("nccl-headers=22907"); at != std::string::npos) line.replace(at, 18, "nccl-headers=22809");
+      f << line << "\n";
+    }
+  }
+  REQUIRE(specsim::parse_nccl_tests_file(v2289.string()).nccl_version == "2.28.9");
+  const auto r = run({"calibrate", "nccl", v2297, v2289.string(), "-o", out});
+  CHECK(r.code == specsim::cli::kExitInput);
+  CHECK_THAT(r.err, Contains(v2289.string() + ": nccl_version: log ran NCCL 2.28.9 but " + v2297 + " ran NCCL 2.29.7") &&
+                        Contains("--allow-mixed"));
+  CHECK_FALSE(fs::exists(out));
+  const auto mixed = run({"calibrate", "nccl", v2297, v2289.string(), "-o", out, "--allow-mixed"});
+  INFO(mixed.err);
+  REQUIRE(mixed.code == 0);
+  CHECK_THAT(mixed.err, Contains("pooled, and the profile states no release (--allow-mixed)"));
+  const auto profile = specsim::load_comm_profile(out);
+  CHECK(profile.nccl_version.empty());
+  CHECK_THAT(profile.description, Contains("NCCL (mixed releases)"));
 }
 
 TEST_CASE("calibrate nccl: a bad log fails with file:line and writes nothing", "[calibrate][invalid]") {
@@ -141,7 +178,8 @@ TEST_CASE("comm: an unmeasured rank count is estimated from profiles at others",
   // The measured count among several profiles is that profile, unchanged.
   const auto exact = run({"comm", "--profile", two + "," + eight, "--ranks", "8", "--size", "8KiB", "--json"});
   const auto je = nlohmann::json::parse(exact.out);
-  CHECK(je.size() == 1);  // {"points": [...]} alone, as for one profile
+  CHECK(je.size() == 2);  // {"points": [...], "nccl_version": ...}, as for one profile
+  CHECK(je["nccl_version"] == "2.29.2");
   CHECK_THAT(je["points"][0]["time_s"].get<double>(), WithinRel(26.7e-6, 1e-9));
   // One profile: NCCL's model ratio, which needs the box's topology.
   const auto ratio = run({"comm", "--profile", four, "--ranks", "8", "--size", "8KiB", "--topology",

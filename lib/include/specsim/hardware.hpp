@@ -113,6 +113,9 @@ struct CommProfile {
   int ranks = 0;
   std::string gpu;  // models/gpu name of the card it was measured on; empty when the file does not say
   LaunchMode mode = LaunchMode::kGraph;
+  // The NCCL release the table was measured under, as written ("2.29.7"); empty when the file does
+  // not say. Only an nccl table has one.
+  std::string nccl_version;
   std::vector<Point> points;  // sorted by size, sizes distinct
 };
 

@@ -15,6 +15,9 @@
 //   time = base[Ring][proto] + (r-1) * hw[link][Ring][proto] + bytes (r-1) / (r busBw)
 #pragma once
 
+#include <compare>
+#include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -34,6 +37,28 @@ enum class NcclArch { kVolta, kAmpere, kHopper, kBlackwell };
 // valid names otherwise.
 [[nodiscard]] NcclAlgo parse_nccl_algo(std::string_view text);
 [[nodiscard]] NcclProto parse_nccl_proto(std::string_view text);
+
+// An NCCL release, as nccl-tests prints it ("2.29.7"). NCCL's choices of algorithm, protocol,
+// channels and transport change between minor releases (docs/references/nccl.md#versions), so a
+// measured table holds for the release it was measured under.
+struct NcclVersion {
+  int major = 0;
+  int minor = 0;
+  int patch = 0;  // 0 when the text gives none ("2.29")
+
+  auto operator<=>(const NcclVersion&) const = default;
+  // Same major and minor release: the measured table carries over.
+  [[nodiscard]] bool same_minor(const NcclVersion& o) const { return major == o.major && minor == o.minor; }
+};
+// "2.29.7" or "2.29"; nullopt for anything else (a version is digits and dots only).
+[[nodiscard]] std::optional<NcclVersion> parse_nccl_version(std::string_view text);
+[[nodiscard]] std::string to_string(const NcclVersion& v);
+// The release from which the prior's latency tables are NCCL's own (tuning.cc; earlier releases had
+// other values, e.g. 28 us per Tree/Simple step in 2.18-2.22: docs/references/nccl.md#latency-tables).
+inline constexpr NcclVersion kNcclPriorTablesSince{2, 23, 4};
+// NCCL_ALGO takes per-collective lists ("allreduce:tree") from 2.24; before, one list applies to every
+// collective (docs/references/nccl.md#versions).
+inline constexpr NcclVersion kNcclAlgoPerCollectiveSince{2, 24, 0};
 
 struct NcclPriorConfig {
   int ranks = 8;

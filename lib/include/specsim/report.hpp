@@ -99,6 +99,7 @@ struct CommTable {
   std::string collective = "all_reduce";  // what the profiles time: all_reduce or all_to_all
   std::string mode;     // the profiles' launch mode, "graph" or "eager"
   std::string profile;  // the profile measured at `ranks`; "" for an estimate
+  std::string nccl_version;  // that profile's NCCL release; "" when it does not say
   // For an estimate only: the measured rank counts it rests on, how it scales from them, and the
   // profiles named with their counts (rank_sources()).
   std::vector<int> from_ranks;

@@ -185,6 +185,9 @@ struct CommSettings {
   // of parallel.moe_a2a; "" = the all-to-all prior (CommModel::all_to_all_s).
   std::string all_to_all_profile;
   std::optional<double> all_to_all_latency_s;  // L of the all-to-all prior; empty = kPriorAllToAllLatencyS
+  // The NCCL release the deployment runs ("2.29.7"); "" = not stated. Checked against the measured
+  // tables' releases and the prior's (docs/references/nccl.md#versions).
+  std::string nccl_version;
   std::string nccl_algo = "auto";               // auto | ring | tree (NCCL_ALGO)
   std::string nccl_proto = "auto";              // auto | ll | ll128 | simple (NCCL_PROTO)
   int min_channels = 0;                         // NCCL_MIN_NCHANNELS; 0 = unset

@@ -10,6 +10,7 @@
 
 #include "specsim/comm_model.hpp"
 #include "specsim/compute_fit.hpp"
+#include "specsim/nccl_prior.hpp"
 #include "specsim/units.hpp"
 #include "specsim/plausibility.hpp"
 #include "io/hf_config.hpp"
@@ -381,6 +382,14 @@ Topology read_topology(YamlReader& r) {
   return read_topology_keys(r);
 }
 
+// An NCCL release under `key` ("2.29.7"); "" when absent or "unknown".
+std::string read_nccl_version(YamlReader& r, const char* key) {
+  const std::string text = r.optional_string(key, "");
+  if (text.empty() || text == "unknown") return "";
+  if (!parse_nccl_version(text)) r.fail(key, "'" + text + "' is not an NCCL release (MAJOR.MINOR[.PATCH], e.g. 2.29.7)");
+  return text;
+}
+
 CommProfile read_comm_profile(YamlReader& r) {
   r.expect_header("comm_profile");
   CommProfile p;
@@ -393,6 +402,10 @@ CommProfile read_comm_profile(YamlReader& r) {
   p.ranks = static_cast<int>(r.integer("ranks", 1, 4096));
   p.gpu = r.optional_string("gpu", "");
   p.mode = read_mode(r, "mode", LaunchMode::kGraph);
+  p.nccl_version = read_nccl_version(r, "nccl_version");
+  if (!p.nccl_version.empty() && p.implementation != "nccl") {
+    r.fail("nccl_version", "a '" + p.implementation + "' table does not run NCCL: only an nccl table has a release");
+  }
   // A profile written by `specsim calibrate` (it has provenance) keeps the measured rows, whose
   // small sizes scatter by a few percent (the shipped 2x 2080 Ti log: 12.25 us at 8 B, 11.77 us at
   // 16 B); the curve treats such drops as noise. A hand-written curve has no such excuse: its time
@@ -957,6 +970,45 @@ std::optional<CommProfile> load_all_to_all_profile(YamlReader& r, const Scenario
   return p;
 }
 
+// What the scenario's NCCL release (comm.nccl_version) says about the tables and the prior it uses:
+// notes, never errors, since a table from another release is still the best measurement at hand.
+void note_nccl_release(Scenario& s) {
+  const std::optional<NcclVersion> runs = parse_nccl_version(s.comm.nccl_version);
+  if (!runs) return;
+  const std::string here = "the scenario runs NCCL " + s.comm.nccl_version;
+  const auto check = [&](const CommProfile& p, const std::string& key) {
+    if (p.implementation != "nccl") return;
+    const std::string what = key + " '" + p.name + "'";
+    if (p.nccl_version.empty()) {
+      s.notes.push_back(what + " does not say which NCCL release it was measured under and " + here +
+                        ": whether the table holds for it is not known (a profile states it in nccl_version)");
+    } else if (!parse_nccl_version(p.nccl_version)->same_minor(*runs)) {
+      s.notes.push_back(what + " was measured under NCCL " + p.nccl_version + " and " + here +
+                        ": NCCL's algorithm, protocol and transport choices change between releases (small "
+                        "all-reduces moved from 2.28 to 2.29 on 8x H100, NVIDIA/nccl#2094), so measure it again "
+                        "under " + s.comm.nccl_version + " (docs/references/nccl.md#versions)");
+    }
+  };
+  if (s.comm_profile) check(*s.comm_profile, "comm.profile");
+  for (const auto& p : s.comm_rank_profiles) check(p, "comm.rank_profiles");
+  if (s.all_to_all_profile) check(*s.all_to_all_profile, "comm.all_to_all_profile");
+  if (s.parallel.tp < 2) return;
+  const bool runs_nccl = s.comm.implementation == "nccl" || s.comm.implementation == "engine" ||
+                         s.comm.implementation == "fp8";
+  if (!s.comm_profile && runs_nccl && *runs < kNcclPriorTablesSince) {
+    s.notes.push_back("the NCCL all-reduce prior holds the latency tables of NCCL " + to_string(kNcclPriorTablesSince) +
+                      " and later, and " + here + ", whose tables differ (28 us per Tree/Simple step in 2.18-2.22, "
+                      "docs/references/nccl.md#latency-tables): the prior is less sure than its band says");
+  }
+  if (s.comm.nccl_algo == "tree" && *runs < kNcclAlgoPerCollectiveSince) {
+    s.notes.push_back("comm.nccl_algo = tree under NCCL " + s.comm.nccl_version + ": before " +
+                      to_string(kNcclAlgoPerCollectiveSince) + " NCCL_ALGO has no per-collective form "
+                      "('allreduce:tree'), so Tree applies to every collective, and all-gather, which has no Tree, "
+                      "fails with ncclInvalidUsage (at capture under CUDA graphs; "
+                      "docs/references/nccl.md#tree-under-graph-capture)");
+  }
+}
+
 // The comm profiles the scenario names (comm.profile, custom_profile, rank_profiles,
 // all_to_all_profile), each checked against the box and tp; `r` is the scenario's root, for locations.
 void load_comm_profiles(YamlReader& r, Scenario& s, const DataDir& data) {
@@ -1023,6 +1075,7 @@ void load_comm_profiles(YamlReader& r, Scenario& s, const DataDir& data) {
     }
     s.comm_rank_profiles.push_back(std::move(p));
   }
+  note_nccl_release(s);
 }
 
 // `measurements:`: what was measured, and where (a box or model other than the one predicted).
@@ -1339,6 +1392,7 @@ void read_comm_block(YamlReader& r, Scenario& s) {
     s.comm.all_to_all_profile = c->optional_string("all_to_all_profile", "");
     s.comm.all_to_all_latency_s = c->optional_quantity("all_to_all_latency", Quantity::kDuration);
     if (s.comm.all_to_all_latency_s && !(*s.comm.all_to_all_latency_s > 0)) c->fail("all_to_all_latency", "must be > 0");
+    s.comm.nccl_version = read_nccl_version(*c, "nccl_version");
     s.comm.nccl_algo = c->optional_choice("nccl_algo", {"auto", "ring", "tree"}, "auto");
     s.comm.nccl_proto = c->optional_choice("nccl_proto", {"auto", "ll", "ll128", "simple"}, "auto");
     s.comm.min_channels = static_cast<int>(bounded_integer(*c, "comm.min_channels", 0));

@@ -48,6 +48,7 @@ std::string render_comm_profile_yaml(const CommProfile& p, const CommProfileProv
   y << YAML::Key << "source" << YAML::Value << YAML::DoubleQuoted << p.source;
   y << YAML::Key << "collective" << YAML::Value << p.collective;
   y << YAML::Key << "implementation" << YAML::Value << p.implementation;
+  if (!p.nccl_version.empty()) y << YAML::Key << "nccl_version" << YAML::Value << p.nccl_version;
   y << YAML::Key << "ranks" << YAML::Value << p.ranks;
   y << YAML::Key << "mode" << YAML::Value << to_string(p.mode);
   y << YAML::Key << "points" << YAML::Value << YAML::BeginSeq;

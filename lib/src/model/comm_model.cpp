@@ -124,6 +124,9 @@ double p2p_bandwidth(const Scenario& s) {
   return gen5 / double(1 << std::max(0, 5 - s.topology.pcie_generation));
 }
 
+// " (NCCL 2.29.2)" after a measured table's name; empty when the table does not say its release.
+std::string release_text(const CommProfile& p) { return p.nccl_version.empty() ? "" : " (NCCL " + p.nccl_version + ")"; }
+
 }  // namespace
 
 struct CommModel::Prior {
@@ -239,7 +242,7 @@ CommModel CommModel::build(const Scenario& s, const CommSettings& c, const CommP
     m.nccl_curve_ = std::make_shared<const RankScaledCurve>(std::move(curves), s.parallel.tp, prior->measured, method);
     m.calibrated_ = m.nccl_curve_->measured();
     if (m.calibrated_) {
-      m.source_ = "measured: " + s.comm_profile->name;
+      m.source_ = "measured: " + s.comm_profile->name + release_text(*s.comm_profile);
       if (!s.comm_profile->points.empty()) m.measured_min_bytes_ = s.comm_profile->points.front().message_bytes;
     } else {
       std::vector<const CommProfile*> profiles{&*s.comm_profile};
@@ -348,7 +351,8 @@ void CommModel::price_all_to_all(const Scenario& s) {
   a2a_min_bytes_ = p.points.front().message_bytes;
   a2a_max_bytes_ = p.points.back().message_bytes;
   a2a_eager_table_ = p.mode == LaunchMode::kEager;
-  a2a_source_ = "measured: " + p.name + " (" + p.implementation + " all-to-all, " + std::to_string(p.ranks) + " ranks, " +
+  a2a_source_ = "measured: " + p.name + " (" + p.implementation + (p.nccl_version.empty() ? "" : " " + p.nccl_version) + " all-to-all, " +
+                std::to_string(p.ranks) + " ranks, " +
                 to_string(p.mode) + ", " + units::format_bytes(a2a_min_bytes_) + " to " +
                 units::format_bytes(a2a_max_bytes_) + "; the prior joined to the table below it)";
 }

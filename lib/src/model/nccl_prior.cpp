@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cctype>
 #include <cmath>
 #include <limits>
@@ -96,6 +97,27 @@ std::string_view to_string(NcclProto p) {
     case NcclProto::kSimple: return "Simple";
   }
   return "?";
+}
+
+std::optional<NcclVersion> parse_nccl_version(std::string_view text) {
+  int parts[3] = {0, 0, 0};
+  int count = 0;
+  std::size_t at = 0;
+  while (count < 3) {
+    const auto [end, ec] = std::from_chars(text.data() + at, text.data() + text.size(), parts[count]);
+    if (ec != std::errc{} || parts[count] < 0) return std::nullopt;
+    ++count;
+    at = static_cast<std::size_t>(end - text.data());
+    if (at == text.size()) break;
+    if (text[at] != '.') return std::nullopt;
+    ++at;
+  }
+  if (count < 2 || at != text.size()) return std::nullopt;
+  return NcclVersion{parts[0], parts[1], parts[2]};
+}
+
+std::string to_string(const NcclVersion& v) {
+  return std::to_string(v.major) + "." + std::to_string(v.minor) + "." + std::to_string(v.patch);
 }
 
 NcclAlgo parse_nccl_algo(std::string_view text) {

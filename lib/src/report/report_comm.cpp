@@ -27,9 +27,10 @@ nlohmann::json comm_json(const CommTable& t) {
     }
     j["points"].push_back(std::move(point));
   }
-  // A measured all-reduce prints {"points": [...]} alone, as scripts expect; an all-to-all and an
-  // estimate say what they are.
+  // A measured all-reduce prints {"points": [...]}, as scripts expect, plus the NCCL release when the
+  // profile states one; an all-to-all and an estimate say what they are.
   if (t.collective != "all_reduce") j["collective"] = t.collective;
+  if (!t.nccl_version.empty()) j["nccl_version"] = t.nccl_version;
   if (!t.measured_at_ranks()) {
     j["ranks"] = t.ranks;
     j["measured_at_ranks"] = false;
@@ -41,7 +42,8 @@ nlohmann::json comm_json(const CommTable& t) {
 
 std::string comm_text(const CommTable& t) {
   std::string text = t.measured_at_ranks()
-                         ? t.collective + ", profile " + t.profile + " (" + std::to_string(t.ranks) + " ranks, " + t.mode + ")\n"
+                         ? t.collective + ", profile " + t.profile + " (" + std::to_string(t.ranks) + " ranks, " + t.mode +
+                               (t.nccl_version.empty() ? "" : ", NCCL " + t.nccl_version) + ")\n"
                          : "all_reduce at " + std::to_string(t.ranks) + " ranks (" + t.mode +
                                "), NOT MEASURED: estimated from " + t.estimated_from + " by " +
                                to_string(t.rank_scaling) + "\n";
