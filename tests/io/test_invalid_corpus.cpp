@@ -100,6 +100,8 @@ const std::map<std::string, Expected>& corpus() {
        {"nccl_version: '2.29-rc1' is not an NCCL release (MAJOR.MINOR[.PATCH], e.g. 2.29.7)", 7}},
       {"comm_profile/nccl-version-on-deepep.yaml",
        {"nccl_version: a 'deepep' table does not run NCCL: only an nccl table has a release", 7}},
+      {"gpu/compute-capability-sm-name.yaml",
+       {"compute_capability: 'sm_120' is not a compute capability (MAJOR.MINOR, e.g. 12.0)", 10}},
       {"gpu/missing-architecture.yaml", {"architecture: required key is missing", 1}},
       {"gpu/duplicate-key.yaml", {"memory_bandwidth: duplicate key: the mapping already has 'memory_bandwidth' (one value per key)", 12}},
       {"gpu/implausible-flops.yaml", {"bf16_dense: '989000000TFLOP/s' = 9.89e+20: outside the plausible FLOP rate range [0, 1e+18]", 7}},

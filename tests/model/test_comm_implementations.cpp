@@ -102,3 +102,42 @@ TEST_CASE("comm implementations: the GPU file states its architecture", "[comm][
   CHECK_FALSE(specsim::parse_gpu_arch("h100"));
   CHECK(std::string(specsim::to_string(specsim::GpuArch::kAda)) == "ada");
 }
+
+TEST_CASE("comm implementations: vLLM runs NCCL on sm_12x GPUs under CUDA graphs", "[comm][implementations]") {
+  // vLLM's custom all-reduce aborts during graph capture on compute capability 12.x (vllm#47266
+  // item 9a), so a running TP2 deployment on two RTX PRO 6000 passes --disable-custom-all-reduce:
+  // the engine rule prices NCCL at every size there. SGLang's kernel runs (AIC timed it in a graph).
+  specsim::Scenario s = on_box("2x-rtx-pro-6000-pcie5", "rtx-pro-6000-2x-pcie5-aic-nccl", 2, "engine");
+  REQUIRE(s.gpu.compute_capability == 120);
+  s.engine.name = "vllm";
+  specsim::Scenario plain = s;
+  plain.comm.implementation = "nccl";
+  const auto vllm = build(s);
+  for (double bytes : {14 * kKiB, 56 * kKiB}) {
+    CHECK(vllm.allreduce_s(bytes, specsim::LaunchMode::kGraph) == build(plain).allreduce_s(bytes, specsim::LaunchMode::kGraph));
+  }
+  CHECK_THAT(vllm.source(), Contains("NCCL at every size: vLLM's custom all-reduce aborts during CUDA graph capture on "
+                                     "sm_12x GPUs (vllm#47266 item 9a"));
+  // Every forward eager: nothing is captured, and the one-shot prior applies below 8 MiB again.
+  specsim::Scenario eager = s;
+  eager.engine.decode_mode = eager.engine.verify_mode = eager.engine.draft_mode = specsim::LaunchMode::kEager;
+  CHECK_THAT(build(eager).allreduce_s(14 * kKiB, specsim::LaunchMode::kGraph), WithinRel(7.5e-6 + 14 * kKiB / 56e9, 1e-12));
+  // Hopper (9.0) keeps vLLM's kernel: 7.5 us + 7 x 14 KiB / 450 GB/s on 8 H200.
+  specsim::Scenario hopper = on_box("8x-h200-nvswitch", "h200-8x-nvswitch-aic-nccl", 8, "engine");
+  hopper.engine.name = "vllm";
+  REQUIRE(hopper.gpu.compute_capability == 90);
+  CHECK_THAT(build(hopper).allreduce_s(14 * kKiB, specsim::LaunchMode::kGraph),
+             WithinRel(7.5e-6 + 7 * 14 * kKiB / 450e9, 1e-12));
+  // An explicit custom_oneshot under vLLM on 12.x is priced, with a note that vLLM cannot run it.
+  const auto custom =
+      specsim::load_scenario(specsim::kDefaultScenario, {"engine.name=vllm", "comm.implementation=custom_oneshot"}, kRoot);
+  bool noted = false;
+  for (const auto& n : custom.notes) noted = noted || n.find("custom_oneshot under vLLM on sm_12x GPUs") != std::string::npos;
+  CHECK(noted);
+}
+
+TEST_CASE("comm implementations: the GPU file's compute capability", "[comm][hardware]") {
+  CHECK(specsim::load_gpu(kRoot.resolve(specsim::DataKind::kGpu, "b200")).compute_capability == 100);
+  CHECK(specsim::load_gpu(kRoot.resolve(specsim::DataKind::kGpu, "rtx-4090")).compute_capability == 89);
+  CHECK(specsim::load_gpu(kRoot.resolve(specsim::DataKind::kGpu, "rtx-5090")).compute_capability == 120);
+}

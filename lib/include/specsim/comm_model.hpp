@@ -48,10 +48,15 @@ struct NcclPriorConfig;
 // A profile's measured curve, fitted with its rank count; NCCL's LL -> Simple switch is looked for
 // on PCIe boxes only (`link`: what the points were measured over).
 [[nodiscard]] std::shared_ptr<const MeasuredCurve> measured_curve(const CommProfile& profile, LinkClass link);
-// "p2 (2 ranks), p4 (4 ranks)": the profiles among `profiles` that `curve` draws on.
 // The names comm.implementation accepts, as CommModel::implementations() registers them.
 [[nodiscard]] std::vector<std::string> allreduce_implementation_names();
+// "p2 (2 ranks), p4 (4 ranks)": the profiles among `profiles` that `curve` draws on.
 [[nodiscard]] std::string rank_sources(const RankScaledCurve& curve, const std::vector<const CommProfile*>& profiles);
+// vLLM's custom all-reduce is built for sm_90 and sm_100 only; on consumer Blackwell (sm_12x: RTX
+// PRO 6000, RTX 50-series) its peer mapping fails with 'invalid argument' while a CUDA graph is
+// captured, so a vLLM deployment with any graph-mode forward on such GPUs runs NCCL
+// (--disable-custom-all-reduce). vllm#47266 item 9a, PR #47751; docs/references/nccl.md#engine-custom-allreduce.
+[[nodiscard]] bool vllm_custom_aborts_in_capture(const Scenario& s);
 
 class CommModel {
  public:

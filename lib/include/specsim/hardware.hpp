@@ -27,6 +27,9 @@ struct GpuSpec {
   int pcie_generation = 4;
   std::optional<double> nvlink_bandwidth_bytes_per_s;  // per direction
   bool p2p_supported = true;
+  // CUDA compute capability as major * 10 + minor (sm_120 = 120), from the file's
+  // `compute_capability: "12.0"`; 0 when the file does not say. Engines gate kernels on it.
+  int compute_capability = 0;
 };
 
 // NCCL's link classes as `nvidia-smi topo -m` prints them (NCCL_P2P_LEVEL names), fastest first:

@@ -259,6 +259,14 @@ GpuSpec read_gpu(YamlReader& r) {
   g.architecture = *parse_gpu_arch(r.choice("architecture", {"volta", "ampere", "ada", "hopper", "blackwell"}));
   g.nvlink_bandwidth_bytes_per_s = r.optional_quantity("nvlink_bandwidth", Quantity::kBandwidth);
   g.p2p_supported = r.optional_boolean("p2p_supported", true);
+  if (const std::string cc = r.optional_string("compute_capability", ""); !cc.empty()) {
+    // "12.0": one or two digits, a dot, one digit (NVIDIA's CUDA GPUs list writes them so).
+    const bool ok = cc.size() >= 3 && cc.size() <= 4 && cc[cc.size() - 2] == '.' &&
+                    std::all_of(cc.begin(), cc.end() - 2, [](char c) { return c >= '0' && c <= '9'; }) &&
+                    cc.back() >= '0' && cc.back() <= '9';
+    if (!ok) r.fail("compute_capability", "'" + cc + "' is not a compute capability (MAJOR.MINOR, e.g. 12.0)");
+    g.compute_capability = std::stoi(cc.substr(0, cc.size() - 2)) * 10 + (cc.back() - '0');
+  }
   if (g.memory_bandwidth_bytes_per_s <= 0) r.fail("memory_bandwidth", "must be > 0");
   if (g.bf16_flop_per_s <= 0) r.fail("bf16_dense", "must be > 0");
   r.finish();
@@ -1076,6 +1084,11 @@ void load_comm_profiles(YamlReader& r, Scenario& s, const DataDir& data) {
     s.comm_rank_profiles.push_back(std::move(p));
   }
   note_nccl_release(s);
+  if (s.comm.implementation == "custom_oneshot" && vllm_custom_aborts_in_capture(s)) {
+    s.notes.push_back("comm.implementation = custom_oneshot under vLLM on sm_12x GPUs: vLLM's custom all-reduce aborts "
+                      "during CUDA graph capture there (vllm#47266 item 9a), so this prices a kernel the deployment "
+                      "cannot run with graphs; comm.implementation: engine prices what vLLM runs");
+  }
 }
 
 // `measurements:`: what was measured, and where (a box or model other than the one predicted).

@@ -135,6 +135,12 @@ struct CommModel::Prior {
   bool what_if_differs = false;
 };
 
+bool vllm_custom_aborts_in_capture(const Scenario& s) {
+  const bool graphs = s.engine.decode_mode == LaunchMode::kGraph || s.engine.verify_mode == LaunchMode::kGraph ||
+                      s.engine.draft_mode == LaunchMode::kGraph;
+  return s.engine.name == "vllm" && s.gpu.compute_capability / 10 == 12 && graphs;
+}
+
 // ---- all-reduce implementations ------------------------------------------------------------------
 // Each is a way an engine runs one all-reduce, priced from what the box offers. `comm.implementation`
 // names one; the loader's choices follow this list. To add one: a row here, its equation in
@@ -156,6 +162,10 @@ std::string engine_custom_refusal(const Scenario& s) {
     return "the engines disable their custom all-reduce on more than two PCIe-only GPUs";
   }
   if (!(s.topology.p2p && s.gpu.p2p_supported)) return "no peer-to-peer access";
+  if (vllm_custom_aborts_in_capture(s)) {
+    return "vLLM's custom all-reduce aborts during CUDA graph capture on sm_12x GPUs (vllm#47266 item 9a; vLLM PR "
+           "#47751 turns it off there), so a deployment that runs passes --disable-custom-all-reduce";
+  }
   return "";
 }
 
