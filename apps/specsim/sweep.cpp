@@ -74,12 +74,17 @@ bool has_concurrency(const std::string& scenario, const std::vector<std::string>
 
 void run_concurrency_sweep(const SweepOptions& o, const std::vector<std::string>& patches,
                            const std::vector<SweepAxis>& axes, Io& io) {
-  const ConcurrencySweep cs = sweep_by_concurrency(o.scenario, patches, axes);
-  io.out << render_concurrency_sweep(cs, o.format) << std::flush;
+  // Condition axes (workload.*, acceptance.*) make buckets, each with its own best per level.
+  const std::vector<ConcurrencySweep> buckets = sweep_by_workload(o.scenario, patches, axes);
+  io.out << render_workload_sweep(buckets, o.format) << std::flush;
   // CSV rows of such levels are empty; say why where the table cannot.
-  const auto infeasible = std::count_if(cs.levels.begin(), cs.levels.end(), [](const auto& l) { return !l.feasible(); });
+  std::size_t infeasible = 0, levels = 0;
+  for (const auto& cs : buckets) {
+    levels += cs.levels.size();
+    infeasible += std::count_if(cs.levels.begin(), cs.levels.end(), [](const auto& l) { return !l.feasible(); });
+  }
   if (infeasible > 0 && o.format == Format::kCsv) {
-    io.err << "specsim: " << infeasible << " of " << cs.levels.size() << " levels do not fit in GPU memory at any point\n";
+    io.err << "specsim: " << infeasible << " of " << levels << " levels do not fit in GPU memory at any point\n";
   }
 }
 

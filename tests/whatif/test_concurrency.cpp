@@ -302,3 +302,78 @@ TEST_CASE("concurrency sweep: Llama-3.1-8B on one H200, the best K falls with lo
   const auto text = run({"sweep", "--scenario", "llama-3.1-8b-eagle3-1x-h200", "--concurrency", "1,16,64,256"});
   CHECK_THAT(text.out, Contains("speculation stops paying at concurrency 256"));
 }
+
+TEST_CASE("concurrency sweep: condition axes make buckets, each with its best K per level", "[concurrency]") {
+  const std::vector<std::string> levels{"workload.concurrency=1,8"};
+  const specsim::SweepAxis context{"workload.context", {"2048", "32768"}};
+  const auto buckets = specsim::sweep_by_workload(kHome, levels, {context}, kRoot);
+  REQUIRE(buckets.size() == 2);
+  for (std::size_t b = 0; b < 2; ++b) {
+    INFO("bucket " << b);
+    CHECK(buckets[b].condition_keys == std::vector<std::string>{"workload.context"});
+    CHECK(buckets[b].condition_values == std::vector<std::string>{context.values[b]});
+    CHECK(buckets[b].keys == std::vector<std::string>{"speculation.num_steps"});  // the default axis
+    // Each bucket is the concurrency sweep of the scenario at that context.
+    const auto alone = specsim::sweep_by_concurrency(kHome, {levels[0], "workload.context=" + context.values[b]}, {}, kRoot);
+    REQUIRE(alone.levels.size() == buckets[b].levels.size());
+    for (std::size_t i = 0; i < alone.levels.size(); ++i) {
+      CHECK(alone.levels[i].infeasible == buckets[b].levels[i].infeasible);
+      CHECK(alone.levels[i].best.values == buckets[b].levels[i].best.values);
+      CHECK(alone.levels[i].best.tokens_per_s == buckets[b].levels[i].best.tokens_per_s);
+    }
+    CHECK(alone.stops_paying_at == buckets[b].stops_paying_at);
+  }
+  // 8 requests of 32k tokens do not fit the home box (KV): that level is infeasible in its bucket only.
+  CHECK(buckets[0].levels[1].feasible());
+  CHECK_THAT(buckets[1].levels[1].infeasible, Contains("does not fit in GPU memory"));
+
+  // Two condition axes: every combination, the first axis outermost; the settings axis stays the grid.
+  const auto grid = specsim::sweep_by_workload(
+      kHome, levels, {{"workload.context", {"2048", "8192"}}, {"speculation.num_steps", {"1", "2", "3"}},
+                      {"acceptance.accept", {"0.6", "0.8"}}},
+      kRoot);
+  REQUIRE(grid.size() == 4);
+  const std::vector<std::vector<std::string>> order{{"2048", "0.6"}, {"2048", "0.8"}, {"8192", "0.6"}, {"8192", "0.8"}};
+  for (std::size_t b = 0; b < 4; ++b) {
+    CHECK(grid[b].condition_values == order[b]);
+    CHECK(grid[b].keys == std::vector<std::string>{"speculation.num_steps"});
+    CHECK(grid[b].levels.front().points == 3);
+  }
+  // Without condition axes: one sweep, no conditions.
+  const auto one = specsim::sweep_by_workload(kHome, levels, {}, kRoot);
+  REQUIRE(one.size() == 1);
+  CHECK(one.front().condition_keys.empty());
+}
+
+TEST_CASE("concurrency sweep: a condition is not a setting to pick per level", "[concurrency][invalid]") {
+  const std::vector<std::string> levels{"workload.concurrency=1,8"};
+  CHECK_THROWS_WITH(specsim::sweep_by_concurrency(kHome, levels, {{"workload.context", {"2048", "4096"}}}, kRoot),
+                    Contains("workload.context: is a condition of the deployment, not a setting to pick per level"));
+  CHECK_THROWS_WITH(specsim::sweep_by_workload(kHome, levels, {{"workload.concurrency", {"1", "2"}}}, kRoot),
+                    Contains("workload.concurrency: the levels are the sweep's rows: give them with --concurrency"));
+  CHECK_THROWS_WITH(specsim::sweep_by_workload(kHome, levels, {{"workload.batch", {"1", "2"}}}, kRoot),
+                    Contains("conflicts with workload.concurrency: each level sets the batch"));
+}
+
+TEST_CASE("concurrency sweep CLI: a table per context, one JSON object, one CSV table", "[concurrency][cli]") {
+  const std::vector<std::string> args{"sweep", "--concurrency", "1,8", "--vary", "workload.context=2048,8192"};
+  const auto text = run(args);
+  INFO(text.err);
+  REQUIRE(text.code == 0);
+  CHECK_THAT(text.out, Contains("the best speculation.num_steps per concurrency level, for each workload.context") &&
+                           Contains("  workload.context = 2048\n") && Contains("  workload.context = 8192\n"));
+  auto with = [&](const char* format) {
+    auto a = args;
+    a.push_back(format);
+    return run(a);
+  };
+  const auto json = nlohmann::json::parse(with("--json").out);
+  CHECK(json["condition_keys"] == nlohmann::json::array({"workload.context"}));
+  REQUIRE(json["buckets"].size() == 2);
+  CHECK(json["buckets"][1]["conditions"]["workload.context"] == "8192");
+  CHECK(json["buckets"][1]["concurrency"][1]["best"]["set"].contains("speculation.num_steps"));
+  const std::string csv = with("--csv").out;
+  CHECK(csv.starts_with("workload.context,concurrency,speculation.num_steps,tokens_per_s,"));
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 1 + 2 * 2);  // header + 2 contexts x 2 levels
+  CHECK_THAT(csv, Contains("\n8192,8,"));
+}

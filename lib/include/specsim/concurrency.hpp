@@ -65,6 +65,10 @@ struct ConcurrencyBest {
 };
 
 struct ConcurrencySweep {
+  // The workload bucket this sweep belongs to (sweep_by_workload): condition axes and their values
+  // here, e.g. {"workload.context"} = {"32768"}; empty for a sweep over the scenario's own workload.
+  std::vector<std::string> condition_keys;
+  std::vector<std::string> condition_values;
   std::vector<std::string> keys;        // the axes
   int calibrated_batch = 1;             // as in ConcurrencyPrediction
   std::vector<ConcurrencyBest> levels;  // ascending concurrency
@@ -77,9 +81,25 @@ struct ConcurrencySweep {
 // For each level of workload.concurrency (the scenario's after `patches`; a `--set
 // workload.concurrency=...` patch sets it), sweep() over `axes` (default_concurrency_axis() when
 // empty) at workload.batch = c. Throws specsim::Error when the scenario has no levels, for an axis
-// or patch on workload.batch (the levels set it), and what sweep() throws.
+// or patch on workload.batch (the levels set it), for a condition axis (is_condition_axis:
+// sweep_by_workload buckets by those), and what sweep() throws.
 [[nodiscard]] ConcurrencySweep sweep_by_concurrency(const std::string& scenario, const std::vector<std::string>& patches,
                                                     std::vector<SweepAxis> axes, const DataDir& data = DataDir());
+
+// An axis that states a condition the deployment meets rather than a setting it chooses: the
+// workload (workload.context, ...) and the acceptance the drafter reaches (acceptance.*). A "best
+// context" per level means nothing; a best draft shape per (level, context) is what engines tabulate
+// (vLLM RFC #48627: a (batch, context) -> K table).
+[[nodiscard]] bool is_condition_axis(const std::string& key);
+
+// sweep_by_concurrency once per combination of the condition axes among `axes` (each combination
+// a bucket, patched in), over the remaining axes (default_concurrency_axis() when none remain);
+// buckets in the axes' order, the first axis outermost. Without condition axes, one sweep with no
+// condition. Throws what sweep_by_concurrency throws, and for workload.concurrency as an axis.
+[[nodiscard]] std::vector<ConcurrencySweep> sweep_by_workload(const std::string& scenario,
+                                                              const std::vector<std::string>& patches,
+                                                              const std::vector<SweepAxis>& axes,
+                                                              const DataDir& data = DataDir());
 
 // For people, said by predict and sweep alike: "calibrated at batch B (workload.batch, where the
 // measurements were taken), reused at every level".

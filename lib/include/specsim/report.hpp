@@ -80,6 +80,9 @@ struct MonteCarloRun {
 [[nodiscard]] std::string render_sweep(const SweepResult& result, Format format, int text_rows = 20);
 // sweep at concurrency levels: the best point per level.
 [[nodiscard]] std::string render_concurrency_sweep(const ConcurrencySweep& sweep, Format format);
+// sweep_by_workload's buckets: render_concurrency_sweep when there is one without conditions; else a
+// table per bucket (text), {"condition_keys", "keys", "buckets": [...]} (JSON), one CSV table.
+[[nodiscard]] std::string render_workload_sweep(const std::vector<ConcurrencySweep>& buckets, Format format);
 // breakeven of the scenario named `scenario`. CSV: a row per draft length.
 [[nodiscard]] std::string render_breakeven(const std::string& scenario, const BreakEvenReport& report,
                                            Format format);

@@ -150,18 +150,16 @@ nlohmann::json concurrency_sweep_json(const ConcurrencySweep& cs) {
           {"stops_paying_at", cs.stops_paying_at ? nlohmann::json(*cs.stops_paying_at) : nlohmann::json()}};
 }
 
-std::string concurrency_sweep_text(const ConcurrencySweep& cs) {
-  std::string keys;
-  for (const auto& k : cs.keys) keys += (keys.empty() ? "" : ", ") + k;
-  std::string out = "specsim sweep: the best " + keys + " per concurrency level\n";
-  out += "  " + calibration_note(cs.calibrated_batch) + "\n";
-  out += "  concurrency  ";
+// The table of one sweep's levels (header, a row per level, where speculation stops paying),
+// each line after `indent`.
+std::string concurrency_levels_text(const ConcurrencySweep& cs, const std::string& indent) {
+  std::string out = indent + "concurrency  ";
   for (const auto& k : cs.keys) out += k + "  ";
   out += "tok/s/req      tok/s  plain tok/s  speedup  tokens/cycle  points\n";
   char buf[256];
   for (const auto& l : cs.levels) {
-    std::snprintf(buf, sizeof buf, "  %11d  ", l.concurrency);
-    out += buf;
+    std::snprintf(buf, sizeof buf, "%11d  ", l.concurrency);
+    out += indent + buf;
     if (!l.feasible()) {
       out += "INFEASIBLE at every point: " + l.infeasible + "\n";
       continue;
@@ -176,8 +174,69 @@ std::string concurrency_sweep_text(const ConcurrencySweep& cs) {
     if (l.infeasible_points > 0) out += " (" + std::to_string(l.infeasible_points) + " do not fit)";
     out += "\n";
   }
-  out += "  " + payoff_summary(cs) + "\n";
+  return out + indent + payoff_summary(cs) + "\n";
+}
+
+std::string joined(const std::vector<std::string>& keys) {
+  std::string out;
+  for (const auto& k : keys) out += (out.empty() ? "" : ", ") + k;
   return out;
+}
+
+std::string concurrency_sweep_text(const ConcurrencySweep& cs) {
+  return "specsim sweep: the best " + joined(cs.keys) + " per concurrency level\n" + "  " +
+         calibration_note(cs.calibrated_batch) + "\n" + concurrency_levels_text(cs, "  ");
+}
+
+// One table per bucket of condition values, under a line naming them.
+std::string workload_sweep_text(const std::vector<ConcurrencySweep>& buckets) {
+  const ConcurrencySweep& first = buckets.front();
+  std::string out = "specsim sweep: the best " + joined(first.keys) + " per concurrency level, for each " +
+                    joined(first.condition_keys) + "\n  " + calibration_note(first.calibrated_batch) + "\n";
+  for (const auto& b : buckets) {
+    std::string title;
+    for (std::size_t i = 0; i < b.condition_keys.size(); ++i) {
+      title += (title.empty() ? "" : ", ") + b.condition_keys[i] + " = " + b.condition_values[i];
+    }
+    out += "  " + title + "\n" + concurrency_levels_text(b, "    ");
+  }
+  return out;
+}
+
+// {"condition_keys", "keys", "calibrated_at_batch", "note", "buckets": [each bucket's sweep JSON with
+// its "conditions"]}; a level row of "buckets[].concurrency" also carries its bucket's "conditions"
+// (what the CSV reads).
+nlohmann::json workload_sweep_json(const std::vector<ConcurrencySweep>& buckets) {
+  const ConcurrencySweep& first = buckets.front();
+  nlohmann::json out{{"condition_keys", first.condition_keys},
+                     {"keys", first.keys},
+                     {"calibrated_at_batch", first.calibrated_batch},
+                     {"note", calibration_note(first.calibrated_batch)},
+                     {"buckets", nlohmann::json::array()}};
+  for (const auto& b : buckets) {
+    nlohmann::json j = concurrency_sweep_json(b);
+    j.erase("keys");
+    j.erase("calibrated_at_batch");
+    j.erase("note");
+    j["conditions"] = set_json(b.condition_keys, b.condition_values);
+    for (auto& level : j["concurrency"]) level["conditions"] = j["conditions"];
+    out["buckets"].push_back(std::move(j));
+  }
+  return out;
+}
+
+std::vector<CsvColumn> concurrency_csv_columns(const std::vector<std::string>& condition_keys,
+                                               const std::vector<std::string>& keys) {
+  std::vector<CsvColumn> figures;
+  for (const char* key : {"tokens_per_s", "per_request_tokens_per_s", "speedup", "tokens_per_cycle",
+                          "baseline_tokens_per_s"}) {
+    figures.emplace_back(key, std::vector<std::string>{"best", key});
+  }
+  std::vector<CsvColumn> columns = axis_columns(keys, {"best", "set"}, figures);
+  columns.insert(columns.begin(), CsvColumn("concurrency"));
+  const std::vector<CsvColumn> conditions = axis_columns(condition_keys, {"conditions"}, {});
+  columns.insert(columns.begin(), conditions.begin(), conditions.end());
+  return columns;
 }
 
 }  // namespace
@@ -200,15 +259,25 @@ std::string render_concurrency_sweep(const ConcurrencySweep& sweep, Format forma
   switch (format) {
     case Format::kText: return concurrency_sweep_text(sweep);
     case Format::kJson: return concurrency_sweep_json(sweep).dump(1) + "\n";
+    case Format::kCsv: return csv_table(concurrency_csv_columns({}, sweep.keys), concurrency_sweep_json(sweep)["concurrency"]);
+  }
+  return "";
+}
+
+// Without condition axes, render_concurrency_sweep of the one sweep. With them, a table per bucket
+// (text), the buckets in one object (JSON), or one CSV table whose rows start with the bucket's values.
+std::string render_workload_sweep(const std::vector<ConcurrencySweep>& buckets, Format format) {
+  if (buckets.size() == 1 && buckets.front().condition_keys.empty()) return render_concurrency_sweep(buckets.front(), format);
+  switch (format) {
+    case Format::kText: return workload_sweep_text(buckets);
+    case Format::kJson: return workload_sweep_json(buckets).dump(1) + "\n";
     case Format::kCsv: {
-      std::vector<CsvColumn> figures;
-      for (const char* key : {"tokens_per_s", "per_request_tokens_per_s", "speedup", "tokens_per_cycle",
-                              "baseline_tokens_per_s"}) {
-        figures.emplace_back(key, std::vector<std::string>{"best", key});
+      const nlohmann::json all = workload_sweep_json(buckets);
+      nlohmann::json rows = nlohmann::json::array();
+      for (const auto& b : all["buckets"]) {
+        for (const auto& level : b["concurrency"]) rows.push_back(level);
       }
-      std::vector<CsvColumn> columns = axis_columns(sweep.keys, {"best", "set"}, figures);
-      columns.insert(columns.begin(), CsvColumn("concurrency"));
-      return csv_table(columns, concurrency_sweep_json(sweep)["concurrency"]);
+      return csv_table(concurrency_csv_columns(buckets.front().condition_keys, buckets.front().keys), rows);
     }
   }
   return "";

@@ -145,6 +145,11 @@ ConcurrencySweep sweep_by_concurrency(const std::string& scenario, const std::ve
     if (a.key == kBatchKey) {
       throw Error({"--vary", 0, 0}, a.key, "conflicts with workload.concurrency: each level sets the batch");
     }
+    if (is_condition_axis(a.key)) {
+      throw Error({"--vary", 0, 0}, a.key,
+                  "is a condition of the deployment, not a setting to pick per level: sweep_by_workload makes "
+                  "each of its values a bucket");
+    }
     out.keys.push_back(a.key);
   }
   for (const int c : levels) {
@@ -167,6 +172,40 @@ ConcurrencySweep sweep_by_concurrency(const std::string& scenario, const std::ve
     out.levels.push_back(std::move(level));
   }
   out.stops_paying_at = first_level_not_paying(out.levels, [](const ConcurrencyBest& l) { return l.pays(); });
+  return out;
+}
+
+bool is_condition_axis(const std::string& key) {
+  return key.starts_with("workload.") || key.starts_with("acceptance.");
+}
+
+std::vector<ConcurrencySweep> sweep_by_workload(const std::string& scenario, const std::vector<std::string>& patches,
+                                                const std::vector<SweepAxis>& axes, const DataDir& data) {
+  std::vector<SweepAxis> conditions, settings;
+  for (const auto& a : axes) {
+    if (a.key == kConcurrencyKey) {
+      throw Error({"--vary", 0, 0}, a.key, "the levels are the sweep's rows: give them with --concurrency");
+    }
+    (is_condition_axis(a.key) && a.key != kBatchKey ? conditions : settings).push_back(a);
+  }
+  // Every combination of the condition values, the first axis outermost (an odometer).
+  std::vector<std::size_t> at(conditions.size(), 0);
+  std::vector<ConcurrencySweep> out;
+  while (true) {
+    std::vector<std::string> bucket = patches, values;
+    for (std::size_t i = 0; i < conditions.size(); ++i) {
+      values.push_back(conditions[i].values[at[i]]);
+      bucket.push_back(conditions[i].key + "=" + values.back());
+    }
+    ConcurrencySweep sweep = sweep_by_concurrency(scenario, bucket, settings, data);
+    for (const auto& c : conditions) sweep.condition_keys.push_back(c.key);
+    sweep.condition_values = std::move(values);
+    out.push_back(std::move(sweep));
+    // The next combination, the last axis fastest; done when the first wraps around.
+    std::size_t i = conditions.size();
+    while (i > 0 && ++at[i - 1] == conditions[i - 1].values.size()) at[--i] = 0;
+    if (i == 0) break;
+  }
   return out;
 }
 
