@@ -455,6 +455,15 @@ std::string init_comm(const ScenarioInit& init, const std::optional<CommProfile>
                  2);
     y += entry("rank_scaling", "nccl", "prior: NCCL's model ratio from the measured rank count", 2);
   }
+  if (init.tp > 1) {
+    const std::string table = profile && !profile->nccl_version.empty()
+                                  ? "the table was measured under " + profile->nccl_version
+                                  : std::string("no table states one");
+    y += comment("Not set: nccl_version, the NCCL release this deployment runs (" + table +
+                     "). Set, it makes predict warn on a table from another minor release "
+                     "(docs/references/nccl.md#versions).",
+                 2);
+  }
   return y;
 }
 
