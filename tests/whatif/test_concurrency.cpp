@@ -350,7 +350,10 @@ TEST_CASE("concurrency sweep: a condition is not a setting to pick per level", "
   CHECK_THROWS_WITH(specsim::sweep_by_concurrency(kHome, levels, {{"workload.context", {"2048", "4096"}}}, kRoot),
                     Contains("workload.context: is a condition of the deployment, not a setting to pick per level"));
   CHECK_THROWS_WITH(specsim::sweep_by_workload(kHome, levels, {{"workload.concurrency", {"1", "2"}}}, kRoot),
-                    Contains("workload.concurrency: the levels are the sweep's rows: give them with --concurrency"));
+                    Contains("workload.concurrency: not an axis: give the levels with --concurrency"));
+  CHECK_THROWS_WITH(specsim::sweep_by_workload(kHome, levels, {{"workload.context", {"1024"}}, {"workload.context", {"2048"}}},
+                                               kRoot),
+                    Contains("workload.context: given on two axes"));
   CHECK_THROWS_WITH(specsim::sweep_by_workload(kHome, levels, {{"workload.batch", {"1", "2"}}}, kRoot),
                     Contains("conflicts with workload.concurrency: each level sets the batch"));
 }

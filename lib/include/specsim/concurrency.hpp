@@ -95,7 +95,8 @@ struct ConcurrencySweep {
 // sweep_by_concurrency once per combination of the condition axes among `axes` (each combination
 // a bucket, patched in), over the remaining axes (default_concurrency_axis() when none remain);
 // buckets in the axes' order, the first axis outermost. Without condition axes, one sweep with no
-// condition. Throws what sweep_by_concurrency throws, and for workload.concurrency as an axis.
+// condition. Throws what grid_size() throws for all the axes together (a key on two axes,
+// workload.concurrency as an axis, ...) and what sweep_by_concurrency throws.
 [[nodiscard]] std::vector<ConcurrencySweep> sweep_by_workload(const std::string& scenario,
                                                               const std::vector<std::string>& patches,
                                                               const std::vector<SweepAxis>& axes,

@@ -115,6 +115,10 @@ struct SweepResult {
 
 using SweepProgress = std::function<void(std::size_t done, std::size_t total)>;
 
+// The number of points of the grid over `axes`. Throws specsim::Error naming the option for an axis
+// with no values, a key given on two axes, workload.concurrency as an axis, or more than 10^7 points.
+[[nodiscard]] std::size_t grid_size(const std::vector<SweepAxis>& axes);
+
 // The full grid. When every axis is a scenario field (scenario_fields.hpp), the scenario is loaded
 // once and each point sets its values on a copy; calibration runs once too unless an axis is a
 // calibrated key. Any other key (a model, a profile, parallel.tp) reloads the scenario per point.

@@ -181,13 +181,11 @@ bool is_condition_axis(const std::string& key) {
 
 std::vector<ConcurrencySweep> sweep_by_workload(const std::string& scenario, const std::vector<std::string>& patches,
                                                 const std::vector<SweepAxis>& axes, const DataDir& data) {
+  // The buckets times each bucket's grid: the same refusals as one grid over every axis (no values,
+  // a key on two axes, workload.concurrency as an axis, too many points).
+  (void)grid_size(axes);
   std::vector<SweepAxis> conditions, settings;
-  for (const auto& a : axes) {
-    if (a.key == kConcurrencyKey) {
-      throw Error({"--vary", 0, 0}, a.key, "the levels are the sweep's rows: give them with --concurrency");
-    }
-    (is_condition_axis(a.key) && a.key != kBatchKey ? conditions : settings).push_back(a);
-  }
+  for (const auto& a : axes) (is_condition_axis(a.key) && a.key != kBatchKey ? conditions : settings).push_back(a);
   // Every combination of the condition values, the first axis outermost (an odometer).
   std::vector<std::size_t> at(conditions.size(), 0);
   std::vector<ConcurrencySweep> out;

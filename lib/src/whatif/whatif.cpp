@@ -368,6 +368,8 @@ struct GridRun {
   bool interrupted = false;
 };
 
+}  // namespace
+
 // The number of grid points; empty, repeated and list-valued axes are refused first.
 std::size_t grid_size(const std::vector<SweepAxis>& axes) {
   std::size_t total = 1;
@@ -388,6 +390,8 @@ std::size_t grid_size(const std::vector<SweepAxis>& axes) {
   }
   return total;
 }
+
+namespace {
 
 // Point n's value index on each axis: an odometer, last axis fastest.
 void grid_index(std::size_t n, const std::vector<SweepAxis>& axes, std::vector<std::size_t>& index) {
