@@ -156,19 +156,19 @@ void run_calibrate_nccl(const CalibrateNcclOptions& o, Io& io) {
   std::string nccl_version, version_from;
   bool mixed_versions = false;
   const auto note_release = [&](const std::string& version, const std::string& path) {
-    if (version.empty()) return;
-    if (nccl_version.empty() && !mixed_versions) {
+    if (version.empty() || mixed_versions || version == nccl_version) return;
+    if (nccl_version.empty()) {
       nccl_version = version;
       version_from = path;
-    } else if (!mixed_versions && version != nccl_version) {
-      const std::string what = "log ran NCCL " + version + " but " + version_from + " ran NCCL " + nccl_version;
-      if (!o.allow_mixed) {
-        throw Error({path, 0, 0}, "nccl_version", what + " (one profile is one NCCL release; pass --allow-mixed to pool them anyway)");
-      }
-      io.err << "specsim: warning: " << path << ": " << what << "; pooled, and the profile states no release (--allow-mixed)\n";
-      mixed_versions = true;
-      nccl_version.clear();
+      return;
     }
+    const std::string what = "log ran NCCL " + version + " but " + version_from + " ran NCCL " + nccl_version;
+    if (!o.allow_mixed) {
+      throw Error({path, 0, 0}, "nccl_version", what + " (one profile is one NCCL release; pass --allow-mixed to pool them anyway)");
+    }
+    io.err << "specsim: warning: " << path << ": " << what << "; pooled, and the profile states no release (--allow-mixed)\n";
+    mixed_versions = true;
+    nccl_version.clear();
   };
   for (const std::string& path : o.logs) {
     const NcclTestsLog log = parse_nccl_tests_file(path, parse);
