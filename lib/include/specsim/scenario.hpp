@@ -267,6 +267,10 @@ struct Measurements {
   // TPOT): the step without prefill and batch tails. Beside an end-to-end rate it splits the rate's
   // residual into per-step host work and a per-output-token part (CycleModel::calibrate_host).
   std::optional<double> baseline_tpot_s;
+  // The plain benchmark's mean prompt and output tokens per request, beside an end-to-end rate:
+  // they price what prefill can cost per output token (CycleModel::calibrate_host). 0 = not stated.
+  double baseline_prompt_tokens = 0.0;
+  double baseline_output_tokens = 0.0;
   struct Verify {
     double step_s = 0.0;
     int allreduce_count = 0;
@@ -305,6 +309,10 @@ struct ValidationSource {
   std::string measured;              // what the measured numbers are, in the source's terms
   std::string acceptance_published;  // the acceptance figure exactly as published
   std::vector<std::string> assumptions;  // what the row assumes where the source is silent
+  // What of the row's inputs was derived from its held-out speculative run (e.g. a tau computed
+  // from that run's ITL / TPOT), or "" when none was. Such a row is reported apart, never scored:
+  // its prediction is partly computable from the measurement it is compared with.
+  std::string inputs_from_speculative_run;
 };
 
 // A set of dotted keys ("compute.bandwidth_efficiency"). Copies share one set until one of them

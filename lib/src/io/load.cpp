@@ -955,6 +955,7 @@ ValidationSource read_validation_source(YamlReader& v) {
   out.measured = v.string("measured");
   out.acceptance_published = v.string("acceptance_published");
   out.assumptions = v.texts("assumptions");  // `[]` when the source states everything
+  out.inputs_from_speculative_run = v.optional_string("inputs_from_speculative_run", "");
   v.finish();
   return out;
 }
@@ -1136,6 +1137,19 @@ Measurements read_measurements(YamlReader& m, const Scenario& s, const DataDir& 
                             units::format_duration(end_to_end) + ": the decode step cannot take more than the whole run per token");
       }
       out.baseline_tpot_s = std::min(tpot, end_to_end);
+    }
+    for (const auto& [key, field] : {std::pair{"prompt_tokens", &out.baseline_prompt_tokens},
+                                     std::pair{"output_tokens", &out.baseline_output_tokens}}) {
+      if (!b->has(key)) continue;
+      if (!out.baseline_includes_prefill) {
+        b->fail(key, "is read only beside an end-to-end rate (includes_prefill: true): it prices the prefill "
+                     "that rate holds");
+      }
+      *field = static_cast<double>(b->integer(key, 1, kMaxCount));
+    }
+    if ((out.baseline_prompt_tokens > 0) != (out.baseline_output_tokens > 0)) {
+      b->fail(out.baseline_prompt_tokens > 0 ? "output_tokens" : "prompt_tokens",
+              "prompt_tokens and output_tokens go together: prefill per output token needs both");
     }
     b->ignore("source");
     b->finish();
