@@ -1,45 +1,35 @@
-"""What the notebooks share: where the specsim binary and the repository are, and how to run it.
+"""What the notebooks share: the specsim module, where the repository is, and where plots go.
 
-The notebooks only plot. Every number comes from the `specsim` binary's JSON or text output
-(SPECSIM_BIN, else the newer of build/dev and build/release under the repository root); nothing is recomputed here.
+The notebooks only plot. Every number comes from the `specsim` Python module (the C++ library; its
+dicts are the JSON the command line prints); nothing is recomputed here. The module is imported as
+installed, else from the build tree: $SPECSIM_PYTHONPATH, else the newer of build/dev/python and
+build/release/python under the repository root.
 """
-import json
 import os
 import pathlib
-import subprocess
+import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-# The quickstart builds build/release, the test command build/dev: either serves, the newer first.
-_builds = sorted((p for p in (ROOT / "build/dev/bin/specsim", ROOT / "build/release/bin/specsim") if p.exists()),
-                 key=lambda p: p.stat().st_mtime, reverse=True)
-BIN = pathlib.Path(os.environ.get("SPECSIM_BIN", _builds[0] if _builds else ROOT / "build/dev/bin/specsim"))
-if not BIN.is_absolute():
-    BIN = ROOT / BIN
 OUT = pathlib.Path(os.environ.get("SPECSIM_NOTEBOOK_OUT", ROOT / "notebooks/out"))
 OUT.mkdir(parents=True, exist_ok=True)
 
-if not BIN.exists():
-    raise FileNotFoundError(f"{BIN}: no specsim binary; build it (cmake --preset dev && "
-                            "cmake --build --preset dev) or set SPECSIM_BIN")
+
+def _import_specsim():
+    builds = [ROOT / "build/dev/python", ROOT / "build/release/python"]
+    builds = sorted((b for b in builds if (b / "specsim").is_dir()), key=lambda b: b.stat().st_mtime, reverse=True)
+    paths = [os.environ["SPECSIM_PYTHONPATH"]] if os.environ.get("SPECSIM_PYTHONPATH") else [str(b) for b in builds]
+    sys.path[:0] = paths
+    try:
+        import specsim
+    except ImportError as e:
+        raise ImportError(f"no specsim module ({e}); build it (cmake --preset dev && cmake --build --preset dev) "
+                          "or set SPECSIM_PYTHONPATH to the folder holding specsim/") from e
+    return specsim
 
 
-def run(*args):
-    """specsim ARGS..., run from the repository root; its stdout as text. Fails with its stderr."""
-    p = subprocess.run([str(BIN), *map(str, args)], cwd=ROOT, capture_output=True, text=True)
-    if p.returncode != 0:
-        raise RuntimeError(f"specsim {' '.join(map(str, args))} exited {p.returncode}: {p.stderr.strip()}")
-    return p.stdout
-
-
-def run_json(*args):
-    """specsim ARGS... --json, parsed."""
-    return json.loads(run(*args, "--json"))
-
-
-def has_subcommand(name):
-    """Whether this specsim build has the subcommand (`rank`, `sweep` are newer than the rest)."""
-    p = subprocess.run([str(BIN), name, "--help"], cwd=ROOT, capture_output=True, text=True)
-    return p.returncode == 0 and f"Usage: specsim {name} " in p.stdout
+specsim = _import_specsim()
+# Names in the scenarios resolve in this repository's models/ and calibration/.
+specsim.set_data_dir(os.environ.get("SPECSIM_DATA_DIR", ROOT))
 
 
 def save(fig, name):

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every notebook in notebooks/ headless with Debian's Python 3 and checks the plots they write.
-#   scripts/notebooks.sh                       uses build/dev/bin/specsim
-#   SPECSIM_BIN=build/release/bin/specsim scripts/notebooks.sh
+#   scripts/notebooks.sh                       uses the Python module in build/dev/python
+#   SPECSIM_PYTHONPATH=build/release/python scripts/notebooks.sh
 # The notebooks write PNGs to notebooks/out/ (gitignored); the executed copies go to a temporary
 # directory so the committed notebooks stay without outputs. Needs python3-matplotlib,
 # python3-nbconvert, python3-nbclient, python3-ipykernel (scripts/setup.sh installs them).
@@ -9,9 +9,10 @@ set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 python=/usr/bin/python3  # Debian's, whatever python3 is first on PATH (pyenv): the kernel is Debian's too
-export SPECSIM_BIN="${SPECSIM_BIN:-$root/build/dev/bin/specsim}"
+export SPECSIM_PYTHONPATH="${SPECSIM_PYTHONPATH:-$root/build/dev/python}"
 export SPECSIM_NOTEBOOK_OUT="${SPECSIM_NOTEBOOK_OUT:-$root/notebooks/out}"
-[ -x "$SPECSIM_BIN" ] || { echo "notebooks: $SPECSIM_BIN is not an executable specsim; build it or set SPECSIM_BIN" >&2; exit 1; }
+[ -d "$SPECSIM_PYTHONPATH/specsim" ] ||
+  { echo "notebooks: no specsim module in $SPECSIM_PYTHONPATH; build it or set SPECSIM_PYTHONPATH" >&2; exit 1; }
 
 # Each notebook and the plots it must write.
 declare -A plots=(

@@ -94,6 +94,18 @@ std::string describe(const ComputeSettings& s) {
   return t;
 }
 
+// The file describing what a CSV model name timed, in `dir`: NAME.yaml (specsim's model file),
+// NAME.json (a Hugging Face config.json saved under the name) or NAME/config.json (a checkpoint
+// directory), in that order: load_model reads all three, as everywhere a model is named
+// (docs/schema.md). Empty when there is none.
+std::optional<std::string> model_file_for(const std::string& name, const fs::path& dir) {
+  std::error_code ec;  // a model name the file system refuses (too long) is not found, not a throw
+  for (const fs::path& candidate : {dir / (name + ".yaml"), dir / (name + ".json"), dir / name / "config.json"}) {
+    if (fs::is_regular_file(candidate, ec)) return candidate.string();
+  }
+  return std::nullopt;
+}
+
 void run_calibrate_compute(const CalibrateComputeOptions& o, Io& io) {
   OutputOptions output;
   output.inputs = {o.steps};
@@ -110,8 +122,8 @@ void run_calibrate_compute(const CalibrateComputeOptions& o, Io& io) {
   prov.source_path = o.steps;
   prov.source_sha256 = sha256_file_hex(o.steps);
 
-  // A CSV model name resolves to <models-dir>/<name>.yaml (a description of what was timed), else
-  // to the data directory's models/llm/<name>.yaml; rows of a name neither holds are skipped.
+  // A CSV model name resolves to a model file in <models-dir> (model_file_for), else to the data
+  // directory's models/llm/<name>.yaml; rows of a name neither holds are skipped.
   std::map<std::string, std::optional<TransformerSpec>> models;
   std::map<std::string, GpuSpec> gpus;
   std::map<std::string, int> skipped;
@@ -119,12 +131,9 @@ void run_calibrate_compute(const CalibrateComputeOptions& o, Io& io) {
   std::string gpu_name;
   for (const ComputeStep& s : steps) {
     if (!models.count(s.model)) {
-      std::optional<std::string> path;
-      const fs::path local = models_dir / (s.model + ".yaml");
+      std::optional<std::string> path = model_file_for(s.model, models_dir);
       std::error_code ec;  // a model name the file system refuses (too long) is not found, not a throw
-      if (fs::exists(local, ec)) {
-        path = local.string();
-      } else if (fs::exists(fs::path(data.root()) / "models" / "llm" / (s.model + ".yaml"), ec)) {
+      if (!path && fs::exists(fs::path(data.root()) / "models" / "llm" / (s.model + ".yaml"), ec)) {
         path = data.resolve(DataKind::kModel, s.model);
       }
       // Named by where it sits in the data directory when it sits there, not by this machine's path.
@@ -161,8 +170,9 @@ void run_calibrate_compute(const CalibrateComputeOptions& o, Io& io) {
     rows.push_back({s, m, gpus.at(g)});
   }
   for (const auto& [name, n] : skipped) {
-    prov.skipped.push_back(name + ": " + std::to_string(n) + " rows (no model file " + name + ".yaml in " +
-                           models_dir.string() + " or models/llm)");
+    prov.skipped.push_back(name + ": " + std::to_string(n) + " rows (no model file " + name + ".yaml, " + name +
+                           ".json or " + name + "/config.json in " + models_dir.string() + ", nor " + name +
+                           ".yaml in models/llm)");
   }
   prov.rows_used = int(rows.size());
   if (rows.empty()) throw Error({o.steps, 0, 0}, "model", "no row names a model with a model file");

@@ -1,10 +1,15 @@
-// specsim check: validates data files and prints them normalised, units spelled out.
+// specsim check: validates data files and prints them normalised, units spelled out. A shipped
+// name (a model, GPU, topology, scenario, comm profile, engine or intervention catalogue in the
+// data directory) stands for its file, as it does after --scenario, --model or --gpu.
 #include <CLI/CLI.hpp>
 
+#include <filesystem>
 #include <ostream>
 
 #include "cli.hpp"
+#include "specsim/error.hpp"
 #include "specsim/load.hpp"
+#include "specsim/suggest.hpp"
 
 namespace specsim::cli {
 
@@ -14,10 +19,37 @@ struct CheckOptions {
   std::vector<std::string> files;
 };
 
+constexpr DataKind kNamedKinds[] = {DataKind::kModel,       DataKind::kGpu,    DataKind::kTopology,
+                                    DataKind::kScenario,    DataKind::kCommProfile, DataKind::kEngine,
+                                    DataKind::kInterventions};
+
+// The files an argument stands for: itself when it exists, else every kind's file of that name
+// (a scenario and its model may share one). None: an error naming the nearest shipped name.
+std::vector<std::string> files_named(const std::string& arg, const DataDir& data) {
+  std::error_code ec;
+  if (std::filesystem::exists(arg, ec)) return {arg};
+  std::vector<std::string> found, all;
+  for (const DataKind kind : kNamedKinds) {
+    for (const auto& name : data.names(kind)) {
+      if (name == arg) found.push_back(data.resolve(kind, name));
+      all.push_back(name);
+    }
+  }
+  if (!found.empty()) return found;
+  const auto near = closest(arg, all);
+  throw Error({arg, 0, 0}, "",
+              "no such file, nor a model, GPU, topology, scenario, comm profile, engine or intervention catalogue of "
+              "that name in " + data.root() + "/models or calibration/profiles" +
+                  (near ? "; did you mean '" + *near + "'?" : ""));
+}
+
 void run_check(const CheckOptions& o, Io& io) {
-  for (const auto& f : o.files) {
-    const std::string normalised = check_data_file(f);
-    io.out << "# " << f << ": ok\n" << normalised;
+  const DataDir data;
+  for (const auto& arg : o.files) {
+    for (const auto& f : files_named(arg, data)) {
+      const std::string normalised = check_data_file(f);
+      io.out << "# " << f << ": ok\n" << normalised;
+    }
   }
 }
 
@@ -27,10 +59,9 @@ void setup_check(CLI::App& app, Io& io) {
   auto opts = std::make_shared<CheckOptions>();
   CLI::App* sub = app.add_subcommand("check", "Validate data files and print them normalised");
   sub->add_option("files", opts->files,
-                  "Data files (model, GPU, topology, profile, scenario), or a Hugging Face checkpoint directory "
-                  "holding config.json")
-      ->required()
-      ->check(CLI::ExistingPath);
+                  "Data files (model, GPU, topology, profile, scenario), a Hugging Face checkpoint directory "
+                  "holding config.json, or shipped names (kimi-k2.5, h200, 8x-h200-nvswitch, ...)")
+      ->required();
   sub->callback([opts, &io]() { run_check(*opts, io); });
 }
 

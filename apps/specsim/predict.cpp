@@ -49,21 +49,6 @@ Acceptance from_logs(const std::vector<std::string>& files, std::vector<std::str
   return acceptance_from_summary(sum);
 }
 
-// The cycle model fits a per-position list to the draft length (cycle.cpp: a longer list is cut,
-// a shorter one repeats its last rate); say so as a warning, rather than let measured positions
-// vanish silently.
-// A measured tau is what a cycle emits on any shape, so a tree's measured siblings go unused.
-std::vector<std::string> acceptance_warnings(const Scenario& s) {
-  std::vector<std::string> out;
-  std::string w = position_mismatch_warning(listed_positions(s.acceptance.kind), s.speculation.shape.num_steps);
-  if (!w.empty()) out.push_back(std::move(w));
-  if (std::holds_alternative<MeasuredTau>(s.acceptance.kind) && !s.acceptance.siblings.positional.empty() &&
-      !s.speculation.shape.is_chain()) {
-    out.push_back("acceptance.tree_positional is not used: a measured tokens per cycle already says what the tree emits");
-  }
-  return out;
-}
-
 // --accept, --accept-per-position, --accept-length or the logs' pooled acceptance in place of the
 // scenario's kind; the scenario's tree siblings (tree_positional) stay.
 void apply_acceptance_options(const PredictOptions& o, Scenario& s, std::vector<std::string>& warnings) {

@@ -23,7 +23,7 @@ struct TopologyImportOptions {
   std::string input;
   std::string output;
   std::string gpu;              // required, but checked in run_ so the error can list the GPU names
-  bool p2p = true;
+  std::optional<bool> p2p;      // default: the GPU file's p2p_supported
   std::optional<int> pcie_generation;  // default: the GPU file's pcie_generation
   std::string name;             // default: the output file's stem
   bool force = false;
@@ -50,7 +50,11 @@ void run_topology_import(const TopologyImportOptions& o, Io& io) {
   const GpuSpec gpu = load_gpu(gpu_file);
   TopoImportOptions options;
   options.gpu = o.gpu;
-  options.p2p = o.p2p;
+  // GeForce cards do not grant P2P on the stock driver (the GPU file says so); --p2p on is the
+  // patched driver's case (docs/references/hardware.md#consumer-p2p).
+  options.p2p = o.p2p.value_or(gpu.p2p_supported);
+  const std::string p2p_from =
+      o.p2p ? std::string("--p2p") : "the GPU file's p2p_supported";
   options.pcie_generation = o.pcie_generation.value_or(gpu.pcie_generation);
   const std::string pcie_from =
       o.pcie_generation ? std::string("--pcie-generation") : "the GPU file " + std::filesystem::path(gpu_file).filename().string();
@@ -60,8 +64,9 @@ void run_topology_import(const TopologyImportOptions& o, Io& io) {
   const std::string file = std::filesystem::path(o.input).filename().string();
   const std::string comments =
       "Written by `specsim topology import` from " + file + " (nvidia-smi topo -m).\n"
-      "links and numa come from that output; gpu and p2p from the command line, pcie_generation from\n" +
-      pcie_from + " (topo -m shows none of them; `nvidia-smi topo -p2p r` shows whether P2P is granted).";
+      "links and numa come from that output; gpu from the command line, p2p from " + p2p_from +
+      ",\npcie_generation from " + pcie_from +
+      " (topo -m shows none of them; `nvidia-smi topo -p2p r` shows whether P2P is granted).";
   // Read the temporary file back with the loader, so a file that is written is one that loads.
   write_file_atomically(o.output, render_topology_yaml(t, "nvidia-smi topo -m: " + file, comments), output,
                         [](const std::string& tmp) { (void)load_topology(tmp); });
@@ -75,7 +80,8 @@ void run_topology_import(const TopologyImportOptions& o, Io& io) {
                 : " (a ring over " + link_name(t.link, t.nvlinks) + " pairs avoids the slowest pair, " +
                       link_name(slowest, slowest_nvlinks) + ", as NCCL's search does)";
   }
-  std::string report = "wrote " + o.output + ": " + ring + ", p2p " + (t.p2p ? "on" : "off") + ", PCIe Gen" +
+  std::string report = "wrote " + o.output + ": " + ring + ", p2p " + (t.p2p ? "on" : "off") + " (from " + p2p_from +
+                       "), PCIe Gen" +
                        std::to_string(t.pcie_generation) + " (from " + pcie_from + ")\n";
   std::map<std::string, int> pairs;
   for (int i = 0; i < t.gpus; ++i) {
@@ -105,10 +111,11 @@ void setup_topology(CLI::App& app, Io& io) {
   import->add_option("-o,--output", opts->output, "Topology file to write (TOPO.yaml)")->required();
   import->add_option("--gpu", opts->gpu,
                      "Required. GPU model (models/gpu name or file, e.g. rtx-4090): topo -m does not say");
-  import->add_option("--p2p", opts->p2p, "Whether the driver grants PCIe P2P (topo -m does not say)")
+  import->add_option("--p2p", opts->p2p,
+                     "Whether the driver grants PCIe P2P (topo -m does not say; default: the GPU file's p2p_supported, "
+                     "off for GeForce cards)")
       ->transform(choices<bool>({{"on", true}, {"off", false}}))
-      ->type_name("P2P")
-      ->default_str("on");
+      ->type_name("P2P");
   import->add_option("--pcie-generation", opts->pcie_generation,
                      "PCIe generation of the GPU links (default: the GPU file's pcie_generation)")
       ->check(CLI::Range(3, 7));

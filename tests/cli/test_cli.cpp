@@ -91,6 +91,23 @@ TEST_CASE("cli: check prints normalised files and rejects bad ones", "[cli]") {
   CHECK_THAT(bad.err, Contains("missing-unit.yaml:5:19: memory_bandwidth"));
 }
 
+TEST_CASE("cli: check takes shipped names as it takes files", "[cli]") {
+  // `--model kimi-k2.5` and `--gpu h200` name these files; check reads the same names.
+  const std::string root = SPECSIM_SOURCE_DIR;
+  const auto named = run({"check", "h200", "kimi-k2.5", "8x-h200-nvswitch"});
+  INFO(named.err);
+  REQUIRE(named.code == 0);
+  const auto by_path = run({"check", root + "/models/gpu/h200.yaml"});
+  // The same normalised text after its "# FILE: ok" line.
+  CHECK_THAT(named.out, Contains(by_path.out.substr(by_path.out.find('\n'))));
+  CHECK_THAT(named.out, Contains("models/llm/kimi-k2.5.yaml: ok"));
+  CHECK_THAT(named.out, Contains("models/topology/8x-h200-nvswitch.yaml: ok"));
+  const auto typo = run({"check", "h20"});
+  CHECK(typo.code == specsim::cli::kExitInput);
+  CHECK_THAT(typo.err, Contains("h20: no such file, nor a model, GPU, topology"));
+  CHECK_THAT(typo.err, Contains("did you mean 'h200'?"));
+}
+
 TEST_CASE("cli: a misspelt subcommand names the nearest one, every help page has a working example", "[cli]") {
   const auto typo = run({"predcit"});
   CHECK(typo.code == specsim::cli::kExitUsage);

@@ -330,3 +330,48 @@ TEST_CASE("calibrate nccl: an alltoall_perf log makes an all_to_all profile only
   CHECK_THAT(p.points[2].time_s, WithinRel(59.35e-6, 1e-9));
   CHECK_THAT(p.description, Contains("alltoall, 8 ranks, eager"));
 }
+
+TEST_CASE("calibrate compute: a model named in the CSV may be a Hugging Face config", "[calibrate][hf]") {
+  // docs/schema.md: a model is a models/llm file, a config.json or a checkpoint directory wherever
+  // one is named. The Llama-3.3-70B rows of h200-forward.csv, fitted with the model described by
+  // its HF config saved as NAME.json, then as the checkpoint directory NAME/config.json: both load,
+  // the provenance names the file used, and the two fits are the same (one file, two places).
+  const TempDir dir("specsim-calibrate-compute-hf");
+  const fs::path csv = dir.path / "steps.csv";
+  {
+    std::ifstream in(std::string(SPECSIM_SOURCE_DIR) + "/calibration/compute/h200-forward.csv");
+    std::ofstream out(csv);
+    std::string line;
+    int rows = 0;
+    while (std::getline(in, line)) {
+      if (line.starts_with("model,") || line.starts_with("llama-3.3-70b,")) out << line << "\n";
+      rows += line.starts_with("llama-3.3-70b,");
+    }
+    REQUIRE(rows == 72);  // TP8: 9 token counts (1..256) x 4 contexts x 2 launch modes
+  }
+  const std::string config = std::string(SPECSIM_TEST_DATA_DIR) + "/valid/hf/llama-3.3-70b.config.json";
+  fs::create_directories(dir.path / "as-json");
+  fs::copy_file(config, dir.path / "as-json" / "llama-3.3-70b.json");
+  fs::create_directories(dir.path / "as-checkpoint" / "llama-3.3-70b");
+  fs::copy_file(config, dir.path / "as-checkpoint" / "llama-3.3-70b" / "config.json");
+
+  auto fit = [&](const std::string& models_dir, const std::string& used) {
+    const fs::path profile = dir.path / (models_dir + ".yaml");
+    const Result r = run({"calibrate", "compute", csv.string(), "-o", profile.string(), "--models-dir",
+                          (dir.path / models_dir).string()});
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    std::ifstream in(profile);
+    std::stringstream text;
+    text << in.rdbuf();
+    CHECK_THAT(text.str(), Contains("llama-3.3-70b -> " + (dir.path / models_dir / used).string()));
+    // What the fit found, without the lines that name where the inputs were.
+    std::string fitted;
+    std::string line;
+    while (std::getline(text, line)) {
+      if (line.find(models_dir) == std::string::npos && line.find("date") == std::string::npos) fitted += line + "\n";
+    }
+    return fitted;
+  };
+  CHECK(fit("as-json", "llama-3.3-70b.json") == fit("as-checkpoint", "llama-3.3-70b/config.json"));
+}

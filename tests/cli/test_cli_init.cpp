@@ -130,9 +130,48 @@ TEST_CASE("cli: enum options show and check readable choices", "[cli]") {
   CHECK(eager.code == 0);
   // topology import --p2p maps on/off to a bool the same way.
   const auto topo = run({"topology", "import", "--help"});
-  CHECK_THAT(topo.out, Contains("--p2p P2P:{on,off}=on"));
+  CHECK_THAT(topo.out, Contains("--p2p P2P:{on,off}"));
   const auto p2p = run({"topology", "import", std::string(SPECSIM_TEST_DATA_DIR) + "/valid/topo/club-3090-46-5gpu-sys-phb-node.txt",
                         "-o", "x.yaml", "--gpu", "rtx-4090", "--p2p", "yes"});
   CHECK(p2p.code == specsim::cli::kExitUsage);
   CHECK_THAT(p2p.err, Contains("'yes' is not one of {on,off}"));
+}
+
+TEST_CASE("topology import: p2p follows the GPU file unless --p2p says", "[cli][topology]") {
+  // rtx-4090.yaml: p2p_supported false (no P2P on GeForce with the stock driver); h100-sxm grants it.
+  TempDir dir("specsim-topology-import-p2p");
+  const std::string topo = std::string(SPECSIM_TEST_DATA_DIR) + "/valid/topo/nccl-tests-307-8x4090-pix-sys.txt";
+  const auto import = [&](const std::string& gpu, std::vector<std::string> extra) {
+    const std::string out = (dir.path / (gpu + ".yaml")).string();
+    std::vector<std::string> args{"topology", "import", topo, "-o", out, "--gpu", gpu, "--force"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const auto r = run(args);
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    return std::make_pair(r.out, slurp(out));
+  };
+  const auto [geforce_report, geforce] = import("rtx-4090", {});
+  CHECK_THAT(geforce_report, Contains("p2p off (from the GPU file's p2p_supported)"));
+  CHECK_THAT(geforce, Contains("p2p: false"));
+  const auto [patched_report, patched] = import("rtx-4090", {"--p2p", "on"});
+  CHECK_THAT(patched_report, Contains("p2p on (from --p2p)"));
+  CHECK_THAT(patched, Contains("p2p: true"));
+  const auto [datacenter_report, datacenter] = import("h100-sxm", {});
+  CHECK_THAT(datacenter, Contains("p2p: true"));
+}
+
+TEST_CASE("cli init: a bare file name in the working directory is nvidia-smi topo -m output", "[cli][init][topology]") {
+  // `--topology topo.txt` has no '/' and no .yaml: it used to be looked up as a models/topology name.
+  TempDir dir("specsim-init-bare-topo");
+  std::filesystem::copy_file(std::string(SPECSIM_TEST_DATA_DIR) + "/valid/topo/nccl-tests-307-8x4090-pix-sys.txt",
+                             dir.path / "topo.txt");
+  const auto cwd = std::filesystem::current_path();
+  std::filesystem::current_path(dir.path);
+  const auto r = run({"init", "--model", "llama-3.1-8b", "--draft", "llama-3.1-8b-eagle3", "--topology", "topo.txt",
+                      "--gpu", "rtx-4090", "--engine", "vllm", "--tp", "1"});
+  std::filesystem::current_path(cwd);
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Contains("imported from topo.txt (nvidia-smi topo -m)"));
+  CHECK_THAT(r.out, Contains("p2p: false"));  // the GPU file's p2p_supported, as topology import does
 }

@@ -4,7 +4,10 @@
 // long table), so examples cannot go stale again.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+#include <cstdio>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -98,4 +101,27 @@ TEST_CASE("readme: every `$ specsim` example prints what the binary prints", "[r
     }
   }
   CHECK(checked >= 3);  // predict, rank and validate in README
+}
+
+TEST_CASE("readme: the held-out error the prose gives is the one the first example prints", "[readme]") {
+  // The first example ends "prediction is -5.4%" (against the held-out 60 tok/s); the sentence after
+  // it says the same in words ("lands 5.4% below it"). scripts/update_examples.py writes both.
+  const std::vector<Example> all = examples("README.md");
+  REQUIRE(!all.empty());
+  std::string printed;
+  for (const auto& l : all.front().expected) {
+    if (const auto at = l.find("prediction is "); at != std::string::npos) printed = l.substr(at + 14);
+  }
+  REQUIRE(!printed.empty());
+  const double error_percent = std::stod(printed);  // "-5.4%" -> -5.4
+  std::ifstream in(std::string(SPECSIM_SOURCE_DIR) + "/README.md");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::smatch m;
+  const std::string readme = text.str();
+  REQUIRE(std::regex_search(readme, m, std::regex(R"(prediction lands ([0-9.]+)% (below|above) it)")));
+  char want[32];
+  std::snprintf(want, sizeof want, "%.1f", std::abs(error_percent));
+  CHECK(m[1].str() == want);
+  CHECK(m[2].str() == (error_percent < 0 ? "below" : "above"));
 }

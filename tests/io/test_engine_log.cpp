@@ -179,6 +179,52 @@ TEST_CASE("llama.cpp draft acceptance (llama.cpp PR 24536)", "[engine_log]") {
   CHECK_FALSE(s.throughput_tokens_per_s);
 }
 
+TEST_CASE("llama-server draft acceptance rate with its statistics lines (llama.cpp docs)", "[engine_log]") {
+  const auto records = specsim::parse_engine_log_file(valid_log("llama_server_docs_speculative.log"));
+  REQUIRE(records.size() == 1);
+  const auto& r = records[0];
+  CHECK(r.format == LogFormat::kLlamaServer);
+  CHECK(*r.accepted_tokens == 171);
+  CHECK(*r.drafted_tokens == 297);  // 187 + 110 over the two implementations
+  CHECK_THAT(*r.logged_accept_rate, WithinRel(0.57576, 1e-12));
+  // drafts = 5 (ngram_simple) + 10 (draft) = 15; tau = 1 + 171 / 15 = 12.4.
+  CHECK(r.cycles == 15.0);
+  CHECK_THAT(r.tokens_per_cycle, WithinRel(12.4, 1e-12));
+}
+
+TEST_CASE("llama-server: a request's drafts are the statistics' growth since the last request", "[engine_log]") {
+  // The statistics count since the server started. The docs' request again, then a second one
+  // whose lines grew by 2 ngram_simple drafts (10 tokens, 5 accepted) and 1 draft-model draft
+  // (10 tokens, 5 accepted): 10 accepted / 20 generated over 3 drafts, tau = 1 + 10 / 3.
+  std::istringstream in(
+      "draft acceptance rate = 0.57576 (  171 accepted /   297 generated)\n"
+      "statistics ngram_simple: #calls = 15, #gen drafts = 5, #acc drafts = 5, #gen tokens = 187, #acc tokens = 73\n"
+      "statistics draft: #calls = 10, #gen drafts = 10, #acc drafts = 10, #gen tokens = 110, #acc tokens = 98\n"
+      "draft acceptance rate = 0.50000 (   10 accepted /    20 generated)\n"
+      "statistics ngram_simple: #calls = 19, #gen drafts = 7, #acc drafts = 7, #gen tokens = 197, #acc tokens = 78\n"
+      "statistics draft: #calls = 11, #gen drafts = 11, #acc drafts = 11, #gen tokens = 120, #acc tokens = 103\n");
+  const auto records = specsim::parse_engine_log(in, "<test>");
+  REQUIRE(records.size() == 2);
+  CHECK(records[1].cycles == 3.0);  // (7 - 5) + (11 - 10)
+  CHECK_THAT(records[1].tokens_per_cycle, WithinRel(1.0 + 10.0 / 3.0, 1e-12));
+  // Pooled by request-cycles: (15 x 12.4 + 3 x 13/3) / 18 = (186 + 13) / 18.
+  CHECK_THAT(specsim::summarize(records).tokens_per_cycle, WithinRel(199.0 / 18.0, 1e-12));
+}
+
+TEST_CASE("llama-server: a rate line without its draft count is refused with the reason", "[engine_log][invalid]") {
+  // The docs' second example: a later request (90 / 128) whose statistics count since the server
+  // started (730 / 960): the log does not start with the server, so the request's drafts are unknown.
+  std::istringstream mid_run(
+      "draft acceptance rate = 0.70312 (   90 accepted /   128 generated)\n"
+      "statistics ngram_mod: #calls = 810, #gen drafts = 15, #acc drafts = 15, #gen tokens = 960, #acc tokens = 730, "
+      "dur(b,g,a) = 0.149, 0.347, 0.005 ms\n");
+  CHECK_THROWS_WITH(specsim::parse_engine_log(mid_run, "<test>"),
+                    Contains("<test>:1:") && Contains("grew by 730 accepted / 960 generated tokens, not this "
+                                                      "request's 90 / 128"));
+  std::istringstream alone("draft acceptance rate = 0.70312 (   90 accepted /   128 generated)\n");
+  CHECK_THROWS_WITH(specsim::parse_engine_log(alone, "<test>"), Contains("no 'statistics NAME: ... #gen drafts = N"));
+}
+
 TEST_CASE("a summary becomes an acceptance model", "[engine_log]") {
   // vLLM line with per-position rates: the unconditional kind, tau = 1 + sum a = 5.44 again.
   const auto v1 = specsim::summarize(specsim::parse_engine_log_file(valid_log("vllm_v1_pr24127.log")));

@@ -172,6 +172,25 @@ TEST_CASE("hf: glm4_moe: GQA attention over DeepSeek-style MoE keys", "[hf]") {
   CHECK_THAT(m.total_params(), WithinRel(352722616320.0, 1e-9));
 }
 
+TEST_CASE("hf: glm4_moe_lite (GLM-4.7-Flash): MLA attention over DeepSeek-style MoE keys", "[hf]") {
+  const auto m = hf("glm-4.7-flash.config.json");
+  CHECK(m.attention.kind == specsim::AttentionKind::kMla);
+  CHECK(m.attention.kv_lora_rank == 512);
+  CHECK(m.attention.q_lora_rank == 768);
+  CHECK(m.dense_layers == 1);  // first_k_dense_replace
+  REQUIRE(m.moe);
+  CHECK(m.moe->experts == 64);
+  CHECK(m.moe->experts_per_token == 4);
+  CHECK(m.moe->shared_experts == 1);
+  CHECK(m.mtp_layers == 0);  // AIC's copy leaves num_nextn_predict_layers out
+  // Attention per layer: q_a 2048 x 768 + q_b 768 x 20 x 256 + kv_a 2048 x (512 + 64)
+  //   + kv_b 512 x 20 x (192 + 256) + o 20 x 256 x 2048 = 21,757,952; MoE layer: 65 experts of
+  //   3 x 2048 x 1536 = 613,416,960 plus a 2048 x 64 router; the dense layer 3 x 2048 x 10240;
+  //   embedding and head 2 x 154880 x 2048:
+  //   47 x 21,757,952 + 46 x 613,548,032 + 62,914,560 + 634,388,480 = 29.94B (card: 30B-A3B class).
+  CHECK_THAT(m.total_params(), WithinRel(29943136256.0, 1e-3));
+}
+
 TEST_CASE("hf: gpt_oss: alternating 128-token windows, sinks, MXFP4 experts only", "[hf]") {
   const auto m = hf("gpt-oss-120b.config.json");
   CHECK(m.layer_attention.windowed_layers == 18);

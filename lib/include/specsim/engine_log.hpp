@@ -43,7 +43,7 @@
 
 namespace specsim {
 
-enum class LogFormat { kSglang, kVllmV1, kVllmV0, kLlamaCpp, kLlamaSpeculative, kVllmMetrics, kSglangMetrics };
+enum class LogFormat { kSglang, kVllmV1, kVllmV0, kLlamaCpp, kLlamaServer, kLlamaSpeculative, kVllmMetrics, kSglangMetrics };
 // "sglang", "vllm-v1", "vllm-v0", "llama.cpp", "llama-speculative", "vllm-metrics", "sglang-metrics"
 [[nodiscard]] std::string_view to_string(LogFormat format);
 

@@ -46,6 +46,11 @@ inline constexpr std::array kFormats = {Format::kText, Format::kJson, Format::kC
 // docs/model.md, "Measurements of another deployment".
 [[nodiscard]] std::string held_out_mismatch(const Scenario& s);
 
+// What predict warns about a scenario's acceptance before it predicts: a per-position list that
+// the draft length cuts or repeats (cycle.cpp), and tree siblings a measured tau leaves unused.
+// The command line and the Python module print the same.
+[[nodiscard]] std::vector<std::string> acceptance_warnings(const Scenario& s);
+
 // A Monte Carlo of the cycle as it was run: the options say how (seed, requests, per-request
 // spread) so a reader can repeat it.
 struct MonteCarloRun {

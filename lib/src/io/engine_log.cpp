@@ -28,6 +28,7 @@ constexpr std::string_view kSglangSpecKey = "accept len";
 constexpr std::string_view kVllmV1Marker = "SpecDecoding metrics:";
 constexpr std::string_view kVllmV0Marker = "Speculative metrics:";
 constexpr std::string_view kLlamaMarker = "draft acceptance =";
+constexpr std::string_view kLlamaServerMarker = "draft acceptance rate =";
 
 std::string fmt(double x) {
   std::ostringstream out;
@@ -475,6 +476,108 @@ LogRecord parse_llama_cpp(std::string_view line, const SourceLocation& where) {
 }
 
 
+// ---- llama-server's per-request line -----------------------------------------------------------
+
+// llama-server (tools/server/server-context.cpp) ends each request with
+//   draft acceptance rate = 0.57576 (  171 accepted /   297 generated)
+// and then, per draft implementation, common_speculative_print_stats' line
+//   statistics draft: #calls = 10, #gen drafts = 10, #acc drafts = 10, #gen tokens = 110, #acc tokens = 98
+// The rate line has no draft count, so tau = 1 + accepted / drafts comes from the statistics, which
+// count since the server started: a request's drafts are the growth since the previous request's
+// lines (the first request's, their values). The counts must add up to the rate line's.
+
+// The whole number after `key = ` on a statistics line; nullopt when the key is not there.
+std::optional<std::int64_t> statistics_count(std::string_view line, std::string_view key) {
+  const std::size_t at = line.find(key);
+  if (at == std::string_view::npos) return std::nullopt;
+  std::size_t pos = at + key.size();
+  while (pos < line.size() && (line[pos] == ' ' || line[pos] == '=')) ++pos;
+  std::int64_t v = 0;
+  const auto [end, ec] = std::from_chars(line.data() + pos, line.data() + line.size(), v);
+  if (ec != std::errc() || end == line.data() + pos) return std::nullopt;
+  return v;
+}
+
+struct DraftCounts {
+  std::int64_t drafts = 0, generated = 0, accepted = 0;
+};
+
+// Per implementation name, the statistics lines' counts at the last request.
+using LlamaServerTotals = std::map<std::string, DraftCounts>;
+
+std::optional<LogRecord> parse_llama_server(const std::vector<std::string>& lines, std::size_t i,
+                                            const std::string& file, LlamaServerTotals& totals) {
+  const std::size_t marker = lines[i].find(kLlamaServerMarker);
+  if (marker == std::string::npos) return std::nullopt;
+  const SourceLocation where{file, static_cast<int>(i) + 1, 0};
+  LineParser p(lines[i], where, "llama-server draft acceptance rate");
+  Cursor c(p, marker + kLlamaServerMarker.size());
+  LogRecord r;
+  r.format = LogFormat::kLlamaServer;
+  r.where = where;
+  const int rate_col = c.next_col();
+  const double rate = c.number("draft acceptance rate");
+  c.literal("(");
+  const int acc_col = c.next_col();
+  const double accepted = c.number("accepted");
+  c.literal("accepted");
+  c.literal("/");
+  const double generated = c.number("generated");
+  c.literal("generated");
+  c.literal(")");
+  if (!c.at_end()) p.fail(c.col(), "", "expected the end of the line, got " + c.rest());
+  if (generated > plausible_range(Magnitude::kTokenCount).max) {
+    p.fail(acc_col, "generated", implausible(generated, Magnitude::kTokenCount));
+  }
+  if (accepted != std::floor(accepted) || generated != std::floor(generated) || accepted > generated) {
+    p.fail(acc_col, "accepted", "expected whole counts with accepted <= generated, got " + fmt(accepted) + " / " +
+                                    fmt(generated));
+  }
+  if (generated > 0 && std::abs(rate - accepted / generated) > kFiveDecimals) {
+    p.fail(rate_col, "draft acceptance rate", "expected accepted/generated = " + fmt(accepted / generated) +
+                                                  ", got " + fmt(rate));
+  }
+  DraftCounts request;  // the growth of the statistics lines that follow
+  LlamaServerTotals now = totals;
+  std::size_t k = i + 1;
+  for (; k < lines.size() && lines[k].find("statistics ") != std::string::npos; ++k) {
+    const std::string_view line = lines[k];
+    const auto drafts = statistics_count(line, "#gen drafts");
+    const auto gen = statistics_count(line, "#gen tokens");
+    const auto acc = statistics_count(line, "#acc tokens");
+    if (!drafts || !gen || !acc) break;
+    const std::size_t from = line.find("statistics ") + 11, colon = line.find(':', from);
+    const std::string name(trim(line.substr(from, colon - from)));
+    const DraftCounts before = totals.count(name) ? totals.at(name) : DraftCounts{};
+    request.drafts += *drafts - before.drafts;
+    request.generated += *gen - before.generated;
+    request.accepted += *acc - before.accepted;
+    now[name] = {*drafts, *gen, *acc};
+  }
+  if (k == i + 1) {
+    p.fail(0, "", "no 'statistics NAME: ... #gen drafts = N ...' line after it, so no draft count (llama-server "
+                  "prints one per draft implementation after this line; keep them in the log, or give the "
+                  "measured tokens per cycle with --accept-length)");
+  }
+  if (request.generated != std::int64_t(generated) || request.accepted != std::int64_t(accepted)) {
+    p.fail(acc_col, "", "the statistics lines after it grew by " + std::to_string(request.accepted) + " accepted / " +
+                            std::to_string(request.generated) + " generated tokens, not this request's " +
+                            fmt(accepted) + " / " + fmt(generated) +
+                            " (they count since the server started: keep the log from its start)");
+  }
+  totals = std::move(now);
+  r.logged_accept_rate = rate;
+  r.accepted_tokens = static_cast<std::int64_t>(accepted);
+  r.drafted_tokens = static_cast<std::int64_t>(generated);
+  r.cycles = double(request.drafts);
+  r.cycles_are_counts = true;
+  r.tokens_per_cycle = request.drafts > 0 ? 1.0 + accepted / double(request.drafts) : 1.0;
+  if (const std::string why = implausible(r.tokens_per_cycle, Magnitude::kTokensPerCycle); !why.empty()) {
+    p.fail(acc_col, "accepted", "tokens per cycle 1 + accepted/drafts: " + why);
+  }
+  return r;
+}
+
 // ---- llama-speculative's end summary ----------------------------------------------------------
 
 // "key = value" with the key at the start of the line (after blanks): the value's text and column.
@@ -836,6 +939,7 @@ std::string_view to_string(LogFormat format) {
     case LogFormat::kVllmV1: return "vllm-v1";
     case LogFormat::kVllmV0: return "vllm-v0";
     case LogFormat::kLlamaCpp: return "llama.cpp";
+    case LogFormat::kLlamaServer: return "llama-server";
     case LogFormat::kLlamaSpeculative: return "llama-speculative";
     case LogFormat::kVllmMetrics: return "vllm-metrics";
     case LogFormat::kSglangMetrics: return "sglang-metrics";
@@ -863,10 +967,15 @@ std::vector<LogRecord> parse_engine_log(std::istream& in, const std::string& fil
   }
   std::vector<LogRecord> out = parse_prometheus(lines, file_name);
   const bool metrics_file = !out.empty();
+  LlamaServerTotals llama_server;
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const int number = static_cast<int>(i) + 1;
     if (metrics_file) break;
     if (auto r = parse_llama_speculative(lines, i, file_name)) {
+      out.push_back(std::move(*r));
+      continue;
+    }
+    if (auto r = parse_llama_server(lines, i, file_name, llama_server)) {
       out.push_back(std::move(*r));
       continue;
     }
@@ -885,7 +994,7 @@ std::vector<LogRecord> parse_engine_log_file(const std::string& path) {
     throw Error(SourceLocation{path, 0, 0}, "",
                 "no speculative-decoding metrics line found; expected SGLang 'Decode batch. ... "
                 "accept len: X', vLLM 'SpecDecoding metrics: ...' or 'Speculative metrics: ...', "
-                "llama.cpp 'draft acceptance = ...', llama-speculative's 'n_drafted = ...' summary, or a "
+                "llama.cpp 'draft acceptance = ...' or llama-server's 'draft acceptance rate = ...', llama-speculative's 'n_drafted = ...' summary, or a "
                 "Prometheus /metrics scrape with vllm:spec_decode_* counters or sglang:spec_accept_length");
   }
   return records;
@@ -1062,6 +1171,9 @@ void add_format_notes(const std::vector<const LogRecord*>& pool, AcceptanceSumma
   }
   if (has(LogFormat::kLlamaCpp)) {
     s.notes.push_back("llama.cpp drafts estimated as accepted / sum of per-position rates");
+  }
+  if (has(LogFormat::kLlamaServer)) {
+    s.notes.push_back("llama-server drafts counted by the statistics lines after each request's rate line");
   }
   if (has(LogFormat::kLlamaSpeculative)) {
     s.notes.push_back("llama-speculative cycles counted as n_predict - n_accept (each verify emits one target token)");

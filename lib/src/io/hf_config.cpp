@@ -352,6 +352,9 @@ const Family kFamilies[] = {
     {"deepseek_v3", read_deepseek, {}},
     {"kimi_k2", read_deepseek, {}},
     {"glm4_moe", read_glm4_moe, {}},
+    // GLM-4.7-Flash: DeepSeek-V3's MLA attention and MoE keys under GLM's name (transformers'
+    // Glm4MoeLiteConfig), unlike glm4_moe's GQA.
+    {"glm4_moe_lite", read_deepseek, {}},
     {"gpt_oss", read_gpt_oss, {.expert = "mlp.experts.down_proj"}},
     {"llama4_text", read_llama4,
      {.dense_mlp = "feed_forward.down_proj",

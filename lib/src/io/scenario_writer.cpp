@@ -230,12 +230,16 @@ void load_init_topology(const ScenarioInit& init, const DataDir& data, InitParts
     throw Error({"--topology", 0, 0}, "topology",
                 "required: a models/topology name or file, or saved `nvidia-smi topo -m` output");
   }
+  // A bare file name (`topo.txt`, saved in the working directory) is a file when one is there:
+  // topology names have no extension and none is a file here by accident.
+  std::error_code ec;
+  const bool file = path_like(init.topology) || fs::is_regular_file(init.topology, ec);
   try {
-    if (!path_like(init.topology) || is_topology_file(read_text(init.topology))) {
+    if (!file || is_topology_file(read_text(init.topology))) {
       const std::string path = data.resolve(DataKind::kTopology, init.topology);
       parts.topology = load_topology(path);
       const Topology& t = parts.topology;
-      const std::string where = path_like(init.topology) ? "topology file" : "models/topology/" + init.topology + ".yaml";
+      const std::string where = file ? "topology file" : "models/topology/" + init.topology + ".yaml";
       parts.topology_block = entry("topology", scalar(file_ref(init.topology)),
                                    where + ": " + std::to_string(t.gpus) + " GPUs, ring link " + link_name(t.link, t.nvlinks));
     } else {

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <sstream>
+#include <variant>
 
 #include "report/csv.hpp"
 #include "specsim/memory_fit.hpp"
@@ -484,6 +485,21 @@ std::string held_out_mismatch(const Scenario& s) {
            s.topology.name + " (" + s.gpu.name + ")";
   }
   return "";
+}
+
+// The cycle model fits a per-position list to the draft length (cycle.cpp: a longer list is cut,
+// a shorter one repeats its last rate); say so, rather than let measured positions vanish
+// silently. A measured tau is what a cycle emits on any shape, so a tree's measured siblings go
+// unused.
+std::vector<std::string> acceptance_warnings(const Scenario& s) {
+  std::vector<std::string> out;
+  std::string w = position_mismatch_warning(listed_positions(s.acceptance.kind), s.speculation.shape.num_steps);
+  if (!w.empty()) out.push_back(std::move(w));
+  if (std::holds_alternative<MeasuredTau>(s.acceptance.kind) && !s.acceptance.siblings.positional.empty() &&
+      !s.speculation.shape.is_chain()) {
+    out.push_back("acceptance.tree_positional is not used: a measured tokens per cycle already says what the tree emits");
+  }
+  return out;
 }
 
 std::string render_memory(const MemoryFit& fit, Format format) {

@@ -1,0 +1,139 @@
+"""The Python module against the command line it mirrors: each function's dict is the command's
+--json output, so these compare the two on shipped scenarios and real logs rather than restate
+numbers. Run by ctest (python/CMakeLists.txt) with PYTHONPATH=<build>/python and SPECSIM_BIN set to
+the specsim built beside the module."""
+import json
+import os
+import pathlib
+import subprocess
+
+import pytest
+
+import specsim
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+KIMI = "kimi-k2.5-eagle3-8x-rtx-pro-6000"
+
+
+def cli_json(*args):
+    """`specsim ARGS --json`, parsed: what the module must reproduce."""
+    out = subprocess.run([os.environ["SPECSIM_BIN"], *args, "--json"], check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)
+
+
+def test_predict_is_predict_json():
+    # The acceptance case of issue 35, and the same figures as the command's JSON, key for key.
+    got = specsim.predict(specsim.load(KIMI))
+    assert got == cli_json("predict", "--scenario", KIMI)
+    assert got["speculative"]["tokens_per_s"] > 0
+
+
+def test_set_patches_match_the_command_lines_set():
+    # A dict of typed values is spelled as --set spells it: 2 -> "2", 0.6 -> "0.6".
+    s = specsim.load(KIMI, set={"speculation.num_steps": 2, "acceptance.accept": 0.6})
+    assert s.patches == ["speculation.num_steps=2", "acceptance.accept=0.6"]
+    assert specsim.predict(s) == cli_json("predict", "--scenario", KIMI, "--set", "speculation.num_steps=2",
+                                          "--set", "acceptance.accept=0.6")
+
+
+def test_every_shipped_scenario_predicts_as_the_command_does():
+    names = specsim.scenarios()
+    assert KIMI in names
+    for name in names:
+        assert specsim.predict(specsim.load(name)) == cli_json("predict", "--scenario", name), name
+
+
+def test_scenario_says_what_it_loaded():
+    s = specsim.load(KIMI)
+    assert (s.source, s.name, s.topology, s.batch) == (KIMI, KIMI, "8x-rtx-pro-6000-pcie5", 1)
+
+
+def test_errors_carry_file_line_and_key():
+    bad = ROOT / "tests/data/invalid/scenario/accept-out-of-range.yaml"
+    with pytest.raises(specsim.Error) as e:
+        specsim.load(bad)
+    # The loader's message as `specsim predict` prints it (tests/io/test_load.cpp checks the same).
+    assert "accept-out-of-range.yaml:49:11: acceptance.accept: = 1.2: must be in [0, 1]" in str(e.value)
+    assert (e.value.line, e.value.column, e.value.key) == (49, 11, "acceptance.accept")
+
+
+def test_unknown_names_list_the_valid_ones():
+    with pytest.raises(specsim.Error, match=KIMI):
+        specsim.load("no-such-scenario")
+
+
+def test_sweep_rows_are_the_commands_points(monkeypatch):
+    # Without pandas (hidden here) the rows are sweep --json's points, best first.
+    monkeypatch.setitem(__import__("sys").modules, "pandas", None)
+    rows = specsim.sweep(specsim.load(KIMI), vary={"speculation.num_steps": range(1, 5)})
+    want = cli_json("sweep", "--scenario", KIMI, "--vary", "speculation.num_steps=1,2,3,4")["points"]
+    assert rows == want
+    assert len(rows) == 4
+
+
+def test_sweep_at_concurrency_levels_gives_one_row_per_level(monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "pandas", None)
+    rows = specsim.sweep(specsim.load(KIMI), vary={"speculation.num_steps": "1..3"}, concurrency=[1, 4])
+    want = cli_json("sweep", "--scenario", KIMI, "--vary", "speculation.num_steps=1..3", "--concurrency", "1,4")
+    assert [r["concurrency"] for r in rows] == [1, 4]
+    assert rows == want["concurrency"]
+
+
+def test_sweep_is_a_dataframe_with_pandas():
+    pandas = pytest.importorskip("pandas")
+    frame = specsim.sweep(specsim.load(KIMI), vary={"speculation.num_steps": [1, 2]})
+    assert isinstance(frame, pandas.DataFrame)
+    assert "set.speculation.num_steps" in frame.columns  # nested keys joined by dots, as in the CSV
+
+
+def test_sweep_without_axes_says_what_is_missing():
+    with pytest.raises(specsim.Error, match="vary"):
+        specsim.sweep(specsim.load(KIMI))
+
+
+def test_rank_is_rank_json():
+    assert specsim.rank(specsim.load(KIMI)) == cli_json("rank", "--scenario", KIMI)
+
+
+def test_validate_is_validate_json():
+    row = ROOT / "validation/gpustack-qwen3-8b-h100"
+    assert specsim.validate([row]) == cli_json("validate", str(row))
+
+
+def test_calibrate_nccl_writes_the_profile_the_command_writes(tmp_path):
+    log = ROOT / "calibration/nccl/chlc-8x4090-nop2p-sys.log"
+    got = specsim.calibrate_nccl(log, tmp_path / "mine.yaml")
+    (tmp_path / "cli").mkdir()
+    subprocess.run([os.environ["SPECSIM_BIN"], "calibrate", "nccl", str(log), "-o", str(tmp_path / "cli" / "mine.yaml")],
+                   check=True, capture_output=True)
+    # The profile records the command that wrote it; the rest is the same text.
+    strip = lambda text: [l for l in text.splitlines() if "calibrate nccl" not in l]
+    assert strip(got["yaml"]) == strip((tmp_path / "cli" / "mine.yaml").read_text())
+    assert got["report"].startswith("wrote ")
+    assert "mine" in got["yaml"]
+
+
+def test_calibrate_nccl_failure_is_an_error_with_the_commands_message(tmp_path):
+    not_a_log = ROOT / "models/gpu/h200.yaml"
+    with pytest.raises(specsim.Error) as e:
+        specsim.calibrate_nccl(not_a_log, tmp_path / "x.yaml")
+    assert "h200.yaml" in str(e.value) and not str(e.value).startswith("specsim:")
+
+
+def test_breakeven_is_breakeven_json():
+    s = specsim.load(KIMI, set=["speculation.num_steps=2"])
+    assert specsim.breakeven(s) == cli_json("breakeven", "--scenario", KIMI, "--set", "speculation.num_steps=2")
+
+
+def test_comm_is_comm_json():
+    profile = "rtx-pro-6000-8x-pcie5-aic-nccl"
+    got = specsim.comm(profile, 8, ["14KiB", 1 << 20])
+    assert got == cli_json("comm", "--profile", profile, "--ranks", "8", "--size", f"14KiB,{1 << 20}")
+    assert [p["bytes"] for p in got["points"]] == [14 * 1024, 1 << 20]
+
+
+def test_check_returns_the_normalised_file():
+    text = specsim.check(ROOT / "models/gpu/h200.yaml")
+    out = subprocess.run([os.environ["SPECSIM_BIN"], "check", str(ROOT / "models/gpu/h200.yaml")],
+                         check=True, capture_output=True, text=True).stdout
+    assert out.endswith(text)  # the command opens with a "# FILE: ok" line
