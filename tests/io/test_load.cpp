@@ -110,3 +110,21 @@ TEST_CASE("load: --set patches any field by dotted path, with units, and errors 
   CHECK_THROWS_WITH(specsim::load_scenario(specsim::kDefaultScenario, {"topology=h9000"}, kRoot),
                     Contains("--set topology=h9000: topology: unknown topology 'h9000'"));
 }
+
+TEST_CASE("load: an end-to-end plain rate carries the benchmark's prompt and output lengths", "[load]") {
+  // GPUStack's Qwen3-8B page, section 3: 23260 input and 22061 generated tokens over 100 requests,
+  // 233 and 221 per request (rounded as the row states them).
+  const std::string row = std::string(SPECSIM_SOURCE_DIR) +
+                          "/validation/gpustack-qwen3-8b-h100/gpustack-qwen3-8b-fp8-h100-c4-s2-k1-chain.yaml";
+  const specsim::Scenario s = specsim::load_scenario(row, {}, kRoot);
+  CHECK(s.measurements.baseline_includes_prefill);
+  CHECK(s.measurements.baseline_prompt_tokens == 233.0);
+  CHECK(s.measurements.baseline_output_tokens == 221.0);
+  // Its tau is derived from the held-out speculative run's own ITL / TPOT, and the row says so.
+  REQUIRE(s.validation);
+  CHECK_THAT(s.validation->inputs_from_speculative_run, Contains("ITL"));
+  // A decode-only rate states neither: 0 is "not stated".
+  const specsim::Scenario home = specsim::load_scenario("kimi-k2.5-eagle3-8x-rtx-pro-6000", {}, kRoot);
+  CHECK(home.measurements.baseline_prompt_tokens == 0.0);
+  CHECK(home.measurements.baseline_output_tokens == 0.0);
+}

@@ -1092,6 +1092,46 @@ void load_comm_profiles(YamlReader& r, Scenario& s, const DataDir& data) {
   }
 }
 
+// `measurements.baseline:` the plain run: its rate, whether that rate holds prefill, and beside an
+// end-to-end rate its TPOT and the benchmark's prompt and output lengths.
+void read_baseline(YamlReader& b, const Scenario& s, Measurements& out) {
+  out.baseline_tokens_per_s = b.quantity("tokens_per_s", Quantity::kRate);
+  out.baseline_includes_prefill = b.optional_boolean("includes_prefill", false);
+  if (b.has("tpot")) {
+    const double tpot = b.quantity("tpot", Quantity::kDuration);
+    if (!out.baseline_includes_prefill) {
+      b.fail("tpot", "is read only beside an end-to-end rate (includes_prefill: true): a decode-only "
+                     "tokens_per_s already is the step, and the two would disagree");
+    }
+    // One step emits one token per request: the end-to-end step (prefill and tails included)
+    // cannot be shorter than the decode step. kTpotTolerance allows for rounding of published figures.
+    const double end_to_end = s.batch / out.baseline_tokens_per_s.value();
+    if (tpot > end_to_end * (1.0 + kTpotTolerance)) {
+      b.fail("tpot", "= " + units::format_duration(tpot) + " is longer than the end-to-end step batch / tokens_per_s = " +
+                          units::format_duration(end_to_end) + ": the decode step cannot take more than the whole run per token");
+    }
+    out.baseline_tpot_s = std::min(tpot, end_to_end);
+  }
+  for (const auto& [key, field] : {std::pair{"prompt_tokens", &out.baseline_prompt_tokens},
+                                   std::pair{"output_tokens", &out.baseline_output_tokens}}) {
+    if (!b.has(key)) continue;
+    if (!out.baseline_includes_prefill) {
+      b.fail(key, "is read only beside an end-to-end rate (includes_prefill: true): it prices the prefill "
+                  "that rate holds");
+    }
+    *field = static_cast<double>(b.integer(key, 1, kMaxCount));
+  }
+  if ((out.baseline_prompt_tokens > 0) != (out.baseline_output_tokens > 0)) {
+    // Named at the key that is there: prefill per output token needs both.
+    const bool prompt = out.baseline_prompt_tokens > 0;
+    b.fail(prompt ? "prompt_tokens" : "output_tokens",
+           std::string("is given without ") + (prompt ? "output_tokens" : "prompt_tokens") +
+               ": prefill per output token needs both");
+  }
+  b.ignore("source");
+  b.finish();
+}
+
 // `measurements:`: what was measured, and where (a box or model other than the one predicted).
 Measurements read_measurements(YamlReader& m, const Scenario& s, const DataDir& data) {
   Measurements out;
@@ -1120,40 +1160,7 @@ Measurements read_measurements(YamlReader& m, const Scenario& s, const DataDir& 
     if (measured.name != s.model.name) out.model = std::move(measured);
   }
   m.ignore("model");
-  if (auto b = m.optional_child("baseline")) {
-    out.baseline_tokens_per_s = b->quantity("tokens_per_s", Quantity::kRate);
-    out.baseline_includes_prefill = b->optional_boolean("includes_prefill", false);
-    if (b->has("tpot")) {
-      const double tpot = b->quantity("tpot", Quantity::kDuration);
-      if (!out.baseline_includes_prefill) {
-        b->fail("tpot", "is read only beside an end-to-end rate (includes_prefill: true): a decode-only "
-                        "tokens_per_s already is the step, and the two would disagree");
-      }
-      // One step emits one token per request: the end-to-end step (prefill and tails included)
-      // cannot be shorter than the decode step. kTpotTolerance allows for rounding of published figures.
-      const double end_to_end = s.batch / out.baseline_tokens_per_s.value();
-      if (tpot > end_to_end * (1.0 + kTpotTolerance)) {
-        b->fail("tpot", "= " + units::format_duration(tpot) + " is longer than the end-to-end step batch / tokens_per_s = " +
-                            units::format_duration(end_to_end) + ": the decode step cannot take more than the whole run per token");
-      }
-      out.baseline_tpot_s = std::min(tpot, end_to_end);
-    }
-    for (const auto& [key, field] : {std::pair{"prompt_tokens", &out.baseline_prompt_tokens},
-                                     std::pair{"output_tokens", &out.baseline_output_tokens}}) {
-      if (!b->has(key)) continue;
-      if (!out.baseline_includes_prefill) {
-        b->fail(key, "is read only beside an end-to-end rate (includes_prefill: true): it prices the prefill "
-                     "that rate holds");
-      }
-      *field = static_cast<double>(b->integer(key, 1, kMaxCount));
-    }
-    if ((out.baseline_prompt_tokens > 0) != (out.baseline_output_tokens > 0)) {
-      b->fail(out.baseline_prompt_tokens > 0 ? "output_tokens" : "prompt_tokens",
-              "prompt_tokens and output_tokens go together: prefill per output token needs both");
-    }
-    b->ignore("source");
-    b->finish();
-  }
+  if (auto b = m.optional_child("baseline")) read_baseline(*b, s, out);
   if (auto v = m.optional_child("verify")) {
     Measurements::Verify mv;
     mv.step_s = v->quantity("step", Quantity::kDuration);
