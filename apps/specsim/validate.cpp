@@ -20,6 +20,7 @@ namespace {
 struct ValidateOptions {
   std::vector<std::string> paths;
   std::string calibrate_on;
+  std::string split;
   std::string baseline;
   std::string write_model_error;
   Format format = Format::kText;
@@ -28,6 +29,7 @@ struct ValidateOptions {
 void run_validate(const ValidateOptions& o, Io& io) {
   specsim::ValidateOptions vo;
   vo.calibrate_on = o.calibrate_on;
+  vo.split_file = o.split;
   const std::vector<std::string> rows = find_validation_rows(o.paths);
   const OutputOptions output{.inputs = rows, .option = "--write-model-error"};
   if (!o.write_model_error.empty()) check_output_target(o.write_model_error, output);
@@ -62,7 +64,11 @@ void setup_validate(CLI::App& app, Io& io) {
   sub->add_option("paths", opts->paths, "Row files or folders (default: the data directory's validation/)");
   sub->add_option("--calibrate-on", opts->calibrate_on,
                   "Fit the per-cycle engine term on this row and predict the rest of its source; "
-                  "'all' = leave-one-out: each row from the rest of its deployment (docs/validation.md#leave-one-out)");
+                  "'all' = each row's run alone predicts its siblings (docs/validation.md#one-run-calibration)");
+  sub->add_option("--split", opts->split,
+                  "The fit/check split (default: validation/split.yaml of the data directory; "
+                  "docs/validation.md#fit-and-check-sets)")
+      ->check(CLI::ExistingFile);
   sub->add_option("--baseline", opts->baseline,
                   "Fail (exit 1) when the summary is worse than this `validate --json` output by more "
                   "than the regression margins")

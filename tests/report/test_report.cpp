@@ -293,10 +293,10 @@ TEST_CASE("report: validate's CSV is a row per corpus row, then per calibrated r
   const std::string rows = std::string(SPECSIM_TEST_DATA_DIR) + "/valid/validation";
   const auto [j, csv] = json_and_csv({"validate", rows, "--calibrate-on", "all"});
   nlohmann::json items = j["rows"];
-  for (auto& r : items) r["set"] = "rows";
-  CHECK(j["calibration"]["mode"] == "leave-one-out");  // what --calibrate-on all runs
+  for (auto& r : items) r["table"] = "rows";
+  CHECK(j["calibration"]["mode"] == "one run -> siblings");  // what --calibrate-on all runs
   for (auto r : j["calibration"]["rows"]) {
-    r["set"] = "calibrated leave-one-out";
+    r["table"] = "calibrated one run -> siblings";
     items.push_back(r);
   }
   // inputs_not_measured is the text's letters (C, S, P per input), which the JSON spells out as inputs[].
@@ -305,14 +305,15 @@ TEST_CASE("report: validate's CSV is a row per corpus row, then per calibrated r
   };
   const Table t = check_agrees(
       csv,
-      {"set", "name", "source.id", "source.url", "engine", "interconnect", "gpu", "model", "moe", "tp", "batch",
+      {"table", "set", "name", "source.id", "source.url", "engine", "interconnect", "gpu", "model", "moe", "tp", "batch",
        "tree", "num_steps", "num_draft_tokens", "measured.plain_tokens_per_s", "measured.spec_tokens_per_s",
        "predicted.plain_tokens_per_s", "predicted.spec_tokens_per_s", "band.p10_tokens_per_s",
        "band.p90_tokens_per_s", "band.measured_inside", "band.priors.p10_tokens_per_s", "band.priors.p90_tokens_per_s",
-       "band.priors.measured_inside", "band.model_error.sigma", "error", "measured.speedup", "predicted.speedup",
+       "band.priors.measured_inside", "band.model_error.sigma_below", "band.model_error.sigma_above", "error",
+       "measured.speedup", "predicted.speedup",
        "sign_right", "inputs_not_measured", "calibrated_on"},
       items, keys_of);
-  CHECK(t.size() == 1 + 4 + 3);  // header, 4 rows, 3 calibrated rows
+  CHECK(t.size() == 1 + 4 + 4);  // header, 4 rows, 4 calibrated rows (one run -> one sibling each)
 }
 
 TEST_CASE("cli: --format picks the view, --json is --format json, a bad format is a usage error", "[report][cli]") {

@@ -93,21 +93,28 @@ TEST_CASE("model error: the band widens by exp(+-z90 sigma) and keeps the priors
   const auto priors = specsim::prior_band(model, p);
   REQUIRE(priors.terms.empty());
   specsim::ModelError e;
-  e.sigma = 0.1;
+  e.sigma = e.sigma_below = e.sigma_above = 0.1;
   const auto band = specsim::with_model_error(priors, p.spec_tokens_per_s, e);
   CHECK_THAT(band.p10_tokens_per_s, WithinRel(p.spec_tokens_per_s * 0.8797, 0.01));
   CHECK_THAT(band.p90_tokens_per_s, WithinRel(p.spec_tokens_per_s * 1.1367, 0.01));
   CHECK(band.priors_p10_tokens_per_s == p.spec_tokens_per_s);
   CHECK(band.model_error->sigma == 0.1);
-  // A sigma of 0 leaves the band as it was.
-  e.sigma = 0.0;
+  // A split normal: each tail its own sigma. Below 0.1, above 0.05: p90 = point x exp(1.28155 x 0.05)
+  // = point x 1.0662, p10 as before.
+  e.sigma_above = 0.05;
+  const auto split = specsim::with_model_error(priors, p.spec_tokens_per_s, e);
+  CHECK_THAT(split.p10_tokens_per_s, WithinRel(p.spec_tokens_per_s * 0.8797, 0.01));
+  CHECK_THAT(split.p90_tokens_per_s, WithinRel(p.spec_tokens_per_s * 1.0662, 0.01));
+  // Both sigmas 0 leave the band as it was.
+  e.sigma = e.sigma_below = e.sigma_above = 0.0;
   CHECK(specsim::with_model_error(priors, p.spec_tokens_per_s, e).p90_tokens_per_s == p.spec_tokens_per_s);
   // Loaded from the repository, a scenario carries models/model-error.yaml and predict's band draws it.
   REQUIRE(model.scenario().model_error.has_value());
   CHECK(model.scenario().model_error->origin == "models/model-error.yaml");
   const auto shown = specsim::prediction_band(model, p);
+  // The fit set's residuals lie mostly below the predictions: the lower tail widens, the upper may not.
   CHECK(shown.p10_tokens_per_s < p.spec_tokens_per_s);
-  CHECK(shown.p90_tokens_per_s > p.spec_tokens_per_s);
+  CHECK(shown.p90_tokens_per_s >= p.spec_tokens_per_s);
 }
 
 TEST_CASE("model error: the committed models/model-error.yaml is the corpus's, each row's band held out by source",
@@ -122,15 +129,23 @@ TEST_CASE("model error: the committed models/model-error.yaml is the corpus's, e
   CHECK_THAT(file.residual_p10, WithinAbs(report.model_error->residual_p10, 6e-5));
   CHECK_THAT(file.residual_p90, WithinAbs(report.model_error->residual_p90, 6e-5));
   CHECK_THAT(file.prior_sigma_rms, WithinAbs(report.model_error->prior_sigma_rms, 6e-5));
-  // Each row's error comes from the other sources' rows only, and widens its priors' band.
+  CHECK_THAT(file.sigma_below, WithinAbs(report.model_error->sigma_below, 6e-5));
+  CHECK_THAT(file.sigma_above, WithinAbs(report.model_error->sigma_above, 6e-5));
+  // The file is the fit set's alone: no check-set row enters it.
+  int fit_rows = 0;
+  for (const auto& r : report.rows) fit_rows += r.set == "fit";
+  CHECK(file.rows == fit_rows);
+  CHECK(fit_rows < int(report.rows.size()));
+  // Each row's error comes from the fit set's rows of other sources only, and widens its priors' band.
   for (const auto& r : report.rows) {
     std::vector<const specsim::ValidationRow*> others;
     for (const auto& o : report.rows) {
-      if (o.source.source != r.source.source) others.push_back(&o);
+      if (o.set == "fit" && o.source.source != r.source.source) others.push_back(&o);
     }
     REQUIRE(r.model_error.has_value());
     CHECK(r.model_error->rows == int(others.size()));
-    CHECK(r.model_error->sigma == specsim::model_error_of(others)->sigma);
+    CHECK(r.model_error->sigma_below == specsim::model_error_of(others)->sigma_below);
+    CHECK(r.model_error->sigma_above == specsim::model_error_of(others)->sigma_above);
     CHECK(r.band_p10_tokens_per_s <= r.prior_band_p10_tokens_per_s * 1.0001);
     CHECK(r.band_p90_tokens_per_s >= r.prior_band_p90_tokens_per_s * 0.9999);
   }

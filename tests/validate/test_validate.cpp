@@ -61,8 +61,16 @@ TEST_CASE("validate: each row is predict's prediction against the held-out measu
 
 TEST_CASE("validate: summaries are the median, worst and sign count of their rows", "[validate]") {
   const auto report = specsim::validate_corpus(specsim::find_validation_rows({kRows}, kRoot), {}, kRoot);
-  REQUIRE(report.summaries.front().group == "all");
-  const auto& all = report.summaries.front();
+  // The test corpus's split.yaml: run-a (3 rows) fits, run-b (1 row) is checked; every row is
+  // scored, so leave-source-out holds all four.
+  CHECK_THAT(report.split_file, Catch::Matchers::EndsWith("tests/data/valid/validation/split.yaml"));
+  REQUIRE(report.summaries.size() >= 3);
+  CHECK(report.summaries[0].group == "check");
+  CHECK(report.summaries[0].rows == 1);
+  CHECK(report.summaries[1].group == "fit");
+  CHECK(report.summaries[1].rows == 3);
+  REQUIRE(report.summaries[2].group == "leave-source-out");
+  const auto& all = report.summaries[2];
   std::vector<double> e;
   int sign = 0;
   for (const auto& r : report.rows) {
@@ -99,66 +107,40 @@ TEST_CASE("validate: calibrating on a row reproduces its measurement, then predi
   }
 }
 
-TEST_CASE("validate: leave-one-out calibrates each row on the rest of its deployment", "[validate]") {
+TEST_CASE("validate: one run calibrates alone and predicts each sibling, never pooled with it", "[validate]") {
   specsim::ValidateOptions all;
   all.calibrate_on = "all";
   const auto report = specsim::validate_corpus(specsim::find_validation_rows({kRows}, kRoot), all, kRoot);
   REQUIRE(report.calibration);
-  // run-a has 3 rows, run-b only one (skipped: nothing else to calibrate on).
-  REQUIRE(report.calibration->rows.size() == 3);
+  CHECK(report.calibration->mode == "one run -> siblings");
+  // run-b has one row (skipped: nothing else to predict). In run-a each row's siblings are narrowed
+  // to its draft, then its batch: a-chain2 <- a-chain3, a-chain3 <- a-chain2, and a-chain4-bs8 (no
+  // other batch-8 row) <- each batch-1 row apart: 4 calibrated predictions, each from one run.
   CHECK(report.calibration->sources_skipped == std::vector<std::string>{"run-b (1 row)"});
-  const auto fit2 = specsim::fit_engine_overhead(kRows + "/run-a/a-chain2.yaml", kRoot);
-  const auto fit3 = specsim::fit_engine_overhead(kRows + "/run-a/a-chain3.yaml", kRoot);
-  // Rows keep file order: a-chain2, a-chain3, a-chain4-bs8.
-  const auto& chain3 = report.calibration->rows[1];
-  REQUIRE(chain3.row.name == "a-chain3");
-  // Same draft and batch 1: a-chain2 alone (a-chain4-bs8 runs batch 8), so its per-cycle term.
-  CHECK(chain3.calibrated_on == std::vector<std::string>{"a-chain2"});
-  CHECK_THAT(chain3.row.spec_extra_per_cycle_s,
-             WithinRel(specsim::fit_spec_extra_per_cycle(kRows + "/run-a/a-chain2.yaml", kRoot), 1e-9));
-  // No batch-8 row besides itself: a-chain4-bs8 takes both batch-1 rows, whose draft forwards differ
-  // (2 and 3 per cycle), so c and d are fitted through the two points.
-  const auto& chain4 = report.calibration->rows[2];
-  CHECK(chain4.calibrated_on == std::vector<std::string>{"a-chain2", "a-chain3"});
-  REQUIRE(fit2.forwards == 2.0);
-  REQUIRE(fit3.forwards == 3.0);
-  const double d = fit3.total_s - fit2.total_s;  // (o3 - o2) / (3 - 2)
-  const double c = fit2.total_s - 2.0 * d;
-  REQUIRE(d > 0);  // 0.84 ms: a-chain3's extra step costs more than the prior 75 us
-  REQUIRE(c > 0);  // 0.72 ms
-  const auto terms = specsim::carried_engine_terms({fit2, fit3});
-  REQUIRE(terms.per_draft_forward_s);
-  CHECK_THAT(*terms.per_draft_forward_s, WithinRel(d, 1e-9));
-  CHECK_THAT(chain4.row.spec_extra_per_cycle_s, WithinRel(c, 1e-9));
-  const auto step = std::find_if(chain4.row.inputs.begin(), chain4.row.inputs.end(),
-                                 [](const auto& in) { return in.code == "step"; });
-  REQUIRE(step != chain4.row.inputs.end());
-  CHECK(step->origin == specsim::InputOrigin::kCalibrated);
-}
-
-TEST_CASE("validate: the engine terms carried are least squares of o = c + n d, both >= 0", "[validate]") {
-  using F = specsim::EngineOverheadFit;
-  // o = 0.4 ms + n x 0.3 ms, exactly: c = 0.4 ms, d = 0.3 ms.
-  auto t = specsim::carried_engine_terms({F{1.0e-3, 2, 1e-4}, F{1.6e-3, 4, 1e-4}, F{2.2e-3, 6, 1e-4}});
-  REQUIRE(t.per_draft_forward_s);
-  CHECK_THAT(*t.per_draft_forward_s, WithinRel(0.3e-3, 1e-9));
-  CHECK_THAT(t.per_cycle_s, WithinRel(0.4e-3, 1e-9));
-  // Through (2, 0.2 ms) and (4, 1.4 ms) the line has c = -1 ms: d alone through the origin,
-  // d = sum(n o) / sum(n^2) = (0.4 + 5.6) / 20 ms = 0.3 ms, c = 0.
-  t = specsim::carried_engine_terms({F{0.2e-3, 2, 1e-4}, F{1.4e-3, 4, 1e-4}});
-  REQUIRE(t.per_draft_forward_s);
-  CHECK_THAT(*t.per_draft_forward_s, WithinRel(0.3e-3, 1e-9));
-  CHECK(t.per_cycle_s == 0.0);
-  // More forwards, less engine time: no per-forward cost to fit; c is the median of o - n d at the
-  // rows' own d (0.1 ms): of 1.8 ms and 0.6 ms, 1.2 ms.
-  t = specsim::carried_engine_terms({F{2.0e-3, 2, 1e-4}, F{1.0e-3, 4, 1e-4}});
-  CHECK_FALSE(t.per_draft_forward_s);
-  CHECK_THAT(t.per_cycle_s, WithinRel(1.2e-3, 1e-9));
-  // One forward count only: the same per-cycle median, and a row below 0 counts as 0.
-  t = specsim::carried_engine_terms({F{0.5e-3, 3, 1e-4}, F{0.1e-3, 3, 1e-4}});
-  CHECK_FALSE(t.per_draft_forward_s);
-  CHECK(t.negative == 1);
-  CHECK_THAT(t.per_cycle_s, WithinRel(0.1e-3, 1e-9));  // median of 0.2 ms and 0
+  REQUIRE(report.calibration->rows.size() == 4);
+  const double t2 = specsim::fit_spec_extra_per_cycle(kRows + "/run-a/a-chain2.yaml", kRoot);
+  const double t3 = specsim::fit_spec_extra_per_cycle(kRows + "/run-a/a-chain3.yaml", kRoot);
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (const auto& c : report.calibration->rows) {
+    REQUIRE(c.calibrated_on.size() == 1);
+    pairs.emplace_back(c.row.name, c.calibrated_on[0]);
+    CHECK(c.row.name != c.calibrated_on[0]);  // a row never predicts itself
+    CHECK(c.row.set == "fit");                // run-a is the test split's fit source
+    const double used = c.calibrated_on[0] == "a-chain2" ? t2 : t3;
+    CHECK_THAT(c.row.spec_extra_per_cycle_s, WithinRel(specsim::transferable_spec_extra(used), 1e-9));
+    const auto step = std::find_if(c.row.inputs.begin(), c.row.inputs.end(),
+                                   [](const auto& in) { return in.code == "extra"; });
+    REQUIRE(step != c.row.inputs.end());
+    CHECK(step->origin == specsim::InputOrigin::kCalibrated);
+  }
+  using P = std::pair<std::string, std::string>;
+  CHECK(pairs == std::vector<P>{{"a-chain2", "a-chain3"}, {"a-chain3", "a-chain2"}, {"a-chain4-bs8", "a-chain2"},
+                                {"a-chain4-bs8", "a-chain3"}});
+  // The calibrated rows are summarized by set, apart from the uncalibrated figures.
+  const auto fit = std::find_if(report.calibration->splits.begin(), report.calibration->splits.end(),
+                                [](const auto& s) { return s.group == "fit"; });
+  REQUIRE(fit != report.calibration->splits.end());
+  CHECK(fit->rows == 4);
 }
 
 TEST_CASE("validate: a negative fitted per-cycle term is carried to other rows as 0, with a warning", "[validate]") {
@@ -208,25 +190,52 @@ TEST_CASE("validate: the regression guard compares against a committed summary",
   };
   nlohmann::json same = nlohmann::json::parse(specsim::render_validation(report, specsim::Format::kJson));
   CHECK(specsim::regressions_against(report, write(same)).empty());
+  // summary[2] is leave-source-out: every scored row, each band fitted without its own source.
+  REQUIRE(same["summary"][2]["group"] == "leave-source-out");
+  const auto& lso = report.summaries[2];
 
   nlohmann::json better = same;
-  better["summary"][0]["median_abs_error"] = report.summaries[0].median_abs_error - 0.05;  // 5 points better
-  better["summary"][0]["sign_right"] = report.summaries[0].sign_right + 1;
-  better["summary"][0]["in_band"] = report.summaries[0].in_band + 3;  // past the 2-row margin
+  better["summary"][2]["median_abs_error"] = lso.median_abs_error - 0.05;  // 5 points better
+  REQUIRE(lso.median_band_width > 0.10);
+  better["summary"][2]["median_band_width"] = lso.median_band_width - 0.10;  // 10 points wider now: past 5
   const auto worse = specsim::regressions_against(report, write(better));
-  REQUIRE(worse.size() == 3);
-  CHECK_THAT(worse[0], Contains("all: median |error|"));
-  CHECK_THAT(worse[1], Contains("all: speedup sign right in"));
-  CHECK_THAT(worse[2], Contains("all: measurement inside the p10-p90 band in"));
-  better["summary"][0]["in_band"] = report.summaries[0].in_band + 2;  // within the margin
-  CHECK(specsim::regressions_against(report, write(better)).size() == 2);
+  CHECK_THAT(worse.at(0), Contains("leave-source-out: median |error|"));
+  CHECK(std::any_of(worse.begin(), worse.end(),
+                    [](const std::string& w) { return w.find("median band width") != std::string::npos; }));
 
   nlohmann::json fewer = same;
-  fewer["summary"][0]["rows"] = 3;
+  fewer["summary"][2]["rows"] = 3;
+  fewer["summary"][2]["sign_right"] = 0;
+  fewer["summary"][2]["in_band"] = 0;
   CHECK_THAT(specsim::regressions_against(report, write(fewer)).at(0), Contains("4 rows, the baseline has 3"));
 
-  CHECK_THROWS_WITH(specsim::regressions_against(report, write(nlohmann::json{{"rows", 1}})),
-                    Contains("expected the `summary` array"));
+  // A baseline that guards nothing is refused, naming the file and the key.
+  const auto refused = [&](nlohmann::json j, const std::string& key, const std::string& why) {
+    const std::string f = write(j);
+    CHECK_THROWS_WITH(specsim::regressions_against(report, f), Contains(f) && Contains(key) && Contains(why));
+  };
+  refused(nlohmann::json{{"rows", 1}}, "summary", "non-empty `summary` array");
+  nlohmann::json empty = same;
+  empty["summary"] = nlohmann::json::array();
+  refused(empty, "summary", "non-empty");
+  nlohmann::json no_check = same;
+  no_check["summary"].erase(0);
+  refused(no_check, "summary", "no 'check' group");
+  nlohmann::json twice = same;
+  twice["summary"].push_back(same["summary"][2]);
+  refused(twice, "group", "appears twice");
+  nlohmann::json negative = same;
+  negative["summary"][2]["sign_right"] = -1;
+  refused(negative, "summary[2].sign_right", ">= 0");
+  nlohmann::json too_many = same;
+  too_many["summary"][2]["in_band"] = lso.rows + 1;
+  refused(too_many, "summary[2].in_band", "at most");
+  nlohmann::json no_rows = same;
+  no_rows["summary"][2]["rows"] = 0;
+  refused(no_rows, "summary[2].rows", ">= 1");
+  nlohmann::json inverted = same;
+  inverted["summary"][2]["median_abs_error"] = lso.worst_abs_error + 0.1;
+  refused(inverted, "summary[2].median_abs_error", "above the group's worst");
 }
 
 TEST_CASE("cli: validate prints text, JSON and CSV from one report", "[validate][cli]") {
@@ -242,7 +251,7 @@ TEST_CASE("cli: validate prints text, JSON and CSV from one report", "[validate]
   CHECK(j["rows"][0]["inputs"][0]["origin"] == "measured");
   const auto csv = specsim::test::run({"validate", kRows, "--csv", "--calibrate-on", "all"});
   REQUIRE(csv.code == 0);
-  CHECK(std::count(csv.out.begin(), csv.out.end(), '\n') == 1 + 4 + 3);  // header, rows, calibrated rows
+  CHECK(std::count(csv.out.begin(), csv.out.end(), '\n') == 1 + 4 + 4);  // header, rows, calibrated rows
 
   const auto unknown = specsim::test::run({"validate", kRows, "--calibrate-on", "nosuch"});
   CHECK(unknown.code == 1);

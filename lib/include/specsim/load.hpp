@@ -44,6 +44,9 @@ class DataDir {
 // directory keeps it; a scenario loaded from that directory carries it when the file exists.
 [[nodiscard]] ModelError load_model_error(const std::string& path);
 [[nodiscard]] std::string model_error_file(const DataDir& data);
+// validation/split.yaml: the corpus's fit and check sets (scenario.hpp's ValidationSplit).
+[[nodiscard]] ValidationSplit load_validation_split(const std::string& path);
+[[nodiscard]] std::string validation_split_file(const DataDir& data);
 
 // Loads a scenario by name or path, applies `key=value` patches (dotted paths, units as in the
 // file), resolves the model, draft, GPU, topology and profile it names, and validates it all.

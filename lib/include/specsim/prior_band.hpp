@@ -62,9 +62,11 @@ inline constexpr int kComputeBandSamples = 500;
 [[nodiscard]] double ln_sigma_through(double p10, double p90);
 
 // `priors` widened by specsim's own held-out error: each draw (or, with no prior spread,
-// kDefaultBandSamples copies of `point_tokens_per_s`) times exp(sigma z), z ~ N(0, 1) from its own
-// seeded stream. The error is centred on 0: the band widens, its middle stays the priors'. The
-// priors' p10/p90 are kept beside the widened ones. A sigma of 0 returns `priors` with the error noted.
+// kDefaultBandSamples copies of `point_tokens_per_s`) times exp(s z), z ~ N(0, 1) from its own
+// seeded stream, s = sigma_below where z < 0 and sigma_above where z > 0 (a split normal: the
+// residuals' two tails). The error's median is 0: the band widens, its middle stays the priors'.
+// The priors' p10/p90 are kept beside the widened ones. Both sigmas 0 return `priors` with the
+// error noted.
 [[nodiscard]] PredictionBand with_model_error(PredictionBand priors, double point_tokens_per_s, const ModelError& error,
                                               std::uint64_t seed = 2);
 

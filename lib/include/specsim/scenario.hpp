@@ -7,6 +7,7 @@
 #pragma once
 
 #include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -246,6 +247,11 @@ struct EnginePrior {
 // band draws it on top of the priors' spread (prediction_band in prior_band.hpp).
 struct ModelError {
   double sigma = 0.0;  // ln(tok/s), centred on 0: the band widens, the prediction stays
+  // The same spread side by side, matched to the residuals' own tails: a band draws its error from
+  // a normal whose lower half has sigma_below and upper half sigma_above (docs/validation.md#model-error).
+  // A file or scenario that states sigma alone has both equal to it.
+  double sigma_below = 0.0;
+  double sigma_above = 0.0;
   // ln(measured / predicted) over the rows, by nearest rank; p50 is the corpus's bias (not applied).
   double residual_p10 = 0.0;
   double residual_p50 = 0.0;
@@ -313,6 +319,20 @@ struct ValidationSource {
   // from that run's ITL / TPOT), or "" when none was. Such a row is reported apart, never scored:
   // its prediction is partly computable from the measurement it is compared with.
   std::string inputs_from_speculative_run;
+};
+
+// The corpus's fit and check sets (validation/split.yaml, docs/validation.md#fit-and-check-sets):
+// each scored source's set, fixed by a rule before any error was looked at. Priors, rules and the
+// model error come from the fit set; the check set only judges them.
+struct ValidationSplit {
+  std::string file;
+  std::map<std::string, std::string> set_of;  // source -> "fit" or "check"
+  std::set<std::string> not_scored;           // sources none of whose rows is scored
+  // The set of a source: the listed one, or "check" for one found after the split was frozen.
+  [[nodiscard]] std::string set_of_source(const std::string& source) const {
+    const auto it = set_of.find(source);
+    return it == set_of.end() ? "check" : it->second;
+  }
 };
 
 // A set of dotted keys ("compute.bandwidth_efficiency"). Copies share one set until one of them

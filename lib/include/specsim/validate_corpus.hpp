@@ -20,12 +20,15 @@
 //
 // and the other rows of the source are predicted with it.
 //
-// Leave-one-out calibrates each row on the other rows of the same deployment: its source, narrowed
-// to the rows with the same draft and then the same batch where any are left. Each calibrating row
-// j says how much engine time its cycle needs beyond the modelled work, o_j = c + n_j d, with n_j
-// its draft forwards per cycle. Where those rows differ in n, c and d are fitted
-// by least squares (docs/validation.md#leave-one-out); otherwise d keeps its prior and c is the
-// median of o_j - n_j d.
+// One run -> siblings (`--calibrate-on all`): what a user with one measured speculative run gets.
+// Each row j of a source calibrates the per-cycle term alone and predicts every sibling k (the rest
+// of the source, narrowed to the same draft and then the same batch where any are left); j is never
+// among the rows it predicts. The band is recomputed: the calibrated term no longer draws from its
+// prior, and the model error is the calibrated residuals' of fit-set sources other than k's.
+//
+// Fit and check sets (validation/split.yaml, docs/validation.md#fit-and-check-sets): the model
+// error comes from the fit set's rows only, each fit row's from the other fit sources; rows whose
+// measured speculative run is an input are reported apart and never scored.
 #pragma once
 
 #include <optional>
@@ -80,6 +83,17 @@ struct ValidationRow {
   std::optional<ModelError> model_error;   // the error the band carries, from the other sources' rows
   std::vector<RowInput> inputs;
   std::vector<std::string> warnings;
+  // validation/split.yaml's set of the row's source: "fit" or "check"; "" for a row not scored.
+  std::string set;
+  // Why the row is reported apart and never scored (its measured speculative run is an input, or
+  // its inputs were derived from that run); "" for a scored row.
+  std::string not_scored;
+
+  [[nodiscard]] bool scored() const { return not_scored.empty(); }
+  // The band's width relative to the point: (p90 - p10) / predicted.
+  [[nodiscard]] double band_width() const {
+    return (band_p90_tokens_per_s - band_p10_tokens_per_s) / predicted_spec_tokens_per_s;
+  }
 
   [[nodiscard]] double error() const { return predicted_spec_tokens_per_s / measured_spec_tokens_per_s - 1.0; }
   [[nodiscard]] double measured_speedup() const { return measured_spec_tokens_per_s / measured_plain_tokens_per_s; }
@@ -106,6 +120,7 @@ struct ErrorSummary {
   int sign_right = 0;
   int in_band = 0;        // rows whose measurement lies inside the predicted p10-p90 band
   int in_prior_band = 0;  // the same for the priors' band alone
+  double median_band_width = 0.0;  // the rows' median (p90 - p10) / predicted
   [[nodiscard]] double sign_accuracy() const { return rows > 0 ? double(sign_right) / rows : 0.0; }
 };
 
@@ -116,26 +131,37 @@ struct CalibratedRow {
 };
 
 struct CalibrationRun {
-  std::string mode;  // "leave-one-out" or "on <row>"
+  std::string mode;  // "one run -> siblings" or "on <row>"
   std::vector<CalibratedRow> rows;
   std::vector<std::string> sources_skipped;  // sources with too few rows, with the reason
-  ErrorSummary summary;
+  ErrorSummary summary;                      // every calibrated row
+  std::vector<ErrorSummary> splits;          // the same by set ("check", "fit") and K sweeps
 };
 
 struct ValidationReport {
-  std::vector<ValidationRow> rows;
-  std::vector<ErrorSummary> summaries;  // "all" first, then the splits
+  std::vector<ValidationRow> rows;  // every row, scored or not
+  // Scored rows only: "check", "fit" and "leave-source-out" (every scored row, each band fitted
+  // without its source) first, then the leave-source-out rows split by batch, engine, ...
+  std::vector<ErrorSummary> summaries;
+  std::optional<ErrorSummary> not_scored;  // the rows reported apart, for reading only
+  std::string split_file;                  // validation/split.yaml read, or "" when there is none
+  std::vector<std::string> split_notes;    // sources the split does not list (scored as check), ...
   std::optional<CalibrationRun> calibration;
-  // specsim's error over every row (what --write-model-error writes); empty below the minimum.
+  // specsim's error over the fit set's rows (what --write-model-error writes); empty below the minimum.
   std::optional<ModelError> model_error;
   std::string model_error_note;  // why some rows' bands carry no model error; "" when all do
 };
 
 struct ValidateOptions {
-  // Empty: leave the per-cycle term as each row states it. "all": leave-one-out over every source
-  // with at least kMinRowsForLeaveOneOut rows. Otherwise a row's name: fit on it, predict the rest
-  // of its source.
+  // Empty: leave the per-cycle term as each row states it. "all": every row of a source with at
+  // least kMinRowsForLeaveOneOut rows calibrates the term alone and predicts each sibling (the
+  // same draft, then batch, where the source has any). Otherwise a row's name: fit on it, predict
+  // the rest of its source.
   std::string calibrate_on;
+  // The fit/check split; empty: the nearest split.yaml in a folder above the row files, else the data
+  // directory's validation/split.yaml where it exists, else every scored row is in the fit set (its
+  // band still fitted without its own source).
+  std::string split_file;
 };
 
 inline constexpr int kMinRowsForLeaveOneOut = 2;
@@ -153,28 +179,6 @@ inline constexpr int kMinRowsForLeaveOneOut = 2;
 
 // The per-cycle term that makes a row's predicted speculative tokens/s equal its measurement.
 [[nodiscard]] double fit_spec_extra_per_cycle(const std::string& file, const DataDir& data = DataDir());
-
-// What one row's measured speculative run says about the engine's overheads: the engine time its
-// cycle needs, o = c + n d, with the per-forward term d at the row's own value.
-struct EngineOverheadFit {
-  double total_s = 0.0;              // o: the per-cycle term fitted plus n x d
-  double forwards = 0.0;             // n: draft forwards per cycle
-  double per_forward_s = 0.0;        // d as the row states it (its engine prior, or set)
-};
-[[nodiscard]] EngineOverheadFit fit_engine_overhead(const std::string& file, const DataDir& data = DataDir());
-
-// The engine terms carried to another row of the deployment.
-struct EngineTerms {
-  double per_cycle_s = 0.0;
-  std::optional<double> per_draft_forward_s;  // fitted: the calibrating rows differ in draft forwards
-  int negative = 0;  // calibrating rows whose per-cycle fit was below 0 (taken as 0)
-};
-// Least squares of o = c + n d where the rows differ in n and both terms come out >= 0 (d alone
-// through the origin where c would be negative); else c = median of max(0, o - n d), d kept.
-[[nodiscard]] EngineTerms carried_engine_terms(const std::vector<EngineOverheadFit>& rows);
-// The row predicted with carried terms.
-[[nodiscard]] ValidationRow validate_row(const std::string& file, const EngineTerms& terms,
-                                         const DataDir& data = DataDir());
 
 // The term a fit carries to another row: engine work is never negative. A row whose fit is below 0
 // has a modelled cycle longer than it measured (at batch > 1, at long context): that error is its
@@ -209,11 +213,17 @@ struct RegressionMargins {
   double worst_abs_error = 0.03;   // three points of the worst row
   int sign_rows = 0;               // rows whose sign may turn wrong
   int band_rows = 2;               // rows whose measurement may leave the p10-p90 band
+  double median_band_width = 0.05;  // five points of (p90 - p10) / predicted: a band may not widen to hold
 };
+
+// The groups a baseline must hold: the guard judges the out-of-sample figures.
+inline const std::vector<std::string> kGuardedGroups = {"check", "leave-source-out"};
 
 // The ways `report` is worse than the summary in `baseline_file` (the `summary` array of
 // `specsim validate --json`); empty when it is not. A corpus whose row count changed is a
-// difference too: the baseline must be rewritten with the rows.
+// difference too: the baseline must be rewritten with the rows. A vacuous baseline is refused (an
+// Error naming the file and key): no summary, a kGuardedGroups group missing, a group twice,
+// counts below 0 or above its rows, a median above its worst.
 [[nodiscard]] std::vector<std::string> regressions_against(const ValidationReport& report,
                                                            const std::string& baseline_file,
                                                            const RegressionMargins& margins = {});

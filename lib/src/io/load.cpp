@@ -652,8 +652,49 @@ ModelError load_model_error(const std::string& path) {
   // ln units: a sigma of 1 would put the model's own p90 at 13x its p10, not an error a prediction can carry.
   e.prior_sigma_rms = r.number("prior_sigma_rms", 0.0, 1.0);
   e.sigma = r.number("sigma", 0.0, 1.0);
+  e.sigma_below = r.optional_number("sigma_below", e.sigma, 0.0, 1.0);
+  e.sigma_above = r.optional_number("sigma_above", e.sigma, 0.0, 1.0);
   r.finish();
   return e;
+}
+
+ValidationSplit load_validation_split(const std::string& path) {
+  YamlReader r = YamlReader::load_file(path);
+  r.expect_header("validation_split");
+  r.optional_string("description", "");
+  r.string("rule");
+  r.string("salt");
+  ValidationSplit split;
+  split.file = path;
+  const auto read_sources = [&](const std::string& key, bool frozen) {
+    if (!r.has(key)) return;
+    YamlReader sources = r.child(key);
+    if (!sources.node().IsMap()) sources.fail_here("expected a map of source id -> {group, set, ...}");
+    for (const auto& kv : sources.node()) {
+      const std::string id = kv.first.Scalar();
+      YamlReader entry = sources.child(id);
+      const std::string set = entry.choice("set", {"fit", "check"});
+      if (!frozen && set != "check") entry.fail("set", "a source found after the split was frozen goes to the check set");
+      entry.optional_string("group", "");
+      entry.optional_string("added", "");
+      entry.optional_names("engines");
+      entry.optional_names("interconnects");
+      entry.finish();
+      if (!split.set_of.emplace(id, set).second) sources.fail(id, "lists a source twice");
+    }
+  };
+  read_sources("sources", true);
+  read_sources("added", false);
+  for (const auto& id : r.optional_names("not_scored")) {
+    if (split.set_of.count(id)) r.fail("not_scored", "'" + id + "' is also in a set");
+    split.not_scored.insert(id);
+  }
+  r.finish();
+  return split;
+}
+
+std::string validation_split_file(const DataDir& data) {
+  return (std::filesystem::path(data.root()) / "validation" / "split.yaml").string();
 }
 
 std::string model_error_file(const DataDir& data) {
@@ -1475,6 +1516,7 @@ void read_band(YamlReader& r, Scenario& s) {
   if (b->has("model_error")) {
     ModelError e;  // no rows: the sigma is the scenario's, not the corpus's
     e.sigma = b->number("model_error", 0.0, 1.0);
+    e.sigma_below = e.sigma_above = e.sigma;
     e.origin = "set";
     s.model_error = e;
   }

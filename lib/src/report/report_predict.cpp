@@ -23,8 +23,16 @@ using units::format_duration;
 std::string fixed(double v, int digits) { return units::format_fixed(v, digits); }
 
 // The band's line: the priors' spread and specsim's held-out error, each said where it is drawn.
+// One sigma, or the split normal's two tails where they differ.
+std::string sigma_text(const ModelError& e) {
+  if (e.sigma_below == e.sigma_above) return "sigma " + fixed(e.sigma_below, 3);
+  return "sigma " + fixed(e.sigma_below, 3) + " below, " + fixed(e.sigma_above, 3) + " above";
+}
+
 std::string band_text(const PredictionBand& band) {
-  const bool error = band.model_error && band.model_error->sigma > 0.0;  // 0: set to the priors alone
+  // Both tails 0: set to the priors alone.
+  const bool error =
+      band.model_error && (band.model_error->sigma_below > 0.0 || band.model_error->sigma_above > 0.0);
   if (band.terms.empty() && !error) return "";
   std::ostringstream os;
   os << "  speculative p10-p90 " << fixed(band.p10_tokens_per_s, 1) << " - " << fixed(band.p90_tokens_per_s, 1)
@@ -37,8 +45,9 @@ std::string band_text(const PredictionBand& band) {
     os << " over a model error set by the scenario\n    (band.model_error: sigma " << fixed(e.sigma, 3)
        << " in ln tok/s beyond the priors)";
   } else {
-    os << " over specsim's error on public deployments it was not fitted to\n    (sigma " << fixed(e.sigma, 3)
-       << " in ln tok/s beyond the priors, " << e.rows << " rows of " << e.sources << " sources: " << e.origin << ")";
+    os << " over specsim's error on public deployments it was not fitted to\n    (" << sigma_text(e)
+       << " in ln tok/s beyond the priors, " << e.rows << " fit-set rows of " << e.sources << " sources: " << e.origin
+       << ")";
   }
   if (terms.empty()) {
     os << "; no prior is open\n";
@@ -309,6 +318,13 @@ const std::vector<CsvColumn>& monte_carlo_columns() {
   return columns;
 }
 
+// The band's model error: each tail's sigma and where it came from; null where the band has none.
+nlohmann::json model_error_json(const std::optional<ModelError>& e) {
+  if (!e) return nullptr;
+  return {{"sigma", e->sigma},     {"sigma_below", e->sigma_below}, {"sigma_above", e->sigma_above},
+          {"rows", e->rows},       {"sources", e->sources},         {"origin", e->origin}};
+}
+
 nlohmann::json prediction_json(const CycleModel& model, const Prediction& p) {
   const Scenario& s = model.scenario();
   const Calibration& cal = model.calibration();
@@ -352,11 +368,7 @@ nlohmann::json prediction_json(const CycleModel& model, const Prediction& p) {
                               {"priors", band.terms},
                               {"priors_p10_tokens_per_s", band.priors_p10_tokens_per_s},
                               {"priors_p90_tokens_per_s", band.priors_p90_tokens_per_s},
-                              {"model_error", band.model_error ? nlohmann::json{{"sigma", band.model_error->sigma},
-                                                                                {"rows", band.model_error->rows},
-                                                                                {"sources", band.model_error->sources},
-                                                                                {"origin", band.model_error->origin}}
-                                                               : nlohmann::json(nullptr)}};
+                              {"model_error", model_error_json(band.model_error)}};
   j["speedup"] = p.speedup;
   j["breakeven_tokens_per_cycle"] = p.breakeven_tokens_per_cycle;
   j["dominant"] = {{"part", p.dominant}, {"share", p.dominant_share}};

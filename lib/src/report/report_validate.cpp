@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <map>
 #include <sstream>
 
 #include "report/csv.hpp"
@@ -38,8 +39,8 @@ std::string row_line(const ValidationRow& r) {
   char buf[512];
   const std::string band = fixed(r.band_p10_tokens_per_s, 0) + "-" + fixed(r.band_p90_tokens_per_s, 0) +
                            (r.in_band() ? " in" : " out");
-  std::snprintf(buf, sizeof buf, "  %-50s %-7s %-13s %3d %5d %-10s %8s %8s %8s %-15s %8s %6s %6s %-4s %s\n",
-                r.name.c_str(), r.engine.c_str(), r.gpu.c_str(), r.tp, r.batch, shape(r).c_str(),
+  std::snprintf(buf, sizeof buf, "  %-5s %-50s %-7s %-13s %3d %5d %-10s %8s %8s %8s %-15s %8s %6s %6s %-4s %s\n",
+                r.scored() ? r.set.c_str() : "apart", r.name.c_str(), r.engine.c_str(), r.gpu.c_str(), r.tp, r.batch, shape(r).c_str(),
                 fixed(r.measured_plain_tokens_per_s, 1).c_str(), fixed(r.measured_spec_tokens_per_s, 1).c_str(),
                 fixed(r.predicted_spec_tokens_per_s, 1).c_str(), band.c_str(), percent(r.error()).c_str(),
                 fixed(r.measured_speedup(), 2).c_str(), fixed(r.predicted_speedup(), 2).c_str(),
@@ -49,7 +50,8 @@ std::string row_line(const ValidationRow& r) {
 
 std::string header_line() {
   char buf[512];
-  std::snprintf(buf, sizeof buf, "  %-50s %-7s %-13s %3s %5s %-10s %8s %8s %8s %-15s %8s %6s %6s %-4s %s\n", "row",
+  std::snprintf(buf, sizeof buf, "  %-5s %-50s %-7s %-13s %3s %5s %-10s %8s %8s %8s %-15s %8s %6s %6s %-4s %s\n", "set",
+                "row",
                 "engine", "gpu", "tp", "batch", "draft", "plain", "spec", "pred", "p10-p90", "error", "x meas",
                 "x pred", "sign", "inputs not measured");
   return buf;
@@ -57,23 +59,25 @@ std::string header_line() {
 
 std::string summary_line(const ErrorSummary& s) {
   char buf[512];
-  std::snprintf(buf, sizeof buf, "  %-24s %4d %9s %9s %9s   %2d/%-2d %5s  %2d/%-2d  %2d/%-2d   %s\n", s.group.c_str(),
-                s.rows, fixed(100.0 * s.median_abs_error, 1).c_str(), fixed(100.0 * s.worst_abs_error, 1).c_str(),
-                percent(s.mean_signed_error).c_str(), s.sign_right, s.rows,
-                (fixed(100.0 * s.sign_accuracy(), 0) + "%").c_str(), s.in_band, s.rows, s.in_prior_band, s.rows,
-                s.worst_row.c_str());
+  std::snprintf(buf, sizeof buf, "  %-28s %4d %9s %9s %9s   %3d/%-3d %5s  %3d/%-3d %6s  %3d/%-3d   %s\n",
+                s.group.c_str(), s.rows, fixed(100.0 * s.median_abs_error, 1).c_str(),
+                fixed(100.0 * s.worst_abs_error, 1).c_str(), percent(s.mean_signed_error).c_str(), s.sign_right, s.rows,
+                (fixed(100.0 * s.sign_accuracy(), 0) + "%").c_str(), s.in_band, s.rows,
+                (fixed(100.0 * s.median_band_width, 0) + "%").c_str(), s.in_prior_band, s.rows, s.worst_row.c_str());
   return buf;
 }
 
 std::string summary_header() {
   char buf[256];
-  std::snprintf(buf, sizeof buf, "  %-24s %4s %9s %9s %9s   %-5s %5s  %-5s  %-6s   %s\n", "", "rows", "median|e|",
-                "worst|e|", "bias", "sign", "", "band", "priors", "worst row");
+  std::snprintf(buf, sizeof buf, "  %-28s %4s %9s %9s %9s   %-7s %5s  %-7s %6s  %-7s   %s\n", "", "rows", "median|e|",
+                "worst|e|", "bias", "sign", "", "band", "width", "priors", "worst row");
   return buf;
 }
 
 nlohmann::json model_error_json(const ModelError& e) {
   return {{"sigma", e.sigma},
+          {"sigma_below", e.sigma_below},
+          {"sigma_above", e.sigma_above},
           {"residual_p10", e.residual_p10},
           {"residual_p50", e.residual_p50},
           {"residual_p90", e.residual_p90},
@@ -84,11 +88,11 @@ nlohmann::json model_error_json(const ModelError& e) {
 }
 
 std::string model_error_line(const ModelError& e) {
-  return "  specsim's error beyond the priors over all " + std::to_string(e.rows) + " rows (" +
+  return "  specsim's error beyond the priors over the fit set's " + std::to_string(e.rows) + " rows (" +
          std::to_string(e.sources) + " sources): ln(measured/predicted) p10 " + fixed(e.residual_p10, 3) + ", p50 " +
          fixed(e.residual_p50, 3) + ", p90 " + fixed(e.residual_p90, 3) + "; priors' sigma (rms) " +
-         fixed(e.prior_sigma_rms, 3) + "; model error sigma " + fixed(e.sigma, 3) +
-         " (each row's band uses the value without its own source)\n";
+         fixed(e.prior_sigma_rms, 3) + "; model error sigma below " + fixed(e.sigma_below, 3) + ", above " +
+         fixed(e.sigma_above, 3) + "\n  (a fit row's band uses the fit set without its own source; a check row's, the whole fit set)\n";
 }
 
 nlohmann::json row_json(const ValidationRow& r) {
@@ -98,6 +102,8 @@ nlohmann::json row_json(const ValidationRow& r) {
   }
   return {{"name", r.name},
           {"file", r.file},
+          {"set", r.scored() ? nlohmann::json(r.set) : nlohmann::json(nullptr)},
+          {"not_scored", r.scored() ? nlohmann::json(nullptr) : nlohmann::json(r.not_scored)},
           {"source", {{"id", r.source.source},
                       {"url", r.source.url},
                       {"published", r.source.published},
@@ -153,43 +159,62 @@ nlohmann::json summary_json(const ErrorSummary& s) {
           {"sign_right", s.sign_right},
           {"sign_accuracy", s.sign_accuracy()},
           {"in_band", s.in_band},
-          {"in_prior_band", s.in_prior_band}};
+          {"in_prior_band", s.in_prior_band},
+          {"median_band_width", s.median_band_width}};
 }
 
 std::string validation_text(const ValidationReport& report) {
   std::ostringstream os;
-  os << "specsim validate: " << report.rows.size() << " measured deployments; speculative tokens/s predicted "
-     << "from the plain rate and acceptance, the measured value held out\n\n";
+  int scored = 0;
+  for (const auto& r : report.rows) scored += r.scored() ? 1 : 0;
+  os << "specsim validate: " << report.rows.size() << " measured deployments (" << scored << " scored, "
+     << report.rows.size() - std::size_t(scored) << " reported apart); speculative tokens/s predicted from the "
+     << "plain rate and acceptance, the measured value held out\n"
+     << "  sets: " << (report.split_file.empty() ? "no split file" : report.split_file)
+     << " (fit: priors, rules and the model error may come from it; check: judged only)\n\n";
   os << header_line();
   for (const auto& r : report.rows) os << row_line(r);
   os << "\n  plain/spec/pred: tokens/s over the batch; p10-p90: the prediction's band from the priors' spread\n"
      << "  and specsim's error on the other sources' rows, and whether the measurement lies in it;\n"
      << "  error = pred/spec - 1; x = speedup over plain decoding; sign: whether speculation pays,\n"
-     << "  predicted vs measured; inputs: C calibrated, S set, P prior\n\n";
-  os << summary_header();
-  for (const auto& s : report.summaries) os << summary_line(s);
-  os << "\n  band: measurements inside the p10-p90 band; priors: inside the priors' band alone\n";
+     << "  predicted vs measured; inputs: C calibrated, S set, P prior\n";
+  // The rows' warnings before the summaries, which end the report where a terminal shows them.
+  bool any_warning = false;
+  for (const auto& r : report.rows) {
+    for (const auto& w : r.warnings) {
+      os << (any_warning ? "" : "\nwarnings\n") << "  " << r.name << ": " << w << "\n";
+      any_warning = true;
+    }
+  }
+  // Rows reported apart, by source and reason; the split's notes; the model error.
+  std::map<std::pair<std::string, std::string>, int> apart;
+  for (const auto& r : report.rows) {
+    if (!r.scored()) ++apart[{r.source.source, r.not_scored}];
+  }
+  if (!apart.empty() || !report.split_notes.empty() || report.model_error || !report.model_error_note.empty()) os << "\n";
+  for (const auto& [key, n] : apart) {
+    os << "  not scored: " << n << (n == 1 ? " row" : " rows") << " of " << key.first << ": " << key.second << "\n";
+  }
+  for (const auto& n : report.split_notes) os << "  " << n << "\n";
   if (report.model_error) os << model_error_line(*report.model_error);
   if (!report.model_error_note.empty()) os << "  " << report.model_error_note << "\n";
+  os << "\n" << summary_header();
+  for (const auto& s : report.summaries) os << summary_line(s);
+  if (report.not_scored) os << "\n" << summary_line(*report.not_scored);
+  os << "\n  band: measurements inside the p10-p90 band; width: its median (p90 - p10) / predicted; priors:\n"
+     << "  inside the priors' band alone; leave-source-out: every scored row, no band fitted on its own source\n";
   if (report.calibration) {
     const CalibrationRun& c = *report.calibration;
-    os << "\ncalibrated " << c.mode << ": the engine terms fitted on measured speculative rows of the same "
-       << "deployment (source, then draft and batch), then the row predicted\n\n";
+    os << "\ncalibrated " << c.mode << ": the per-cycle engine term fitted on one measured speculative run "
+       << "of the same deployment (source, then draft and batch), then the row predicted\n\n";
     os << header_line();
-    for (const auto& cr : c.rows) os << row_line(cr.row);
+    for (const auto& cr : c.rows) os << row_line(cr.row) << "        on " << cr.calibrated_on.front() << "\n";
     os << "\n" << summary_header() << summary_line(c.summary);
+    for (const auto& s : c.splits) os << summary_line(s);
     if (!c.sources_skipped.empty()) {
       os << "  sources with too few rows:";
       for (const auto& s : c.sources_skipped) os << " " << s;
       os << "\n";
-    }
-  }
-  bool any_warning = false;
-  for (const auto& r : report.rows) {
-    for (const auto& w : r.warnings) {
-      if (!any_warning) os << "\nwarnings\n";
-      any_warning = true;
-      os << "  " << r.name << ": " << w << "\n";
     }
   }
   return os.str();
@@ -201,6 +226,8 @@ nlohmann::json validation_json(const ValidationReport& report) {
   for (const auto& r : report.rows) j["rows"].push_back(row_json(r));
   j["summary"] = nlohmann::json::array();
   for (const auto& s : report.summaries) j["summary"].push_back(summary_json(s));
+  j["not_scored"] = report.not_scored ? summary_json(*report.not_scored) : nlohmann::json(nullptr);
+  j["split"] = {{"file", report.split_file}, {"notes", report.split_notes}};
   j["model_error"] = report.model_error ? model_error_json(*report.model_error) : nlohmann::json(nullptr);
   if (!report.model_error_note.empty()) j["model_error_note"] = report.model_error_note;
   if (report.calibration) {
@@ -210,17 +237,23 @@ nlohmann::json validation_json(const ValidationReport& report) {
     j["calibration"] = {{"mode", c.mode},
                         {"rows", rows},
                         {"summary", summary_json(c.summary)},
+                        {"splits", [&] {
+                           nlohmann::json a = nlohmann::json::array();
+                           for (const auto& s : c.splits) a.push_back(summary_json(s));
+                           return a;
+                         }()},
                         {"sources_skipped", c.sources_skipped}};
   }
   return j;
 }
 
-// The rows and the calibrated rows in one table, each with the view's own `set` (which table it is
-// from) and `inputs_not_measured` (the text's letters).
+// The rows and the calibrated rows in one table, each with the view's own `table` (which table it is
+// from), `set` (fit, check, or "not scored") and `inputs_not_measured` (the text's letters).
 std::string validation_csv(const ValidationReport& report) {
   nlohmann::json rows = nlohmann::json::array();
-  auto add = [&](const std::string& set, const ValidationRow& r, nlohmann::json row) {
-    row["set"] = set;
+  auto add = [&](const std::string& table, const ValidationRow& r, nlohmann::json row) {
+    row["table"] = table;
+    row["set"] = r.scored() ? r.set : "not scored";
     row["inputs_not_measured"] = origins_code(r);
     rows.push_back(std::move(row));
   };
@@ -230,12 +263,12 @@ std::string validation_csv(const ValidationReport& report) {
       add("calibrated " + report.calibration->mode, cr.row, calibrated_row_json(cr));
     }
   }
-  return csv_table({"set", "name", "source.id", "source.url", "engine", "interconnect", "gpu", "model", "moe", "tp",
+  return csv_table({"table", "set", "name", "source.id", "source.url", "engine", "interconnect", "gpu", "model", "moe", "tp",
                     "batch", "tree", "num_steps", "num_draft_tokens", "measured.plain_tokens_per_s",
                     "measured.spec_tokens_per_s", "predicted.plain_tokens_per_s", "predicted.spec_tokens_per_s",
                     "band.p10_tokens_per_s", "band.p90_tokens_per_s", "band.measured_inside",
                     "band.priors.p10_tokens_per_s", "band.priors.p90_tokens_per_s", "band.priors.measured_inside",
-                    "band.model_error.sigma", "error",
+                    "band.model_error.sigma_below", "band.model_error.sigma_above", "error",
                     "measured.speedup", "predicted.speedup", "sign_right", "inputs_not_measured", "calibrated_on"},
                    rows);
 }

@@ -2,6 +2,9 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <optional>
+#include <set>
 #include <fstream>
 
 #include "specsim/error.hpp"
@@ -14,10 +17,47 @@ namespace {
 
 std::string fixed(double v, int digits) { return units::format_fixed(v, digits); }
 
-}  // namespace
+struct BaselineGroup {
+  std::string group;
+  int rows = 0;
+  double median = 0.0;
+  double worst = 0.0;
+  int sign = 0;
+  std::optional<int> in_band;
+  std::optional<double> band_width;
+};
 
-std::vector<std::string> regressions_against(const ValidationReport& report, const std::string& baseline_file,
-                                             const RegressionMargins& margins) {
+// One `summary` entry, refused where it could not describe real rows.
+BaselineGroup read_group(const nlohmann::json& b, const std::string& file, std::size_t index) {
+  const std::string at = "summary[" + std::to_string(index) + "].";
+  const auto fail = [&](const char* key, const std::string& why) { throw Error(SourceLocation{file, 0, 0}, at + key, why); };
+  const auto number = [&](const char* key) {
+    if (!b.contains(key) || !b[key].is_number()) fail(key, "expected a number");
+    const double v = b[key].get<double>();
+    if (!(v >= 0.0) || !std::isfinite(v)) fail(key, "expected a finite number >= 0");
+    return v;
+  };
+  const auto count = [&](const char* key, int rows) {
+    const double v = number(key);
+    if (v != std::floor(v) || v > rows) fail(key, "expected a whole count of at most the group's " + std::to_string(rows) + " rows");
+    return int(v);
+  };
+  if (!b.is_object() || !b.contains("group") || !b["group"].is_string()) fail("group", "expected a text");
+  BaselineGroup g;
+  g.group = b["group"].get<std::string>();
+  const double rows = number("rows");
+  if (rows < 1 || rows != std::floor(rows)) fail("rows", "expected a whole count >= 1 (a group without rows guards nothing)");
+  g.rows = int(rows);
+  g.median = number("median_abs_error");
+  g.worst = number("worst_abs_error");
+  if (g.median > g.worst) fail("median_abs_error", "is above the group's worst |error|");
+  g.sign = count("sign_right", g.rows);
+  if (b.contains("in_band")) g.in_band = count("in_band", g.rows);
+  if (b.contains("median_band_width")) g.band_width = number("median_band_width");
+  return g;
+}
+
+std::vector<BaselineGroup> read_baseline(const std::string& baseline_file) {
   std::ifstream in(baseline_file);
   if (!in) throw Error(SourceLocation{baseline_file, 0, 0}, "", "cannot read the baseline summary");
   nlohmann::json j;
@@ -26,52 +66,64 @@ std::vector<std::string> regressions_against(const ValidationReport& report, con
   } catch (const nlohmann::json::parse_error& e) {
     throw Error(SourceLocation{baseline_file, 0, 0}, "", std::string("not JSON: ") + e.what());
   }
-  if (!j.is_object() || !j.contains("summary") || !j["summary"].is_array()) {
-    throw Error(SourceLocation{baseline_file, 0, 0}, "summary", "expected the `summary` array of `specsim validate --json`");
+  if (!j.is_object() || !j.contains("summary") || !j["summary"].is_array() || j["summary"].empty()) {
+    throw Error(SourceLocation{baseline_file, 0, 0}, "summary",
+                "expected the non-empty `summary` array of `specsim validate --json`");
   }
-  std::vector<std::string> out;
-  for (const auto& b : j["summary"]) {
-    const auto get = [&](const char* key) {
-      if (!b.contains(key) || !b[key].is_number()) {
-        throw Error(SourceLocation{baseline_file, 0, 0}, std::string("summary[].") + key, "expected a number");
-      }
-      return b[key].get<double>();
-    };
-    if (!b.contains("group") || !b["group"].is_string()) {
-      throw Error(SourceLocation{baseline_file, 0, 0}, "summary[].group", "expected a text");
+  std::vector<BaselineGroup> groups;
+  std::set<std::string> seen;
+  for (std::size_t i = 0; i < j["summary"].size(); ++i) {
+    groups.push_back(read_group(j["summary"][i], baseline_file, i));
+    if (!seen.insert(groups.back().group).second) {
+      throw Error(SourceLocation{baseline_file, 0, 0}, "summary[" + std::to_string(i) + "].group",
+                  "'" + groups.back().group + "' appears twice");
     }
-    const std::string group = b["group"].get<std::string>();
+  }
+  for (const auto& wanted : kGuardedGroups) {
+    if (!seen.count(wanted)) {
+      throw Error(SourceLocation{baseline_file, 0, 0}, "summary",
+                  "has no '" + wanted + "' group: the guard judges the out-of-sample figures");
+    }
+  }
+  return groups;
+}
+
+}  // namespace
+
+std::vector<std::string> regressions_against(const ValidationReport& report, const std::string& baseline_file,
+                                             const RegressionMargins& margins) {
+  std::vector<std::string> out;
+  for (const BaselineGroup& b : read_baseline(baseline_file)) {
     const auto it = std::find_if(report.summaries.begin(), report.summaries.end(),
-                                 [&](const ErrorSummary& s) { return s.group == group; });
+                                 [&](const ErrorSummary& s) { return s.group == b.group; });
     if (it == report.summaries.end()) {
-      out.push_back(group + ": in the baseline, not in this corpus");
+      out.push_back(b.group + ": in the baseline, not in this corpus");
       continue;
     }
-    const int rows = static_cast<int>(get("rows"));
-    if (rows != it->rows) {
-      out.push_back(group + ": " + std::to_string(it->rows) + " rows, the baseline has " + std::to_string(rows) +
+    if (b.rows != it->rows) {
+      out.push_back(b.group + ": " + std::to_string(it->rows) + " rows, the baseline has " + std::to_string(b.rows) +
                     " (rewrite the baseline with the corpus change)");
       continue;
     }
-    const double median = get("median_abs_error");
-    const double worst = get("worst_abs_error");
-    const int sign = static_cast<int>(get("sign_right"));
-    if (it->median_abs_error > median + margins.median_abs_error) {
-      out.push_back(group + ": median |error| " + fixed(100 * it->median_abs_error, 1) + "%, baseline " +
-                    fixed(100 * median, 1) + "%");
+    if (it->median_abs_error > b.median + margins.median_abs_error) {
+      out.push_back(b.group + ": median |error| " + fixed(100 * it->median_abs_error, 1) + "%, baseline " +
+                    fixed(100 * b.median, 1) + "%");
     }
-    if (it->worst_abs_error > worst + margins.worst_abs_error) {
-      out.push_back(group + ": worst |error| " + fixed(100 * it->worst_abs_error, 1) + "% (" + it->worst_row +
-                    "), baseline " + fixed(100 * worst, 1) + "%");
+    if (it->worst_abs_error > b.worst + margins.worst_abs_error) {
+      out.push_back(b.group + ": worst |error| " + fixed(100 * it->worst_abs_error, 1) + "% (" + it->worst_row +
+                    "), baseline " + fixed(100 * b.worst, 1) + "%");
     }
-    if (it->sign_right < sign - margins.sign_rows) {
-      out.push_back(group + ": speedup sign right in " + std::to_string(it->sign_right) + " rows, baseline " +
-                    std::to_string(sign));
+    if (it->sign_right < b.sign - margins.sign_rows) {
+      out.push_back(b.group + ": speedup sign right in " + std::to_string(it->sign_right) + " rows, baseline " +
+                    std::to_string(b.sign));
     }
-    // Older baselines carry no band count: nothing to compare.
-    if (b.contains("in_band") && it->in_band < static_cast<int>(get("in_band")) - margins.band_rows) {
-      out.push_back(group + ": measurement inside the p10-p90 band in " + std::to_string(it->in_band) +
-                    " rows, baseline " + std::to_string(static_cast<int>(get("in_band"))));
+    if (b.in_band && it->in_band < *b.in_band - margins.band_rows) {
+      out.push_back(b.group + ": measurement inside the p10-p90 band in " + std::to_string(it->in_band) +
+                    " rows, baseline " + std::to_string(*b.in_band));
+    }
+    if (b.band_width && it->median_band_width > *b.band_width + margins.median_band_width) {
+      out.push_back(b.group + ": median band width " + fixed(100 * it->median_band_width, 1) + "% of the point, baseline " +
+                    fixed(100 * *b.band_width, 1) + "%");
     }
   }
   return out;

@@ -1,11 +1,10 @@
 #include "specsim/validate_corpus.hpp"
 
-#include <Eigen/Dense>
-
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "specsim/cycle.hpp"
@@ -133,6 +132,11 @@ ValidationRow predict_row(Scenario s) {
   row.measured_plain_tokens_per_s = *s.measurements.baseline_tokens_per_s;
   row.measured_spec_tokens_per_s = *s.measurements.speculative_tokens_per_s;
   row.spec_extra_per_cycle_s = s.host.spec_extra_per_cycle_s;
+  if (!s.measurements.speculative_held_out) {
+    row.not_scored = "measurements.speculative.held_out is false: the measured speculative run calibrates the row";
+  } else if (!s.validation->inputs_from_speculative_run.empty()) {
+    row.not_scored = "inputs from its own speculative run: " + s.validation->inputs_from_speculative_run;
+  }
 
   const CycleModel model(std::move(s));
   const Prediction p = model.predict();
@@ -162,11 +166,19 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// Scored rows: the check and fit sets, every scored row (leave-source-out: no row's band is fitted
+// on its own source, and the predictions fit nothing on the corpus), then the latter by group.
 std::vector<ErrorSummary> summaries_of(const std::vector<ValidationRow>& rows) {
-  std::vector<const ValidationRow*> all;
+  std::vector<const ValidationRow*> all, check, fit;
   std::map<std::string, std::vector<const ValidationRow*>> groups;
   for (const auto& r : rows) {
+    if (!r.scored()) continue;
     all.push_back(&r);
+    (r.set == "check" ? check : fit).push_back(&r);
+    if (r.set == "check") {
+      groups["check engine " + r.engine].push_back(&r);
+      groups["check interconnect " + r.interconnect].push_back(&r);
+    }
     groups[r.batch == 1 ? "batch 1" : "batch > 1"].push_back(&r);
     groups["engine " + r.engine].push_back(&r);
     groups["interconnect " + r.interconnect].push_back(&r);
@@ -175,7 +187,8 @@ std::vector<ErrorSummary> summaries_of(const std::vector<ValidationRow>& rows) {
     groups[r.tree ? "draft tree" : "draft chain"].push_back(&r);
     groups[r.measured_speedup() > 1.0 ? "measured faster" : "measured slower"].push_back(&r);
   }
-  std::vector<ErrorSummary> out{summarize_errors("all", all)};
+  std::vector<ErrorSummary> out{summarize_errors("check", check), summarize_errors("fit", fit),
+                                summarize_errors("leave-source-out", all)};
   for (const auto& [name, members] : groups) out.push_back(summarize_errors(name, members));
   return out;
 }
@@ -194,7 +207,9 @@ std::vector<std::string> find_validation_rows(const std::vector<std::string>& pa
     }
     if (!fs::is_directory(root, ec)) throw Error("validate: '" + root + "' is neither a row file nor a folder");
     for (const auto& entry : fs::recursive_directory_iterator(root, ec)) {
-      if (entry.is_regular_file() && entry.path().extension() == ".yaml") files.push_back(entry.path().string());
+      // The corpus's split file (validation/split.yaml) sits beside the rows but is not one.
+      if (entry.is_regular_file() && entry.path().extension() == ".yaml" && entry.path().filename() != "split.yaml")
+        files.push_back(entry.path().string());
     }
     if (ec) throw Error("validate: cannot read '" + root + "': " + ec.message());
   }
@@ -207,9 +222,16 @@ std::vector<std::string> find_validation_rows(const std::vector<std::string>& pa
 ValidationRow validate_row(const std::string& file, const DataDir& data) { return predict_row(load_row(file, data)); }
 
 ValidationRow validate_row(const std::string& file, double spec_extra_per_cycle_s, const DataDir& data) {
-  EngineTerms terms;
-  terms.per_cycle_s = spec_extra_per_cycle_s;
-  ValidationRow row = validate_row(file, terms, data);
+  Scenario s = load_row(file, data);
+  // Fixed by the calibration: the band no longer draws it from its prior.
+  s.host.spec_extra_per_cycle_s = spec_extra_per_cycle_s;
+  s.explicit_keys.insert("host.spec_extra_per_cycle");
+  ValidationRow row = predict_row(std::move(s));
+  for (auto& in : row.inputs) {
+    if (in.code != "extra") continue;
+    in.origin = InputOrigin::kCalibrated;
+    in.detail = "calibrated on another run of the deployment: " + units::format_duration(spec_extra_per_cycle_s);
+  }
   if (spec_extra_per_cycle_s < 0) {
     row.warnings.push_back("the calibrated per-cycle term is negative (" + units::format_duration(spec_extra_per_cycle_s) +
                            "): the model's cycle without it is already longer than the calibrating row measured");
@@ -218,83 +240,16 @@ ValidationRow validate_row(const std::string& file, double spec_extra_per_cycle_
 }
 
 double fit_spec_extra_per_cycle(const std::string& file, const DataDir& data) {
-  const EngineOverheadFit f = fit_engine_overhead(file, data);
-  return f.total_s - f.forwards * f.per_forward_s;
-}
-
-double transferable_spec_extra(double fitted_s) { return std::max(0.0, fitted_s); }
-
-EngineOverheadFit fit_engine_overhead(const std::string& file, const DataDir& data) {
   // The row's speculative run, no longer held out, calibrates the per-cycle term (CycleModel does
   // the fit); the per-forward term stays as the row states it.
   Scenario s = load_row(file, data);
   s.measurements.speculative_held_out = false;
   s.explicit_keys.erase("host.spec_extra_per_cycle");
   const CycleModel model(std::move(s));
-  EngineOverheadFit f;
-  f.forwards = double(model.predict().drafts.size());
-  f.per_forward_s = model.calibration().draft_step_overhead_s.value;
-  f.total_s = model.calibration().spec_extra_per_cycle_s.value + f.forwards * f.per_forward_s;
-  return f;
+  return model.calibration().spec_extra_per_cycle_s.value;
 }
 
-namespace {
-
-// c alone, d as each row states it: the median of what each row leaves for c, never below 0.
-EngineTerms per_cycle_only(const std::vector<EngineOverheadFit>& rows) {
-  EngineTerms t;
-  std::vector<double> c;
-  for (const auto& r : rows) {
-    const double fitted = r.total_s - r.forwards * r.per_forward_s;
-    t.negative += fitted < 0 ? 1 : 0;
-    c.push_back(transferable_spec_extra(fitted));
-  }
-  t.per_cycle_s = median(c);
-  return t;
-}
-
-}  // namespace
-
-EngineTerms carried_engine_terms(const std::vector<EngineOverheadFit>& rows) {
-  const auto [lo, hi] = std::minmax_element(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
-    return a.forwards < b.forwards;
-  });
-  if (rows.size() < 2 || hi->forwards == lo->forwards) return per_cycle_only(rows);
-  const auto n = Eigen::Index(rows.size());
-  Eigen::MatrixXd a(n, 2);
-  Eigen::VectorXd o(n);
-  for (Eigen::Index i = 0; i < n; ++i) {
-    a(i, 0) = 1.0;
-    a(i, 1) = rows[std::size_t(i)].forwards;
-    o(i) = rows[std::size_t(i)].total_s;
-  }
-  const Eigen::Vector2d cd = a.colPivHouseholderQr().solve(o);
-  if (cd(1) < 0.0) return per_cycle_only(rows);  // more forwards, less engine time: not a per-forward cost
-  EngineTerms t;
-  if (cd(0) >= 0.0) {
-    t.per_cycle_s = cd(0);
-    t.per_draft_forward_s = cd(1);
-  } else {
-    // Through the origin: d = sum(n o) / sum(n^2).
-    t.per_draft_forward_s = a.col(1).dot(o) / a.col(1).squaredNorm();
-  }
-  return t;
-}
-
-ValidationRow validate_row(const std::string& file, const EngineTerms& terms, const DataDir& data) {
-  Scenario s = load_row(file, data);
-  s.host.spec_extra_per_cycle_s = terms.per_cycle_s;
-  if (terms.per_draft_forward_s) s.host.draft_step_overhead_s = *terms.per_draft_forward_s;
-  ValidationRow row = predict_row(std::move(s));
-  for (auto& in : row.inputs) {
-    const bool carried = in.code == "extra" || (in.code == "step" && terms.per_draft_forward_s);
-    if (!carried) continue;
-    in.origin = InputOrigin::kCalibrated;
-    in.detail = "calibrated on other rows of the deployment: " +
-                units::format_duration(in.code == "extra" ? terms.per_cycle_s : *terms.per_draft_forward_s);
-  }
-  return row;
-}
+double transferable_spec_extra(double fitted_s) { return std::max(0.0, fitted_s); }
 
 namespace {
 
@@ -326,6 +281,8 @@ void widen(ValidationRow& r, const ModelError& e) {
   PredictionBand priors;
   priors.p10_tokens_per_s = r.prior_band_p10_tokens_per_s;
   priors.p90_tokens_per_s = r.prior_band_p90_tokens_per_s;
+  priors.priors_p10_tokens_per_s = r.prior_band_p10_tokens_per_s;
+  priors.priors_p90_tokens_per_s = r.prior_band_p90_tokens_per_s;
   priors.draws = r.prior_band_draws;
   const PredictionBand b = with_model_error(std::move(priors), r.predicted_spec_tokens_per_s, e);
   r.band_p10_tokens_per_s = b.p10_tokens_per_s;
@@ -333,22 +290,23 @@ void widen(ValidationRow& r, const ModelError& e) {
   r.model_error = e;
 }
 
-// Each target's band widened by specsim's error on the rows of `all` from other sources than its
-// own, so that no row's band is fitted on its own source. Returns a note when some source has too
-// few rows beside it (those bands keep the priors' spread alone).
-std::string widen_by_other_sources(const std::vector<ValidationRow*>& targets, const std::vector<ValidationRow>& all) {
+// Each target's band widened by specsim's error on the rows of `pool` (the fit set) from other
+// sources than its own, so that no row's band is fitted on its own source or on the check set.
+// Returns a note when some source has too few rows beside it (those bands keep the priors' spread
+// alone).
+std::string widen_by_other_sources(const std::vector<ValidationRow*>& targets,
+                                   const std::vector<const ValidationRow*>& pool) {
   std::map<std::string, std::optional<ModelError>> by_source;
   int bare = 0;
   for (ValidationRow* t : targets) {
     auto [it, fresh] = by_source.try_emplace(t->source.source);
     if (fresh) {
       std::vector<const ValidationRow*> others;
-      for (const auto& r : all) {
-        if (r.source.source != t->source.source) others.push_back(&r);
-      }
+      std::copy_if(pool.begin(), pool.end(), std::back_inserter(others),
+                   [&](const ValidationRow* r) { return r->source.source != t->source.source; });
       it->second = model_error_of(others);
       if (it->second) {
-        it->second->origin = "held out by source: the " + std::to_string(it->second->rows) + " rows of " +
+        it->second->origin = "held out by source: the " + std::to_string(it->second->rows) + " fit-set rows of " +
                              std::to_string(it->second->sources) + " other sources";
       }
     }
@@ -360,7 +318,7 @@ std::string widen_by_other_sources(const std::vector<ValidationRow*>& targets, c
   }
   if (bare == 0) return "";
   return std::to_string(bare) + " row(s) carry the priors' band alone: their sources leave fewer than " +
-         std::to_string(kMinModelErrorRows) + " rows of " + std::to_string(kMinModelErrorSources) +
+         std::to_string(kMinModelErrorRows) + " fit-set rows of " + std::to_string(kMinModelErrorSources) +
          " other sources to measure specsim's error on";
 }
 
@@ -387,7 +345,13 @@ std::optional<ModelError> model_error_of(const std::vector<const ValidationRow*>
   e.prior_sigma_rms = std::sqrt(prior_var / double(rows.size()));
   // The residuals are logs already: their spread is the log-normal's through exp(p10), exp(p90).
   const double spread = ln_sigma_through(std::exp(e.residual_p10), std::exp(e.residual_p90));
-  e.sigma = std::sqrt(std::max(0.0, spread * spread - e.prior_sigma_rms * e.prior_sigma_rms));
+  const auto beyond_priors = [&](double s) { return std::sqrt(std::max(0.0, s * s - e.prior_sigma_rms * e.prior_sigma_rms)); };
+  e.sigma = beyond_priors(spread);
+  // Each tail on its own: the residuals' p10 (p90) as the split normal's lower (upper) z_0.9 point,
+  // measured from 0 (the point is not moved by the bias), less the priors' spread.
+  constexpr double kZ90 = 1.2815515655446004;  // the standard normal's 0.9 quantile
+  e.sigma_below = beyond_priors(std::max(0.0, -e.residual_p10) / kZ90);
+  e.sigma_above = beyond_priors(std::max(0.0, e.residual_p90) / kZ90);
   e.origin = std::to_string(e.rows) + " rows of " + std::to_string(e.sources) + " sources";
   return e;
 }
@@ -399,8 +363,9 @@ std::string model_error_yaml(const ModelError& e) {
      << "kind: model_error\n"
      << "description: \"specsim's error on the validation corpus beyond its priors' spread: what a prediction's "
         "band draws on top of the priors (prior_band.hpp, docs/validation.md#model-error)\"\n"
-     << "source: \"specsim validate --write-model-error over validation/ (" << e.rows << " public deployments, "
-     << e.sources << " sources, each named in its row file)\"\n"
+     << "source: \"specsim validate --write-model-error over the fit set of validation/ (" << e.rows
+     << " public deployments, " << e.sources
+     << " sources, each named in its row file; validation/split.yaml): the check set never enters it\"\n"
      << "# Written by specsim validate; a test recomputes it from the corpus. ln(measured / predicted)\n"
      << "# speculative tokens/s by nearest rank; p50 is the corpus's bias, reported, not applied.\n"
      << "rows: " << e.rows << "\n"
@@ -412,7 +377,11 @@ std::string model_error_yaml(const ModelError& e) {
      << "# The rows' own prior bands as a ln sigma (root mean square), and what is left of the residuals'\n"
      << "# spread (p90 - p10) / 2.563 beyond it: sigma = sqrt(spread^2 - prior_sigma_rms^2).\n"
      << "prior_sigma_rms: " << f(e.prior_sigma_rms) << "\n"
-     << "sigma: " << f(e.sigma) << "\n";
+     << "sigma: " << f(e.sigma) << "\n"
+     << "# The band's two tails apart (a split normal): the residuals' p10 and p90, each measured from 0\n"
+     << "# as a z_0.9 point, less the priors' spread the same way.\n"
+     << "sigma_below: " << f(e.sigma_below) << "\n"
+     << "sigma_above: " << f(e.sigma_above) << "\n";
   return os.str();
 }
 
@@ -420,7 +389,7 @@ ErrorSummary summarize_errors(const std::string& group, const std::vector<const 
   ErrorSummary s;
   s.group = group;
   s.rows = static_cast<int>(rows.size());
-  std::vector<double> abs_errors;
+  std::vector<double> abs_errors, widths;
   double signed_sum = 0.0;
   for (const ValidationRow* r : rows) {
     const double e = r->error();
@@ -433,7 +402,9 @@ ErrorSummary summarize_errors(const std::string& group, const std::vector<const 
     if (r->sign_right()) ++s.sign_right;
     if (r->in_band()) ++s.in_band;
     if (r->in_prior_band()) ++s.in_prior_band;
+    widths.push_back(r->band_width());
   }
+  s.median_band_width = median(widths);
   s.median_abs_error = median(abs_errors);
   s.mean_signed_error = rows.empty() ? 0.0 : signed_sum / rows.size();
   return s;
@@ -448,16 +419,168 @@ void check_unique_names(const std::vector<ValidationRow>& rows) {
   }
 }
 
-// The corpus's model error over every row, and each row's band widened by the other sources'.
-void attach_model_error(ValidationReport& report) {
-  std::vector<const ValidationRow*> all;
-  std::vector<ValidationRow*> targets;
-  for (auto& r : report.rows) {
-    all.push_back(&r);
-    targets.push_back(&r);
+std::vector<const ValidationRow*> fit_set(const std::vector<ValidationRow>& rows) {
+  std::vector<const ValidationRow*> fit;
+  for (const auto& r : rows) {
+    if (r.scored() && r.set == "fit") fit.push_back(&r);
   }
-  report.model_error = model_error_of(all);
-  report.model_error_note = widen_by_other_sources(targets, report.rows);
+  return fit;
+}
+
+// The model error over the fit set, and each row's band widened by the fit set's other sources.
+void attach_model_error(ValidationReport& report) {
+  const std::vector<const ValidationRow*> fit = fit_set(report.rows);
+  std::vector<ValidationRow*> targets;
+  for (auto& r : report.rows) targets.push_back(&r);
+  report.model_error = model_error_of(fit);
+  if (report.model_error) {
+    report.model_error->origin = "the fit set: " + std::to_string(report.model_error->rows) + " rows of " +
+                                 std::to_string(report.model_error->sources) + " sources";
+  }
+  report.model_error_note = widen_by_other_sources(targets, fit);
+}
+
+// Each scored row's set from the split read at `path` (named `split_file` in the report); sources it
+// does not list are scored in the check set.
+void assign_sets(ValidationReport& report, const std::string& path, const std::string& split_file) {
+  ValidationSplit split;
+  if (!path.empty()) split = load_validation_split(path);
+  report.split_file = split_file;
+  std::set<std::string> unlisted;
+  for (auto& r : report.rows) {
+    if (!r.scored()) continue;
+    if (split_file.empty()) {
+      r.set = "fit";
+      continue;
+    }
+    r.set = split.set_of_source(r.source.source);
+    if (!split.set_of.count(r.source.source)) unlisted.insert(r.source.source);
+  }
+  if (split_file.empty()) {
+    report.split_notes.push_back("no split file: every scored row is in the fit set (each band still fitted "
+                                 "without its own source)");
+  }
+  for (const auto& source : unlisted) {
+    report.split_notes.push_back("source '" + source + "' is not in " + split_file +
+                                 ": scored in the check set (sources found after the freeze go there first)");
+  }
+}
+
+// The split file: the option's, else the nearest split.yaml above the row files (a corpus folder
+// carries its own split), else the data directory's. Rows under two different split files are refused.
+std::string split_file_of(const ValidateOptions& options, const std::vector<std::string>& files,
+                          const DataDir& data) {
+  if (!options.split_file.empty()) return options.split_file;
+  std::set<std::string> found;
+  for (const auto& f : files) {
+    std::error_code ec;
+    for (fs::path dir = fs::absolute(f, ec).parent_path(); !dir.empty(); dir = dir.parent_path()) {
+      if (fs::is_regular_file(dir / "split.yaml", ec)) {
+        found.insert(fs::weakly_canonical(dir / "split.yaml", ec).string());
+        break;
+      }
+      if (dir == dir.root_path()) break;
+    }
+  }
+  if (found.size() > 1) {
+    throw Error("validate: the rows lie under " + std::to_string(found.size()) + " split files (" + *found.begin() +
+                ", " + *std::next(found.begin()) + "): pass --split to name the one that holds");
+  }
+  if (found.size() == 1) return *found.begin();
+  const std::string f = validation_split_file(data);
+  std::error_code ec;
+  return fs::is_regular_file(f, ec) ? f : "";
+}
+
+}  // namespace
+
+namespace {
+
+std::vector<ErrorSummary> calibrated_splits(const std::vector<CalibratedRow>& rows,
+                                            const std::vector<ValidationRow>& plain) {
+  std::map<std::string, std::vector<const ValidationRow*>> groups;
+  std::map<std::string, const ValidationRow*> by_name;
+  for (const auto& r : plain) by_name[r.name] = &r;
+  for (const auto& c : rows) {
+    if (!c.row.scored()) continue;
+    groups[c.row.set].push_back(&c.row);
+    // A K sweep: the calibrating run differs from the predicted one in its draft shape alone.
+    const ValidationRow* on = c.calibrated_on.size() == 1 ? by_name[c.calibrated_on.front()] : nullptr;
+    if (on && on->batch == c.row.batch && on->draft == c.row.draft && on->tp == c.row.tp) {
+      groups["K sweep"].push_back(&c.row);
+    }
+  }
+  std::vector<ErrorSummary> out;
+  for (const auto& [name, members] : groups) out.push_back(summarize_errors(name, members));
+  return out;
+}
+
+// One run -> siblings: each row of a source alone calibrates the per-cycle term for every sibling.
+CalibrationRun one_run_calibration(const ValidationReport& report, const std::vector<std::string>& files,
+                                   const std::map<std::string, std::vector<std::size_t>>& by_source,
+                                   const DataDir& data) {
+  CalibrationRun run;
+  run.mode = "one run -> siblings";
+  for (const auto& [source, members] : by_source) {
+    if (int(members.size()) < kMinRowsForLeaveOneOut) {
+      run.sources_skipped.push_back(source + " (" + std::to_string(members.size()) + " row)");
+      continue;
+    }
+    std::map<std::size_t, double> fitted;
+    for (std::size_t i : members) fitted[i] = fit_spec_extra_per_cycle(files[i], data);
+    for (std::size_t k : members) {
+      for (std::size_t j : same_deployment(report.rows, members, k)) {
+        CalibratedRow c{validate_row(files[k], transferable_spec_extra(fitted[j]), data), {report.rows[j].name}};
+        if (fitted[j] < 0) c.row.warnings.push_back(negative_fit_note(1, 1));
+        c.row.file = report.rows[k].file;
+        c.row.set = report.rows[k].set;
+        run.rows.push_back(std::move(c));
+      }
+    }
+  }
+  return run;
+}
+
+CalibrationRun calibration_on_row(const ValidationReport& report, const std::vector<std::string>& files,
+                                  const std::map<std::string, std::vector<std::size_t>>& by_source,
+                                  const std::string& name, const DataDir& data) {
+  const auto it = std::find_if(report.rows.begin(), report.rows.end(),
+                               [&](const ValidationRow& r) { return r.name == name; });
+  if (it == report.rows.end()) {
+    std::string known;
+    for (const auto& r : report.rows) known += (known.empty() ? "" : ", ") + r.name;
+    throw Error(SourceLocation{"--calibrate-on", 0, 0}, "", "no row named '" + name + "' (rows: " + known + "; or 'all')");
+  }
+  CalibrationRun run;
+  run.mode = "on " + it->name;
+  const double fitted = fit_spec_extra_per_cycle(files[std::size_t(it - report.rows.begin())], data);
+  for (std::size_t i : by_source.at(it->source.source)) {
+    if (report.rows[i].name == it->name) continue;
+    CalibratedRow c{validate_row(files[i], transferable_spec_extra(fitted), data), {it->name}};
+    if (fitted < 0) c.row.warnings.push_back(negative_fit_note(1, 1));
+    c.row.file = report.rows[i].file;
+    c.row.set = report.rows[i].set;
+    run.rows.push_back(std::move(c));
+  }
+  if (run.rows.empty()) {
+    throw Error(SourceLocation{"--calibrate-on", 0, 0}, "", "source '" + it->source.source + "' has no other row to predict");
+  }
+  return run;
+}
+
+// The calibrated rows' bands: the model error of calibrated predictions on the fit set's other
+// sources (a calibrated row errs less than a prior one: the uncalibrated error would overstate it).
+void widen_calibrated(CalibrationRun& run) {
+  std::vector<ValidationRow*> targets;
+  std::vector<const ValidationRow*> predicted, fit;
+  for (auto& c : run.rows) {
+    targets.push_back(&c.row);
+    if (!c.row.scored()) continue;  // shown, not summarized: its inputs came from its own run
+    predicted.push_back(&c.row);
+    if (c.row.set == "fit") fit.push_back(&c.row);
+  }
+  widen_by_other_sources(targets, fit);
+  run.summary = summarize_errors(run.mode, predicted);
 }
 
 }  // namespace
@@ -473,69 +596,25 @@ ValidationReport validate_corpus(const std::vector<std::string>& files, const Va
   };
   check_unique_names(report.rows);
   for (auto& r : report.rows) r.file = shown(r.file);
+  const std::string split = split_file_of(options, files, data);
+  assign_sets(report, split, split.empty() ? "" : shown(split));
   attach_model_error(report);
   report.summaries = summaries_of(report.rows);
+  std::vector<const ValidationRow*> apart;
+  for (const auto& r : report.rows) {
+    if (!r.scored()) apart.push_back(&r);
+  }
+  if (!apart.empty()) report.not_scored = summarize_errors("not scored", apart);
   if (options.calibrate_on.empty()) return report;
 
   // Rows by source, in file order.
   std::map<std::string, std::vector<std::size_t>> by_source;
   for (std::size_t i = 0; i < report.rows.size(); ++i) by_source[report.rows[i].source.source].push_back(i);
-
-  CalibrationRun run;
-  if (options.calibrate_on == "all") {
-    run.mode = "leave-one-out";
-    for (const auto& [source, members] : by_source) {
-      if (int(members.size()) < kMinRowsForLeaveOneOut) {
-        run.sources_skipped.push_back(source + " (" + std::to_string(members.size()) + " row)");
-        continue;
-      }
-      std::map<std::size_t, EngineOverheadFit> fitted;
-      for (std::size_t i : members) fitted[i] = fit_engine_overhead(files[i], data);
-      for (std::size_t k : members) {
-        CalibratedRow c;
-        std::vector<EngineOverheadFit> others;
-        for (std::size_t j : same_deployment(report.rows, members, k)) {
-          others.push_back(fitted[j]);
-          c.calibrated_on.push_back(report.rows[j].name);
-        }
-        const EngineTerms terms = carried_engine_terms(others);
-        c.row = validate_row(files[k], terms, data);
-        if (terms.negative > 0) c.row.warnings.push_back(negative_fit_note(terms.negative, int(others.size())));
-        c.row.file = shown(c.row.file);
-        run.rows.push_back(std::move(c));
-      }
-    }
-  } else {
-    const auto it = std::find_if(report.rows.begin(), report.rows.end(),
-                                 [&](const ValidationRow& r) { return r.name == options.calibrate_on; });
-    if (it == report.rows.end()) {
-      std::string known;
-      for (const auto& r : report.rows) known += (known.empty() ? "" : ", ") + r.name;
-      throw Error(SourceLocation{"--calibrate-on", 0, 0}, "",
-                  "no row named '" + options.calibrate_on + "' (rows: " + known + "; or 'all')");
-    }
-    run.mode = "on " + it->name;
-    const double fitted = fit_spec_extra_per_cycle(files[std::size_t(it - report.rows.begin())], data);
-    for (std::size_t i : by_source[it->source.source]) {
-      if (report.rows[i].name == it->name) continue;
-      CalibratedRow c{validate_row(files[i], transferable_spec_extra(fitted), data), {it->name}};
-      if (fitted < 0) c.row.warnings.push_back(negative_fit_note(1, 1));
-      c.row.file = shown(c.row.file);
-      run.rows.push_back(std::move(c));
-    }
-    if (run.rows.empty()) {
-      throw Error(SourceLocation{"--calibrate-on", 0, 0}, "",
-                  "source '" + it->source.source + "' has no other row to predict");
-    }
-  }
-  std::vector<ValidationRow*> targets;
-  std::vector<const ValidationRow*> predicted;
-  for (auto& c : run.rows) {
-    targets.push_back(&c.row);
-    predicted.push_back(&c.row);
-  }
-  widen_by_other_sources(targets, report.rows);
-  run.summary = summarize_errors(run.mode, predicted);
+  CalibrationRun run = options.calibrate_on == "all"
+                           ? one_run_calibration(report, files, by_source, data)
+                           : calibration_on_row(report, files, by_source, options.calibrate_on, data);
+  widen_calibrated(run);
+  run.splits = calibrated_splits(run.rows, report.rows);
   report.calibration = std::move(run);
   return report;
 }

@@ -204,14 +204,21 @@ PredictionBand with_model_error(PredictionBand priors, double point_tokens_per_s
                                 std::uint64_t seed) {
   PredictionBand band = std::move(priors);
   band.model_error = error;
-  if (!(error.sigma > 0.0)) return band;
+  if (!(error.sigma_below > 0.0) && !(error.sigma_above > 0.0)) return band;
   std::vector<double> rates = band.draws;
   if (rates.empty()) rates.assign(std::size_t(kDefaultBandSamples), point_tokens_per_s);
   std::mt19937_64 g(seed);
-  const LogNormal e{0.0, error.sigma};
-  for (double& r : rates) r *= draw(g, e);
+  // A split normal: z < 0 (the measurement below the prediction) scales by sigma_below.
+  for (double& r : rates) {
+    const double z = boost::math::quantile(boost::math::normal(), uniform(g));
+    r *= std::exp(z * (z < 0.0 ? error.sigma_below : error.sigma_above));
+  }
   band.samples = int(rates.size());
   set_percentiles(band, std::move(rates));
+  // One tail's error alone moves the draws one way and can pull the other percentile inside the
+  // priors' band: the model error only ever widens it.
+  band.p10_tokens_per_s = std::min(band.p10_tokens_per_s, band.priors_p10_tokens_per_s);
+  band.p90_tokens_per_s = std::max(band.p90_tokens_per_s, band.priors_p90_tokens_per_s);
   return band;
 }
 
