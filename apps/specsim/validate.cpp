@@ -23,6 +23,7 @@ struct ValidateOptions {
   std::string split;
   std::string baseline;
   std::string write_model_error;
+  bool ablate = false;
   Format format = Format::kText;
 };
 
@@ -31,6 +32,10 @@ void run_validate(const ValidateOptions& o, Io& io) {
   vo.calibrate_on = o.calibrate_on;
   vo.split_file = o.split;
   const std::vector<std::string> rows = find_validation_rows(o.paths);
+  if (o.ablate) {
+    io.out << render_ablation(ablate_rules(rows, vo), o.format);
+    return;
+  }
   const OutputOptions output{.inputs = rows, .option = "--write-model-error"};
   if (!o.write_model_error.empty()) check_output_target(o.write_model_error, output);
   const ValidationReport report = validate_corpus(rows, vo);
@@ -76,6 +81,13 @@ void setup_validate(CLI::App& app, Io& io) {
   sub->add_option("--write-model-error", opts->write_model_error,
                   "Write specsim's error beyond the priors over these rows (models/model-error.yaml, "
                   "docs/validation.md#model-error) to this file");
+  CLI::Option* ablate =
+      sub->add_flag("--ablate", opts->ablate,
+                    "Flip each calibration rule in turn and print the check, fit and leave-source-out figures "
+                    "with and without it (docs/validation.md#ablation)");
+  ablate->excludes(sub->get_option("--calibrate-on"))
+      ->excludes(sub->get_option("--baseline"))
+      ->excludes(sub->get_option("--write-model-error"));
   add_format_option(*sub, opts->format, {.csv_flag = true});
   sub->callback([opts, &io]() { run_validate(*opts, io); });
 }

@@ -47,7 +47,7 @@ const std::map<std::string, Probe> kProbes = {
     {"comm.max_channels", {"2", "-1"}},
     {"comm.eager_overhead_per_op", {"0us", "fast"}},
     {"host.decode_per_step", {"1ms", "1"}},
-    {"host.spec_extra_per_cycle", {"2ms", "2 m"}},
+    {"host.spec_extra_per_cycle", {"3ms", "2 m"}},
     {"host.draft_step_overhead", {"200us", "inf"}},
     {"host.ngram_lookup_per_token", {"1us", "inf"}},
 };

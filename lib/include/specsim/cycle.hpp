@@ -64,6 +64,14 @@ struct Calibration {
   // Both 0 otherwise.
   CalibratedValue sync_step_host_s;
   double unhidden_host_s = 0.0;
+  // Where a measured plain step has two readings (CycleModel::fit_forward_to_host_prior): the
+  // bandwidth efficiency and host time per step of the host reading, then of the GPU reading. The
+  // point takes one (its bandwidth_efficiency says which); the band draws both. Empty otherwise.
+  struct PlainStepReading {
+    double bandwidth_efficiency = 0.0;
+    double host_s = 0.0;
+  };
+  std::vector<PlainStepReading> plain_step_readings;
   bool comm_calibrated = false;  // the all-reduce cost comes from a measured table
   std::string comm_source;       // which table or prior, and the what-ifs applied
   // The expert-parallel all-to-all (parallel.moe_a2a), where the target runs one: measured table or prior.
@@ -201,6 +209,9 @@ class CycleModel {
   // Bandwidth efficiency from a measured plain step shorter than the modelled forward; host left.
   double fit_forward_to_step(const Scenario& s, double step, double modelled);
   double fit_forward_to_host_prior(const Scenario& s, double step, double host);
+  void host_without_step(const Scenario& s);
+  void charge_prefill_per_token(const Scenario& s, double host);
+  [[nodiscard]] std::string heaviest_part(const Scenario& s) const;
   [[nodiscard]] double decode_at_efficiency(const Scenario& s, double eta) const;
   void use_efficiency(const Scenario& s, double eta);
   // host.spec_extra_per_cycle from measurements.speculative when it is not held out.

@@ -149,4 +149,10 @@ struct ForwardTable {
 // (`set` says which).
 [[nodiscard]] std::string render_validation(const ValidationReport& report, Format format);
 
+// Each calibration rule flipped against the model as shipped (specsim validate --ablate). Text: per
+// rule, the check, fit and leave-source-out lines as shipped and flipped, and whether the rule as
+// shipped does better on the check set. JSON: {"rules":[{rule, shipped, as_shipped[], flipped[]}]}.
+// CSV: a row per rule and group.
+[[nodiscard]] std::string render_ablation(const std::vector<RuleAblation>& rules, Format format);
+
 }  // namespace specsim

@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -116,6 +117,36 @@ inline constexpr PriorValue kPriorEagerOverlapExponent{2.91, 2.0, 5.0};
 // The exponent of perfect overlap, T = max(gpu, host): what a measured eager verify is priced at,
 // its measured compute already holding the launches that ran beside the GPU.
 inline constexpr double kPerfectOverlapExponent = std::numeric_limits<double>::infinity();
+
+// The range a calibrated weight-streaming efficiency may take (share of datasheet bandwidth):
+// from the lowest kernel class in AIConfigurator's small-M GEMM data (FP8 at 74%) to the datasheet
+// itself (docs/references/measured-compute.md#gemm-efficiency). A measured step that the range
+// cannot explain is host time (below) or a model whose bytes are wrong (above), never an
+// efficiency outside it.
+inline constexpr double kMinPlausibleBandwidthEfficiency = 0.74;
+inline constexpr double kMaxPlausibleBandwidthEfficiency = 1.0;
+
+// Rules of calibration that `specsim validate --ablate` turns off one at a time, to show what each
+// does on sources it was not derived from (docs/validation.md#ablation). Every rule is on unless an
+// ablation says otherwise; no data file sets them.
+struct ModelRules {
+  // An end-to-end plain rate (includes_prefill) charges per output token what prefill of the stated
+  // prompt costs (priced from the target's forward), the rest of its residual per step.
+  bool prefill_per_output_token = true;
+  // What an end-to-end plain rate leaves beyond the forward and the priced prefill, when no TPOT
+  // separates them: on, all of it is per-request time (batch tails, unpriced prefill), paid per
+  // output token; off, per-step host work up to the engine's host prior p90, the rest per request.
+  bool end_to_end_residual_per_request = true;
+  // A plain step shorter than the modelled forward raises a prior efficiency, at most to 100%.
+  bool efficiency_to_short_step = true;
+  // A plain step leaving more than the engine's host prior p90 lowers a prior efficiency, at
+  // least to kMinPlausibleBandwidthEfficiency (batch 1, CUDA graphs); off: the excess is host time.
+  bool efficiency_to_long_step = true;
+  // No measured plain step: host time per step from the engine's plain_step_host prior (else 0).
+  bool host_prior_without_step = true;
+  [[nodiscard]] bool operator==(const ModelRules&) const = default;
+};
+[[nodiscard]] std::vector<std::pair<std::string, bool ModelRules::*>> model_rule_names();
 
 struct ComputeSettings {
   // Fraction of datasheet memory bandwidth reached. Default: 84%, BF16 GEMV at M <= 64 on every GPU
@@ -442,6 +473,7 @@ struct Scenario {
   std::optional<ValidationSource> validation;  // validation rows only
   std::optional<EnginePrior> engine_prior;     // models/engines/<engine.name>.yaml, when there is one
   std::optional<ModelError> model_error;       // models/model-error.yaml, when the data directory has one
+  ModelRules rules;                            // calibration rules (all on; validate --ablate turns one off)
   // Why the engine's prior file was not applied (its evidence covers other methods); "" otherwise.
   std::string engine_prior_skipped;
   // Dotted leaf keys the file or a `--set` patch states ("compute.bandwidth_efficiency"): a value

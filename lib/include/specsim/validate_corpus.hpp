@@ -162,6 +162,9 @@ struct ValidateOptions {
   // directory's validation/split.yaml where it exists, else every scored row is in the fit set (its
   // band still fitted without its own source).
   std::string split_file;
+  // The calibration rules every row is predicted under (all as the model ships them, unless an
+  // ablation flips one).
+  ModelRules rules;
 };
 
 inline constexpr int kMinRowsForLeaveOneOut = 2;
@@ -175,10 +178,26 @@ inline constexpr int kMinRowsForLeaveOneOut = 2;
 [[nodiscard]] ValidationRow validate_row(const std::string& file, const DataDir& data = DataDir());
 // The same row with its per-cycle engine term replaced.
 [[nodiscard]] ValidationRow validate_row(const std::string& file, double spec_extra_per_cycle_s,
-                                         const DataDir& data = DataDir());
+                                         const DataDir& data = DataDir(), const ModelRules& rules = {});
 
 // The per-cycle term that makes a row's predicted speculative tokens/s equal its measurement.
-[[nodiscard]] double fit_spec_extra_per_cycle(const std::string& file, const DataDir& data = DataDir());
+[[nodiscard]] double fit_spec_extra_per_cycle(const std::string& file, const DataDir& data = DataDir(),
+                                              const ModelRules& rules = {});
+
+// One rule of calibration (ModelRules, model_rule_names) flipped against the model as it ships: the
+// check, fit and leave-source-out summaries with the rule as shipped and flipped
+// (docs/validation.md#ablation). A rule stays on only where it helps on the check set, whose
+// sources no rule was derived from.
+struct RuleAblation {
+  std::string rule;
+  bool shipped = true;  // the rule's state in the model as it ships
+  std::vector<ErrorSummary> as_shipped;  // "check", "fit", "leave-source-out"
+  std::vector<ErrorSummary> flipped;     // the same with the rule flipped
+};
+// Every rule of model_rule_names() flipped in turn over `files` (each a full validate_corpus run).
+[[nodiscard]] std::vector<RuleAblation> ablate_rules(const std::vector<std::string>& files,
+                                                     const ValidateOptions& options = {},
+                                                     const DataDir& data = DataDir());
 
 // The term a fit carries to another row: engine work is never negative. A row whose fit is below 0
 // has a modelled cycle longer than it measured (at batch > 1, at long context): that error is its

@@ -15,9 +15,6 @@ namespace specsim {
 
 namespace {
 
-constexpr double kMinEfficiency = 0.02;
-// The largest bandwidth efficiency a measured step may calibrate, load.cpp's bound on a stated one.
-constexpr double kMaxCalibratedEfficiency = 2.0;
 
 // Single-token draft forwards of a cycle besides the extend: num_steps - 1 when the extend yields
 // the first draft token (SGLang, vLLM), num_steps otherwise; none for ngram, and none for a block
@@ -107,6 +104,14 @@ bool any_forward_in(const Scenario& s, Pred in_mode) {
 }
 
 }  // namespace
+
+std::vector<std::pair<std::string, bool ModelRules::*>> model_rule_names() {
+  return {{"prefill-per-output-token", &ModelRules::prefill_per_output_token},
+          {"end-to-end-residual-per-request", &ModelRules::end_to_end_residual_per_request},
+          {"efficiency-to-short-step", &ModelRules::efficiency_to_short_step},
+          {"efficiency-to-long-step", &ModelRules::efficiency_to_long_step},
+          {"host-prior-without-step", &ModelRules::host_prior_without_step}};
+}
 
 bool launches_eagerly(const Scenario& s) {
   return any_forward_in(s, [](LaunchMode m) { return m != LaunchMode::kGraph; });
@@ -490,8 +495,9 @@ void CycleModel::calibrate_compute(const Scenario& s) {
                        : make(s.model, cal.bandwidth_efficiency.value, x).gpu_time_s(tokens);
     };
     auto residual = [&](double x) { return time_at(x) - verify->compute_s; };
-    const double lo = solve_eta ? kMinEfficiency : 0.0;
-    const double hi = 1.0;
+    // An efficiency stays inside its plausible range; a skew inside [0, 1].
+    const double lo = solve_eta ? kMinPlausibleBandwidthEfficiency : 0.0;
+    const double hi = solve_eta ? kMaxPlausibleBandwidthEfficiency : 1.0;
     double x = hi;
     // Time falls as efficiency rises and rises with skew: find the end where the model is fastest.
     const double fastest = solve_eta ? hi : lo;
@@ -526,54 +532,113 @@ void CycleModel::calibrate_compute(const Scenario& s) {
 // 3. Host time per plain step: what the measured step leaves after the modelled forward.
 void CycleModel::calibrate_host(const Scenario& s) {
   Calibration& cal = calibration_;
+  const Measurements& m = s.measurements;
   if (s.host.decode_per_step_s) {
     cal.host_decode_s = {*s.host.decode_per_step_s, "set"};
-  } else if (s.measurements.baseline_tokens_per_s && *s.measurements.baseline_tokens_per_s > 0) {
-    const Measurements& m = s.measurements;
-    const double end_to_end = s.batch / *m.baseline_tokens_per_s;
-    // With a measured TPOT the decode step is known apart from prefill and batch tails.
-    const double step = m.baseline_tpot_s.value_or(end_to_end);
-    const ForwardBreakdown f = forward(target_, s.model, ForwardOf::kTarget, s.batch, s.engine.decode_mode, "decode");
-    double host = step - f.total_s();
-    if (host < 0) host = fit_forward_to_step(s, step, f.total_s());
-    host = fit_forward_to_host_prior(s, step, host);
-    const double modelled = step - host;
+    return;
+  }
+  if (!m.baseline_tokens_per_s || !(*m.baseline_tokens_per_s > 0)) {
+    host_without_step(s);
+    return;
+  }
+  const double end_to_end = s.batch / *m.baseline_tokens_per_s;
+  // With a measured TPOT the decode step is known apart from prefill and batch tails.
+  const double step = m.baseline_tpot_s.value_or(end_to_end);
+  const ForwardBreakdown f = forward(target_, s.model, ForwardOf::kTarget, s.batch, s.engine.decode_mode, "decode");
+  double host = step - f.total_s();
+  host = host < 0 ? fit_forward_to_step(s, step, f.total_s()) : fit_forward_to_host_prior(s, step, host);
+  const double modelled = step - host;
+  cal.host_decode_s = {host, "calibrated: measured step " + units::format_duration(step) + " minus the modelled forward " +
+                                 units::format_duration(modelled)};
+  if (m.baseline_tpot_s) {
     const double per_token = end_to_end - step;
-    cal.host_decode_s = {host + per_token, "calibrated: measured step " + units::format_duration(step) +
-                                               " minus the modelled forward " + units::format_duration(modelled)};
-    if (m.baseline_tpot_s) {
-      cal.host_per_output_token_s = per_token;
-      cal.host_decode_s.origin = "calibrated: measured TPOT " + units::format_duration(step) +
-                                 " minus the modelled forward " + units::format_duration(modelled) +
-                                 " per step, plus the end-to-end step " + units::format_duration(end_to_end) +
-                                 " less the TPOT (prefill and batch tails), " + units::format_duration(per_token) +
-                                 " per output token (x tau per cycle)";
-    } else if (m.baseline_includes_prefill) {
-      // Prefill and batch tails are paid per output token: a cycle pays them tau times. Without a
-      // TPOT they cannot be told from the step's host work, so the whole residual is.
-      cal.host_per_output_token_s = host;
-      cal.host_decode_s.origin += "; measured end to end, so charged per output token (x tau per cycle)";
-    }
-  } else {
-    cal.host_decode_s = {0.0, "prior: 0 (no baseline measurement)"};
+    cal.host_per_output_token_s = per_token;
+    cal.host_decode_s.value += per_token;
+    cal.host_decode_s.origin = "calibrated: measured TPOT " + units::format_duration(step) +
+                               " minus the modelled forward " + units::format_duration(modelled) +
+                               " per step, plus the end-to-end step " + units::format_duration(end_to_end) +
+                               " less the TPOT (prefill and batch tails), " + units::format_duration(per_token) +
+                               " per output token (x tau per cycle)";
+  } else if (m.baseline_includes_prefill) {
+    charge_prefill_per_token(s, host);
   }
 }
 
-// At batch 1 a measured plain step holds the forward and the engine's host work, nothing else
-// (no batch tails; a chat prompt's prefill is a small share). When it leaves more host time than
-// the engine's prior allows (its p90) and the step reads mostly weights, the excess is weight
-// streaming slower than the prior efficiency says (another part, other kernels), which the verify
-// and the drafts pay too: a prior efficiency is then calibrated (TOMS 748) so that the forward
-// fills the step less the prior's host time. Where the KV cache is most of the bytes, the excess
-// may as well be the attention kernel, which the efficiency would misprice; the host keeps it.
-// Returns the host time left.
+// Without a measured plain step the engine's own host time is still paid: its plain_step_host prior
+// (a step's scheduling, input preparation and sampling), said so; 0 only where the engine has none.
+void CycleModel::host_without_step(const Scenario& s) {
+  Calibration& cal = calibration_;
+  const auto& prior = s.engine_prior;
+  if (!s.rules.host_prior_without_step || !prior || !prior->plain_step_host) {
+    cal.host_decode_s = {0.0, "prior: 0 (no baseline measurement" +
+                                  std::string(prior && prior->plain_step_host ? ")" : ", and models/engines/" + s.engine.name +
+                                                                                       ".yaml gives no plain_step_host)")};
+    return;
+  }
+  const EnginePrior::Term& t = *prior->plain_step_host;
+  cal.host_decode_s = {t.value_s, "prior: engine " + prior->name + " plain_step_host, p10-p90 " +
+                                      units::format_duration(t.p10_s) + " to " + units::format_duration(t.p90_s) +
+                                      " (models/engines/" + prior->name + ".yaml; no baseline measurement)"};
+}
+
+// An end-to-end plain rate holds, besides the steps, each request's prefill and the batch's tails
+// (requests finishing apart): time paid once per request, which speculation does not shorten, so per
+// output token (x tau per cycle). Its residual beyond the modelled forward is split: prefill of the
+// stated prompt priced from the target's forward (one forward of B x P tokens spread over the O
+// steps that emit the output: T_fwd(B x P) / O per step, docs/model.md#prefill), per-step host work
+// up to the engine's plain_step_host prior p90 (a step's scheduling and sampling cannot take more),
+// and what is left per request. Without the prior, all of what is left is per step.
+void CycleModel::charge_prefill_per_token(const Scenario& s, double host) {
+  Calibration& cal = calibration_;
+  const Measurements& m = s.measurements;
+  if (!s.rules.prefill_per_output_token) return;
+  double prefill_share = 0.0;
+  std::string how;
+  if (m.baseline_prompt_tokens > 0 && m.baseline_output_tokens > 0) {
+    const double prompt = s.batch * m.baseline_prompt_tokens;
+    const double prefill_s =
+        forward(target_, s.model, ForwardOf::kTarget, prompt, LaunchMode::kGraph, "prefill").total_s();
+    prefill_share = std::min(host, prefill_s / m.baseline_output_tokens);
+    how = "prefill of " + units::format_fixed(m.baseline_prompt_tokens, 0) + " prompt tokens per request (" +
+          units::format_duration(prefill_s) + " for the batch) over " + units::format_fixed(m.baseline_output_tokens, 0) +
+          " output tokens, " + units::format_duration(prefill_share) + "; ";
+  }
+  const double rest = host - prefill_share;
+  const auto& prior = s.engine_prior;
+  const bool bounded = prior && prior->plain_step_host && !s.rules.end_to_end_residual_per_request;
+  const double per_step = s.rules.end_to_end_residual_per_request ? 0.0
+                          : bounded                               ? std::min(rest, prior->plain_step_host->p90_s)
+                                                                  : rest;
+  const double per_request = prefill_share + (rest - per_step);
+  cal.host_per_output_token_s = per_request;
+  cal.host_decode_s.origin += "; measured end to end: " + how +
+                              (s.rules.end_to_end_residual_per_request ? std::string("no TPOT to separate per-step work")
+                                                                       : "per-step host work up to the engine's prior p90") +
+                              ", " + units::format_duration(per_step) + " per step; per request (prefill, batch tails), " +
+                              units::format_duration(per_request) + " per output token (x tau per cycle)";
+  if (bounded && rest - per_step > 0.0) {
+    cal.warnings.push_back("the plain rate is end to end and leaves " + units::format_duration(rest) +
+                           " per step beyond the modelled forward" + (how.empty() ? "" : " and the priced prefill") +
+                           ", more than the " + s.engine.name + " host prior allows (p90 " +
+                           units::format_duration(per_step) + "): the excess is read as per-request time (prefill, " +
+                           "batch tails), which speculation does not shorten; a measured TPOT would settle it");
+  }
+}
+
+// At batch 1 a measured plain step holds the forward and the engine's host work. When it leaves more
+// host time than the engine's prior allows (its p90), it has two readings: host work that does not
+// grow with the verify's width, or weight streaming slower than the prior efficiency says, which
+// the verify and the drafts pay too. The efficiency may take only its plausible range, so the GPU
+// reading absorbs at most what the range's floor leaves; the rest is host time either way. The
+// point takes the host reading unless rules.efficiency_to_long_step says otherwise; the other
+// reading is kept for the band (Calibration::plain_step_readings). Returns the host time left.
 double CycleModel::fit_forward_to_host_prior(const Scenario& s, double step, double host) {
   Calibration& cal = calibration_;
   // The prior is of graph-mode steps; an eager step's launches are host work of another size.
   // Above batch 1 an end-to-end step also holds prefill and batch tails, unless a measured TPOT
-  // gave the decode step apart from them; the batch-1 prior then bounds host work that grows
-  // with the batch, which its p90 (not its value) is wide enough to allow at moderate batch.
-  if ((s.batch != 1 && !s.measurements.baseline_tpot_s) || s.engine.decode_mode != LaunchMode::kGraph || !s.engine_prior || !s.engine_prior->plain_step_host) {
+  // gave the decode step apart from them.
+  if ((s.batch != 1 && !s.measurements.baseline_tpot_s) || s.engine.decode_mode != LaunchMode::kGraph ||
+      !s.engine_prior || !s.engine_prior->plain_step_host) {
     return host;
   }
   const EnginePrior::Term& prior = *s.engine_prior->plain_step_host;
@@ -581,60 +646,97 @@ double CycleModel::fit_forward_to_host_prior(const Scenario& s, double step, dou
   const ForwardTerms bytes = target_.terms(1.0);
   if (bytes.kv_bytes > bytes.weight_bytes + bytes.expert_bytes) return host;
   const auto decode_s = [&](double eta) { return decode_at_efficiency(s, eta); };
-  const double wanted = step - prior.value_s;
   const double from = cal.bandwidth_efficiency.value;
-  if (decode_s(kMinEfficiency) < wanted) return host;  // not a matter of bandwidth
-  boost::uintmax_t iterations = 60;
-  const auto [a, b] = boost::math::tools::toms748_solve([&](double x) { return decode_s(x) - wanted; }, kMinEfficiency,
-                                                        from, boost::math::tools::eps_tolerance<double>(40), iterations);
-  const double eta = 0.5 * (a + b);
+  const double wanted = step - prior.value_s;
+  double eta = kMinPlausibleBandwidthEfficiency;
+  if (decode_s(eta) > wanted) {
+    boost::uintmax_t iterations = 60;
+    const auto [a, b] = boost::math::tools::toms748_solve([&](double x) { return decode_s(x) - wanted; }, eta, from,
+                                                          boost::math::tools::eps_tolerance<double>(40), iterations);
+    eta = 0.5 * (a + b);
+  }
+  const double gpu_host = std::max(0.0, step - decode_s(eta));
   const std::string what = s.measurements.baseline_tpot_s ? "the measured plain TPOT " : "the measured plain step ";
-  cal.bandwidth_efficiency = {eta, "calibrated: " + what + units::format_duration(step) + " less the engine's host prior " +
-                                       units::format_duration(prior.value_s)};
-  cal.warnings.push_back(what + "(" + units::format_duration(step) + ") leaves " + units::format_duration(host) +
-                         " beyond the modelled forward at batch " + std::to_string(s.batch) + ", more than the " +
-                         s.engine.name + " host prior allows (p90 " + units::format_duration(prior.p90_s) +
-                         "): read as GPU time, bandwidth efficiency calibrated from " +
-                         units::format_fixed(100.0 * from, 0) + "% to " + units::format_fixed(100.0 * eta, 0) + "%");
+  const std::string host_reading = "read as host time, efficiency " + units::format_fixed(100.0 * from, 0) + "% and " +
+                                   units::format_duration(host) + " host per step";
+  const std::string gpu_detail = "efficiency " + units::format_fixed(100.0 * eta, 0) + "% (the plausible floor is " +
+                                 units::format_fixed(100.0 * kMinPlausibleBandwidthEfficiency, 0) + "%) and " +
+                                 units::format_duration(gpu_host) + " host";
+  const std::string gpu_reading = "read as slower weight streaming, " + gpu_detail;
+  // A measured verify compute is GPU time: where even uniform-free routing (skew 0) at the GPU
+  // reading's efficiency cannot be that fast, the measurement refutes that reading.
+  const auto& verify = s.measurements.verify;
+  const bool refuted = verify && verify->compute_s > 0 &&
+                       ComputeModel(s.model, s.gpu, s.parallel.tp, s.batch, s.context_tokens, s.compute, eta, 0.0,
+                                    rank_placement(s.parallel))
+                               .gpu_time_s(double(s.batch) * verify->tokens_per_request) > verify->compute_s;
+  const std::string beyond = what + "(" + units::format_duration(step) + ") leaves " + units::format_duration(host) +
+                             " beyond the modelled forward at batch " + std::to_string(s.batch) + ", more than the " +
+                             s.engine.name + " host prior allows (p90 " + units::format_duration(prior.p90_s) + ")";
+  if (refuted) {
+    cal.warnings.push_back(beyond + ": read as host time; slower weight streaming (" + gpu_detail +
+                           ") would make the verify's measured compute (" + units::format_duration(verify->compute_s) +
+                           ") unreachable");
+    return host;
+  }
+  const bool gpu = s.rules.efficiency_to_long_step;
+  cal.plain_step_readings = {{from, host}, {eta, gpu_host}};
+  cal.warnings.push_back(beyond + ": two readings, " + host_reading + "; or " + gpu_reading + ". The point takes the " +
+                         (gpu ? "second" : "first") + ", the band spans both; the plain step at a second batch size "
+                         "(host time stays, GPU time grows) or a profile's kernel sum would settle it");
+  if (!gpu) return host;
+  cal.bandwidth_efficiency = {eta, "calibrated: " + what + units::format_duration(step) +
+                                       " less the engine's host prior " + units::format_duration(prior.value_s) +
+                                       ", within the plausible range"};
   use_efficiency(s, eta);
-  return std::max(0.0, step - decode_s(eta));
+  return gpu_host;
+}
+
+// Which part of the model reads more than the engine does, where a step is shorter than the forward
+// even at the datasheet's bandwidth.
+std::string CycleModel::heaviest_part(const Scenario& s) const {
+  const ForwardTerms t = target_.terms(double(s.batch));
+  if (t.expert_bytes >= t.weight_bytes && t.expert_bytes >= t.kv_bytes) {
+    return "its expert weights (at batch " + std::to_string(s.batch) +
+           " requests share experts more than uniform routing says, or the engine's MoE kernel reads fewer bytes)";
+  }
+  if (t.kv_bytes >= t.weight_bytes) return "its KV cache reads (the engine's attention reads less of it)";
+  return "its weights (a quantised format or fused kernels reading fewer bytes)";
 }
 
 // The measured plain step is shorter than the forward modelled at the bandwidth efficiency in use:
-// the model reads more bytes, or reads them slower, than this engine does (at batch > 1 an MoE
-// target's requests share experts more than uniform routing says; fused kernels). The step is the
-// measurement, so when the efficiency is a prior it is calibrated (TOMS 748) to the value at which
-// the forward fills the step with no host time; set or already calibrated, the host time is 0.
-// Returns the host time left.
+// the model reads more bytes, or reads them slower, than this engine does. A prior efficiency rises
+// (TOMS 748) to fill the step with no host time, never above the datasheet's bandwidth
+// (kMaxPlausibleBandwidthEfficiency): beyond it the model's bytes are wrong, which the warning names,
+// and the host time is 0. Returns the host time left.
 double CycleModel::fit_forward_to_step(const Scenario& s, double step, double modelled) {
   Calibration& cal = calibration_;
   const auto decode_s = [&](double eta) { return decode_at_efficiency(s, eta); };
   const std::string what = "the modelled decode forward (" + units::format_duration(modelled) +
                            ") exceeds the measured step (" + units::format_duration(step) + ")";
-  if (cal.bandwidth_efficiency.origin.rfind("prior", 0) != 0) {
+  if (cal.bandwidth_efficiency.origin.rfind("prior", 0) != 0 || !s.rules.efficiency_to_short_step) {
     cal.warnings.push_back(what + "; host time per step set to 0");
     return 0.0;
   }
   const double from = cal.bandwidth_efficiency.value;
-  double eta = kMaxCalibratedEfficiency;
-  double host = step - decode_s(eta);
-  if (host >= 0) {
+  double eta = std::max(from, kMaxPlausibleBandwidthEfficiency);
+  const bool fits = decode_s(eta) <= step;
+  if (fits) {
     boost::uintmax_t iterations = 60;
-    const auto [a, b] = boost::math::tools::toms748_solve([&](double x) { return decode_s(x) - step; }, from,
-                                                          kMaxCalibratedEfficiency,
+    const auto [a, b] = boost::math::tools::toms748_solve([&](double x) { return decode_s(x) - step; }, from, eta,
                                                           boost::math::tools::eps_tolerance<double>(40), iterations);
     eta = 0.5 * (a + b);
-    host = 0.0;
   }
   cal.bandwidth_efficiency = {eta, "calibrated: the measured plain step " + units::format_duration(step) +
                                        " is shorter than the forward at the prior " +
-                                       units::format_fixed(100.0 * from, 0) + "%"};
-  cal.warnings.push_back(what + " at the prior bandwidth efficiency " + units::format_fixed(100.0 * from, 0) +
-                         "%: efficiency calibrated to " + units::format_fixed(100.0 * eta, 0) + "%" +
-                         (host > 0 ? " (its bound)" : "") + " so that the forward fills the step with no host time" +
-                         (eta > 1.0 ? "; above 100% the model reads more bytes than this engine does (at batch > 1, "
-                                      "shared experts or fused kernels)"
-                                    : ""));
+                                       units::format_fixed(100.0 * from, 0) + "%" + (fits ? "" : " (at its bound)")};
+  cal.warnings.push_back(
+      what + " at the prior bandwidth efficiency " + units::format_fixed(100.0 * from, 0) + "%: efficiency calibrated to " +
+      units::format_fixed(100.0 * eta, 0) + "%" +
+      (fits ? " so that the forward fills the step with no host time"
+            : ", the datasheet's bandwidth, and the forward still exceeds the step (" +
+                  units::format_duration(decode_s(eta)) + "): the model reads more than this engine does in " +
+                  heaviest_part(s) + "; host time per step set to 0"));
   use_efficiency(s, eta);
   return std::max(0.0, step - decode_s(eta));
 }
@@ -648,6 +750,29 @@ double CycleModel::decode_at_efficiency(const Scenario& s, double eta) const {
 
 // Target and draft priced at a calibrated bandwidth efficiency.
 void CycleModel::use_efficiency(const Scenario& s, double eta) {
+  // A routing skew calibrated from the measured verify compute was solved at the efficiency then in
+  // use: solved again at this one, so that the verify still reproduces its measurement.
+  const auto& verify = s.measurements.verify;
+  if (!s.compute.routing_skew && verify && verify->compute_s > 0 &&
+      calibration_.routing_skew.origin.rfind("calibrated", 0) == 0) {
+    const double tokens = double(s.batch) * verify->tokens_per_request;
+    const auto residual = [&](double skew) {
+      return ComputeModel(s.model, s.gpu, s.parallel.tp, s.batch, s.context_tokens, s.compute, eta, skew,
+                          rank_placement(s.parallel))
+                 .gpu_time_s(tokens) -
+             verify->compute_s;
+    };
+    if (residual(0.0) >= 0.0) {
+      calibration_.routing_skew.value = 0.0;
+    } else if (residual(1.0) <= 0.0) {
+      calibration_.routing_skew.value = 1.0;
+    } else {
+      boost::uintmax_t iterations = 60;
+      const auto [a, b] = boost::math::tools::toms748_solve(residual, 0.0, 1.0,
+                                                            boost::math::tools::eps_tolerance<double>(40), iterations);
+      calibration_.routing_skew.value = 0.5 * (a + b);
+    }
+  }
   const double skew = calibration_.routing_skew.value;
   target_ = ComputeModel(s.model, s.gpu, s.parallel.tp, s.batch, s.context_tokens, s.compute, eta, skew,
                          rank_placement(s.parallel));

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <map>
 #include <sstream>
+#include <tuple>
 
 #include "report/csv.hpp"
 #include "specsim/report.hpp"
@@ -280,6 +281,79 @@ std::string render_validation(const ValidationReport& report, Format format) {
     case Format::kText: return validation_text(report);
     case Format::kJson: return validation_json(report).dump(2) + "\n";
     case Format::kCsv: return validation_csv(report);
+  }
+  return "";
+}
+
+namespace {
+
+// Whether the model as shipped does better on a group than with the rule flipped: lower median
+// |error|, ties broken by sign and band coverage.
+std::string verdict(const ErrorSummary& shipped, const ErrorSummary& flipped) {
+  const auto key = [](const ErrorSummary& s) { return std::make_tuple(-s.median_abs_error, s.sign_right, s.in_band); };
+  if (key(shipped) == key(flipped)) return "no effect";
+  return key(shipped) > key(flipped) ? "as shipped is better" : "flipped is better";
+}
+
+std::string ablation_text(const std::vector<RuleAblation>& rules) {
+  std::ostringstream os;
+  os << "specsim validate --ablate: each calibration rule flipped against the model as shipped "
+        "(docs/validation.md#ablation)\n";
+  for (const auto& r : rules) {
+    os << "\n" << r.rule << " (" << (r.shipped ? "on" : "off") << " as shipped; flipped: " << (r.shipped ? "off" : "on")
+       << "): on the check set, " << verdict(r.as_shipped.front(), r.flipped.front()) << "\n"
+       << summary_header();
+    for (std::size_t i = 0; i < r.as_shipped.size(); ++i) {
+      ErrorSummary a = r.as_shipped[i], b = r.flipped[i];
+      a.group = a.group + " as shipped";
+      b.group = b.group + " flipped";
+      os << summary_line(a) << summary_line(b);
+    }
+  }
+  return os.str();
+}
+
+nlohmann::json ablation_json(const std::vector<RuleAblation>& rules) {
+  nlohmann::json j;
+  j["rules"] = nlohmann::json::array();
+  for (const auto& r : rules) {
+    nlohmann::json a = nlohmann::json::array(), b = nlohmann::json::array();
+    for (const auto& s : r.as_shipped) a.push_back(summary_json(s));
+    for (const auto& s : r.flipped) b.push_back(summary_json(s));
+    j["rules"].push_back({{"rule", r.rule},
+                          {"shipped", r.shipped},
+                          {"check_verdict", verdict(r.as_shipped.front(), r.flipped.front())},
+                          {"as_shipped", a},
+                          {"flipped", b}});
+  }
+  return j;
+}
+
+std::string ablation_csv(const std::vector<RuleAblation>& rules) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& r : rules) {
+    for (std::size_t i = 0; i < r.as_shipped.size(); ++i) {
+      for (const auto& [state, s] : {std::pair{"as shipped", &r.as_shipped[i]}, std::pair{"flipped", &r.flipped[i]}}) {
+        nlohmann::json row = summary_json(*s);
+        row["rule"] = r.rule;
+        row["shipped"] = r.shipped;
+        row["state"] = state;
+        rows.push_back(std::move(row));
+      }
+    }
+  }
+  return csv_table({"rule", "shipped", "state", "group", "rows", "median_abs_error", "worst_abs_error", "worst_row",
+                    "mean_signed_error", "sign_right", "in_band", "in_prior_band", "median_band_width"},
+                   rows);
+}
+
+}  // namespace
+
+std::string render_ablation(const std::vector<RuleAblation>& rules, Format format) {
+  switch (format) {
+    case Format::kText: return ablation_text(rules);
+    case Format::kJson: return ablation_json(rules).dump(2) + "\n";
+    case Format::kCsv: return ablation_csv(rules);
   }
   return "";
 }

@@ -61,8 +61,9 @@ std::string acceptance_detail(const Acceptance& a) {
   throw Error(SourceLocation{file, 0, 0}, key, why);
 }
 
-Scenario load_row(const std::string& file, const DataDir& data) {
+Scenario load_row(const std::string& file, const DataDir& data, const ModelRules& rules = {}) {
   Scenario s = load_scenario(file, {}, data);
+  s.rules = rules;
   if (!s.validation) {
     missing(file, "validation", "a validation row needs a `validation:` source header (source, url, published, "
                                 "engine_version, measured, acceptance_published, assumptions; docs/validation.md)");
@@ -221,8 +222,9 @@ std::vector<std::string> find_validation_rows(const std::vector<std::string>& pa
 
 ValidationRow validate_row(const std::string& file, const DataDir& data) { return predict_row(load_row(file, data)); }
 
-ValidationRow validate_row(const std::string& file, double spec_extra_per_cycle_s, const DataDir& data) {
-  Scenario s = load_row(file, data);
+ValidationRow validate_row(const std::string& file, double spec_extra_per_cycle_s, const DataDir& data,
+                           const ModelRules& rules) {
+  Scenario s = load_row(file, data, rules);
   // Fixed by the calibration: the band no longer draws it from its prior.
   s.host.spec_extra_per_cycle_s = spec_extra_per_cycle_s;
   s.explicit_keys.insert("host.spec_extra_per_cycle");
@@ -239,10 +241,10 @@ ValidationRow validate_row(const std::string& file, double spec_extra_per_cycle_
   return row;
 }
 
-double fit_spec_extra_per_cycle(const std::string& file, const DataDir& data) {
+double fit_spec_extra_per_cycle(const std::string& file, const DataDir& data, const ModelRules& rules) {
   // The row's speculative run, no longer held out, calibrates the per-cycle term (CycleModel does
   // the fit); the per-forward term stays as the row states it.
-  Scenario s = load_row(file, data);
+  Scenario s = load_row(file, data, rules);
   s.measurements.speculative_held_out = false;
   s.explicit_keys.erase("host.spec_extra_per_cycle");
   const CycleModel model(std::move(s));
@@ -518,7 +520,7 @@ std::vector<ErrorSummary> calibrated_splits(const std::vector<CalibratedRow>& ro
 // One run -> siblings: each row of a source alone calibrates the per-cycle term for every sibling.
 CalibrationRun one_run_calibration(const ValidationReport& report, const std::vector<std::string>& files,
                                    const std::map<std::string, std::vector<std::size_t>>& by_source,
-                                   const DataDir& data) {
+                                   const DataDir& data, const ModelRules& rules) {
   CalibrationRun run;
   run.mode = "one run -> siblings";
   for (const auto& [source, members] : by_source) {
@@ -527,10 +529,10 @@ CalibrationRun one_run_calibration(const ValidationReport& report, const std::ve
       continue;
     }
     std::map<std::size_t, double> fitted;
-    for (std::size_t i : members) fitted[i] = fit_spec_extra_per_cycle(files[i], data);
+    for (std::size_t i : members) fitted[i] = fit_spec_extra_per_cycle(files[i], data, rules);
     for (std::size_t k : members) {
       for (std::size_t j : same_deployment(report.rows, members, k)) {
-        CalibratedRow c{validate_row(files[k], transferable_spec_extra(fitted[j]), data), {report.rows[j].name}};
+        CalibratedRow c{validate_row(files[k], transferable_spec_extra(fitted[j]), data, rules), {report.rows[j].name}};
         if (fitted[j] < 0) c.row.warnings.push_back(negative_fit_note(1, 1));
         c.row.file = report.rows[k].file;
         c.row.set = report.rows[k].set;
@@ -543,7 +545,7 @@ CalibrationRun one_run_calibration(const ValidationReport& report, const std::ve
 
 CalibrationRun calibration_on_row(const ValidationReport& report, const std::vector<std::string>& files,
                                   const std::map<std::string, std::vector<std::size_t>>& by_source,
-                                  const std::string& name, const DataDir& data) {
+                                  const std::string& name, const DataDir& data, const ModelRules& rules) {
   const auto it = std::find_if(report.rows.begin(), report.rows.end(),
                                [&](const ValidationRow& r) { return r.name == name; });
   if (it == report.rows.end()) {
@@ -553,10 +555,10 @@ CalibrationRun calibration_on_row(const ValidationReport& report, const std::vec
   }
   CalibrationRun run;
   run.mode = "on " + it->name;
-  const double fitted = fit_spec_extra_per_cycle(files[std::size_t(it - report.rows.begin())], data);
+  const double fitted = fit_spec_extra_per_cycle(files[std::size_t(it - report.rows.begin())], data, rules);
   for (std::size_t i : by_source.at(it->source.source)) {
     if (report.rows[i].name == it->name) continue;
-    CalibratedRow c{validate_row(files[i], transferable_spec_extra(fitted), data), {it->name}};
+    CalibratedRow c{validate_row(files[i], transferable_spec_extra(fitted), data, rules), {it->name}};
     if (fitted < 0) c.row.warnings.push_back(negative_fit_note(1, 1));
     c.row.file = report.rows[i].file;
     c.row.set = report.rows[i].set;
@@ -588,7 +590,7 @@ void widen_calibrated(CalibrationRun& run) {
 ValidationReport validate_corpus(const std::vector<std::string>& files, const ValidateOptions& options,
                                  const DataDir& data) {
   ValidationReport report;
-  for (const auto& f : files) report.rows.push_back(validate_row(f, data));
+  for (const auto& f : files) report.rows.push_back(predict_row(load_row(f, data, options.rules)));
   // Row files as a reader finds them in the repository: relative to the data directory when under it.
   const auto shown = [&](const std::string& f) {
     const fs::path rel = fs::weakly_canonical(f).lexically_relative(fs::weakly_canonical(data.root()));
@@ -611,12 +613,29 @@ ValidationReport validate_corpus(const std::vector<std::string>& files, const Va
   std::map<std::string, std::vector<std::size_t>> by_source;
   for (std::size_t i = 0; i < report.rows.size(); ++i) by_source[report.rows[i].source.source].push_back(i);
   CalibrationRun run = options.calibrate_on == "all"
-                           ? one_run_calibration(report, files, by_source, data)
-                           : calibration_on_row(report, files, by_source, options.calibrate_on, data);
+                           ? one_run_calibration(report, files, by_source, data, options.rules)
+                           : calibration_on_row(report, files, by_source, options.calibrate_on, data, options.rules);
   widen_calibrated(run);
   run.splits = calibrated_splits(run.rows, report.rows);
   report.calibration = std::move(run);
   return report;
+}
+
+std::vector<RuleAblation> ablate_rules(const std::vector<std::string>& files, const ValidateOptions& options,
+                                       const DataDir& data) {
+  ValidateOptions plain = options;
+  plain.calibrate_on.clear();
+  const auto out_of_sample = [](const ValidationReport& r) {
+    return std::vector<ErrorSummary>(r.summaries.begin(), r.summaries.begin() + 3);  // check, fit, leave-source-out
+  };
+  const std::vector<ErrorSummary> shipped = out_of_sample(validate_corpus(files, plain, data));
+  std::vector<RuleAblation> out;
+  for (const auto& [name, member] : model_rule_names()) {
+    ValidateOptions flipped = plain;
+    flipped.rules.*member = !(plain.rules.*member);
+    out.push_back({name, plain.rules.*member, shipped, out_of_sample(validate_corpus(files, flipped, data))});
+  }
+  return out;
 }
 
 }  // namespace specsim

@@ -13,6 +13,9 @@ namespace specsim {
 namespace {
 
 constexpr double kFloorS = 1e-9;  // a p10 of 0 s has no logarithm
+// The weight of a measured plain step's GPU reading against its host reading (cycle.hpp,
+// Calibration::plain_step_readings).
+constexpr double kGpuReadingWeight = 0.5;
 
 struct LogNormal {
   double mu = 0.0;
@@ -115,6 +118,28 @@ Scenario with_compute(const Scenario& s, const ComputePriors& c, const ComputeDr
   return out;
 }
 
+// One draw of every open compute prior. A plain step with two readings (host or GPU time,
+// Calibration::plain_step_readings): half the draws take the GPU reading's efficiency; no public
+// measurement favours either on a given engine, so they weigh the same.
+ComputeDraw draw_compute(std::mt19937_64& g, const ComputePriors& compute, const Calibration& cal) {
+  ComputeDraw d;
+  if (compute.bandwidth) d.eta = draw(g, through(kPriorBandwidthEfficiency));
+  if (compute.bandwidth && !cal.plain_step_readings.empty() && uniform(g) < kGpuReadingWeight) {
+    d.eta = cal.plain_step_readings.back().bandwidth_efficiency;
+  }
+  // The ratio's log-normal passes 1 in ~5% of draws; verify reading its KV faster than decode
+  // does is not what the prior describes (split-KV kernels reach ~1), so it is cut there.
+  if (compute.kv_verify) d.kv_ratio = std::min(1.0, draw(g, through(kPriorKvVerifyRatio)));
+  if (compute.multi_token_step) d.multi_token_step_s = draw(g, through(kPriorMultiTokenStepS));
+  if (compute.eager_launch) d.eager_launch_s = draw(g, through(kPriorEagerLaunchPerKernelS));
+  // p < 1 would price overlap as worse than none: the log-normal's tail is cut at 1 (~0.5% of draws).
+  if (compute.eager_overlap) d.eager_overlap_exponent = std::max(1.0, draw(g, through(kPriorEagerOverlapExponent)));
+  if (compute.allreduce) d.allreduce_ratio = draw(g, through(kPriorAllReduceRatio));
+  if (compute.piecewise_gpu) d.piecewise_gpu_s = draw(g, through(kPriorPiecewiseGpuPerAttentionS));
+  if (compute.all_to_all) d.all_to_all_latency_s = draw(g, through(kPriorAllToAllLatencyS));
+  return d;
+}
+
 }  // namespace
 
 PredictionBand prior_band(const CycleModel& model, const Prediction& p, int samples, std::uint64_t seed) {
@@ -129,6 +154,7 @@ PredictionBand prior_band(const CycleModel& model, const Prediction& p, int samp
   const ComputePriors compute = compute_priors(s, cal);
   const double forwards = double(p.drafts.size());
   if (compute.bandwidth) band.terms.push_back("bandwidth efficiency");
+  if (compute.bandwidth && !cal.plain_step_readings.empty()) band.terms.push_back("plain step read as host or GPU time");
   if (compute.kv_verify) band.terms.push_back("verify KV efficiency");
   if (compute.multi_token_step) band.terms.push_back("multi-token step");
   if (compute.eager_launch) band.terms.push_back("eager launch per kernel");
@@ -147,14 +173,6 @@ PredictionBand prior_band(const CycleModel& model, const Prediction& p, int samp
   const LogNormal c = cycle_prior ? through(s.engine_prior->cycle_overhead) : LogNormal{};
   const LogNormal d = step_prior ? through(s.engine_prior->draft_step_overhead) : LogNormal{};
   const LogNormal h = sync_prior ? through(*s.engine_prior->plain_step_host) : LogNormal{};
-  const LogNormal eta = through(kPriorBandwidthEfficiency);
-  const LogNormal kv = through(kPriorKvVerifyRatio);
-  const LogNormal step_prior_s = through(kPriorMultiTokenStepS);
-  const LogNormal launch = through(kPriorEagerLaunchPerKernelS);
-  const LogNormal overlap = through(kPriorEagerOverlapExponent);
-  const LogNormal allreduce = through(kPriorAllReduceRatio);
-  const LogNormal piecewise_gpu = through(kPriorPiecewiseGpuPerAttentionS);
-  const LogNormal all_to_all = through(kPriorAllToAllLatencyS);
   std::mt19937_64 g(seed);
   // The cycle is linear in the engine terms: each draw of them alone costs a division. A draw of a
   // compute prior recalibrates the model (the host time is what the plain step leaves), so those
@@ -168,18 +186,7 @@ PredictionBand prior_band(const CycleModel& model, const Prediction& p, int samp
                     cal.unhidden_host_s;
     double step_host_s = model.step_host_s();
     if (compute.any()) {
-      ComputeDraw d;
-      if (compute.bandwidth) d.eta = draw(g, eta);
-      // The ratio's log-normal passes 1 in ~5% of draws; verify reading its KV faster than decode
-      // does is not what the prior describes (split-KV kernels reach ~1), so it is cut there.
-      if (compute.kv_verify) d.kv_ratio = std::min(1.0, draw(g, kv));
-      if (compute.multi_token_step) d.multi_token_step_s = draw(g, step_prior_s);
-      if (compute.eager_launch) d.eager_launch_s = draw(g, launch);
-      // p < 1 would price overlap as worse than none: the log-normal's tail is cut at 1 (~0.5% of draws).
-      if (compute.eager_overlap) d.eager_overlap_exponent = std::max(1.0, draw(g, overlap));
-      if (compute.allreduce) d.allreduce_ratio = draw(g, allreduce);
-      if (compute.piecewise_gpu) d.piecewise_gpu_s = draw(g, piecewise_gpu);
-      if (compute.all_to_all) d.all_to_all_latency_s = draw(g, all_to_all);
+      const ComputeDraw d = draw_compute(g, compute, cal);
       const CycleModel drawn(with_compute(s, compute, d));
       base_s += (drawn.cycle_s(p.tokens_per_cycle) - drawn.calibration().unhidden_host_s) -
                 (model.cycle_s(p.tokens_per_cycle) - cal.unhidden_host_s);

@@ -1,0 +1,148 @@
+// The calibration rules of ModelRules (docs/validation.md#ablation): what each does on a row that
+// exercises it, that no calibrated efficiency leaves its plausible range, and `validate --ablate`.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+#include "cli_run.hpp"
+#include "specsim/cycle.hpp"
+#include "specsim/load.hpp"
+#include "specsim/validate_corpus.hpp"
+
+using Catch::Matchers::Contains;
+using Catch::Matchers::StartsWith;
+using Catch::Matchers::WithinRel;
+
+namespace {
+
+const specsim::DataDir kRoot(SPECSIM_SOURCE_DIR);
+const std::string kCorpus = std::string(SPECSIM_SOURCE_DIR) + "/validation";
+const std::string kBs32 = kCorpus + "/angelslim-issue-163-4xh100/as163-qwen3-30b-a3b-eagle3-tp4-bs32-4-4-16.yaml";
+
+specsim::CycleModel model_of(const std::string& file, const specsim::ModelRules& rules = {},
+                             const std::vector<std::string>& set = {}) {
+  specsim::Scenario s = specsim::load_scenario(file, set, kRoot);
+  s.rules = rules;
+  return specsim::CycleModel(std::move(s));
+}
+
+bool warned(const specsim::Calibration& cal, const std::string& text) {
+  return std::any_of(cal.warnings.begin(), cal.warnings.end(),
+                     [&](const std::string& w) { return w.find(text) != std::string::npos; });
+}
+
+}  // namespace
+
+TEST_CASE("rules: no row of the corpus calibrates an efficiency outside 74-100% of datasheet bandwidth",
+          "[rules][validate]") {
+  for (const auto& file : specsim::find_validation_rows({}, kRoot)) {
+    const auto m = model_of(file);
+    const auto& eta = m.calibration().bandwidth_efficiency;
+    INFO(file << ": " << eta.value << " (" << eta.origin << ")");
+    if (eta.origin == "set") continue;
+    CHECK(eta.value >= specsim::kMinPlausibleBandwidthEfficiency);
+    CHECK(eta.value <= specsim::kMaxPlausibleBandwidthEfficiency);
+  }
+}
+
+TEST_CASE("rules: a step shorter than the forward even at the datasheet's bandwidth names the part that reads too much",
+          "[rules]") {
+  // Kimi-K2.6 at batch 32 on 8x RTX PRO 6000: the measured 32 ms step is shorter than the modelled
+  // forward at 100%: the efficiency stops there (it reached 143% before), the host time is 0, and
+  // the warning says the model's expert bytes are what is wrong.
+  const auto m = model_of(kCorpus + "/rtx6kpro-kimi-k26-v5/kimi-k26-v5-eagle3-tp8-ctx0-c32.yaml");
+  const auto& cal = m.calibration();
+  CHECK(cal.bandwidth_efficiency.value == specsim::kMaxPlausibleBandwidthEfficiency);
+  CHECK(cal.host_decode_s.value == 0.0);
+  CHECK(warned(cal, "the model reads more than this engine does in its expert weights"));
+  // Rule off: the prior efficiency stays, the host time is 0 all the same.
+  specsim::ModelRules off;
+  off.efficiency_to_short_step = false;
+  CHECK(model_of(kCorpus + "/rtx6kpro-kimi-k26-v5/kimi-k26-v5-eagle3-tp8-ctx0-c32.yaml", off)
+            .calibration()
+            .bandwidth_efficiency.value == specsim::kPriorBandwidthEfficiency.value);
+}
+
+TEST_CASE("rules: an end-to-end plain rate's residual is per request, or per step up to the host prior's p90",
+          "[rules]") {
+  // AngelSlim batch 32, end to end (includes_prefill), no TPOT and no prompt lengths: 28.4 ms per
+  // step against an 8.24 ms forward leaves 20.1 ms.
+  const auto shipped = model_of(kBs32);
+  const auto& cal = shipped.calibration();
+  // As shipped, all of it is per-request time (prefill, batch tails), paid per output token.
+  CHECK_THAT(cal.host_per_output_token_s, WithinRel(cal.host_decode_s.value, 1e-12));
+  CHECK(cal.host_decode_s.value > 0.019);
+  // Flipped: per-step host work up to SGLang's host prior p90 (1.1 ms, models/engines/sglang.yaml),
+  // the rest per request, and a warning naming the measurement that would settle it.
+  specsim::ModelRules bounded;
+  bounded.end_to_end_residual_per_request = false;
+  const auto b = model_of(kBs32, bounded);
+  CHECK_THAT(b.calibration().host_decode_s.value - b.calibration().host_per_output_token_s, WithinRel(1.1e-3, 1e-9));
+  CHECK(warned(b.calibration(), "a measured TPOT would settle it"));
+  // Prefill charging off: the whole residual is per step, and speculation divides it by tau.
+  specsim::ModelRules none;
+  none.prefill_per_output_token = false;
+  const auto n = model_of(kBs32, none);
+  CHECK(n.calibration().host_per_output_token_s == 0.0);
+  CHECK(n.predict().spec_tokens_per_s > 1.9 * shipped.predict().spec_tokens_per_s);  // 2445 against 1263 tok/s
+}
+
+TEST_CASE("rules: a long batch-1 step has two readings, unless the measured verify refutes one", "[rules]") {
+  // vLLM Qwen3-32B + 1.7B draft, one H100: the TPOT leaves 9.3 ms beyond the forward. Shipped: the
+  // point takes the GPU reading down to the 74% floor; flipped: the host reading at the prior 84%.
+  const std::string row = kCorpus + "/vllm-scripts-qwen3-32b-h100/vscripts-qwen3-32b-draft1.7b-k3-c1-mtbench.yaml";
+  CHECK(model_of(row).calibration().bandwidth_efficiency.value == specsim::kMinPlausibleBandwidthEfficiency);
+  specsim::ModelRules host;
+  host.efficiency_to_long_step = false;
+  const auto h = model_of(row, host);
+  CHECK(h.calibration().bandwidth_efficiency.value == specsim::kPriorBandwidthEfficiency.value);
+  REQUIRE(h.calibration().plain_step_readings.size() == 2);  // the band still draws both
+  // The home scenario measured its verify compute (5 ms for 4 tokens): at 74% the model cannot be
+  // that fast even with no expert-routing spread, so that reading is refuted and the host keeps it.
+  const auto home = model_of(specsim::kDefaultScenario);
+  CHECK(home.calibration().bandwidth_efficiency.value == specsim::kPriorBandwidthEfficiency.value);
+  CHECK(home.calibration().plain_step_readings.empty());
+  CHECK(warned(home.calibration(), "would make the verify's measured compute (5 ms) unreachable"));
+  CHECK_THAT(home.predict().verify.compute_s, WithinRel(5e-3, 1e-6));
+}
+
+TEST_CASE("rules: without a measured plain step the host time is the engine's prior, labelled", "[rules]") {
+  const auto without_step = [](const specsim::ModelRules& rules) {
+    specsim::Scenario s = specsim::load_scenario(kBs32, {}, kRoot);
+    s.measurements.baseline_tokens_per_s.reset();
+    s.rules = rules;
+    return specsim::CycleModel(std::move(s));
+  };
+  const auto m = without_step({});
+  CHECK(m.calibration().host_decode_s.value == 0.1e-3);  // models/engines/sglang.yaml plain_step_host
+  CHECK_THAT(m.calibration().host_decode_s.origin, StartsWith("prior: engine sglang plain_step_host"));
+  specsim::ModelRules off;
+  off.host_prior_without_step = false;
+  CHECK(without_step(off).calibration().host_decode_s.value == 0.0);
+}
+
+TEST_CASE("rules: validate --ablate flips each rule and reports the check set apart", "[rules][validate][cli]") {
+  const auto r = specsim::test::run({"validate", "--ablate", "--json"});
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["rules"].size() == specsim::model_rule_names().size());
+  for (const auto& rule : j["rules"]) {
+    INFO(rule["rule"]);
+    REQUIRE(rule["as_shipped"].size() == 3);
+    CHECK(rule["as_shipped"][0]["group"] == "check");
+    CHECK(rule["flipped"][0]["group"] == "check");
+    CHECK(rule["as_shipped"][2]["group"] == "leave-source-out");
+  }
+  // Charging an end-to-end residual per request is what the fit set chose; it holds on the check set.
+  const auto it = std::find_if(j["rules"].begin(), j["rules"].end(),
+                               [](const auto& x) { return x["rule"] == "end-to-end-residual-per-request"; });
+  REQUIRE(it != j["rules"].end());
+  CHECK((*it)["as_shipped"][1]["median_abs_error"].get<double>() < (*it)["flipped"][1]["median_abs_error"].get<double>());
+  CHECK((*it)["check_verdict"] == "as shipped is better");
+  // An ablation is its own view: it does not mix with a guard or a calibration.
+  const auto mixed = specsim::test::run({"validate", "--ablate", "--calibrate-on", "all"});
+  CHECK(mixed.code != 0);
+  CHECK_THAT(mixed.err, Contains("--ablate") && Contains("--calibrate-on"));
+}
