@@ -29,6 +29,7 @@ struct PredictOptions {
   std::optional<double> accept_length;
   std::vector<std::string> acceptance_logs;
   std::vector<std::string> patches;
+  std::string calibrate_spec;  // a measured speculative rate, "60tok/s"
   std::string concurrency;  // "1,4,16": --set workload.concurrency=1,4,16, so the file's rules apply
   int monte_carlo = 0;  // simulated requests; 0 = off
   std::uint64_t seed = 1;
@@ -70,6 +71,11 @@ void apply_acceptance_options(const PredictOptions& o, Scenario& s, std::vector<
 
 void run_predict(const PredictOptions& o, Io& io) {
   std::vector<std::string> patches = o.patches;
+  if (!o.calibrate_spec.empty()) {
+    // The user's own measured run: an input at the file's draft setting and batch, not held out.
+    patches.insert(patches.begin(), {"measurements.speculative.tokens_per_s=" + o.calibrate_spec,
+                                     "measurements.speculative.held_out=false"});
+  }
   if (!o.concurrency.empty()) patches.push_back("workload.concurrency=" + o.concurrency);  // wins over the file
   Scenario s = load_scenario(o.scenario, patches);
   std::vector<std::string> warnings;
@@ -120,6 +126,10 @@ void setup_predict(CLI::App& app, Io& io) {
   length->excludes(logs);
   sub->add_option("--set", opts->patches, "Patch a scenario field: key=value (dotted path, units as in files)")
       ->allow_extra_args(false);
+  sub->add_option("--calibrate-spec", opts->calibrate_spec,
+                  "A speculative rate you measured at the scenario file's draft setting and batch (e.g. "
+                  "60tok/s): calibrates the engine's per-cycle term from it, then predicts the setting "
+                  "asked for (--set speculation.num_steps=5 ...); docs/validation.md#one-run-calibration");
   sub->add_option("--concurrency", opts->concurrency,
                   "Predict at these batches, c1,c2,... (workload.concurrency; replaces the file's list): "
                   "per-request and aggregate tok/s per level");

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 
 #include "cli_run.hpp"
 #include "specsim/cycle.hpp"
@@ -145,4 +146,24 @@ TEST_CASE("rules: validate --ablate flips each rule and reports the check set ap
   const auto mixed = specsim::test::run({"validate", "--ablate", "--calibrate-on", "all"});
   CHECK(mixed.code != 0);
   CHECK_THAT(mixed.err, Contains("--ablate") && Contains("--calibrate-on"));
+}
+
+TEST_CASE("calibrate-spec: one measured run calibrates at its own setting and predicts another K",
+          "[calibrate_spec][cli]") {
+  // The home box measured 60 tok/s at 3 steps. As an input it reproduces itself at 3 steps...
+  const auto at3 = specsim::test::run({"predict", "--calibrate-spec", "60tok/s", "--json"});
+  REQUIRE(at3.code == 0);
+  const auto j3 = nlohmann::json::parse(at3.out);
+  CHECK_THAT(j3["speculative"]["tokens_per_s"].get<double>(), WithinRel(60.0, 1e-9));
+  const double extra = j3["calibration"]["spec_extra_per_cycle_s"]["value"].get<double>();
+  // ...and at 5 steps the per-cycle term is the one the 3-step run gave, not one refitted so that
+  // 5 steps would also run at 60 tok/s.
+  const auto at5 = specsim::test::run({"predict", "--calibrate-spec", "60tok/s", "--set", "speculation.num_steps=5",
+                                       "--set", "speculation.num_draft_tokens=6", "--json"});
+  REQUIRE(at5.code == 0);
+  const auto j5 = nlohmann::json::parse(at5.out);
+  CHECK(j5["calibration"]["spec_extra_per_cycle_s"]["value"].get<double>() == extra);
+  CHECK_THAT(j5["calibration"]["spec_extra_per_cycle_s"]["origin"].get<std::string>(),
+             StartsWith("calibrated from the speculative run: the measured 60.0 tok/s at 3 steps, top-k 1, batch 1"));
+  CHECK(std::abs(j5["speculative"]["tokens_per_s"].get<double>() - 60.0) > 0.5);
 }

@@ -1648,7 +1648,17 @@ Scenario read_patched_scenario(const std::string& name_or_path, const std::vecto
   YamlReader patched(root, origin);
   Scenario s = read_scenario(patched, data, problems);
   for (const auto& [key, where] : origin->patches) s.patched_keys.insert(key);
-  if (problems.empty()) s.as_measured = std::make_shared<const Scenario>(read_scenario(r, data));
+  if (!problems.empty()) return s;
+  // The run as it was measured: the file, with what the patches say about its measurements (a
+  // speculative rate given as an input calibrates at the file's own draft setting and batch).
+  YAML::Node measured = YAML::Clone(r.node());
+  detail::YamlOrigin measured_origin;
+  measured_origin.file = path;
+  for (const auto& p : patches) {
+    if (p.rfind("measurements.", 0) == 0) detail::apply_patch(measured, p, measured_origin);
+  }
+  YamlReader as_measured(measured, std::make_shared<detail::YamlOrigin>(measured_origin));
+  s.as_measured = std::make_shared<const Scenario>(read_scenario(as_measured, data));
   return s;
 }
 

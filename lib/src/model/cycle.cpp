@@ -401,8 +401,10 @@ void CycleModel::calibrate_engine_cycle() {
     return;
   }
   double extra = 0.0;
+  const Scenario* run = &scenario_;
   if (scenario_.as_measured && !scenario_.as_measured->measurements.speculative_held_out) {
     // A what-if on a file whose run calibrates: the term comes from the run as it was measured.
+    run = scenario_.as_measured.get();
     extra = CycleModel(*scenario_.as_measured).calibration().spec_extra_per_cycle_s.value;
   } else {
     // The cycle is linear in the term: extra = B * tau / measured - (T_cycle - extra_now).
@@ -416,9 +418,11 @@ void CycleModel::calibrate_engine_cycle() {
                                     units::format_duration(extra) + ")");
   }
   scenario_.host.spec_extra_per_cycle_s = extra;
+  const DraftShape& shape = run->speculation.shape;
   calibration_.spec_extra_per_cycle_s = {
-      extra, "calibrated: the measured speculative " + units::format_fixed(*m.speculative_tokens_per_s, 1) +
-                 " tok/s minus the modelled cycle without it"};
+      extra, "calibrated from the speculative run: the measured " + units::format_fixed(*m.speculative_tokens_per_s, 1) +
+                 " tok/s at " + std::to_string(shape.num_steps) + " steps, top-k " + std::to_string(shape.eagle_topk) +
+                 ", batch " + std::to_string(run->batch) + ", minus the modelled cycle without it"};
 }
 
 std::vector<Collective> CycleModel::collectives(const TransformerSpec& model, ForwardOf of, double tokens) const {
