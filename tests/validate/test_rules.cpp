@@ -167,3 +167,16 @@ TEST_CASE("calibrate-spec: one measured run calibrates at its own setting and pr
              StartsWith("calibrated from the speculative run: the measured 60.0 tok/s at 3 steps, top-k 1, batch 1"));
   CHECK(std::abs(j5["speculative"]["tokens_per_s"].get<double>() - 60.0) > 0.5);
 }
+
+TEST_CASE("rules: an engine prior scoped to its methods leaves another method without it", "[rules]") {
+  // models/engines/trtllm.yaml names eagle3 only: its tech-blog MTP rows get no engine prior (0).
+  const std::string mtp = kCorpus + "/trtllm-blog1-dsr1-8xb200/trtllm-blog1-dsr1-fp4-mtp3-tp8-ep-bs1.yaml";
+  specsim::ValidateOptions shipped;
+  const auto as_shipped = specsim::validate_corpus({mtp}, shipped, kRoot);
+  CHECK(as_shipped.rows[0].spec_extra_per_cycle_s == 0.0);
+  specsim::ValidateOptions flipped;
+  flipped.rules.engine_prior_scoped_to_method = false;
+  const auto unscoped = specsim::validate_corpus({mtp}, flipped, kRoot);
+  CHECK_THAT(unscoped.rows[0].spec_extra_per_cycle_s, WithinRel(2.6e-3, 1e-12));  // the EAGLE-3 prior's cycle_overhead
+  CHECK(unscoped.rows[0].predicted_spec_tokens_per_s < as_shipped.rows[0].predicted_spec_tokens_per_s);
+}

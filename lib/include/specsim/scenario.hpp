@@ -144,6 +144,10 @@ struct ModelRules {
   bool efficiency_to_long_step = true;
   // No measured plain step: host time per step from the engine's plain_step_host prior (else 0).
   bool host_prior_without_step = true;
+  // An engine prior whose file names its methods (models/engines/*.yaml `methods:`) applies to those
+  // only; off, to every method of the engine. Applied where the scenario is loaded for validation
+  // (the loader scopes it for every other command).
+  bool engine_prior_scoped_to_method = true;
   [[nodiscard]] bool operator==(const ModelRules&) const = default;
 };
 [[nodiscard]] std::vector<std::pair<std::string, bool ModelRules::*>> model_rule_names();

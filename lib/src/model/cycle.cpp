@@ -110,7 +110,8 @@ std::vector<std::pair<std::string, bool ModelRules::*>> model_rule_names() {
           {"end-to-end-residual-per-request", &ModelRules::end_to_end_residual_per_request},
           {"efficiency-to-short-step", &ModelRules::efficiency_to_short_step},
           {"efficiency-to-long-step", &ModelRules::efficiency_to_long_step},
-          {"host-prior-without-step", &ModelRules::host_prior_without_step}};
+          {"host-prior-without-step", &ModelRules::host_prior_without_step},
+          {"engine-prior-scoped-to-method", &ModelRules::engine_prior_scoped_to_method}};
 }
 
 bool launches_eagerly(const Scenario& s) {

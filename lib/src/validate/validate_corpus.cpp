@@ -64,6 +64,13 @@ std::string acceptance_detail(const Acceptance& a) {
 Scenario load_row(const std::string& file, const DataDir& data, const ModelRules& rules = {}) {
   Scenario s = load_scenario(file, {}, data);
   s.rules = rules;
+  if (!rules.engine_prior_scoped_to_method && !s.engine_prior_skipped.empty()) {
+    // The engine's prior for another method, as if its file named none (the rule's ablation).
+    s.engine_prior = load_engine_prior(data.resolve(DataKind::kEngine, s.engine.name));
+    if (!s.explicit_keys.count("host.spec_extra_per_cycle")) s.host.spec_extra_per_cycle_s = s.engine_prior->cycle_overhead.value_s;
+    if (!s.explicit_keys.count("host.draft_step_overhead")) s.host.draft_step_overhead_s = s.engine_prior->draft_step_overhead.value_s;
+    s.engine_prior_skipped.clear();
+  }
   if (!s.validation) {
     missing(file, "validation", "a validation row needs a `validation:` source header (source, url, published, "
                                 "engine_version, measured, acceptance_published, assumptions; docs/validation.md)");
