@@ -39,9 +39,33 @@ std::string command_line(const InitOptions& o) {
   return cmd;
 }
 
+// The files init reads for its --model, --draft, --topology and --gpu (names resolved in the data
+// directory, paths and checkpoint config.json files as given): the output may never be one of them,
+// --force or not.
+std::vector<std::string> files_read(const ScenarioInit& i) {
+  const DataDir data;
+  std::vector<std::string> read;
+  const auto add = [&](DataKind kind, const std::string& name) {
+    if (name.empty()) return;
+    read.push_back(name);
+    read.push_back((std::filesystem::path(name) / "config.json").string());
+    try {
+      read.push_back(data.resolve(kind, name));
+    } catch (const Error&) {
+      // Not a data-directory name: the path itself is the input, added above.
+    }
+  };
+  add(DataKind::kModel, i.model);
+  add(DataKind::kModel, i.draft);
+  add(DataKind::kTopology, i.topology);
+  add(DataKind::kGpu, i.gpu);
+  return read;
+}
+
 void run_init(const InitOptions& o, Io& io) {
   OutputOptions output;
   output.force = o.force;
+  output.inputs = files_read(o.init);
   if (!o.output.empty()) {
     // A scenario is edited by hand after init: replacing one silently would lose that work.
     std::error_code ec;

@@ -31,7 +31,7 @@ struct TopologyImportOptions {
 
 void run_topology_import(const TopologyImportOptions& o, Io& io) {
   OutputOptions output;
-  output.inputs = {o.input};
+  output.inputs = {o.input, o.gpu};  // --gpu names an input too: as a path, or resolved below
   output.force = o.force;
   check_output_target(o.output, output);
   const DataDir data;
@@ -47,6 +47,8 @@ void run_topology_import(const TopologyImportOptions& o, Io& io) {
   } catch (const Error& e) {
     throw Error("--gpu: " + e.message());
   }
+  output.inputs.push_back(gpu_file);
+  check_output_target(o.output, output);
   const GpuSpec gpu = load_gpu(gpu_file);
   TopoImportOptions options;
   options.gpu = o.gpu;

@@ -3,6 +3,7 @@
 // against a committed baseline summary (CI).
 #include <CLI/CLI.hpp>
 
+#include <filesystem>
 #include <ostream>
 
 #include "cli.hpp"
@@ -27,6 +28,28 @@ struct ValidateOptions {
   Format format = Format::kText;
 };
 
+// What a validate run reads, which --write-model-error must never replace: the rows, the baseline,
+// the split, and every data file a row can load (models/, calibration/ of the data directory), but
+// models/model-error.yaml, the file the option exists to rewrite (validate never reads it for a row).
+std::vector<std::string> files_read(const std::vector<std::string>& rows, const ValidateOptions& o) {
+  std::vector<std::string> read = rows;
+  if (!o.baseline.empty()) read.push_back(o.baseline);
+  if (!o.split.empty()) read.push_back(o.split);
+  const DataDir data;
+  read.push_back(validation_split_file(data));
+  const std::filesystem::path error_file = std::filesystem::weakly_canonical(model_error_file(data));
+  for (const char* folder : {"models", "calibration"}) {
+    std::error_code ec;
+    const std::filesystem::path root = std::filesystem::path(data.root()) / folder;
+    for (auto it = std::filesystem::recursive_directory_iterator(root, ec);
+         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+      if (!it->is_regular_file(ec) || std::filesystem::weakly_canonical(it->path(), ec) == error_file) continue;
+      read.push_back(it->path().string());
+    }
+  }
+  return read;
+}
+
 void run_validate(const ValidateOptions& o, Io& io) {
   specsim::ValidateOptions vo;
   vo.calibrate_on = o.calibrate_on;
@@ -36,7 +59,7 @@ void run_validate(const ValidateOptions& o, Io& io) {
     io.out << render_ablation(ablate_rules(rows, vo), o.format);
     return;
   }
-  const OutputOptions output{.inputs = rows, .option = "--write-model-error"};
+  const OutputOptions output{.inputs = files_read(rows, o), .option = "--write-model-error"};
   if (!o.write_model_error.empty()) check_output_target(o.write_model_error, output);
   const ValidationReport report = validate_corpus(rows, vo);
   if (!o.write_model_error.empty()) {

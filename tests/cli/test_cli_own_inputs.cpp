@@ -1,0 +1,67 @@
+// No command writes over a file it reads (issue 36): every option that names an input counts,
+// --force or not, and the refused file is left as it was.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "cli_run.hpp"
+
+namespace fs = std::filesystem;
+using Catch::Matchers::Contains;
+using specsim::test::read_text;
+using specsim::test::run;
+using specsim::test::TempDir;
+
+namespace {
+
+const std::string kRoot = SPECSIM_SOURCE_DIR;
+const std::string kTopo = std::string(SPECSIM_TEST_DATA_DIR) + "/valid/topo/club-3090-46-5gpu-sys-phb-node.txt";
+
+// `args` fails naming `target` as an input, and `target` keeps `before`.
+void refused(const std::vector<std::string>& args, const std::string& target, const std::string& before) {
+  const auto r = run(args);
+  CHECK(r.code == 1);
+  CHECK_THAT(r.err, Contains("is the input") && Contains("destroy the data it is computed from"));
+  CHECK(read_text(target) == before);
+}
+
+}  // namespace
+
+TEST_CASE("own inputs: topology import never writes over its --gpu file", "[cli][own_inputs]") {
+  TempDir dir("specsim-own-inputs-topology");
+  const std::string gpu = (dir.path / "g.yaml").string();
+  fs::copy_file(kRoot + "/models/gpu/rtx-4090.yaml", gpu);
+  const std::string before = read_text(gpu);
+  refused({"topology", "import", kTopo, "--gpu", gpu, "--name", "x", "-o", gpu, "--force"}, gpu, before);
+  // Named through the data directory, the resolved file is the input.
+  const std::string shipped = kRoot + "/models/gpu/rtx-4090.yaml";
+  refused({"topology", "import", kTopo, "--gpu", "rtx-4090", "-o", shipped, "--force"}, shipped, read_text(shipped));
+}
+
+TEST_CASE("own inputs: init never writes over its --model, --draft, --topology or --gpu", "[cli][own_inputs]") {
+  TempDir dir("specsim-own-inputs-init");
+  const std::string model = (dir.path / "m.yaml").string();
+  fs::copy_file(kRoot + "/models/llm/llama-3.1-8b.yaml", model);
+  const std::string before = read_text(model);
+  refused({"init", "--model", model, "--draft", "llama-3.1-8b-eagle3", "--topology", "8x-h200-nvswitch", "--engine",
+           "sglang", "--tp", "1", "-o", model, "--force"},
+          model, before);
+  const std::string topo = kRoot + "/models/topology/8x-h200-nvswitch.yaml";
+  refused({"init", "--model", "llama-3.1-8b", "--draft", "llama-3.1-8b-eagle3", "--topology", "8x-h200-nvswitch",
+           "--engine", "sglang", "--tp", "1", "-o", topo, "--force"},
+          topo, read_text(topo));
+}
+
+TEST_CASE("own inputs: validate --write-model-error never replaces its baseline or a data file", "[cli][own_inputs]") {
+  TempDir dir("specsim-own-inputs-validate");
+  const std::string rows = std::string(SPECSIM_TEST_DATA_DIR) + "/valid/validation";
+  const auto json = run({"validate", rows, "--json"});
+  REQUIRE(json.code == 0);
+  const std::string baseline = (dir.path / "b.json").string();
+  { std::ofstream(baseline) << json.out; }
+  refused({"validate", rows, "--baseline", baseline, "--write-model-error", baseline}, baseline, json.out);
+  const std::string model = kRoot + "/models/llm/llama-3.1-8b.yaml";
+  refused({"validate", rows, "--write-model-error", model}, model, read_text(model));
+}
