@@ -128,3 +128,14 @@ TEST_CASE("load: an end-to-end plain rate carries the benchmark's prompt and out
   CHECK(home.measurements.baseline_prompt_tokens == 0.0);
   CHECK(home.measurements.baseline_output_tokens == 0.0);
 }
+
+TEST_CASE("load: a measured rate below 0.01 tok/s is refused, denormals and 0 included", "[load][invalid]") {
+  for (const std::string key : {"measurements.baseline.tokens_per_s", "measurements.speculative.tokens_per_s"}) {
+    for (const std::string value : {"0tok/s", "1e-300tok/s", "0.009tok/s"}) {
+      INFO(key << "=" << value);
+      CHECK_THROWS_WITH(specsim::load_scenario(specsim::kDefaultScenario, {key + "=" + value}, kRoot),
+                        Contains(key) && Contains("must be at least 0.01 tok/s"));
+    }
+  }
+  CHECK_NOTHROW(specsim::load_scenario(specsim::kDefaultScenario, {"measurements.baseline.tokens_per_s=0.01tok/s"}, kRoot));
+}

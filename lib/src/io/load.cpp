@@ -267,8 +267,15 @@ GpuSpec read_gpu(YamlReader& r) {
     if (!ok) r.fail("compute_capability", "'" + cc + "' is not a compute capability (MAJOR.MINOR, e.g. 12.0)");
     g.compute_capability = std::stoi(cc.substr(0, cc.size() - 2)) * 10 + (cc.back() - '0');
   }
-  if (g.memory_bandwidth_bytes_per_s <= 0) r.fail("memory_bandwidth", "must be > 0");
-  if (g.bf16_flop_per_s <= 0) r.fail("bf16_dense", "must be > 0");
+  // Floors far below any GPU specsim can model (the smallest, a GeForce of the volta era, has
+  // ~200 GB/s and ~30 TFLOP/s): a value below one is a unit typo or a denormal, never hardware.
+  if (g.memory_bandwidth_bytes_per_s < 1e9) r.fail("memory_bandwidth", "must be at least 1 GB/s for a GPU");
+  if (g.bf16_flop_per_s < 1e12) r.fail("bf16_dense", "must be at least 1 TFLOP/s for a GPU");
+  if (g.fp8_flop_per_s && *g.fp8_flop_per_s < 1e12) r.fail("fp8_dense", "must be at least 1 TFLOP/s for a GPU");
+  if (g.memory_bytes < 1073741824.0) r.fail("memory", "must be at least 1 GiB for a GPU");
+  if (g.nvlink_bandwidth_bytes_per_s && *g.nvlink_bandwidth_bytes_per_s < 1e9) {
+    r.fail("nvlink_bandwidth", "must be at least 1 GB/s (or left out)");
+  }
   r.finish();
   return g;
 }
@@ -1133,10 +1140,17 @@ void load_comm_profiles(YamlReader& r, Scenario& s, const DataDir& data) {
   }
 }
 
+// A measured decode rate below one token per 100 s is a unit typo or a denormal, not a deployment:
+// the host time calibrated from it would be hours per step.
+constexpr double kMinMeasuredRate = 0.01;
+constexpr const char* kMinMeasuredRateWhy =
+    "must be at least 0.01 tok/s: a measured decode rate below one token per 100 s is a typo, not a deployment";
+
 // `measurements.baseline:` the plain run: its rate, whether that rate holds prefill, and beside an
 // end-to-end rate its TPOT and the benchmark's prompt and output lengths.
 void read_baseline(YamlReader& b, const Scenario& s, Measurements& out) {
   out.baseline_tokens_per_s = b.quantity("tokens_per_s", Quantity::kRate);
+  if (*out.baseline_tokens_per_s < kMinMeasuredRate) b.fail("tokens_per_s", kMinMeasuredRateWhy);
   out.baseline_includes_prefill = b.optional_boolean("includes_prefill", false);
   if (b.has("tpot")) {
     const double tpot = b.quantity("tpot", Quantity::kDuration);
@@ -1224,6 +1238,7 @@ Measurements read_measurements(YamlReader& m, const Scenario& s, const DataDir& 
   }
   if (auto sp = m.optional_child("speculative")) {
     out.speculative_tokens_per_s = sp->quantity("tokens_per_s", Quantity::kRate);
+    if (*out.speculative_tokens_per_s < kMinMeasuredRate) sp->fail("tokens_per_s", kMinMeasuredRateWhy);
     out.speculative_held_out = sp->optional_boolean("held_out", true);
     sp->ignore("source");
     sp->finish();
