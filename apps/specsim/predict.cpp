@@ -6,6 +6,7 @@
 #include <optional>
 #include <ostream>
 
+#include "choices.hpp"
 #include "cli.hpp"
 #include "format_option.hpp"
 #include "specsim/concurrency.hpp"
@@ -129,13 +130,15 @@ void setup_predict(CLI::App& app, Io& io) {
   sub->add_option("--calibrate-spec", opts->calibrate_spec,
                   "A speculative rate you measured at the scenario file's draft setting and batch (e.g. "
                   "60tok/s): calibrates the engine's per-cycle term from it, then predicts the setting "
-                  "asked for (--set speculation.num_steps=5 ...); docs/validation.md#one-run-calibration");
+                  "asked for (--set speculation.num_steps=5 ...); docs/validation.md#one-run-calibration")
+      ->check(non_empty());
   sub->add_option("--concurrency", opts->concurrency,
                   "Predict at these batches, c1,c2,... (workload.concurrency; replaces the file's list): "
-                  "per-request and aggregate tok/s per level");
+                  "per-request and aggregate tok/s per level")
+      ->check(non_empty());
   sub->add_option("--monte-carlo", opts->monte_carlo, "Simulate this many requests (100 cycles each)")
       ->check(CLI::Range(1, 10'000'000));
-  sub->add_option("--seed", opts->seed, "Monte Carlo seed")->capture_default_str();
+  sub->add_option("--seed", opts->seed, "Monte Carlo seed")->capture_default_str()->check(seed_value());
   sub->add_option("--request-spread", opts->request_spread,
                   "Standard deviation of per-request first-position acceptance (Beta)")
       ->check(CLI::Range(0.0, 0.5));

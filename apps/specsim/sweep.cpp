@@ -11,6 +11,7 @@
 #include <iostream>
 #include <ostream>
 
+#include "choices.hpp"
 #include "cli.hpp"
 #include "format_option.hpp"
 #include "specsim/concurrency.hpp"
@@ -144,7 +145,8 @@ void setup_sweep(CLI::App& app, Io& io) {
                   "defaults to speculation.num_steps=1..8")
       ->allow_extra_args(false);
   sub->add_option("--concurrency", opts->concurrency,
-                  "The best point per batch, c1,c2,... (workload.concurrency; replaces the file's list)");
+                  "The best point per batch, c1,c2,... (workload.concurrency; replaces the file's list)")
+      ->check(non_empty());
   sub->add_option("--set", opts->patches, "Patch a scenario field: key=value")->allow_extra_args(false);
   sub->add_option("--top", opts->top, "Rows in the text table")->check(CLI::Range(1, 1000000));
   add_format_option(*sub, opts->format, {.csv_flag = true});

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <ostream>
 
+#include "choices.hpp"
 #include "cli.hpp"
 #include "format_option.hpp"
 #include "specsim/error.hpp"
@@ -92,7 +93,8 @@ void setup_validate(CLI::App& app, Io& io) {
   sub->add_option("paths", opts->paths, "Row files or folders (default: the data directory's validation/)");
   sub->add_option("--calibrate-on", opts->calibrate_on,
                   "Fit the per-cycle engine term on this row and predict the rest of its source; "
-                  "'all' = each row's run alone predicts its siblings (docs/validation.md#one-run-calibration)");
+                  "'all' = each row's run alone predicts its siblings (docs/validation.md#one-run-calibration)")
+      ->check(non_empty());
   sub->add_option("--split", opts->split,
                   "The fit/check split (default: validation/split.yaml of the data directory; "
                   "docs/validation.md#fit-and-check-sets)")

@@ -65,3 +65,24 @@ TEST_CASE("own inputs: validate --write-model-error never replaces its baseline 
   const std::string model = kRoot + "/models/llm/llama-3.1-8b.yaml";
   refused({"validate", rows, "--write-model-error", model}, model, read_text(model));
 }
+
+TEST_CASE("options: an empty value or a seed out of range is a usage error, never a default", "[cli][options]") {
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"predict", "--concurrency", ""},
+           {"sweep", "--concurrency", ""},
+           {"predict", "--calibrate-spec", ""},
+           {"validate", "--calibrate-on", ""}}) {
+    const auto r = run(args);
+    INFO(args[0] << " " << args[1]);
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Contains(args[1] + ": must not be empty"));
+    CHECK(r.out.empty());
+  }
+  for (const std::string seed : {"-1", "1e23", "18446744073709551616", "0x10", ""}) {
+    INFO("--seed '" << seed << "'");
+    const auto r = run({"predict", "--monte-carlo", "10", "--seed", seed});
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Contains("is not a seed: a whole number from 0 to 18446744073709551615"));
+  }
+  CHECK(run({"predict", "--monte-carlo", "10", "--seed", "18446744073709551615"}).code == 0);
+}
