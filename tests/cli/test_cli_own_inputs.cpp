@@ -86,3 +86,17 @@ TEST_CASE("options: an empty value or a seed out of range is a usage error, neve
   }
   CHECK(run({"predict", "--monte-carlo", "10", "--seed", "18446744073709551615"}).code == 0);
 }
+
+TEST_CASE("rank: launches 0 is refused, --path-steps 0 says no plan was asked for", "[cli][rank]") {
+  TempDir dir("specsim-rank-launches");
+  const std::string catalogue = (dir.path / "c.yaml").string();
+  std::ofstream(catalogue) << specsim::test::replaced_once(
+      read_text(kRoot + "/models/interventions/8x-rtx-pro-6000-pcie5.yaml"), "effort: {launches: 1,", "effort: {launches: 0,");
+  const auto zero = run({"rank", "--priorities", catalogue});
+  CHECK(zero.code == 1);
+  CHECK_THAT(zero.err, Contains(catalogue) && Contains("launches: must be > 0"));
+  const auto no_plan = run({"rank", "--path-steps", "0"});
+  REQUIRE(no_plan.code == 0);
+  CHECK_THAT(no_plan.out, Contains("not asked for (--path-steps 0)"));
+  CHECK_THAT(no_plan.out, !Contains("nothing in the catalogue gains"));
+}

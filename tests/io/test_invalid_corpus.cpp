@@ -128,6 +128,7 @@ const std::map<std::string, Expected>& corpus() {
       {"hf/unknown-quant-method.config.json", {"quantization_config.quant_method: 'bitsandbytes' is not supported (known: compressed-tensors, modelopt, fp8, mxfp4, awq, gptq)", 12}},
       {"hf/unsupported-model-type.config.json", {"model_type: 'gpt2' is not supported (known: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, qwen3_next, deepseek_v2, deepseek_v3, kimi_k2, glm4_moe, glm4_moe_lite, gpt_oss, llama4_text, minimax_m2)", 15}},
       {"hf/zero-kv-heads.config.json", {"num_key_value_heads: = 0: must be in [1, 10000000]", 18}},
+      {"hf/unknown-torch-dtype.config.json", {"torch_dtype: 'bfloat17' is not a weight dtype specsim reads", 30}},
       {"llm/dense-layers-exceed-layers.yaml", {"dense_layers: must not exceed layers (32)", 6}},
       {"llm/inf-layers.yaml", {"layers: expected an integer, got '.inf'", 5}},
       {"llm/kv-heads-not-dividing.yaml", {"attention.kv_heads: must divide heads (32)", 12}},

@@ -71,6 +71,7 @@ struct RankReport {
   std::vector<RankedIntervention> ranked;  // feasible by gain, then infeasible
   std::vector<const RankedIntervention*> by_gain_per_effort;  // feasible ones
   std::vector<PlanStep> path;           // apply the best, re-rank the rest
+  int path_steps = 4;                   // the plan's length asked for; 0: no plan
 };
 
 // Each intervention alone on `scenario` + `patches`, then the cumulative path of up to

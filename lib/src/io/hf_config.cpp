@@ -681,6 +681,20 @@ TransformerSpec read_hf_config(YamlReader& root) {
   if (m.layer_attention.windowed_layers > 0) m.layer_attention.window = plan.window;
   if (m.layer_attention.linear_layers == m.layers) r.fail("num_hidden_layers", "no layer has full attention");
 
+  // The unquantized weights' dtype (torch_dtype; `dtype` in newer transformers). bfloat16 and float16
+  // are 2 bytes, as specsim stores them; a float32 checkpoint is served in 16 bits by the engines'
+  // default (vLLM's and SGLang's dtype "auto" casts float32 to a 16-bit type). Anything else is not a
+  // weight dtype a config states: an int8 or fp8 checkpoint says so in its quantization_config.
+  for (YamlReader* at : {&r, &root}) {
+    for (const char* key : {"torch_dtype", "dtype"}) {
+      if (!at->has(key)) continue;
+      const std::string d = at->string(key);
+      if (d != "bfloat16" && d != "float16" && d != "float32") {
+        at->fail(key, "'" + d + "' is not a weight dtype specsim reads (bfloat16, float16, float32; a quantized "
+                      "checkpoint states its format in quantization_config)");
+      }
+    }
+  }
   // The quantization_config sits beside the shape (under text_config for Kimi-K2.5) or at the top;
   // ModelOpt checkpoints may instead ship hf_quant_config.json next to config.json.
   std::optional<ModuleDtype> dtype_of;

@@ -84,8 +84,11 @@ std::string plan_lines(const RankReport& r) {
            fmt("%.1f", r.path[i].baseline_tokens_per_s) + ")\n";
     level = r.path[i].tokens_per_s;
   }
-  if (r.path.empty()) out += "    nothing in the catalogue gains\n";
-  if (!r.path.empty() ? level < r.path.back().baseline_tokens_per_s : level < r.baseline_tokens_per_s) {
+  if (r.path.empty()) {
+    out += r.path_steps == 0 ? "    not asked for (--path-steps 0)\n" : "    nothing in the catalogue gains\n";
+  }
+  if (r.path_steps > 0 &&
+      (!r.path.empty() ? level < r.path.back().baseline_tokens_per_s : level < r.baseline_tokens_per_s)) {
     out += "  even after the plan speculation stays below plain decoding: keep speculation off on this box\n";
   }
   return out;

@@ -29,6 +29,8 @@ InterventionCatalogue load_interventions(const std::string& path) {
     }
     if (auto e = i.optional_child("effort")) {
       v.effort_launches = e->optional_number("launches", 1.0, 0.0, 1e4);
+      // Gain per launch divides by it: every change costs some part of a server launch.
+      if (v.effort_launches <= 0.0) e->fail("launches", "must be > 0 (a change made at the next launch is 1; half of one, 0.5)");
       if (auto h = e->optional_quantity("time", units::Quantity::kDuration)) v.effort_hours = *h / 3600.0;
       e->finish();
     }

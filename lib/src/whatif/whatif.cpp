@@ -110,7 +110,7 @@ RankedIntervention evaluate(const std::string& scenario, const std::vector<std::
   r.feasible = true;
   r.tokens_per_s = r.prediction.spec_tokens_per_s;
   r.gain = r.tokens_per_s - current_tokens_per_s;
-  r.gain_per_launch = r.gain / std::max(iv.effort_launches, 0.1);
+  r.gain_per_launch = r.gain / iv.effort_launches;  // > 0: load_interventions refuses 0
   return r;
 }
 
@@ -120,6 +120,7 @@ RankReport rank(const std::string& scenario, const std::vector<std::string>& pat
                 const InterventionCatalogue& catalogue, const DataDir& data, int path_steps) {
   RankReport report;
   report.catalogue = catalogue.name;
+  report.path_steps = path_steps;
   Scenario base = load_scenario(scenario, patches, data);
   if (const MemoryFit fit = memory_fit(base); !fit.fits()) report.scenario_infeasible = describe_overflow(base, fit);
   const CycleModel current(std::move(base));
