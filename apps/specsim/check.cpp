@@ -43,13 +43,24 @@ std::vector<std::string> files_named(const std::string& arg, const DataDir& data
                   (near ? "; did you mean '" + *near + "'?" : ""));
 }
 
+// Every file is checked, a bad one does not stop the rest: each good one is printed, each bad one's
+// error goes to stderr, and the command fails when any was bad.
 void run_check(const CheckOptions& o, Io& io) {
   const DataDir data;
+  int bad = 0;
   for (const auto& arg : o.files) {
-    for (const auto& f : files_named(arg, data)) {
-      const std::string normalised = check_data_file(f);
-      io.out << "# " << f << ": ok\n" << normalised;
+    try {
+      for (const auto& f : files_named(arg, data)) {
+        const std::string normalised = check_data_file(f);
+        io.out << "# " << f << ": ok\n" << normalised;
+      }
+    } catch (const Error& e) {
+      io.err << "specsim: error: " << e.what() << "\n";
+      ++bad;
     }
+  }
+  if (bad > 0) {
+    throw Error(std::to_string(bad) + " of " + std::to_string(o.files.size()) + " files failed the check (above)");
   }
 }
 

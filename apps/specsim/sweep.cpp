@@ -92,6 +92,16 @@ void run_concurrency_sweep(const SweepOptions& o, const std::vector<std::string>
 void run_sweep(const SweepOptions& o, Io& io) {
   std::vector<SweepAxis> axes;
   for (const auto& v : o.vary) axes.push_back(parse_vary(v));
+  // A key both set and varied has two values: which one the user meant is not guessed.
+  for (const auto& p : o.patches) {
+    const std::string key = p.substr(0, p.find_first_of("*="));
+    for (const auto& a : axes) {
+      if (a.key == key) {
+        throw CLI::ValidationError("--set " + p, "'" + key + "' is also varied (--vary " + key +
+                                                     "=...): drop one of the two");
+      }
+    }
+  }
   std::vector<std::string> patches = o.patches;
   if (!o.concurrency.empty()) patches.push_back("workload.concurrency=" + o.concurrency);  // wins over the file
   if (!o.concurrency.empty() || has_concurrency(o.scenario, patches, !axes.empty())) {

@@ -100,3 +100,21 @@ TEST_CASE("rank: launches 0 is refused, --path-steps 0 says no plan was asked fo
   CHECK_THAT(no_plan.out, Contains("not asked for (--path-steps 0)"));
   CHECK_THAT(no_plan.out, !Contains("nothing in the catalogue gains"));
 }
+
+TEST_CASE("check: every file is checked, a bad one among good ones fails the command at the end", "[cli][check]") {
+  const std::string bad = std::string(SPECSIM_TEST_DATA_DIR) + "/invalid/gpu/zero-bandwidth.yaml";
+  const auto r = run({"check", kRoot + "/models/gpu/h200.yaml", bad, kRoot + "/models/gpu/rtx-4090.yaml"});
+  CHECK(r.code == 1);
+  CHECK_THAT(r.out, Contains("h200.yaml: ok") && Contains("rtx-4090.yaml: ok"));
+  CHECK_THAT(r.err, Contains(bad + ":6:19: memory_bandwidth") && Contains("1 of 3 files failed the check"));
+}
+
+TEST_CASE("inputs: a device is read up to a cap, a key both set and varied is refused", "[cli][inputs]") {
+  const auto zero = run({"predict", "--scenario", "/dev/zero"});
+  CHECK(zero.code == 1);
+  CHECK_THAT(zero.err, Contains("/dev/zero: is larger than 64 MiB"));
+  const auto both = run({"sweep", "--set", "speculation.num_steps=2", "--vary", "speculation.num_steps=1..3"});
+  CHECK(both.code == 2);
+  CHECK_THAT(both.err, Contains("'speculation.num_steps' is also varied"));
+  CHECK(both.out.empty());
+}

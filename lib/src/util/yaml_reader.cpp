@@ -6,7 +6,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <sstream>
 
@@ -88,12 +91,48 @@ YamlReader::YamlReader(YAML::Node node, std::shared_ptr<const YamlOrigin> origin
   }
 }
 
+namespace {
+
+// The text of a file that is not a regular one (a pipe: /dev/stdin), kept after its first read: a
+// pipe can be read once, and a command may load the same input twice (check reads its kind first).
+std::mutex& pipe_texts_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::map<std::string, std::string>& pipe_texts() {
+  static std::map<std::string, std::string> texts;
+  return texts;
+}
+
+}  // namespace
+
 YamlReader YamlReader::load_file(const std::string& path) {
-  std::ifstream in(path);
+  std::error_code ec;
+  const bool regular = std::filesystem::is_regular_file(path, ec);
+  if (!regular) {
+    const std::lock_guard<std::mutex> lock(pipe_texts_mutex());
+    const auto it = pipe_texts().find(path);
+    if (it != pipe_texts().end()) return load_string(it->second, path);
+  }
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw Error({path, 0, 0}, "", "cannot open file");
-  std::stringstream text;
-  text << in.rdbuf();
-  return load_string(text.str(), path);
+  // Read in blocks up to a cap: a device or pipe (/dev/zero) never grows memory without bound, and
+  // a pipe (/dev/stdin) is read as a file is.
+  std::string text;
+  char block[65536];
+  while (in.read(block, sizeof block) || in.gcount() > 0) {
+    text.append(block, std::size_t(in.gcount()));
+    if (text.size() > kMaxDataFileBytes) {
+      throw Error({path, 0, 0}, "", "is larger than " + std::to_string(kMaxDataFileBytes >> 20) +
+                                        " MiB: not a data file specsim reads (a device or a wrong path?)");
+    }
+  }
+  if (in.bad()) throw Error({path, 0, 0}, "", "cannot read file");
+  if (!regular) {
+    const std::lock_guard<std::mutex> lock(pipe_texts_mutex());
+    pipe_texts()[path] = text;
+  }
+  return load_string(text, path);
 }
 
 YamlReader YamlReader::load_string(const std::string& text, const std::string& name) {

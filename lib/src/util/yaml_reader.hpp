@@ -23,6 +23,9 @@ struct YamlOrigin {
   std::map<std::string, std::string> patches;  // dotted path -> "--set path=value" text
 };
 
+// The largest data file read (YAML or JSON): the largest shipped file is well under 1 MiB.
+inline constexpr std::size_t kMaxDataFileBytes = std::size_t(64) << 20;
+
 class YamlReader {
  public:
   YamlReader(YAML::Node node, std::shared_ptr<const YamlOrigin> origin, std::string path = "");

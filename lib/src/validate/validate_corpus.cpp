@@ -203,6 +203,8 @@ std::vector<ErrorSummary> summaries_of(const std::vector<ValidationRow>& rows) {
 
 }  // namespace
 
+constexpr std::size_t kMaxCorpusEntries = 100000;
+
 std::vector<std::string> find_validation_rows(const std::vector<std::string>& paths, const DataDir& data) {
   std::vector<std::string> roots = paths;
   if (roots.empty()) roots.push_back((fs::path(data.root()) / "validation").string());
@@ -214,9 +216,16 @@ std::vector<std::string> find_validation_rows(const std::vector<std::string>& pa
       continue;
     }
     if (!fs::is_directory(root, ec)) throw Error("validate: '" + root + "' is neither a row file nor a folder");
-    for (const auto& entry : fs::recursive_directory_iterator(root, ec)) {
+    std::size_t visited = 0;
+    for (const auto& entry : fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied, ec)) {
+      // A corpus is a few hundred files: a walk past this is a wrong folder (`validate /`), not rows.
+      if (++visited > kMaxCorpusEntries) {
+        throw Error("validate: '" + root + "' holds more than " + std::to_string(kMaxCorpusEntries) +
+                    " entries: name the folder of row files (validation/ or one of its sources)");
+      }
       // The corpus's split file (validation/split.yaml) sits beside the rows but is not one.
-      if (entry.is_regular_file() && entry.path().extension() == ".yaml" && entry.path().filename() != "split.yaml")
+      std::error_code entry_ec;
+      if (entry.is_regular_file(entry_ec) && entry.path().extension() == ".yaml" && entry.path().filename() != "split.yaml")
         files.push_back(entry.path().string());
     }
     if (ec) throw Error("validate: cannot read '" + root + "': " + ec.message());
