@@ -83,7 +83,7 @@ std::vector<LayerRow> read_rows(const std::string& card) {
   std::vector<LayerRow> rows;
   while (read_line(in, line)) {
     const auto c = split(line);
-    REQUIRE(c.size() == 16);
+    if (c.size() != 16) FAIL("16 cells expected: " << line);
     rows.push_back({c[0], c[6], c[7], c[8], std::stoi(c[4]), std::stoi(c[9]), std::stod(c[10]), std::stod(c[11]),
                     std::stod(c[12]) * 1e-3});
   }
@@ -221,7 +221,8 @@ constexpr Bound kBounds[] = {
     {"qwen3-30b-a3b-moe-layer", "correlated", "graph", 0.17, 0.36},
     // Goal met: 8.7% / 13.7% (T = 24).
     {"deepseek-v3-moe-layer", "uniform", "graph", kGoalMedian, kGoalWorst},
-    // Goal met: 3.1% / 15.5% (T = 2: the eager host time before the grouped GEMMs adds to the GPU's).
+    // Goal met: 3.1% / 15.5% (T = 6: under-predicted, the eager host time before the grouped GEMMs adds
+    // to the GPU's rather than hiding behind it).
     {"deepseek-v3-moe-layer", "uniform", "eager", kGoalMedian, kGoalWorst},
     // Goal met: 11.4% / 27.5% (T = 128: 166 experts modelled, all 256 touched).
     {"deepseek-v3-moe-layer", "correlated", "graph", kGoalMedian, kGoalWorst},
@@ -234,19 +235,34 @@ constexpr Bound kBounds[] = {
 TEST_CASE("moe_layer: the CSV's bytes are the model files' experts, router and shared expert", "[moe_layer]") {
   const std::string card = measured_card();
   const auto rows = read_rows(card);
-  REQUIRE_FALSE(rows.empty());
-  for (const auto& r : rows) {
-    INFO(r.model << " " << r.routing << " " << r.mode << " T=" << r.tokens);
-    const specsim::TransformerSpec m = specsim::load_model(model_file(r.model));
-    REQUIRE(m.moe);
-    // Per expert 3 H I x 2 B: Qwen3-30B-A3B 3 x 2048 x 768 x 2 = 9.44 MB, DeepSeek-V3 3 x 7168 x 2048 x 2 = 88.1 MB.
-    CHECK(r.expert_bytes == r.distinct * m.expert_params() * 2.0);
-    // Router H x E x 2 B, plus the shared experts 3 H I x 2 B each.
-    CHECK(r.fixed_bytes == (double(m.hidden_size) * m.moe->experts + m.moe->shared_experts * m.expert_params()) * 2.0);
-    // Distinct experts: at least top-k (1 token), at most E, and no more than T k.
-    CHECK(r.distinct >= m.moe->experts_per_token);
-    CHECK(r.distinct <= std::min(m.moe->experts, r.tokens * m.moe->experts_per_token));
+  // One check per row would print 1000 lines under -s: count the rows that break a rule instead.
+  std::map<std::string, specsim::TransformerSpec> models;
+  for (const std::string shape : {"qwen3-30b-a3b-moe-layer", "deepseek-v3-moe-layer"}) {
+    models.emplace(shape, specsim::load_model(model_file(shape)));
+    REQUIRE(models.at(shape).moe);
   }
+  int wrong = 0;
+  for (const auto& r : rows) {
+    if (models.count(r.model) == 0) FAIL("a shape the test does not know: " << r.model);
+    const specsim::TransformerSpec& m = models.at(r.model);
+    const specsim::MoeSpec& e = *m.moe;
+    // Per expert 3 H I x 2 B: Qwen3-30B-A3B 3 x 2048 x 768 x 2 = 9.44 MB, DeepSeek-V3 3 x 7168 x 2048 x 2 = 88.1 MB.
+    const bool experts = r.expert_bytes == r.distinct * m.expert_params() * 2.0;
+    // Router H x E x 2 B, plus the shared experts 3 H I x 2 B each.
+    const bool fixed =
+        r.fixed_bytes == (double(m.hidden_size) * e.experts + e.shared_experts * m.expert_params()) * 2.0;
+    // Distinct experts: at least top-k (1 token), at most E and T k.
+    const bool distinct =
+        r.distinct >= e.experts_per_token && r.distinct <= std::min(e.experts, r.tokens * e.experts_per_token);
+    if (!(experts && fixed && distinct)) {
+      ++wrong;
+      std::printf("  %s %s %s T=%d: expert bytes %s, fixed bytes %s, distinct %s\n", r.model.c_str(),
+                  r.routing.c_str(), r.mode.c_str(), r.tokens, experts ? "ok" : "WRONG", fixed ? "ok" : "WRONG",
+                  distinct ? "ok" : "WRONG");
+    }
+  }
+  CHECK(rows.size() == 144);  // 2 shapes x 2 routings x 18 token counts x 2 modes
+  CHECK(wrong == 0);
   // The layer the test prices reads the same bytes at one token: fixed + k experts.
   for (const std::string shape : {"qwen3-30b-a3b-moe-layer", "deepseek-v3-moe-layer"}) {
     const specsim::TransformerSpec m = specsim::load_model(model_file(shape));
