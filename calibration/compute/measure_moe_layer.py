@@ -181,11 +181,14 @@ class MoeLayer:
             y = gmm(F.silu(g) * u, self.w2.transpose(-2, -1), offs=offs)
             out.index_add_(0, tok, y * w.index_select(0, order).unsqueeze(-1))
         else:
-            # Fallback: one GEMM pair per touched expert, the host-known routing (st["loop"]).
+            # Fallback: one GEMM pair per touched expert, the host-known routing (st["loop"]). Its
+            # slots are in the host's order, while top-k orders them by logit: the combine weights
+            # are taken in the host's order too (softmax over the same k logits, permuted).
+            wh = torch.softmax(logits.gather(1, st["ids"]), dim=-1).to(DT).reshape(-1)
             for e, tok_e, slots_e in st["loop"]:
                 g, u = torch.mm(x.index_select(0, tok_e), self.w1[e].t()).chunk(2, dim=-1)
                 ye = torch.mm(F.silu(g) * u, self.w2[e].t())
-                out.index_add_(0, tok_e, ye * w.index_select(0, slots_e).unsqueeze(-1))
+                out.index_add_(0, tok_e, ye * wh.index_select(0, slots_e).unsqueeze(-1))
         if self.sgu is not None:
             sg, su = F.linear(x, self.sgu).chunk(2, dim=-1)
             out = out + F.linear(F.silu(sg) * su, self.sd)
@@ -205,6 +208,7 @@ def make_state(layer, ids, dev, seed):
     return {
         "x": torch.randn((T, layer.H), generator=gen).to(DT).to(dev),
         "bias": bias.to(dev),
+        "ids": ids.to(dev),
         "ones": torch.ones(T * layer.k, dtype=torch.int64, device=dev),
         "loop": loop,
         "distinct": len(loop),
