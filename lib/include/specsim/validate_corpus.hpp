@@ -31,6 +31,7 @@
 // measured speculative run is an input are reported apart and never scored.
 #pragma once
 
+#include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,6 +65,7 @@ struct ValidationRow {
   int tp = 1;
   int batch = 1;
   bool tree = false;  // eagle_topk > 1
+  int eagle_topk = 1;
   int num_steps = 0;
   int num_draft_tokens = 0;
   double measured_plain_tokens_per_s = 0.0;
@@ -138,6 +140,53 @@ struct CalibrationRun {
   std::vector<ErrorSummary> splits;          // the same by set ("check", "fit") and K sweeps
 };
 
+// Two rows of one source that differ in one tuning setting (docs/validation.md#pairs): the gain of
+// the second over the first, measured and predicted (the ratio of the two rows' own predictions).
+struct GainPair {
+  std::string source;
+  std::string set;      // the source's set: "fit" or "check"
+  std::string setting;  // "draft shape" (K, top-k, draft tokens), "draft", "tp"
+  std::string before;   // the first row's name
+  std::string after;
+  std::string change;   // what changed, "3/1/4 -> 5/1/6"
+  double measured_gain = 0.0;   // spec_after / spec_before - 1
+  double predicted_gain = 0.0;
+  [[nodiscard]] bool sign_right() const { return (measured_gain > 0.0) == (predicted_gain > 0.0); }
+  [[nodiscard]] double gain_error_points() const { return 100.0 * std::abs(predicted_gain - measured_gain); }
+};
+
+// Three or more rows of one source measured on one box that differ only in one tuning setting: the
+// options a user ranks. Kendall tau between the predicted and the measured order of their
+// speculative rates, and whether the predicted best is the measured best.
+struct OptionRanking {
+  std::string source;
+  std::string set;
+  std::string setting;
+  std::vector<std::string> options;  // row names, in file order
+  double kendall_tau = 0.0;
+  bool top_pick_right = false;
+  std::string predicted_best;
+  std::string measured_best;
+};
+
+struct PairSummary {
+  std::string group;  // "check", "fit", "all"
+  int pairs = 0;
+  double median_gain_error_points = 0.0;
+  int sign_right = 0;
+  int sources = 0;
+  int rankings = 0;
+  double mean_kendall_tau = 0.0;
+  int top_pick_right = 0;
+};
+
+// The pairs and rankings of scored rows (every source, by set), and their summaries.
+void derive_pairs(const std::vector<ValidationRow>& rows, std::vector<GainPair>& pairs,
+                  std::vector<OptionRanking>& rankings, std::vector<PairSummary>& summaries);
+// Kendall's tau-a of two equally long sequences: (concordant - discordant) / (n (n - 1) / 2); ties
+// count neither way.
+[[nodiscard]] double kendall_tau(const std::vector<double>& a, const std::vector<double>& b);
+
 struct ValidationReport {
   std::vector<ValidationRow> rows;  // every row, scored or not
   // Scored rows only: "check", "fit" and "leave-source-out" (every scored row, each band fitted
@@ -147,6 +196,9 @@ struct ValidationReport {
   std::string split_file;                  // validation/split.yaml read, or "" when there is none
   std::vector<std::string> split_notes;    // sources the split does not list (scored as check), ...
   std::optional<CalibrationRun> calibration;
+  std::vector<GainPair> pairs;          // docs/validation.md#pairs
+  std::vector<OptionRanking> rankings;
+  std::vector<PairSummary> pair_summaries;  // "check", "fit", "all"
   // specsim's error over the fit set's rows (what --write-model-error writes); empty below the minimum.
   std::optional<ModelError> model_error;
   std::string model_error_note;  // why some rows' bands carry no model error; "" when all do

@@ -164,6 +164,64 @@ nlohmann::json summary_json(const ErrorSummary& s) {
           {"median_band_width", s.median_band_width}};
 }
 
+// The pairs' table and their summaries (docs/validation.md#pairs).
+std::string pairs_text(const ValidationReport& report) {
+  if (report.pairs.empty()) return "";
+  std::ostringstream os;
+  os << "\npairs: two rows of one source that differ in one tuning setting; gain = after / before - 1 of the "
+        "speculative rate\n\n";
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "  %-5s %-12s %-16s %-50s %9s %9s  %s\n", "set", "setting", "change", "after (before)",
+                "measured", "predicted", "sign");
+  os << buf;
+  for (const auto& p : report.pairs) {
+    std::snprintf(buf, sizeof buf, "  %-5s %-12s %-16s %-50s %9s %9s  %s\n", p.set.c_str(), p.setting.c_str(),
+                  p.change.c_str(), p.after.c_str(), percent(p.measured_gain).c_str(),
+                  percent(p.predicted_gain).c_str(), p.sign_right() ? "ok" : "WRONG");
+    os << buf;
+  }
+  if (!report.rankings.empty()) {
+    os << "\n  rankings (3+ options on one box): Kendall tau of predicted vs measured order, top pick\n";
+    for (const auto& k : report.rankings) {
+      os << "  " << k.set << " " << k.source << " (" << k.setting << ", " << k.options.size() << " options): tau "
+         << fixed(k.kendall_tau, 2) << ", top pick " << (k.top_pick_right ? "right" : "WRONG") << " (predicted "
+         << k.predicted_best << ", measured " << k.measured_best << ")\n";
+    }
+  }
+  os << "\n  " << std::string(12, ' ') << "pairs  sources  median |gain error|  sign right   rankings  mean tau  top pick\n";
+  for (const auto& s : report.pair_summaries) {
+    std::snprintf(buf, sizeof buf, "  %-12s %5d  %7d  %14s pts  %4d/%-4d   %8d  %8s  %3d/%-3d\n", s.group.c_str(), s.pairs,
+                  s.sources, fixed(s.median_gain_error_points, 1).c_str(), s.sign_right, s.pairs, s.rankings,
+                  fixed(s.mean_kendall_tau, 2).c_str(), s.top_pick_right, s.rankings);
+    os << buf;
+  }
+  return os.str();
+}
+
+nlohmann::json pairs_json(const ValidationReport& report) {
+  nlohmann::json j;
+  j["pairs"] = nlohmann::json::array();
+  for (const auto& p : report.pairs) {
+    j["pairs"].push_back({{"source", p.source}, {"set", p.set}, {"setting", p.setting}, {"before", p.before},
+                          {"after", p.after}, {"change", p.change}, {"measured_gain", p.measured_gain},
+                          {"predicted_gain", p.predicted_gain}, {"sign_right", p.sign_right()}});
+  }
+  j["rankings"] = nlohmann::json::array();
+  for (const auto& k : report.rankings) {
+    j["rankings"].push_back({{"source", k.source}, {"set", k.set}, {"setting", k.setting}, {"options", k.options},
+                             {"kendall_tau", k.kendall_tau}, {"top_pick_right", k.top_pick_right},
+                             {"predicted_best", k.predicted_best}, {"measured_best", k.measured_best}});
+  }
+  j["pair_summary"] = nlohmann::json::array();
+  for (const auto& s : report.pair_summaries) {
+    j["pair_summary"].push_back({{"group", s.group}, {"pairs", s.pairs}, {"sources", s.sources},
+                                 {"median_gain_error_points", s.median_gain_error_points},
+                                 {"sign_right", s.sign_right}, {"rankings", s.rankings},
+                                 {"mean_kendall_tau", s.mean_kendall_tau}, {"top_pick_right", s.top_pick_right}});
+  }
+  return j;
+}
+
 std::string validation_text(const ValidationReport& report) {
   std::ostringstream os;
   int scored = 0;
@@ -199,6 +257,7 @@ std::string validation_text(const ValidationReport& report) {
   for (const auto& n : report.split_notes) os << "  " << n << "\n";
   if (report.model_error) os << model_error_line(*report.model_error);
   if (!report.model_error_note.empty()) os << "  " << report.model_error_note << "\n";
+  os << pairs_text(report);
   os << "\n" << summary_header();
   for (const auto& s : report.summaries) os << summary_line(s);
   if (report.not_scored) os << "\n" << summary_line(*report.not_scored);
@@ -229,6 +288,7 @@ nlohmann::json validation_json(const ValidationReport& report) {
   for (const auto& s : report.summaries) j["summary"].push_back(summary_json(s));
   j["not_scored"] = report.not_scored ? summary_json(*report.not_scored) : nlohmann::json(nullptr);
   j["split"] = {{"file", report.split_file}, {"notes", report.split_notes}};
+  j.update(pairs_json(report));
   j["model_error"] = report.model_error ? model_error_json(*report.model_error) : nlohmann::json(nullptr);
   if (!report.model_error_note.empty()) j["model_error_note"] = report.model_error_note;
   if (report.calibration) {

@@ -135,6 +135,7 @@ ValidationRow predict_row(Scenario s) {
   row.tp = s.parallel.tp;
   row.batch = s.batch;
   row.tree = s.speculation.shape.eagle_topk > 1;
+  row.eagle_topk = s.speculation.shape.eagle_topk;
   row.num_steps = s.speculation.shape.num_steps;
   row.num_draft_tokens = s.speculation.shape.num_draft_tokens;
   row.measured_plain_tokens_per_s = *s.measurements.baseline_tokens_per_s;
@@ -623,6 +624,7 @@ ValidationReport validate_corpus(const std::vector<std::string>& files, const Va
     if (!r.scored()) apart.push_back(&r);
   }
   if (!apart.empty()) report.not_scored = summarize_errors("not scored", apart);
+  derive_pairs(report.rows, report.pairs, report.rankings, report.pair_summaries);
   if (options.calibrate_on.empty()) return report;
 
   // Rows by source, in file order.
