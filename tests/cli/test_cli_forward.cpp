@@ -127,11 +127,18 @@ TEST_CASE("forward: --decode-step solves eta_bw from one step and predicts other
   // 8 tokens at context 1024: measured 12.9279 ms. Memory-bound, so within 10% (only the
   // uncalibrated prior's per-token terms move it).
   CHECK_THAT(forward_s("llama-3.3-70b", "h200", 8, 8, 1024, basis), WithinRel(12.9279e-3, 0.10));
-  // A step faster than the kernel floors allow even at 200% bandwidth is refused with the reason.
+  // A step faster than the datasheet's bandwidth allows with no per-kernel cost is refused with the
+  // reason; the efficiency is never taken past 100% (issue 31).
   const Result fast = run({"forward", "--model", "llama-3.3-70b", "--gpu", "h200", "--tp", "8", "--tokens", "1",
                            "--ctx", "1024", "--decode-step", "10us"});
   CHECK(fast.code == specsim::cli::kExitInput);
-  CHECK_THAT(fast.err, Contains("faster than the model allows"));
+  CHECK_THAT(fast.err, Contains("faster than the model allows at 100% bandwidth efficiency"));
+  // A slow step keeps the efficiency at its plausible floor (74%) and raises the per-kernel cost.
+  const Result slow = run({"forward", "--model", "llama-3.3-70b", "--gpu", "h200", "--tp", "8", "--tokens", "1,8",
+                           "--ctx", "1024", "--decode-step", "20ms"});
+  REQUIRE(slow.code == 0);
+  CHECK_THAT(slow.out, Contains("eta_bw at the plausible floor (74%) and the per-kernel fixed cost") &&
+                           Contains("eta_bw 0.7400"));
   const Result unitless = run({"forward", "--model", "llama-3.3-70b", "--gpu", "h200", "--tp", "8", "--tokens", "1",
                                "--ctx", "1024", "--decode-step", "12.1"});
   CHECK(unitless.code == specsim::cli::kExitInput);

@@ -522,6 +522,49 @@ std::optional<double> solve_term(const ForwardFitBasis& b, ComputeSettings setti
 }
 
 void set_multi_token_step(ComputeSettings& s, double x) { s.multi_token_step_s = x; }
+void set_kernel_floor(ComputeSettings& s, double x) { s.kernel_floor_s = x; }
+
+constexpr double kMaxKernelFloorS = 1e-3;
+
+// The decode step read as weight streaming within the plausible range of bandwidth efficiency
+// (kMinPlausibleBandwidthEfficiency .. kMaxPlausibleBandwidthEfficiency, scenario.hpp); what the
+// range cannot explain is the per-kernel fixed cost (kernel_floor), raised above its value for a
+// slow step, lowered toward 0 for a fast one. Throws when neither explains the step.
+void fit_decode_step(const ForwardFitBasis& b, ComputeSettings& settings, double decode_step_s, ForwardFit& fit) {
+  const auto at = [&](double eta) {
+    ComputeSettings s = settings;
+    s.bandwidth_efficiency = eta;
+    return predict_forward_s(*b.model, *b.gpu, b.tp, b.context_tokens, 1.0, b.mode, s);
+  };
+  const double floor_eta = kMinPlausibleBandwidthEfficiency, top_eta = kMaxPlausibleBandwidthEfficiency;
+  const bool slow = at(floor_eta) < decode_step_s, fast = at(top_eta) > decode_step_s;
+  if (!slow && !fast) {
+    settings.bandwidth_efficiency =
+        solve_bandwidth_efficiency(*b.model, *b.gpu, b.tp, b.context_tokens, b.mode, settings, decode_step_s);
+    fit.solved = "eta_bw from the decode step";
+    return;
+  }
+  const double from = settings.kernel_floor_s;
+  settings.bandwidth_efficiency = slow ? floor_eta : top_eta;
+  const auto floor = solve_term(b, settings, 1.0, decode_step_s, set_kernel_floor, slow ? from : 0.0,
+                                slow ? kMaxKernelFloorS : from);
+  if (!floor) {
+    throw Error("--decode-step " + units::format_duration(decode_step_s) + " is " +
+                (slow ? "slower" : "faster") + " than the model allows at " +
+                units::format_fixed(100.0 * (slow ? floor_eta : top_eta), 0) +
+                "% bandwidth efficiency (the plausible range is 74-100%) with any per-kernel fixed cost " +
+                (slow ? "up to 1 ms" : "down to 0") + ": " +
+                (slow ? "the step likely includes communication or host time; pass the compute part only"
+                      : "the model reads more bytes than this engine does, or its per-kernel costs are too high; "
+                        "check the model, GPU and TP"));
+  }
+  settings.kernel_floor_s = *floor;
+  fit.solved = std::string("eta_bw at ") + (slow ? "the plausible floor (74%)" : "the datasheet (100%)") +
+               " and the per-kernel fixed cost from the decode step";
+  fit.notes.push_back("the decode step is " + std::string(slow ? "slower" : "faster") +
+                      " than weight streaming within 74-100% of datasheet bandwidth explains: the per-kernel fixed "
+                      "cost moved from " + units::format_duration(from) + " to " + units::format_duration(*floor));
+}
 
 constexpr double kMaxMultiTokenStepS = 1e-2;  // per layer
 
@@ -533,8 +576,9 @@ ForwardFit fit_forward_steps(const ForwardFitBasis& b, ComputeSettings settings,
   const auto bandwidth_for = [&](const ComputeSettings& s) {
     return solve_bandwidth_efficiency(*b.model, *b.gpu, b.tp, b.context_tokens, b.mode, s, decode_step_s);
   };
-  settings.bandwidth_efficiency = bandwidth_for(settings);
-  fit.solved = "eta_bw from the decode step";
+  // With a second width, an MoE target whose experts' rate is open solves eta_bw with eta_e below.
+  const bool expert_pair = second && b.model->moe_layers() > 0 && !settings.expert_bandwidth_efficiency;
+  if (!expert_pair) fit_decode_step(b, settings, decode_step_s, fit);
   if (!second) {
     fit.settings = settings;
     return fit;
