@@ -131,6 +131,13 @@ TEST_CASE("model error: the committed models/model-error.yaml is the corpus's, e
   CHECK_THAT(file.prior_sigma_rms, WithinAbs(report.model_error->prior_sigma_rms, 6e-5));
   CHECK_THAT(file.sigma_below, WithinAbs(report.model_error->sigma_below, 6e-5));
   CHECK_THAT(file.sigma_above, WithinAbs(report.model_error->sigma_above, 6e-5));
+  // The gain error: the fit set's pairs only.
+  int fit_pairs = 0;
+  for (const auto& p : report.pairs) fit_pairs += p.set == "fit";
+  CHECK(file.gain_pairs == fit_pairs);
+  CHECK(report.model_error->gain_pairs == fit_pairs);
+  CHECK_THAT(file.gain_residual_p10, WithinAbs(report.model_error->gain_residual_p10, 6e-5));
+  CHECK_THAT(file.gain_residual_p90, WithinAbs(report.model_error->gain_residual_p90, 6e-5));
   // The file is the fit set's alone: no check-set row enters it.
   int fit_rows = 0;
   for (const auto& r : report.rows) fit_rows += r.set == "fit";
@@ -178,6 +185,8 @@ sigma: 0.08
   refused("p50: 0.0", "p50: 0.3", "p50");
   refused("rows: 12\n", "", "rows");
   refused("sigma: 0.08", "sigma: 0.08\nspread: 1", "spread");
+  refused("sigma: 0.08", "sigma: 0.08\ngain_residual_ln: {pairs: 3, p10: 0.2, p90: 0.1}", "gain_residual_ln.p10");
+  refused("sigma: 0.08", "sigma: 0.08\ngain_residual_ln: {pairs: 0, p10: -0.1, p90: 0.1}", "gain_residual_ln.pairs");
 
   // Four invented rows of two sources are too few: an error, and no file.
   const fs::path out = fs::temp_directory_path() / ("specsim-model-error-out-" + std::to_string(::getpid()) + ".yaml");

@@ -4,7 +4,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+
 #include "cli_run.hpp"
+#include "specsim/load.hpp"
 #include "specsim/validate_corpus.hpp"
 
 using Catch::Matchers::Contains;
@@ -70,4 +73,28 @@ TEST_CASE("pairs: the corpus's K sweeps rank their options, and the JSON carries
   const auto text = specsim::test::run({"validate"});
   CHECK_THAT(text.out, Contains("pairs: two rows of one source that differ in one tuning setting") &&
                            Contains("rankings (3+ options on one box)"));
+}
+
+TEST_CASE("rank: each gain carries the band of specsim's error on measured gains", "[pairs][rank]") {
+  const auto r = specsim::test::run({"rank", "--json"});
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["gain_band_origin"].is_string());
+  CHECK_THAT(j["gain_band_origin"].get<std::string>(), Contains("measured gains of the validation fit set"));
+  const auto e = specsim::load_model_error(specsim::model_error_file(kRoot));
+  REQUIRE(e.gain_pairs > 0);
+  const double now = j["scenario_tokens_per_s"].get<double>();
+  for (const auto& x : j["interventions"]) {
+    if (!x["feasible"].get<bool>()) {
+      CHECK(x["gain_band"].is_null());
+      continue;
+    }
+    INFO(x["name"]);
+    // The band is the predicted ratio times exp(p10) and exp(p90) of the fit set's gain residuals.
+    const double ratio = x["tokens_per_s"].get<double>() / now;
+    CHECK_THAT(x["gain_band"]["p10"].get<double>(), WithinRel(now * (ratio * std::exp(e.gain_residual_p10) - 1.0), 1e-9));
+    CHECK_THAT(x["gain_band"]["p90"].get<double>(), WithinRel(now * (ratio * std::exp(e.gain_residual_p90) - 1.0), 1e-9));
+    const bool holds_zero = x["gain_band"]["p10"].get<double>() < 0 && x["gain_band"]["p90"].get<double>() > 0;
+    CHECK(x["gain_band"]["too_close_to_call"].get<bool>() == holds_zero);
+  }
 }

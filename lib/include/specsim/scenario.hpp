@@ -295,6 +295,11 @@ struct ModelError {
   int rows = 0;
   int sources = 0;
   std::string origin;  // the file, or the rows it was computed on
+  // The error of a predicted gain (docs/validation.md#pairs): ln((1 + measured gain) / (1 +
+  // predicted gain)) over the fit set's pairs, by nearest rank. 0 pairs: none known.
+  int gain_pairs = 0;
+  double gain_residual_p10 = 0.0;
+  double gain_residual_p90 = 0.0;
 };
 
 // Measurements of the deployment. Those marked `held_out` are never inputs: tests compare

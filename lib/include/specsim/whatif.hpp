@@ -51,6 +51,11 @@ struct RankedIntervention {
   double gain_per_launch = 0.0;
   bool comm_calibrated = true;  // false: the all-reduce cost rests on NCCL's prior
   Prediction prediction;
+  // The gain's p10-p90 (tok/s over the scenario as it is) from specsim's error on measured gains
+  // (ModelError::gain_residual_*, docs/validation.md#pairs); empty without one.
+  std::optional<std::pair<double, double>> gain_band;
+  // The band holds 0: whether this change helps at all is within specsim's error on gains.
+  [[nodiscard]] bool too_close_to_call() const { return gain_band && gain_band->first < 0.0 && gain_band->second > 0.0; }
 };
 
 struct PlanStep {
@@ -71,6 +76,7 @@ struct RankReport {
   std::vector<RankedIntervention> ranked;  // feasible by gain, then infeasible
   std::vector<const RankedIntervention*> by_gain_per_effort;  // feasible ones
   std::vector<PlanStep> path;           // apply the best, re-rank the rest
+  std::string gain_band_origin;         // where the gain bands come from; "" without them
   int path_steps = 4;                   // the plan's length asked for; 0: no plan
 };
 

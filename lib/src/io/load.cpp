@@ -661,6 +661,13 @@ ModelError load_model_error(const std::string& path) {
   e.sigma = r.number("sigma", 0.0, 1.0);
   e.sigma_below = r.optional_number("sigma_below", e.sigma, 0.0, 1.0);
   e.sigma_above = r.optional_number("sigma_above", e.sigma, 0.0, 1.0);
+  if (auto g = r.optional_child("gain_residual_ln")) {
+    e.gain_pairs = int(g->integer("pairs", 1, 1000000));
+    e.gain_residual_p10 = g->number("p10", -5.0, 5.0);
+    e.gain_residual_p90 = g->number("p90", -5.0, 5.0);
+    if (e.gain_residual_p10 > e.gain_residual_p90) g->fail("p10", "must not exceed p90");
+    g->finish();
+  }
   r.finish();
   return e;
 }

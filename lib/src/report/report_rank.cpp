@@ -33,7 +33,10 @@ nlohmann::json intervention_json(const RankedIntervention& x) {
                       {"effort_hours", x.intervention->effort_hours},
                       {"comm_calibrated", x.comm_calibrated},
                       {"patches", x.intervention->patches},
-                      {"risk", x.intervention->risk}};
+                      {"risk", x.intervention->risk},
+                      {"gain_band", x.gain_band ? nlohmann::json{{"p10", x.gain_band->first}, {"p90", x.gain_band->second},
+                                                                 {"too_close_to_call", x.too_close_to_call()}}
+                                                : nlohmann::json(nullptr)}};
   if (x.feasible) {
     e["breakdown"] = breakdown(x.prediction);
     e["baseline_tokens_per_s"] = x.prediction.baseline_tokens_per_s;
@@ -46,6 +49,7 @@ nlohmann::json rank_json(const RankReport& r) {
   j["catalogue"] = r.catalogue;
   j["baseline_tokens_per_s"] = r.baseline_tokens_per_s;
   j["scenario_tokens_per_s"] = r.scenario_tokens_per_s;
+  j["gain_band_origin"] = r.gain_band_origin.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.gain_band_origin);
   if (!r.scenario_infeasible.empty()) j["scenario_infeasible"] = r.scenario_infeasible;
   j["interventions"] = nlohmann::json::array();
   for (const auto& x : r.ranked) j["interventions"].push_back(intervention_json(x));
@@ -65,7 +69,9 @@ std::string ranked_lines(const RankReport& r) {
       std::snprintf(buf, sizeof buf, "  %-38s %9.1f %+8.1f %9.1f %12.1f  %s%s\n", x.intervention->name.c_str(),
                     x.tokens_per_s, x.gain, x.intervention->effort_launches, x.gain_per_launch,
                     x.tokens_per_s > x.prediction.baseline_tokens_per_s ? "beats plain decoding" : "",
-                    x.comm_calibrated ? "" : " [all-reduce uncalibrated]");
+                    (std::string(x.comm_calibrated ? "" : " [all-reduce uncalibrated]") +
+                     (x.too_close_to_call() ? " [gain within specsim's error]" : ""))
+                        .c_str());
     } else {
       std::snprintf(buf, sizeof buf, "  %-38s   INFEASIBLE: %s\n", x.intervention->name.c_str(), x.reason.c_str());
     }
@@ -100,6 +106,9 @@ std::string rank_text(const std::string& scenario, const RankReport& r) {
          fmt("%.1f", r.baseline_tokens_per_s) + " tok/s\n";
   if (!r.scenario_infeasible.empty()) out += "  INFEASIBLE as it stands: " + r.scenario_infeasible + "\n";
   out += "\n" + ranked_lines(r);
+  if (!r.gain_band_origin.empty()) {
+    out += "  [gain within specsim's error]: the gain's p10-p90 holds 0, from " + r.gain_band_origin + "\n";
+  }
   out += "\n  best gain per launch: ";
   for (std::size_t i = 0; i < r.by_gain_per_effort.size() && i < 3; ++i) {
     out += (i ? ", " : "") + r.by_gain_per_effort[i]->intervention->name + " (" +

@@ -401,6 +401,14 @@ std::string model_error_yaml(const ModelError& e) {
      << "# as a z_0.9 point, less the priors' spread the same way.\n"
      << "sigma_below: " << f(e.sigma_below) << "\n"
      << "sigma_above: " << f(e.sigma_above) << "\n";
+  if (e.gain_pairs > 0) {
+    os << "# A predicted gain's error over the fit set's pairs (docs/validation.md#pairs): ln((1 + measured\n"
+       << "# gain) / (1 + predicted gain)); rank's gain band. The pairs are K sweeps and draft changes.\n"
+       << "gain_residual_ln:\n"
+       << "  pairs: " << e.gain_pairs << "\n"
+       << "  p10: " << f(e.gain_residual_p10) << "\n"
+       << "  p90: " << f(e.gain_residual_p90) << "\n";
+  }
   return os.str();
 }
 
@@ -457,6 +465,21 @@ void attach_model_error(ValidationReport& report) {
                                  std::to_string(report.model_error->sources) + " sources";
   }
   report.model_error_note = widen_by_other_sources(targets, fit);
+}
+
+// The gain error of the fit set's pairs, beside the model error (nearest rank, as the rows' is);
+// too few pairs (kMinModelErrorRows) leave it out.
+void attach_gain_error(ValidationReport& report) {
+  if (!report.model_error) return;
+  std::vector<double> r;
+  for (const auto& p : report.pairs) {
+    if (p.set == "fit") r.push_back(std::log((1.0 + p.measured_gain) / (1.0 + p.predicted_gain)));
+  }
+  if (int(r.size()) < kMinModelErrorRows) return;
+  std::sort(r.begin(), r.end());
+  report.model_error->gain_pairs = int(r.size());
+  report.model_error->gain_residual_p10 = nearest_rank(r, 0.1);
+  report.model_error->gain_residual_p90 = nearest_rank(r, 0.9);
 }
 
 // Each scored row's set from the split read at `path` (named `split_file` in the report); sources it
@@ -625,6 +648,7 @@ ValidationReport validate_corpus(const std::vector<std::string>& files, const Va
   }
   if (!apart.empty()) report.not_scored = summarize_errors("not scored", apart);
   derive_pairs(report.rows, report.pairs, report.rankings, report.pair_summaries);
+  attach_gain_error(report);
   if (options.calibrate_on.empty()) return report;
 
   // Rows by source, in file order.

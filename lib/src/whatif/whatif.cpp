@@ -130,6 +130,19 @@ RankReport rank(const std::string& scenario, const std::vector<std::string>& pat
   for (const auto& iv : catalogue.interventions) {
     report.ranked.push_back(evaluate(scenario, patches, iv, data, now.spec_tokens_per_s));
   }
+  // Each gain's band: the measured/predicted ratio of gains on the fit set's pairs applied to this
+  // one's ratio (docs/validation.md#pairs). Those pairs are K sweeps and draft changes; a catalogue
+  // change of another kind borrows their spread, which the origin says.
+  if (const auto& e = current.scenario().model_error; e && e->gain_pairs > 0) {
+    report.gain_band_origin = "specsim's error on " + std::to_string(e->gain_pairs) +
+                              " measured gains of the validation fit set (K sweeps and draft changes; " + e->origin + ")";
+    for (auto& r : report.ranked) {
+      if (!r.feasible || !(now.spec_tokens_per_s > 0)) continue;
+      const double ratio = r.tokens_per_s / now.spec_tokens_per_s;
+      r.gain_band = std::pair{now.spec_tokens_per_s * (ratio * std::exp(e->gain_residual_p10) - 1.0),
+                              now.spec_tokens_per_s * (ratio * std::exp(e->gain_residual_p90) - 1.0)};
+    }
+  }
   std::stable_sort(report.ranked.begin(), report.ranked.end(), [](const auto& a, const auto& b) {
     if (a.feasible != b.feasible) return a.feasible;
     return a.gain > b.gain;
