@@ -20,7 +20,7 @@ declare -A plots=(
   [02_cycle_breakdown]="cycle_breakdown interventions"
   [03_allreduce_calibration]="allreduce_calibration"
   [04_topology_comparison]="topology_comparison"
-  [05_validation]="validation"
+  [05_validation]="validation validation_pairs"
 )
 executed="$(mktemp -d)"
 trap 'rm -rf "$executed"' EXIT
