@@ -66,6 +66,7 @@ void run_init(const InitOptions& o, Io& io) {
   OutputOptions output;
   output.force = o.force;
   output.inputs = files_read(o.init);
+  output.exclusive = !o.force;  // without --force init creates, and of two at once one wins
   if (!o.output.empty()) {
     // A scenario is edited by hand after init: replacing one silently would lose that work.
     std::error_code ec;

@@ -315,3 +315,39 @@ TEST_CASE("output: concurrent `calibrate nccl -o` to one file leave one loadable
   CHECK(specsim::load_comm_profile(out.string()).points.size() == 25);
   CHECK(listing(dir.path) == std::set<std::string>{"p.yaml"});
 }
+
+TEST_CASE("output: exclusive creation lets exactly one of concurrent writers win", "[output]") {
+  TempDir dir("specsim-output-exclusive");
+  const std::string target = (dir.path / "new.yaml").string();
+  specsim::OutputOptions o;
+  o.exclusive = true;
+  std::atomic<int> won{0}, refused{0};
+  std::vector<std::thread> writers;
+  for (int i = 0; i < 8; ++i) {
+    writers.emplace_back([&, i] {
+      try {
+        specsim::write_file_atomically(target, "writer " + std::to_string(i) + "\n", o);
+        ++won;
+      } catch (const specsim::Error& e) {
+        if (std::string(e.what()).find("already exists") != std::string::npos) ++refused;
+      }
+    });
+  }
+  for (auto& t : writers) t.join();
+  CHECK(won == 1);
+  CHECK(refused == 7);
+  CHECK(listing(dir.path) == std::set<std::string>{"new.yaml"});  // no temporary left behind
+  CHECK_THAT(slurp(target), Contains("writer "));
+}
+
+TEST_CASE("output: a target with a legal 255-byte name is writable (the temporary's name is cut)", "[output]") {
+  TempDir dir("specsim-output-long-name");
+  const std::string name = std::string(250, 'a') + ".yaml";
+  REQUIRE(name.size() == 255);
+  const std::string target = (dir.path / name).string();
+  specsim::write_file_atomically(target, "x: 1\n");
+  CHECK(slurp(target) == "x: 1\n");
+  specsim::write_file_atomically(target, "x: 2\n");  // replaced the same way
+  CHECK(slurp(target) == "x: 2\n");
+  CHECK(listing(dir.path) == std::set<std::string>{name});
+}

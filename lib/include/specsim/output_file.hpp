@@ -10,6 +10,9 @@
 //   - An existing target that is not a regular file (a device such as /dev/full, a FIFO) is
 //     refused; with `force` the text is written into it in place (no temporary, no rename), which
 //     is what `-o /dev/stdout --force` means. A directory is always refused.
+//   - With `exclusive` the target must not exist: the finished temporary is hard-linked to it, so
+//     of concurrent writers exactly one succeeds (`init -o` without --force).
+//   - A target name of up to NAME_MAX works: the temporary's name cuts a long one.
 //   - A read-only target (no write bit in its mode, mode & 0222 == 0) is refused unless `force`.
 //     The mode is checked, not access(2): root may write anything, but a 0444 file says "keep".
 // Every refusal and failure is a specsim::Error naming the path; on failure the target is untouched
@@ -31,6 +34,9 @@ struct OutputOptions {
   bool force = false;
   // How the target is named in messages: the command-line option that carried it ("-o").
   std::string option = "-o";
+  // Create the target, never replace one: of concurrent writers exactly one succeeds (link(2)),
+  // the others fail with "already exists".
+  bool exclusive = false;
 };
 
 // Throws specsim::Error when writing `path` would be refused (see the header comment). Commands

@@ -104,7 +104,12 @@ void fsync_directory(const fs::path& dir) {
 
 // The temporary file of a write to `target`: hidden, in the target's directory, carrying the
 // writer's pid so that one a killed writer left can be told from one a live writer is filling.
-std::string temp_prefix(const fs::path& target) { return "." + target.filename().string() + ".specsim-"; }
+// A long target name is cut so that the temporary's name stays within NAME_MAX (255 bytes) with
+// the 24 bytes around it; a target of a legal 255-byte name is then still writable.
+constexpr std::size_t kTempNameRoom = 255 - 24;
+std::string temp_prefix(const fs::path& target) {
+  return "." + target.filename().string().substr(0, kTempNameRoom) + ".specsim-";
+}
 
 std::string temp_template(const fs::path& dir, const fs::path& target) {
   return (dir / (temp_prefix(target) + std::to_string(::getpid()) + "-XXXXXX")).string();
@@ -213,7 +218,16 @@ void write_file_atomically(const std::string& path, const std::string& text, con
     open = false;
     if (::close(fd) != 0) throw output_error(o, tmp, "write failed: " + errno_text(errno));
     if (check) check(tmp);
-    if (::rename(tmp.c_str(), target.c_str()) != 0) {
+    if (o.exclusive) {
+      // A new file only: link(2) fails with EEXIST where another writer got there first, which a
+      // check before the write cannot see (two `init -o new.yaml` at once).
+      if (::link(tmp.c_str(), target.c_str()) != 0) {
+        const int e = errno;
+        throw output_error(o, path, e == EEXIST ? "already exists; pass --force to replace it"
+                                                : "cannot create it: " + errno_text(e));
+      }
+      ::unlink(tmp.c_str());
+    } else if (::rename(tmp.c_str(), target.c_str()) != 0) {
       throw output_error(o, path, "cannot rename " + tmp + " to it: " + errno_text(errno));
     }
   } catch (...) {
