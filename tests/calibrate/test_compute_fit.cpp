@@ -204,6 +204,10 @@ TEST_CASE("compute_fit: step-time CSV errors name file, line and column", "[comp
   CHECK_THROWS_WITH(specsim::read_compute_steps_csv(bad_unit), Contains("bad-unit.csv:1:7") && Contains("s, ms or us"));
   const std::string bad_mode = write("bad-mode.csv", "model,gpu,tp,tokens,context,mode,time_us\nm,H200,1,1,0,cuda,5\n");
   CHECK_THROWS_WITH(specsim::read_compute_steps_csv(bad_mode), Contains("bad-mode.csv:2:6") && Contains("'cuda'"));
+  // A decimal comma splits the time into two cells: read as 5 ms before, now refused at the extra cell.
+  const std::string comma = write("comma.csv", "model,gpu,tp,tokens,context,mode,time_ms\nm,H200,1,1,0,graph,5,9635\n");
+  CHECK_THROWS_WITH(specsim::read_compute_steps_csv(comma),
+                    Contains("comma.csv:2:8") && Contains("the row has 8 cells, the header 7") && Contains("5.96"));
   const std::string ok = write("ok.csv", "model,gpu,tp,tokens,context,mode,time_us\nm,H200,8,4,1024,eager,250\n");
   const auto rows = specsim::read_compute_steps_csv(ok);
   REQUIRE(rows.size() == 1);

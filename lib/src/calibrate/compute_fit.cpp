@@ -316,12 +316,14 @@ struct StepColumns {
   std::map<std::string, int> index;
   double time_unit_s = 0;
   std::string time_unit_name;  // "ms" of time_ms
+  std::size_t columns = 0;     // cells in the header: every row has as many
 };
 
 StepColumns read_step_header(const std::vector<std::string>& cells, const std::string& path, int line_no) {
   auto where = [&](int column) { return SourceLocation{path, line_no, column}; };
   StepColumns h;
   auto& col = h.index;
+  h.columns = cells.size();
   for (std::size_t i = 0; i < cells.size(); ++i) col[cells[i]] = int(i);
   for (const char* need : {"model", "gpu", "tp", "tokens", "context", "mode"}) {
     if (!col.count(need)) throw Error(where(1), need, "header has no '" + std::string(need) + "' column");
@@ -366,6 +368,13 @@ ComputeStep read_step_row(const std::vector<std::string>& cells, const StepColum
     }
     return int(v);
   };
+  // More cells than the header: a decimal comma ("5,9635") or a stray comma has split a field, and
+  // every value after it would be read from the wrong column.
+  if (cells.size() > h.columns) {
+    throw Error(where(int(h.columns) + 1), "", "the row has " + std::to_string(cells.size()) + " cells, the header " +
+                                                   std::to_string(h.columns) +
+                                                   ": a decimal comma or a stray comma splits a field (write 5.96, not 5,96)");
+  }
   ComputeStep s;
   s.line = line_no;
   s.model = cell("model");
