@@ -67,6 +67,14 @@ TEST_CASE("scenario fields: a value set on the loaded scenario predicts what the
     const auto probe = kProbes.find(key);
     REQUIRE(probe != kProbes.end());
     const std::string patch = key + "=" + probe->second.good;
+    if (key == "host.ngram_lookup_per_token") {
+      // Not a field of an EAGLE-3 scenario: the loader and the sweep's fast path both refuse it.
+      CHECK_THROWS_WITH(specsim::load_scenario(specsim::kDefaultScenario, {patch}, kRoot),
+                        Catch::Matchers::Contains("prices speculation.method ngram's prompt lookup"));
+      CHECK_THROWS_WITH(specsim::sweep(specsim::kDefaultScenario, {}, {specsim::parse_vary(patch)}, kRoot),
+                        Catch::Matchers::Contains("prices speculation.method ngram's prompt lookup"));
+      continue;
+    }
     const auto loaded = specsim::CycleModel(specsim::load_scenario(specsim::kDefaultScenario, {patch}, kRoot)).predict();
     const auto r = specsim::sweep(specsim::kDefaultScenario, {}, {specsim::parse_vary(patch)}, kRoot);
     CHECK(r.fast_path);
@@ -130,4 +138,18 @@ TEST_CASE("sweep: lo..hi:N spaces N values, units kept, bad forms name the optio
     INFO(bad);
     CHECK_THROWS_WITH(specsim::parse_vary(bad), Contains("--vary") && Contains("a spaced range is lo..hi:N"));
   }
+}
+
+TEST_CASE("scenario fields: n-gram lookup's cost is a field of an ngram scenario only, and never a tree",
+          "[scenario_fields]") {
+  const std::string ngram = std::string(SPECSIM_SOURCE_DIR) +
+                            "/validation/vllm-lab-v018-ngram-rtx4090/vllmlab-v018-qwen3-8b-ngram-k4-repeat-c1.yaml";
+  const auto loaded = specsim::CycleModel(specsim::load_scenario(ngram, {"host.ngram_lookup_per_token=1us"}, kRoot)).predict();
+  const auto as_is = specsim::CycleModel(specsim::load_scenario(ngram, {}, kRoot)).predict();
+  CHECK(loaded.spec_tokens_per_s < as_is.spec_tokens_per_s);  // 1 us per context token is costly
+  const auto r = specsim::sweep(ngram, {}, {specsim::parse_vary("host.ngram_lookup_per_token=1us")}, kRoot);
+  CHECK(r.fast_path);
+  CHECK(r.points[0].tokens_per_s == loaded.spec_tokens_per_s);
+  CHECK_THROWS_WITH(specsim::load_scenario(ngram, {"speculation.eagle_topk=4", "speculation.num_draft_tokens=8"}, kRoot),
+                    Catch::Matchers::Contains("speculation.method ngram proposes one chain"));
 }

@@ -1449,6 +1449,12 @@ void read_speculation_shape(YamlReader& r, Scenario& s) {
   YamlReader sp = r.child("speculation");
   sp.ignore("method");  // read with the draft
   s.speculation.shape = read_shape(sp);
+  // n-gram lookup proposes one chain from the prompt (vLLM's and SGLang's ngram proposers): a tree
+  // of it is not something either engine drafts.
+  if (s.speculation.method == "ngram" && s.speculation.shape.eagle_topk > 1) {
+    sp.fail("eagle_topk", "= " + std::to_string(s.speculation.shape.eagle_topk) +
+                              ": speculation.method ngram proposes one chain by prompt lookup; set eagle_topk: 1");
+  }
   s.speculation.parallel_drafting = read_parallel_drafting(sp, s);
   sp.finish();
 }
@@ -1552,7 +1558,14 @@ void read_host(YamlReader& r, Scenario& s) {
     h->ignore("decode_per_step");
     if (auto v = h->optional_quantity("spec_extra_per_cycle", Quantity::kDuration)) s.host.spec_extra_per_cycle_s = *v;
     if (auto v = h->optional_quantity("draft_step_overhead", Quantity::kDuration)) s.host.draft_step_overhead_s = *v;
-    if (auto v = h->optional_quantity("ngram_lookup_per_token", Quantity::kDuration)) s.host.ngram_lookup_per_token_s = *v;
+    if (auto v = h->optional_quantity("ngram_lookup_per_token", Quantity::kDuration)) {
+      // Priced only where the host looks tokens up: on another method the value would be ignored.
+      if (s.speculation.method != "ngram") {
+        h->fail("ngram_lookup_per_token", "prices speculation.method ngram's prompt lookup; this scenario drafts with " +
+                                              s.speculation.method + ", which never runs it");
+      }
+      s.host.ngram_lookup_per_token_s = *v;
+    }
     h->finish();
   }
 }

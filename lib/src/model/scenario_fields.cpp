@@ -169,6 +169,14 @@ std::string settle_fields(Scenario& s) {
   if (s.comm.min_channels && s.comm.max_channels && s.comm.min_channels > s.comm.max_channels) {
     return "comm.min_channels must not exceed max_channels";
   }
+  // The loader's rules for n-gram lookup (load.cpp read_speculation_shape, read_host), on values.
+  if (s.speculation.method == "ngram" && sp.eagle_topk > 1) {
+    return "speculation.method ngram proposes one chain by prompt lookup: speculation.eagle_topk must be 1";
+  }
+  if (s.speculation.method != "ngram" && s.patched_keys.count("host.ngram_lookup_per_token")) {
+    return "host.ngram_lookup_per_token prices speculation.method ngram's prompt lookup; this scenario drafts with " +
+           s.speculation.method;
+  }
   return "";
 }
 
