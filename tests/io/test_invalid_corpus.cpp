@@ -77,7 +77,7 @@ const std::map<std::string, Expected>& corpus() {
       // fuzz_load: a `numa:` entry of 120 'x' then '0' overflowed int while being read (UBSan).
       // fuzz_interventions: yaml-cpp 0.7's LoadAll never returned on these 25 bytes (the reader now walks
       // documents itself and stops); the first document is a null, not a mapping.
-      {"fuzz/interventions-loadall-hang.yaml", {"expected a mapping at the top of the document", 1}},
+      {"fuzz/interventions-loadall-hang.yaml", {"byte 0xFF is not UTF-8", 1}},
       {"fuzz/topology-numa-overflow.yaml", {"is not a NUMA node number (an integer in [0, 4095])", 20}},
       {"fuzz/scenario-draft-name-too-long.yaml", {"draft: unknown model 'xxxxxxxxxx", 6}},
       // Validation rows: the source header and the held-out measurement are required.
@@ -118,6 +118,7 @@ const std::map<std::string, Expected>& corpus() {
       {"gpu/unknown-key.yaml", {"memory_bandwidth: required key is missing; is 'memory_bandwith' here a misspelling of it?", 5}},
       {"gpu/zero-bandwidth.yaml", {"memory_bandwidth: must be at least 1 GB/s for a GPU", 6}},
       {"gpu/denormal-bandwidth.yaml", {"memory_bandwidth: must be at least 1 GB/s for a GPU", 6}},
+      {"gpu/latin1-byte.yaml", {"byte 0xE9 is not UTF-8: data files are UTF-8 text", 4}},
       {"hf/duplicate-key.config.json", {"num_attention_heads: duplicate key: the mapping already has 'num_attention_heads'", 18}},
       {"hf/float-vocab-size.config.json", {"vocab_size: expected an integer, got '1.5e5'", 33}},
       {"hf/kv-heads-not-dividing.config.json", {"num_key_value_heads: must divide num_attention_heads (64)", 18}},

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -135,7 +136,53 @@ YamlReader YamlReader::load_file(const std::string& path) {
   return load_string(text, path);
 }
 
+namespace {
+
+// The first byte offset where `text` is not UTF-8 (RFC 3629: no overlongs, no surrogates, at most
+// U+10FFFF), or npos. YAML and JSON files are UTF-8; a Latin-1 byte would otherwise pass the
+// parser and break every JSON output that carries the text.
+std::size_t invalid_utf8_at(const std::string& text) {
+  const auto* b = reinterpret_cast<const unsigned char*>(text.data());
+  const std::size_t n = text.size();
+  for (std::size_t i = 0; i < n;) {
+    const unsigned char c = b[i];
+    std::size_t len = 0;
+    unsigned lo = 0x80, hi = 0xBF;  // the second byte's range
+    if (c < 0x80) len = 1;
+    else if (c >= 0xC2 && c <= 0xDF) len = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    } else {
+      return i;
+    }
+    if (i + len > n) return i;
+    for (std::size_t k = 1; k < len; ++k) {
+      const unsigned char x = b[i + k];
+      if (x < (k == 1 ? lo : 0x80) || x > (k == 1 ? hi : 0xBF)) return i;
+    }
+    i += len;
+  }
+  return std::string::npos;
+}
+
+}  // namespace
+
 YamlReader YamlReader::load_string(const std::string& text, const std::string& name) {
+  if (const std::size_t at = invalid_utf8_at(text); at != std::string::npos) {
+    const int line = 1 + int(std::count(text.begin(), text.begin() + std::ptrdiff_t(at), '\n'));
+    const std::size_t line_start = text.rfind('\n', at == 0 ? 0 : at - 1);
+    const int column = int(at - (line_start == std::string::npos || at == 0 ? 0 : line_start + 1)) + 1;
+    char byte[8];
+    std::snprintf(byte, sizeof byte, "0x%02X", static_cast<unsigned>(static_cast<unsigned char>(text[at])));
+    throw Error({name, line, column}, "", std::string("byte ") + byte +
+                                              " is not UTF-8: data files are UTF-8 text (re-save it as UTF-8)");
+  }
   auto origin = std::make_shared<YamlOrigin>();
   origin->file = name;
   YAML::Node root;
