@@ -62,6 +62,13 @@ void run_topology_import(const TopologyImportOptions& o, Io& io) {
       o.pcie_generation ? std::string("--pcie-generation") : "the GPU file " + std::filesystem::path(gpu_file).filename().string();
   options.name = o.name.empty() ? std::filesystem::path(o.output).stem().string() : o.name;
   Topology t = import_nvidia_smi_topo(o.input, options);
+  // NV# links in the output of a card with no NVLink: the output is another box's, or --gpu names
+  // the wrong card; either way NVLink would be priced at a bandwidth the GPU file does not have.
+  if (t.link == LinkClass::kNvlink && !gpu.nvlink_bandwidth_bytes_per_s) {
+    throw Error("--gpu " + o.gpu + ": " + std::filesystem::path(gpu_file).filename().string() +
+                " has no NVLink (no nvlink_bandwidth), but " + o.input +
+                " shows NV# links between the GPUs: name the card this output was taken on");
+  }
 
   const std::string file = std::filesystem::path(o.input).filename().string();
   const std::string comments =

@@ -118,3 +118,20 @@ TEST_CASE("inputs: a device is read up to a cap, a key both set and varied is re
   CHECK_THAT(both.err, Contains("'speculation.num_steps' is also varied"));
   CHECK(both.out.empty());
 }
+
+TEST_CASE("nvlink: a card without NVLink is refused on a box wired by NVLink, at import and at load", "[cli][nvlink]") {
+  TempDir dir("specsim-nvlink-geforce");
+  const std::string out = (dir.path / "x.yaml").string();
+  const auto import = run({"topology", "import", std::string(SPECSIM_TEST_DATA_DIR) + "/valid/topo/nccl-1453-8x-nv18-nvswitch.txt",
+                           "--gpu", "rtx-4090", "--name", "x", "-o", out});
+  CHECK(import.code == 1);
+  CHECK_THAT(import.err, Contains("rtx-4090.yaml has no NVLink") && Contains("shows NV# links"));
+  CHECK_FALSE(fs::exists(out));
+  const auto predict = run({"predict", "--scenario",
+                            kRoot + "/validation/angelslim-issue-163-4xh100/as163-qwen3-30b-a3b-eagle3-tp4-bs1-3-2-8.yaml",
+                            "--set", "gpu=rtx-4090"});
+  CHECK(predict.code == 1);
+  CHECK_THAT(predict.err, Contains("--set gpu=rtx-4090") && Contains("'rtx-4090' has no NVLink") &&
+                              Contains("links its GPUs by NVLink"));
+  CHECK(predict.out.empty());
+}

@@ -1601,6 +1601,12 @@ bool read_box(YamlReader& r, Scenario& s, const DataDir& data, Problems& problem
     }
   }) && problems.run([&] {
     s.gpu = load_gpu(resolve_at(r, "gpu", DataKind::kGpu, r.optional_string("gpu", s.topology.gpu), data));
+    // A box wired with NVLink needs a card that has it: else its links would be priced as PCIe
+    // silently, or at a bandwidth no file states.
+    if (s.topology.link == LinkClass::kNvlink && !s.gpu.nvlink_bandwidth_bytes_per_s) {
+      r.fail(r.has("gpu") ? "gpu" : "topology", "'" + s.gpu.name + "' has no NVLink (its GPU file gives no nvlink_bandwidth), but topology '" +
+                                                     s.topology.name + "' links its GPUs by NVLink");
+    }
   });
   r.ignore("topology");
   r.ignore("gpu");
