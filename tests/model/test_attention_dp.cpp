@@ -222,3 +222,22 @@ TEST_CASE("attention dp: the dp groups must divide tp, and 1 is plain TP", "[att
     }
   }
 }
+
+TEST_CASE("attention dp: the MTP draft's KV cache is its group's ceil(B / dp) requests, as the target's", "[attention_dp]") {
+  const specsim::Scenario dp = specsim::load_scenario(kScenario, {"workload.batch=64"}, kRoot);
+  const specsim::Scenario tp = specsim::load_scenario(kScenario, {"workload.batch=64", "parallel.attention_dp=false"}, kRoot);
+  const auto part = [](const specsim::MemoryFit& f, const std::string& name) {
+    const auto it = std::find_if(f.parts.begin(), f.parts.end(), [&](const auto& p) { return p.name == name; });
+    REQUIRE(it != f.parts.end());
+    return *it;
+  };
+  const auto fit = specsim::memory_fit(dp);
+  // The MTP module has one layer of the target's MLA: per rank, ceil(64 / 8) = 8 requests' latents of
+  // (4096 context + the verify's tokens) each, the target's per-layer bytes over its 61 layers.
+  const auto target = part(fit, "target KV cache");
+  const auto draft = part(fit, "draft KV cache");
+  CHECK_THAT(draft.bytes, WithinRel(target.bytes / 61.0, 1e-9));
+  CHECK_THAT(draft.basis, Catch::Matchers::Contains("ceil(64 / dp 8) requests per rank"));
+  // Without DP attention every rank caches all 64 requests' latents: 8x the DP figure.
+  CHECK_THAT(part(specsim::memory_fit(tp), "draft KV cache").bytes, WithinRel(8.0 * draft.bytes, 1e-9));
+}

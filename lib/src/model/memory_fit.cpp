@@ -149,7 +149,17 @@ MemoryFit memory_fit(const Scenario& s, int batch) {
     const int draft_tp = s.parallel.draft_ranks();
     fit.parts.push_back({"draft weights", s.draft.weight_bytes() / draft_tp,
                          gb(s.draft.weight_bytes()) + " / tp " + std::to_string(draft_tp)});
-    fit.parts.push_back({"draft KV cache", kv_bytes(s.draft, draft_tp, batch, tokens), kv_basis(s.draft, batch, tokens, 1)});
+    if (s.parallel.data_parallel_attention()) {
+      // The draft's attention runs data-parallel as the target's does (SGLang's DP attention covers
+      // the draft worker): each rank caches its group's ceil(B / dp) requests, not the batch.
+      const int dp = s.parallel.attention_dp_ranks();
+      const int requests = (batch + dp - 1) / dp;
+      fit.parts.push_back({"draft KV cache", kv_bytes(s.draft, s.parallel.attention_tp(), requests, tokens),
+                           kv_basis(s.draft, requests, tokens, 1) + ", ceil(" + std::to_string(batch) + " / dp " +
+                               std::to_string(dp) + ") requests per rank"});
+    } else {
+      fit.parts.push_back({"draft KV cache", kv_bytes(s.draft, draft_tp, batch, tokens), kv_basis(s.draft, batch, tokens, 1)});
+    }
   }
   if (rule.profiles_activations) fit.parts.push_back(vllm_activations(s));
   fit.parts.push_back({"engine reserve", (1.0 - rule.fraction) * s.gpu.memory_bytes,
