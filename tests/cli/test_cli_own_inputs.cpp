@@ -6,6 +6,8 @@
 #include <fstream>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "cli_run.hpp"
 
 namespace fs = std::filesystem;
@@ -134,4 +136,20 @@ TEST_CASE("nvlink: a card without NVLink is refused on a box wired by NVLink, at
   CHECK_THAT(predict.err, Contains("--set gpu=rtx-4090") && Contains("'rtx-4090' has no NVLink") &&
                               Contains("links its GPUs by NVLink"));
   CHECK(predict.out.empty());
+}
+
+TEST_CASE("predict: a speedup above the tokens per cycle says why, in text and JSON", "[cli][speedup]") {
+  const std::vector<std::string> eager_plain{"predict", "--set", "engine.decode_mode=eager", "--set",
+                                             "engine.verify_mode=graph", "--set", "engine.draft_mode=graph"};
+  const auto text = run(eager_plain);
+  REQUIRE(text.code == 0);
+  CHECK_THAT(text.out, Contains("is above the") && Contains("the plain step runs eager (engine.decode_mode)"));
+  auto json_args = eager_plain;
+  json_args.push_back("--json");
+  const auto j = nlohmann::json::parse(run(json_args).out);
+  REQUIRE(j["speedup"].get<double>() > j["speculative"]["tokens_per_cycle"].get<double>());
+  CHECK_THAT(j["speedup_above_tau"].get<std::string>(), Contains("verify replays a CUDA graph"));
+  // The shipped scenario's speedup is below its tokens per cycle: no such note.
+  const auto plain = nlohmann::json::parse(run({"predict", "--json"}).out);
+  CHECK_FALSE(plain.contains("speedup_above_tau"));
 }

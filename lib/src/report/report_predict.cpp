@@ -137,6 +137,23 @@ CalibratedValue ngram_lookup(const Scenario& s) {
                     " to " + format_duration(kPriorNgramLookupPerTokenS.p90) + " (docs/references/specdec.md#ngram)"};
 }
 
+// Why the speedup exceeds the tokens a cycle emits, which needs a cycle shorter than a plain step;
+// "" where it does not.
+std::string speedup_above_tau(const Scenario& s, const Prediction& p) {
+  if (!(p.speedup > p.tokens_per_cycle * (1.0 + 1e-9))) return "";
+  std::string why = "the cycle (" + units::format_duration(p.cycle_s) + ") is shorter than a plain step (" +
+                    units::format_duration(p.baseline_step_s) + ")";
+  if (s.engine.decode_mode != LaunchMode::kGraph && s.engine.verify_mode == LaunchMode::kGraph) {
+    why += ": the plain step runs eager (engine.decode_mode) while the verify replays a CUDA graph, so each plain "
+           "step pays kernel launches the cycle does not";
+  } else if (p.spec_host_s < p.baseline_host_s) {
+    why += ": the plain step's host time (" + units::format_duration(p.baseline_host_s) +
+           ") exceeds the cycle's (" + units::format_duration(p.spec_host_s) + ")";
+  }
+  return "speedup " + fixed(p.speedup, 3) + "x is above the " + fixed(p.tokens_per_cycle, 2) +
+         " tokens per cycle: " + why;
+}
+
 // The cycle's figures side by side with plain decoding, the band, speedup and acceptance.
 std::string figures_text(const CycleModel& model, const Prediction& p) {
   const Scenario& s = model.scenario();
@@ -191,6 +208,7 @@ std::string figures_text(const CycleModel& model, const Prediction& p) {
   os << band_text(prediction_band(model, p));
   os << "  speedup " << fixed(p.speedup, 3) << "x;  break-even at " << fixed(p.breakeven_tokens_per_cycle, 2)
      << " tokens per cycle (this cycle emits " << fixed(p.tokens_per_cycle, 2) << ")\n";
+  if (const std::string above = speedup_above_tau(model.scenario(), p); !above.empty()) os << "  " << above << "\n";
   os << "  dominant: " << p.dominant << ", " << fixed(100.0 * p.dominant_share, 0) << "% of the cycle\n";
   if (!p.conditional_rates.empty()) {
     os << "  acceptance by position (conditional):";
@@ -370,6 +388,7 @@ nlohmann::json prediction_json(const CycleModel& model, const Prediction& p) {
                               {"priors_p90_tokens_per_s", band.priors_p90_tokens_per_s},
                               {"model_error", model_error_json(band.model_error)}};
   j["speedup"] = p.speedup;
+  if (const std::string above = speedup_above_tau(model.scenario(), p); !above.empty()) j["speedup_above_tau"] = above;
   j["breakeven_tokens_per_cycle"] = p.breakeven_tokens_per_cycle;
   j["dominant"] = {{"part", p.dominant}, {"share", p.dominant_share}};
   j["calibration"] = {{"bandwidth_efficiency", value_json(cal.bandwidth_efficiency)},
