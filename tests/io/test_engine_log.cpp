@@ -5,6 +5,7 @@
 #include <sstream>
 #include <string>
 
+#include "cli_run.hpp"
 #include "specsim/engine_log.hpp"
 #include "specsim/error.hpp"
 
@@ -409,4 +410,43 @@ TEST_CASE("pooling different draft lengths or engines is a warning, not a silent
         "the measured acceptance has 5 positions and the scenario drafts 3: positions 4-5 not used (set "
         "speculation.num_steps=5 to use them)");
   CHECK(specsim::position_mismatch_warning(3, 3).empty());
+}
+
+TEST_CASE("vLLM /metrics: two scrapes given as two files are differenced, never pooled", "[engine_log]") {
+  // vllm_metrics_pr24127_interval.prom split at its second scrape: the first file's totals, then
+  // the second's. Pooled, they would give tau 1 + (300 + 562) / (100 + 159) = 4.33; differenced,
+  // 1 + 262 / 59 = 5.44, as the one two-scrape file does.
+  const std::string text = specsim::test::read_text(valid_log("vllm_metrics_pr24127_interval.prom"));
+  const std::string sample = "\nvllm:spec_decode_num_drafts_total{";
+  const auto cut = text.find(sample, text.find(sample) + 1);
+  REQUIRE(cut != std::string::npos);
+  std::istringstream first(text.substr(0, cut)), second(text.substr(cut));
+  std::vector<specsim::LogRecord> records = specsim::parse_engine_log(first, "before.prom");
+  for (auto& r : specsim::parse_engine_log(second, "after.prom")) records.push_back(r);
+  REQUIRE(records.size() == 2);
+  CHECK(records[0].cumulative);
+  CHECK(records[1].cumulative);
+  const auto s = specsim::summarize(records);
+  CHECK_THAT(s.tokens_per_cycle, WithinRel(1.0 + 262.0 / 59.0, 1e-12));
+  CHECK(s.cycles == 59.0);
+  REQUIRE(s.unconditional_rates.size() == 5);
+  CHECK_THAT(s.unconditional_rates[0], WithinRel(58.0 / 59.0, 1e-9));  // 148 - 90
+  bool said = false;
+  for (const auto& n : s.notes) said = said || n.find("2 /metrics scrapes differenced") != std::string::npos;
+  CHECK(said);
+  // Given in the wrong order (or across a restart), the counters fall: refused.
+  CHECK_THROWS_WITH(specsim::summarize(std::vector<specsim::LogRecord>{records[1], records[0]}),
+                    Catch::Matchers::Contains("counters fell") && Catch::Matchers::Contains("restarted"));
+}
+
+TEST_CASE("vLLM /metrics: a per-position count that rises with position is refused", "[engine_log]") {
+  std::istringstream in(
+      "vllm:spec_decode_num_drafts_total{engine=\"0\",model_name=\"m\"} 100.0\n"
+      "vllm:spec_decode_num_draft_tokens_total{engine=\"0\",model_name=\"m\"} 300.0\n"
+      "vllm:spec_decode_num_accepted_tokens_total{engine=\"0\",model_name=\"m\"} 150.0\n"
+      "vllm:spec_decode_num_accepted_tokens_per_pos_total{engine=\"0\",model_name=\"m\",position=\"0\"} 40.0\n"
+      "vllm:spec_decode_num_accepted_tokens_per_pos_total{engine=\"0\",model_name=\"m\",position=\"1\"} 60.0\n"
+      "vllm:spec_decode_num_accepted_tokens_per_pos_total{engine=\"0\",model_name=\"m\",position=\"2\"} 50.0\n");
+  CHECK_THROWS_WITH(specsim::parse_engine_log(in, "rising.prom"),
+                    Catch::Matchers::Contains("rising.prom:5") && Catch::Matchers::Contains("more than position 0"));
 }

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "specsim/acceptance.hpp"
@@ -829,6 +830,13 @@ std::vector<Count> position_counts(const SeriesCounters& counters, double drafts
       throw Error({file, v.at->line, v.at->value_column}, v.at->name,
                   "position " + std::to_string(j) + " accepted " + fmt(v.value) + " times in " + fmt(drafts) + " drafts");
     }
+    // A chain accepts position j only after j - 1: a count that rises with position is not vLLM's.
+    if (!out.empty() && v.value > out.back().value) {
+      throw Error({file, v.at->line, v.at->value_column}, v.at->name,
+                  "position " + std::to_string(j) + " accepted " + fmt(v.value) + " times, more than position " +
+                      std::to_string(j - 1) + " (" + fmt(out.back().value) +
+                      "): a chain accepts a position only after the one before it");
+    }
     out.push_back(v);
   }
   return out;
@@ -1023,10 +1031,73 @@ namespace {
 
 // The records that count: V0 counters accumulate, so within a run of non-decreasing counters only
 // the last line counts; a drop (server restart) starts a new run.
-std::vector<const LogRecord*> records_to_pool(std::span<const LogRecord> records) {
+// The run between two single-scrape /metrics files of one server: the later totals less the
+// earlier, per position too (the counts a_j x drafts); a counter that fell means a restart.
+LogRecord scrape_difference(const LogRecord& before, const LogRecord& after) {
+  const auto fail = [&](const std::string& what) {
+    throw Error(after.where, "", what + " between the scrapes " + before.where.file + " and " + after.where.file);
+  };
+  if (after.cycles < before.cycles || *after.accepted_tokens < *before.accepted_tokens ||
+      *after.drafted_tokens < *before.drafted_tokens) {
+    fail("vllm:spec_decode_* counters fell: the server restarted; give two scrapes of one server run");
+  }
+  LogRecord d = after;
+  d.cumulative = false;
+  d.cycles = after.cycles - before.cycles;
+  d.accepted_tokens = *after.accepted_tokens - *before.accepted_tokens;
+  d.drafted_tokens = *after.drafted_tokens - *before.drafted_tokens;
+  if (!(d.cycles > 0)) fail("no draft was proposed");
+  d.tokens_per_cycle = 1.0 + double(*d.accepted_tokens) / d.cycles;
+  d.unconditional_rates.clear();
+  if (before.unconditional_rates.size() == after.unconditional_rates.size()) {
+    for (std::size_t j = 0; j < after.unconditional_rates.size(); ++j) {
+      const double now = std::round(after.unconditional_rates[j] * after.cycles);
+      const double then = std::round(before.unconditional_rates[j] * before.cycles);
+      if (now < then) fail("the position " + std::to_string(j) + " counter fell");
+      d.unconditional_rates.push_back((now - then) / d.cycles);
+    }
+  }
+  d.num_draft_positions = d.unconditional_rates.empty() ? std::nullopt : std::optional<int>(int(d.unconditional_rates.size()));
+  return d;
+}
+
+// Single-scrape vLLM /metrics records of two or more files are scrapes of one server taken in the
+// order given: consecutive files are differenced (their series in file order), never pooled, which
+// would count the server's whole life once per scrape. Returns the differences; `used` marks the
+// records they replace.
+std::vector<LogRecord> difference_scrapes(std::span<const LogRecord> records, std::set<const LogRecord*>& used) {
+  std::vector<std::string> files;
+  std::map<std::string, std::vector<const LogRecord*>> by_file;
+  for (const auto& r : records) {
+    if (r.format != LogFormat::kVllmMetrics || !r.cumulative) continue;
+    if (!by_file.count(r.where.file)) files.push_back(r.where.file);
+    by_file[r.where.file].push_back(&r);
+  }
+  std::vector<LogRecord> out;
+  if (files.size() < 2) return out;
+  for (std::size_t f = 1; f < files.size(); ++f) {
+    const auto& a = by_file[files[f - 1]];
+    const auto& b = by_file[files[f]];
+    if (a.size() != b.size()) {
+      throw Error({files[f], 0, 0}, "", "holds " + std::to_string(b.size()) + " speculative series, " + files[f - 1] +
+                                            " " + std::to_string(a.size()) + ": two scrapes of one server hold the same");
+    }
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      out.push_back(scrape_difference(*a[i], *b[i]));
+      used.insert(a[i]);
+      used.insert(b[i]);
+    }
+  }
+  return out;
+}
+
+std::vector<const LogRecord*> records_to_pool(std::span<const LogRecord> records, std::span<const LogRecord> differences,
+                                              const std::set<const LogRecord*>& differenced) {
   std::vector<const LogRecord*> pool;
+  for (const auto& d : differences) pool.push_back(&d);
   std::map<std::string, const LogRecord*> open_run;  // per file
   for (const auto& r : records) {
+    if (differenced.count(&r)) continue;
     if (r.format != LogFormat::kVllmV0) {
       pool.push_back(&r);
       continue;
@@ -1195,9 +1266,15 @@ void add_format_notes(const std::vector<const LogRecord*>& pool, AcceptanceSumma
 AcceptanceSummary summarize(std::span<const LogRecord> records, double confidence) {
   if (records.empty()) throw Error("acceptance summary: no metrics lines to pool");
   check_confidence(confidence);
-  const std::vector<const LogRecord*> pool = records_to_pool(records);
+  std::set<const LogRecord*> differenced;
+  const std::vector<LogRecord> differences = difference_scrapes(records, differenced);
+  const std::vector<const LogRecord*> pool = records_to_pool(records, differences, differenced);
   AcceptanceSummary s;
   s.confidence = confidence;
+  if (!differences.empty()) {
+    s.notes.push_back(std::to_string(differenced.size()) + " /metrics scrapes differenced in the order given (the "
+                      "later totals less the earlier): the run between them");
+  }
   pool_tokens_per_cycle(pool, s);
   const std::size_t positions = pool_position_rates(pool, s);
   s.throughput_tokens_per_s = pooled_throughput(pool);
