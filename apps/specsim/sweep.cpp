@@ -76,8 +76,18 @@ bool has_concurrency(const std::string& scenario, const std::vector<std::string>
 void run_concurrency_sweep(const SweepOptions& o, const std::vector<std::string>& patches,
                            const std::vector<SweepAxis>& axes, Io& io) {
   // Condition axes (workload.*, acceptance.*) make buckets, each with its own best per level.
-  const std::vector<ConcurrencySweep> buckets = sweep_by_workload(o.scenario, patches, axes);
+  std::vector<ConcurrencySweep> buckets;
+  {
+    const SigintToFlag sigint;  // Ctrl-C keeps the levels done, as a plain sweep keeps its points
+    buckets = sweep_by_workload(o.scenario, patches, axes, DataDir(), &g_sweep_interrupted);
+  }
   io.out << render_workload_sweep(buckets, o.format) << std::flush;
+  if (!buckets.empty() && buckets.back().interrupted) {
+    std::size_t done = 0;
+    for (const auto& b : buckets) done += b.levels.size();
+    throw Interrupted("sweep interrupted (SIGINT) after " + std::to_string(done) +
+                      " concurrency levels; the levels done are printed above");
+  }
   // CSV rows of such levels are empty; say why where the table cannot.
   std::size_t infeasible = 0, levels = 0;
   for (const auto& cs : buckets) {

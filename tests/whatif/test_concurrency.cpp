@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <fstream>
 #include <sstream>
 
@@ -379,4 +380,26 @@ TEST_CASE("concurrency sweep CLI: a table per context, one JSON object, one CSV 
   CHECK(csv.starts_with("workload.context,concurrency,speculation.num_steps,tokens_per_s,"));
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 1 + 2 * 2);  // header + 2 contexts x 2 levels
   CHECK_THAT(csv, Contains("\n8192,8,"));
+}
+
+TEST_CASE("concurrency sweep: one cap on every evaluation, and a stop keeps the levels done", "[concurrency][sweep]") {
+  // 1000 levels x 20,000 points = 2 x 10^7 evaluations: refused before any runs (each grid alone
+  // is under the per-grid cap).
+  std::string many = "workload.concurrency=";
+  for (int c = 1; c <= 1000; ++c) many += (c > 1 ? "," : "") + std::to_string(c);
+  CHECK_THROWS_WITH(specsim::sweep_by_workload(kHome, {many}, {specsim::parse_vary("compute.bandwidth_efficiency=0.5..0.9:20000")},
+                                               kRoot),
+                    Contains("1000 levels x 20000") && Contains("exceed 10^7 evaluations"));
+  // A stop set before the first level: nothing evaluated, interrupted said.
+  std::atomic<bool> stop{true};
+  const auto stopped = specsim::sweep_by_workload(kHome, {"workload.concurrency=1,2,4"},
+                                                  {specsim::parse_vary("speculation.num_steps=1..3")}, kRoot, &stop);
+  REQUIRE(stopped.size() == 1);
+  CHECK(stopped[0].interrupted);
+  CHECK(stopped[0].levels.empty());
+  stop = false;
+  const auto whole = specsim::sweep_by_workload(kHome, {"workload.concurrency=1,2,4"},
+                                                {specsim::parse_vary("speculation.num_steps=1..3")}, kRoot, &stop);
+  CHECK_FALSE(whole[0].interrupted);
+  CHECK(whole[0].levels.size() == 3);
 }

@@ -10,6 +10,7 @@
 // (cycle.hpp: tok/s_base = B / T_base, tok/s_spec = B tau / T_cycle at B = c.)
 #pragma once
 
+#include <atomic>
 #include <optional>
 #include <string>
 #include <vector>
@@ -71,9 +72,14 @@ struct ConcurrencySweep {
   std::vector<std::string> condition_values;
   std::vector<std::string> keys;        // the axes
   int calibrated_batch = 1;             // as in ConcurrencyPrediction
-  std::vector<ConcurrencyBest> levels;  // ascending concurrency
+  std::vector<ConcurrencyBest> levels;  // ascending concurrency; the levels done when interrupted
   std::optional<int> stops_paying_at;   // as in ConcurrencyPrediction, with each level's best shape
+  bool interrupted = false;             // `stop` was set: the levels after the last done are missing
 };
+
+// Every evaluation a concurrency sweep makes (levels x buckets x grid points) stops here, as one
+// grid's points do: 10^7.
+inline constexpr std::size_t kMaxSweepEvaluations = 10'000'000;
 
 // The draft shape varied when a concurrency sweep is given no axes: speculation.num_steps = 1..8.
 [[nodiscard]] SweepAxis default_concurrency_axis();
@@ -83,8 +89,10 @@ struct ConcurrencySweep {
 // empty) at workload.batch = c. Throws specsim::Error when the scenario has no levels, for an axis
 // or patch on workload.batch (the levels set it), for a condition axis (is_condition_axis:
 // sweep_by_workload buckets by those), and what sweep() throws.
+// `stop` (SIGINT) ends it after the point in flight: the levels done are kept, `interrupted` set.
 [[nodiscard]] ConcurrencySweep sweep_by_concurrency(const std::string& scenario, const std::vector<std::string>& patches,
-                                                    std::vector<SweepAxis> axes, const DataDir& data = DataDir());
+                                                    std::vector<SweepAxis> axes, const DataDir& data = DataDir(),
+                                                    const std::atomic<bool>* stop = nullptr);
 
 // An axis that states a condition the deployment meets rather than a setting it chooses: the
 // workload (workload.context, ...) and the acceptance the drafter reaches (acceptance.*). A "best
@@ -97,10 +105,13 @@ struct ConcurrencySweep {
 // buckets in the axes' order, the first axis outermost. Without condition axes, one sweep with no
 // condition. Throws what grid_size() throws for all the axes together (a key on two axes,
 // workload.concurrency as an axis, ...) and what sweep_by_concurrency throws.
+// The total of evaluations (every bucket's levels x grid) is refused above kMaxSweepEvaluations
+// before any runs; `stop` ends it as sweep_by_concurrency's does (the buckets done kept).
 [[nodiscard]] std::vector<ConcurrencySweep> sweep_by_workload(const std::string& scenario,
                                                               const std::vector<std::string>& patches,
                                                               const std::vector<SweepAxis>& axes,
-                                                              const DataDir& data = DataDir());
+                                                              const DataDir& data = DataDir(),
+                                                              const std::atomic<bool>* stop = nullptr);
 
 // For people, said by predict and sweep alike: "calibrated at batch B (workload.batch, where the
 // measurements were taken), reused at every level".

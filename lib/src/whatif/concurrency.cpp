@@ -134,7 +134,7 @@ SweepAxis default_concurrency_axis() {
 }
 
 ConcurrencySweep sweep_by_concurrency(const std::string& scenario, const std::vector<std::string>& patches,
-                                      std::vector<SweepAxis> axes, const DataDir& data) {
+                                      std::vector<SweepAxis> axes, const DataDir& data, const std::atomic<bool>* stop) {
   const Scenario base = load_scenario(scenario, patches, data);
   const std::vector<int> levels = checked_levels(base);
   reject_batch_patch(base);
@@ -152,12 +152,25 @@ ConcurrencySweep sweep_by_concurrency(const std::string& scenario, const std::ve
     }
     out.keys.push_back(a.key);
   }
+  if (double(levels.size()) * double(grid_size(axes)) > double(kMaxSweepEvaluations)) {
+    throw Error({"--concurrency", 0, 0}, "workload.concurrency",
+                std::to_string(levels.size()) + " levels x " + std::to_string(grid_size(axes)) +
+                    " grid points exceed 10^7 evaluations: fewer levels or a coarser grid");
+  }
   for (const int c : levels) {
+    if (stop != nullptr && stop->load()) {
+      out.interrupted = true;
+      break;
+    }
     // The same grid as `sweep --set workload.batch=c`: calibration runs on the file's scenario
     // (as_measured) there too.
     std::vector<std::string> at = patches;
     at.push_back(std::string(kBatchKey) + "=" + std::to_string(c));
-    const SweepResult r = sweep(scenario, at, axes, data);
+    const SweepResult r = sweep(scenario, at, axes, data, {}, stop);
+    if (r.interrupted) {
+      out.interrupted = true;  // this level's grid is partial: left out
+      break;
+    }
     ConcurrencyBest level;
     level.concurrency = c;
     level.points = r.evaluated;
@@ -180,10 +193,17 @@ bool is_condition_axis(const std::string& key) {
 }
 
 std::vector<ConcurrencySweep> sweep_by_workload(const std::string& scenario, const std::vector<std::string>& patches,
-                                                const std::vector<SweepAxis>& axes, const DataDir& data) {
+                                                const std::vector<SweepAxis>& axes, const DataDir& data,
+                                                const std::atomic<bool>* stop) {
   // The buckets times each bucket's grid: the same refusals as one grid over every axis (no values,
   // a key on two axes, workload.concurrency as an axis, too many points).
-  (void)grid_size(axes);
+  const std::size_t grid = grid_size(axes);
+  const std::size_t levels = checked_levels(load_scenario(scenario, patches, data)).size();
+  if (double(grid) * double(levels) > double(kMaxSweepEvaluations)) {
+    throw Error({"--concurrency", 0, 0}, "workload.concurrency",
+                std::to_string(levels) + " levels x " + std::to_string(grid) +
+                    " points of every bucket's grid exceed 10^7 evaluations: fewer levels or a coarser grid");
+  }
   std::vector<SweepAxis> conditions, settings;
   for (const auto& a : axes) (is_condition_axis(a.key) && a.key != kBatchKey ? conditions : settings).push_back(a);
   // Every combination of the condition values, the first axis outermost (an odometer).
@@ -195,10 +215,12 @@ std::vector<ConcurrencySweep> sweep_by_workload(const std::string& scenario, con
       values.push_back(conditions[i].values[at[i]]);
       bucket.push_back(conditions[i].key + "=" + values.back());
     }
-    ConcurrencySweep sweep = sweep_by_concurrency(scenario, bucket, settings, data);
+    ConcurrencySweep sweep = sweep_by_concurrency(scenario, bucket, settings, data, stop);
     for (const auto& c : conditions) sweep.condition_keys.push_back(c.key);
     sweep.condition_values = std::move(values);
+    const bool interrupted = sweep.interrupted;
     out.push_back(std::move(sweep));
+    if (interrupted) break;
     // The next combination, the last axis fastest; done when the first wraps around.
     std::size_t i = conditions.size();
     while (i > 0 && ++at[i - 1] == conditions[i - 1].values.size()) at[--i] = 0;
