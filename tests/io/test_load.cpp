@@ -1,6 +1,9 @@
 #include <catch2/catch.hpp>
 
 #include <filesystem>
+#include <fstream>
+
+#include "cli_run.hpp"
 
 #include "specsim/error.hpp"
 #include "specsim/load.hpp"
@@ -138,4 +141,21 @@ TEST_CASE("load: a measured rate below 0.01 tok/s is refused, denormals and 0 in
     }
   }
   CHECK_NOTHROW(specsim::load_scenario(specsim::kDefaultScenario, {"measurements.baseline.tokens_per_s=0.01tok/s"}, kRoot));
+}
+
+TEST_CASE("load: a measured comm table may scatter, not fall by more than 25% between sizes", "[load][invalid]") {
+  // The shipped 2x 2080 Ti table falls 9.7% from 32 B to 64 B (12.86 -> 11.61 us): measurement scatter.
+  const std::string shipped = std::string(SPECSIM_SOURCE_DIR) + "/calibration/profiles/nccl-anthonyhoo-2x2080ti-nop2p-pix.yaml";
+  CHECK_NOTHROW(specsim::load_comm_profile(shipped));
+  // Its 1 GiB row edited to 1 us after 134 ms at 512 MiB: refused at that row.
+  std::string text = specsim::test::read_text(shipped);
+  const auto at = text.rfind("time:");
+  REQUIRE(at != std::string::npos);
+  const auto end = text.find_first_of("}\n", at);
+  text.replace(at, end - at, "time: 1us");
+  specsim::test::TempDir dir("specsim-measured-falls");
+  const std::string file = (dir.path / "falls.yaml").string();
+  std::ofstream(file) << text;
+  CHECK_THROWS_WITH(specsim::load_comm_profile(file),
+                    Contains(file) && Contains("more than a measurement's scatter (25%)"));
 }

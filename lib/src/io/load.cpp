@@ -405,6 +405,9 @@ std::string read_nccl_version(YamlReader& r, const char* key) {
   return text;
 }
 
+// The largest fall of time between consecutive sizes a measured comm table may show.
+constexpr double kMaxMeasuredFall = 0.25;
+
 CommProfile read_comm_profile(YamlReader& r) {
   r.expect_header("comm_profile");
   CommProfile p;
@@ -433,6 +436,16 @@ CommProfile read_comm_profile(YamlReader& r) {
     if (point.time_s <= 0) pt.fail("time", "must be > 0");
     if (!p.points.empty() && point.message_bytes <= p.points.back().message_bytes) {
       pt.fail("size", "sizes must rise strictly from one point to the next");
+    }
+    // Measured rows scatter by a few percent (the shipped tables fall at most 9.7% between sizes);
+    // a fall past kMaxMeasuredFall is a damaged or hand-edited row, not noise (32 MiB at 100 us
+    // after 16 MiB at 1973 us).
+    if (measured && !p.points.empty() && point.time_s < (1.0 - kMaxMeasuredFall) * p.points.back().time_s) {
+      pt.fail("time", units::format_duration(point.time_s) + " at " + units::format_bytes(point.message_bytes) +
+                          " is " + units::format_fixed(100.0 * (1.0 - point.time_s / p.points.back().time_s), 0) +
+                          "% below " + units::format_duration(p.points.back().time_s) + " at " +
+                          units::format_bytes(p.points.back().message_bytes) +
+                          ": more than a measurement's scatter (25%); the table is damaged or was edited");
     }
     if (!measured && !p.points.empty() && point.time_s < p.points.back().time_s) {
       pt.fail("time", units::format_duration(point.time_s) + " at " + units::format_bytes(point.message_bytes) +
