@@ -149,13 +149,15 @@ void run_calibrate_nccl(const CalibrateNcclOptions& o, Io& io) {
   std::vector<CurvePoint> rows;
   std::optional<int> ranks;
   std::optional<int> graph_launches;
-  std::string ranks_from, mode_from, devices_from, devices;
+  std::string ranks_from, mode_from, devices_from, devices, hosts_from, hosts;
   std::vector<std::string> sources;
   // One profile is one NCCL release: logs that print different ones are refused (--allow-mixed pools
   // them, and the profile then states no release).
   std::string nccl_version, version_from;
   bool mixed_versions = false;
+  std::string unversioned;  // the first log that prints no NCCL release
   const auto note_release = [&](const std::string& version, const std::string& path) {
+    if (version.empty() && unversioned.empty()) unversioned = path;
     if (version.empty() || mixed_versions || version == nccl_version) return;
     if (nccl_version.empty()) {
       nccl_version = version;
@@ -216,6 +218,20 @@ void run_calibrate_nccl(const CalibrateNcclOptions& o, Io& io) {
         devices = table_devices;
         devices_from = where;
       }
+      // One box is one host set: the same GPU model on another machine is another box (its PCIe
+      // tree, BIOS and driver differ).
+      const std::string table_hosts = device_summary(t.hosts);
+      if (!table_hosts.empty() && !hosts.empty() && table_hosts != hosts) {
+        const std::string what = "table ran on host " + table_hosts + " but " + hosts_from + " ran on host " + hosts;
+        if (!o.allow_mixed) {
+          throw Error({path, t.first_line, 0}, "hosts", what + " (one profile is one box; pass --allow-mixed to pool them anyway)");
+        }
+        io.err << "specsim: warning: " << where << ": " << what << "; pooled (--allow-mixed)\n";
+      }
+      if (hosts.empty() && !table_hosts.empty()) {
+        hosts = table_hosts;
+        hosts_from = where;
+      }
       // -G: 0 (or no such field, before nccl-tests printed it) is eager launches.
       const int graph = std::max(t.graph_launches, 0);
       if (graph_launches && (*graph_launches > 0) != (graph > 0)) {
@@ -253,6 +269,16 @@ void run_calibrate_nccl(const CalibrateNcclOptions& o, Io& io) {
     prov.holdout = holdout(points, *o.holdout_every, std::numeric_limits<double>::infinity(), curve_options);
   }
 
+  // A log without a release pooled with one that has it: the table's release is unknown, not the
+  // other log's.
+  if (!unversioned.empty() && !nccl_version.empty()) {
+    const std::string what = "log prints no NCCL release but " + version_from + " ran NCCL " + nccl_version;
+    if (!o.allow_mixed) {
+      throw Error({unversioned, 0, 0}, "nccl_version", what + " (one profile is one NCCL release; pass --allow-mixed to pool them anyway)");
+    }
+    io.err << "specsim: warning: " << unversioned << ": " << what << "; pooled, and the profile states no release (--allow-mixed)\n";
+    nccl_version.clear();
+  }
   CommProfile profile;
   profile.name = std::filesystem::path(o.output).stem().string();
   profile.collective = o.collective;

@@ -375,3 +375,41 @@ TEST_CASE("calibrate compute: a model named in the CSV may be a Hugging Face con
   };
   CHECK(fit("as-json", "llama-3.3-70b.json") == fit("as-checkpoint", "llama-3.3-70b/config.json"));
 }
+
+TEST_CASE("calibrate nccl: a bad version code, an unversioned log beside a versioned one, and another host are refused",
+          "[calibrate]") {
+  TempDir dir("specsim_test_calibrate_mixed");
+  const std::string text = specsim::test::read_text(shipped_log("aikitoria-8x5090-p2p-turin.log"));
+  const auto write = [&](const std::string& name, const std::string& body) {
+    const std::string p = (dir.path / name).string();
+    std::ofstream(p) << body;
+    return p;
+  };
+  const std::string out = (dir.path / "p.yaml").string();
+  // nccl-library=2 is no NCCL_VERSION_CODE: read before as 0.0.2.
+  const std::string bad = write("bad.log", specsim::test::replaced_once(text, "nccl-library=22907\n", "nccl-library=2\n"));
+  const auto b = run({"calibrate", "nccl", bad, "-o", out});
+  CHECK(b.code == 1);
+  CHECK_THAT(b.err, Contains("bad.log:11:") && Contains("nccl-library") && Contains("is not an NCCL version code"));
+  // The same log without its version header, pooled with the original: the release is unknown, not 2.29.7.
+  std::string unversioned = text;
+  for (std::size_t at = 0; (at = unversioned.find("nccl-library=22907", at)) != std::string::npos;) {
+    unversioned.replace(at, 18, "");
+  }
+  const std::string bare = write("bare.log", unversioned);
+  const auto u = run({"calibrate", "nccl", shipped_log("aikitoria-8x5090-p2p-turin.log"), bare, "-o", out});
+  CHECK(u.code == 1);
+  CHECK_THAT(u.err, Contains("bare.log") && Contains("prints no NCCL release but") && Contains("2.29.7"));
+  const auto um = run({"calibrate", "nccl", shipped_log("aikitoria-8x5090-p2p-turin.log"), bare, "-o", out, "--allow-mixed"});
+  REQUIRE(um.code == 0);
+  CHECK_FALSE(specsim::load_comm_profile(out).nccl_version == "2.29.7");
+  // The same GPUs on another host are another box.
+  std::string other = text;
+  for (std::size_t at = 0; (at = other.find(" on      crazy device", at)) != std::string::npos;) {
+    other.replace(at, 21, " on      other device");
+  }
+  const std::string elsewhere = write("elsewhere.log", other);
+  const auto h = run({"calibrate", "nccl", shipped_log("aikitoria-8x5090-p2p-turin.log"), elsewhere, "-o", (dir.path / "h.yaml").string()});
+  CHECK(h.code == 1);
+  CHECK_THAT(h.err, Contains("elsewhere.log") && Contains("ran on host other") && Contains("crazy"));
+}

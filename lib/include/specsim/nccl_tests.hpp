@@ -48,6 +48,8 @@ struct NcclTestsTable {
   // The GPU model of each `#  Rank` device line, in the order printed ("NVIDIA GeForce RTX 5090");
   // empty when the log has no device lines.
   std::vector<std::string> devices;
+  // The hosts the device lines name (`... Pid 27238 on crazy device 0 ...`), each once, in order.
+  std::vector<std::string> hosts;
   // From the `# nThread ...` header line; -1 when the line or the field is missing.
   int iters = -1;
   int warmup_iters = -1;

@@ -194,6 +194,12 @@ class Parser {
       long code = 0;
       const std::string digits = m[2].str();
       if (m[2].matched && std::from_chars(digits.data(), digits.data() + digits.size(), code).ec == std::errc{}) {
+        // NCCL_VERSION_CODE: 2.9.x on is MMmmpp (20900 and up), before that Mmpp (2000-2899); NCCL
+        // 1.x never printed one. Anything else is no version, and would be read as "0.0.2".
+        if (code < 2000 || (code >= 2900 && code < 20900) || code > 999999) {
+          throw Error(SourceLocation{log_.file, number, int(text.find("nccl-library=")) + 1}, "nccl-library",
+                      "=" + digits + " is not an NCCL version code (NCCL_VERSION_CODE, e.g. 22907 for 2.29.7)");
+        }
         log_.nccl_version = version_from_code(code);
       }
     } else if (search("Collective test starting", kStarting)) {
@@ -227,6 +233,12 @@ class Parser {
           device_names_.push_back(name);
           break;
         }
+        for (std::size_t k = 2; k + 1 < words.size(); ++k) {
+          if (words[k].text != "on") continue;
+          const std::string host(words[k + 1].text);
+          if (std::find(host_names_.begin(), host_names_.end(), host) == host_names_.end()) host_names_.push_back(host);
+          break;
+        }
       }
     } else if (auto layout = read_layout(words)) {
       start_table(number, *layout);
@@ -242,6 +254,7 @@ class Parser {
   void new_run() {
     device_ranks_.clear();
     device_names_.clear();
+    host_names_.clear();
     settings_ = Settings{};
   }
 
@@ -290,6 +303,7 @@ class Parser {
     t.graph_launches = settings_.graph;
     t.time_unit = layout.time_unit;
     t.devices = device_names_;
+    t.hosts = host_names_;
     if (options_.ranks) {
       t.ranks = *options_.ranks;
     } else if (!device_ranks_.empty()) {
@@ -495,6 +509,7 @@ class Parser {
   Settings settings_;
   std::set<int> device_ranks_;
   std::vector<std::string> device_names_;
+  std::vector<std::string> host_names_;
   std::string pending_collective_;
 };
 
