@@ -153,3 +153,13 @@ TEST_CASE("predict: a speedup above the tokens per cycle says why, in text and J
   const auto plain = nlohmann::json::parse(run({"predict", "--json"}).out);
   CHECK_FALSE(plain.contains("speedup_above_tau"));
 }
+
+TEST_CASE("predict: an acceptance that is a rate and a decay is labelled an assumption, a measured tau is not",
+          "[cli][acceptance]") {
+  const auto home = run({"predict", "--accept", "0.747"});
+  REQUIRE(home.code == 0);
+  CHECK_THAT(home.out, Contains("acceptance is an assumption (a first-position rate and a decay profile"));
+  const auto tau = run({"predict", "--accept-length", "2.1"});
+  REQUIRE(tau.code == 0);
+  CHECK_THAT(tau.out, !Contains("acceptance is an assumption"));
+}

@@ -215,6 +215,13 @@ std::string figures_text(const CycleModel& model, const Prediction& p) {
     for (double r : p.conditional_rates) os << " " << fixed(r, 3);
     os << "\n";
   }
+  // A first-position rate with a decay is what a drafter's training accuracy gives, not what the
+  // deployment accepts: said, with what replaces it.
+  const auto& kind = model.scenario().acceptance.kind;
+  if (std::holds_alternative<ConstantChain>(kind) || std::holds_alternative<DepthDecayChain>(kind)) {
+    os << "  acceptance is an assumption (a first-position rate and a decay profile, not measured on this "
+          "deployment): a measured tau or engine log (--accept-length, --acceptance-log) replaces it\n";
+  }
   return os.str();
 }
 
