@@ -175,6 +175,7 @@ void run_calibrate_nccl(const CalibrateNcclOptions& o, Io& io) {
   for (const std::string& path : o.logs) {
     const NcclTestsLog log = parse_nccl_tests_file(path, parse);
     for (const auto& s : log.skipped) io.err << "specsim: warning: skipped " << s << "\n";
+    for (const auto& w : log.warnings) io.err << "specsim: warning: " << w << "\n";
     ProfileSourceFile file;
     file.path = path;
     file.sha256 = sha256_file_hex(path);

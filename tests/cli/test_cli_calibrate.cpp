@@ -413,3 +413,21 @@ TEST_CASE("calibrate nccl: a bad version code, an unversioned log beside a versi
   CHECK(h.code == 1);
   CHECK_THAT(h.err, Contains("elsewhere.log") && Contains("ran on host other") && Contains("crazy"));
 }
+
+TEST_CASE("calibrate nccl: a size row missing from a table's even steps is warned about, shipped logs are not",
+          "[calibrate]") {
+  TempDir dir("specsim_test_calibrate_dropped_row");
+  const std::string text = specsim::test::read_text(shipped_log("aikitoria-8x5090-p2p-turin.log"));
+  const auto row = text.find("\n        8192 ");
+  REQUIRE(row != std::string::npos);
+  const std::string dropped = (dir.path / "dropped.log").string();
+  std::ofstream(dropped) << text.substr(0, row) + text.substr(text.find('\n', row + 1));
+  const auto r = run({"calibrate", "nccl", dropped, "-o", (dir.path / "p.yaml").string()});
+  REQUIRE(r.code == 0);  // still a table; the gap is said, not guessed at
+  CHECK_THAT(r.err, Contains("dropped.log:") && Contains("no row between 4 KiB and 16 KiB") &&
+                        Contains("steps by 2.00x elsewhere"));
+  const auto shipped = run({"calibrate", "nccl", shipped_log("aikitoria-8x5090-p2p-turin.log"), "-o",
+                            (dir.path / "q.yaml").string()});
+  REQUIRE(shipped.code == 0);
+  CHECK_THAT(shipped.err, !Contains("no row between"));
+}

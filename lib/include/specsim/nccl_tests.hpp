@@ -69,6 +69,9 @@ struct NcclTestsLog {
   std::vector<NcclTestsTable> tables;
   int skipped_rows = 0;                 // malformed rows dropped in lenient mode
   std::vector<std::string> skipped;     // one "file:line:col: what" message per dropped row
+  // What the tables say without being wrong: a size missing from a table's even steps
+  // ("file:line: no row between 4 KiB and 16 KiB ..."), one message each.
+  std::vector<std::string> warnings;
 };
 
 struct ParseOptions {

@@ -5,12 +5,14 @@
 #include <cmath>
 #include <fstream>
 #include <istream>
+#include <map>
 #include <regex>
 #include <set>
 #include <string_view>
 #include <system_error>
 
 #include "specsim/error.hpp"
+#include "specsim/units.hpp"
 
 namespace specsim {
 namespace {
@@ -325,9 +327,32 @@ class Parser {
   void close_table() {
     if (current_ && !current_->rows.empty()) {
       check_unnamed_reduction(*current_);
+      note_missing_sizes(*current_);
       log_.tables.push_back(std::move(*current_));
     }
     current_.reset();
+  }
+
+  // nccl-tests steps sizes by one factor (-f, 2 by default): a gap of that factor squared or more
+  // between two rows, where every other step is the factor, is a row dropped from the log.
+  void note_missing_sizes(const NcclTestsTable& t) {
+    std::map<long long, int> steps;  // ratio x 1000, rounded -> how often
+    for (std::size_t i = 1; i < t.rows.size(); ++i) {
+      if (t.rows[i - 1].size_bytes > 0) ++steps[std::llround(1000.0 * t.rows[i].size_bytes / t.rows[i - 1].size_bytes)];
+    }
+    if (steps.empty()) return;
+    const auto common = std::max_element(steps.begin(), steps.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+    const double factor = double(common->first) / 1000.0;
+    if (!(factor > 1.0) || common->second < 3) return;
+    for (std::size_t i = 1; i < t.rows.size(); ++i) {
+      const double a = t.rows[i - 1].size_bytes, b = t.rows[i].size_bytes;
+      if (a > 0 && b / a >= factor * factor * 0.999) {
+        log_.warnings.push_back(log_.file + ":" + std::to_string(t.first_line) + ": no row between " +
+                                units::format_bytes(a) + " and " + units::format_bytes(b) +
+                                " where the table steps by " + units::format_fixed(factor, 2) +
+                                "x elsewhere: a row dropped from the log?");
+      }
+    }
   }
 
   // A table the log does not name is taken as collective_if_unnamed; rows that reduce with no
