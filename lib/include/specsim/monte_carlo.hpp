@@ -35,6 +35,8 @@ struct MonteCarloOptions {
 // Nearest-rank percentile of sorted, non-empty values: the smallest value with at least q of the
 // sample at or below it. Every percentile specsim reports (here, prior_band.hpp, validate) is this.
 [[nodiscard]] double nearest_rank(const std::vector<double>& sorted, double q);
+// The median of `values` (the mean of the middle two for an even count); 0 for none.
+[[nodiscard]] double median(std::vector<double> values);
 
 struct Percentiles {
   double p10 = 0.0;

@@ -1162,15 +1162,15 @@ void load_comm_profiles(YamlReader& r, Scenario& s, const DataDir& data) {
 
 // A measured decode rate below one token per 100 s is a unit typo or a denormal, not a deployment:
 // the host time calibrated from it would be hours per step.
-constexpr double kMinMeasuredRate = 0.01;
-constexpr const char* kMinMeasuredRateWhy =
+constexpr double kMinMeasuredTokensPerS = 0.01;
+constexpr const char* kMinMeasuredRateReason =
     "must be at least 0.01 tok/s: a measured decode rate below one token per 100 s is a typo, not a deployment";
 
 // `measurements.baseline:` the plain run: its rate, whether that rate holds prefill, and beside an
 // end-to-end rate its TPOT and the benchmark's prompt and output lengths.
 void read_baseline(YamlReader& b, const Scenario& s, Measurements& out) {
   out.baseline_tokens_per_s = b.quantity("tokens_per_s", Quantity::kRate);
-  if (*out.baseline_tokens_per_s < kMinMeasuredRate) b.fail("tokens_per_s", kMinMeasuredRateWhy);
+  if (*out.baseline_tokens_per_s < kMinMeasuredTokensPerS) b.fail("tokens_per_s", kMinMeasuredRateReason);
   out.baseline_includes_prefill = b.optional_boolean("includes_prefill", false);
   if (b.has("tpot")) {
     const double tpot = b.quantity("tpot", Quantity::kDuration);
@@ -1258,7 +1258,7 @@ Measurements read_measurements(YamlReader& m, const Scenario& s, const DataDir& 
   }
   if (auto sp = m.optional_child("speculative")) {
     out.speculative_tokens_per_s = sp->quantity("tokens_per_s", Quantity::kRate);
-    if (*out.speculative_tokens_per_s < kMinMeasuredRate) sp->fail("tokens_per_s", kMinMeasuredRateWhy);
+    if (*out.speculative_tokens_per_s < kMinMeasuredTokensPerS) sp->fail("tokens_per_s", kMinMeasuredRateReason);
     out.speculative_held_out = sp->optional_boolean("held_out", true);
     sp->ignore("source");
     sp->finish();

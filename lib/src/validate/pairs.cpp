@@ -7,6 +7,7 @@
 #include <set>
 #include <tuple>
 
+#include "specsim/monte_carlo.hpp"
 #include "specsim/validate_corpus.hpp"
 
 namespace specsim {
@@ -37,13 +38,6 @@ std::string context_of(const ValidationRow& r, const Setting* skip) {
   if (std::string(skip->name) != "tp") key += "|" + std::to_string(r.measured_plain_tokens_per_s);
   for (const Setting& s : kSettings) key += "|" + (&s == skip ? std::string("*") : s.value(r));
   return key;
-}
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 OptionRanking ranking_of(const std::vector<const ValidationRow*>& rows, const char* setting) {

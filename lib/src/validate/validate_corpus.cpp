@@ -168,13 +168,6 @@ ValidationRow predict_row(Scenario s) {
   return row;
 }
 
-double median(std::vector<double> v) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  const std::size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 // Scored rows: the check and fit sets, every scored row (leave-source-out: no row's band is fitted
 // on its own source, and the predictions fit nothing on the corpus), then the latter by group.
 std::vector<ErrorSummary> summaries_of(const std::vector<ValidationRow>& rows) {

@@ -291,4 +291,11 @@ double nearest_rank(const std::vector<double>& sorted, double q) {
   return sorted[std::min(n - 1, rank == 0 ? 0 : rank - 1)];
 }
 
+double median(std::vector<double> values) {
+  if (values.empty()) return 0.0;
+  std::sort(values.begin(), values.end());
+  const std::size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
 }  // namespace specsim
