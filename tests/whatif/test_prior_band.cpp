@@ -88,9 +88,10 @@ TEST_CASE("prior band: a compute prior drawn alone maps its p10 and p90 through 
   const specsim::CycleModel model(specsim::load_scenario(kRow, roomy, kRoot));
   const auto band = specsim::prior_band(model, model.predict());
   REQUIRE(band.terms == std::vector<std::string>{"bandwidth efficiency"});
-  CHECK(band.samples == specsim::kComputeBandSamples);
-  // The sample p10 of 500 log-normal draws lies within ~0.3% of the true p10 (one standard error
-  // 0.076 in z times sigma 0.033); the rate moves less than the efficiency does.
+  // 64 strata of the efficiency, each crossed with ceil(4000 / 64) = 63 engine draws.
+  CHECK(band.samples == 63 * specsim::kComputeBandStrata);
+  // One point in each 1/64 of the efficiency's log-normal: the sample p10 lies within one stratum of
+  // the true p10 (at most ~0.2% in z times sigma 0.033 there); the rate moves less than the efficiency does.
   CHECK(rate_at(roomy, "0.79") < rate_at(roomy, "0.86"));
   CHECK_THAT(band.p10_tokens_per_s, WithinRel(rate_at(roomy, "0.79"), 0.01));
   CHECK_THAT(band.p90_tokens_per_s, WithinRel(rate_at(roomy, "0.86"), 0.01));

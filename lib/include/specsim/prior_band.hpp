@@ -18,7 +18,9 @@
 // cycle is linear in the engine terms, T = T_0 + c + n d with n draft forwards, so each draw of
 // them alone costs a division: tok/s = B tau / (T_0 + c + n d). A draw of a compute prior changes
 // T_0 through a recalibrated model (the host time is what the measured plain step leaves), so
-// with one of those the band takes kComputeBandSamples draws.
+// those are drawn on the kComputeBandStrata points of a Latin hypercube (each prior's range cut
+// into that many equally likely strata, one point in each), each point crossed with an equal share
+// of the engine terms' draws.
 //
 // On top of the priors, specsim's own error on deployments it was not fitted to (models/model-error.yaml,
 // scenario.hpp's ModelError): the priors describe the inputs the model leaves open, not what the model
@@ -51,8 +53,9 @@ struct PredictionBand {
 };
 
 inline constexpr int kDefaultBandSamples = 4000;
-// Draws when a compute prior is among the terms: each recalibrates a model (about 10 us in Release).
-inline constexpr int kComputeBandSamples = 500;
+// Points of the compute priors' Latin hypercube when one is among the terms: each recalibrates a
+// model (about 10 us in Release) and is crossed with samples / kComputeBandStrata engine draws.
+inline constexpr int kComputeBandStrata = 64;
 
 // The band of `p` (a prediction of `model`'s scenario) over the priors' spreads.
 [[nodiscard]] PredictionBand prior_band(const CycleModel& model, const Prediction& p,

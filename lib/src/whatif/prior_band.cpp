@@ -3,6 +3,7 @@
 #include <boost/math/distributions/normal.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <random>
 
@@ -17,13 +18,18 @@ constexpr double kFloorS = 1e-9;  // a p10 of 0 s has no logarithm
 // Calibration::plain_step_readings).
 constexpr double kGpuReadingWeight = 0.5;
 
+// Boost's normal in double throughout (its default promotes to long double, ~4x slower here).
+using Normal = boost::math::normal_distribution<double, boost::math::policies::policy<boost::math::policies::promote_double<false>>>;
+
+double normal_quantile(double u) { return boost::math::quantile(Normal(), u); }
+
 struct LogNormal {
   double mu = 0.0;
   double sigma = 0.0;
 };
 
 LogNormal through(double p10, double p90) {
-  const double z90 = boost::math::quantile(boost::math::normal(), 0.9);
+  const double z90 = normal_quantile(0.9);
   const double lo = std::log(std::max(p10, kFloorS));
   const double hi = std::log(std::max(p90, kFloorS));
   return {0.5 * (lo + hi), (hi - lo) / (2.0 * z90)};
@@ -35,9 +41,34 @@ LogNormal through(const PriorValue& v) { return through(v.p10, v.p90); }
 // A uniform in (0, 1) from the generator's 53 high bits, never 0 or 1.
 double uniform(std::mt19937_64& g) { return ((g() >> 11) + 0.5) * 0x1.0p-53; }
 
-double draw(std::mt19937_64& g, const LogNormal& d) {
+// The log-normal's quantile at u in (0, 1).
+double at(const LogNormal& d, double u) {
   if (d.sigma <= 0.0) return std::exp(d.mu);
-  return std::exp(d.mu + d.sigma * boost::math::quantile(boost::math::normal(), uniform(g)));
+  return std::exp(d.mu + d.sigma * normal_quantile(u));
+}
+
+double draw(std::mt19937_64& g, const LogNormal& d) { return at(d, uniform(g)); }
+
+// The compute priors' dimensions (ComputeDraw's fields, and which reading of a plain step).
+constexpr int kComputeDims = 9;
+using ComputeUniforms = std::array<double, kComputeDims>;
+
+// n points of a Latin hypercube in (0, 1)^kComputeDims: in every dimension each of the n strata
+// [k/n, (k+1)/n) holds exactly one point, the strata paired at random across dimensions
+// (Fisher-Yates on the generator's uniforms, so the points are the same on every library).
+std::vector<ComputeUniforms> latin_hypercube(int n, std::mt19937_64& g) {
+  const auto count = static_cast<std::size_t>(n);
+  std::vector<ComputeUniforms> points(count);
+  std::vector<int> strata(count);
+  for (int dim = 0; dim < kComputeDims; ++dim) {
+    for (int k = 0; k < n; ++k) strata[std::size_t(k)] = k;
+    for (int k = n - 1; k > 0; --k) {
+      const int j = std::min(k, int(uniform(g) * (k + 1)));
+      std::swap(strata[std::size_t(k)], strata[std::size_t(j)]);
+    }
+    for (int k = 0; k < n; ++k) points[std::size_t(k)][std::size_t(dim)] = (strata[std::size_t(k)] + uniform(g)) / n;
+  }
+  return points;
 }
 
 void set_percentiles(PredictionBand& band, std::vector<double> rates) {
@@ -121,23 +152,46 @@ Scenario with_compute(const Scenario& s, const ComputePriors& c, const ComputeDr
 // One draw of every open compute prior. A plain step with two readings (host or GPU time,
 // Calibration::plain_step_readings): half the draws take the GPU reading's efficiency; no public
 // measurement favours either on a given engine, so they weigh the same.
-ComputeDraw draw_compute(std::mt19937_64& g, const ComputePriors& compute, const Calibration& cal) {
+ComputeDraw draw_compute(const ComputeUniforms& u, const ComputePriors& compute, const Calibration& cal) {
   ComputeDraw d;
-  if (compute.bandwidth) d.eta = draw(g, through(kPriorBandwidthEfficiency));
-  if (compute.bandwidth && !cal.plain_step_readings.empty() && uniform(g) < kGpuReadingWeight) {
+  if (compute.bandwidth) d.eta = at(through(kPriorBandwidthEfficiency), u[0]);
+  if (compute.bandwidth && !cal.plain_step_readings.empty() && u[1] < kGpuReadingWeight) {
     d.eta = cal.plain_step_readings.back().bandwidth_efficiency;
   }
   // The ratio's log-normal passes 1 in ~5% of draws; verify reading its KV faster than decode
   // does is not what the prior describes (split-KV kernels reach ~1), so it is cut there.
-  if (compute.kv_verify) d.kv_ratio = std::min(1.0, draw(g, through(kPriorKvVerifyRatio)));
-  if (compute.multi_token_step) d.multi_token_step_s = draw(g, through(kPriorMultiTokenStepS));
-  if (compute.eager_launch) d.eager_launch_s = draw(g, through(kPriorEagerLaunchPerKernelS));
+  if (compute.kv_verify) d.kv_ratio = std::min(1.0, at(through(kPriorKvVerifyRatio), u[2]));
+  if (compute.multi_token_step) d.multi_token_step_s = at(through(kPriorMultiTokenStepS), u[3]);
+  if (compute.eager_launch) d.eager_launch_s = at(through(kPriorEagerLaunchPerKernelS), u[4]);
   // p < 1 would price overlap as worse than none: the log-normal's tail is cut at 1 (~0.5% of draws).
-  if (compute.eager_overlap) d.eager_overlap_exponent = std::max(1.0, draw(g, through(kPriorEagerOverlapExponent)));
-  if (compute.allreduce) d.allreduce_ratio = draw(g, through(kPriorAllReduceRatio));
-  if (compute.piecewise_gpu) d.piecewise_gpu_s = draw(g, through(kPriorPiecewiseGpuPerAttentionS));
-  if (compute.all_to_all) d.all_to_all_latency_s = draw(g, through(kPriorAllToAllLatencyS));
+  if (compute.eager_overlap) d.eager_overlap_exponent = std::max(1.0, at(through(kPriorEagerOverlapExponent), u[5]));
+  if (compute.allreduce) d.allreduce_ratio = at(through(kPriorAllReduceRatio), u[6]);
+  if (compute.piecewise_gpu) d.piecewise_gpu_s = at(through(kPriorPiecewiseGpuPerAttentionS), u[7]);
+  if (compute.all_to_all) d.all_to_all_latency_s = at(through(kPriorAllToAllLatencyS), u[8]);
   return d;
+}
+
+// What one compute draw changes: the cycle without the engine terms, relative to the model's,
+// and the plain step's host time the drawn model leaves.
+struct ComputeShift {
+  double base_delta_s = 0.0;
+  double step_host_s = 0.0;
+};
+
+std::vector<ComputeShift> compute_shifts(const CycleModel& model, const Prediction& p, const ComputePriors& compute,
+                                         int strata, std::mt19937_64& g) {
+  const Scenario& s = model.scenario();
+  const Calibration& cal = model.calibration();
+  if (!compute.any()) return {ComputeShift{0.0, model.step_host_s()}};
+  const double own_s = model.cycle_s(p.tokens_per_cycle) - cal.unhidden_host_s;
+  std::vector<ComputeShift> shifts;
+  shifts.reserve(std::size_t(strata));
+  for (const ComputeUniforms& u : latin_hypercube(strata, g)) {
+    const CycleModel drawn(with_compute(s, compute, draw_compute(u, compute, cal)));
+    shifts.push_back({drawn.cycle_s(p.tokens_per_cycle) - drawn.calibration().unhidden_host_s - own_s,
+                      drawn.step_host_s()});
+  }
+  return shifts;
 }
 
 }  // namespace
@@ -174,29 +228,26 @@ PredictionBand prior_band(const CycleModel& model, const Prediction& p, int samp
   const LogNormal d = step_prior ? through(s.engine_prior->draft_step_overhead) : LogNormal{};
   const LogNormal h = sync_prior ? through(*s.engine_prior->plain_step_host) : LogNormal{};
   std::mt19937_64 g(seed);
-  // The cycle is linear in the engine terms: each draw of them alone costs a division. A draw of a
-  // compute prior recalibrates the model (the host time is what the plain step leaves), so those
-  // draws are fewer.
-  if (compute.any()) samples = std::min(samples, kComputeBandSamples);
+  // The cycle is linear in the engine terms: each draw of them alone costs a division. A draw of
+  // the compute priors recalibrates the model (the host time is what the plain step leaves), so
+  // they are drawn on kComputeBandStrata points of a Latin hypercube, each crossed with an equal
+  // share of the engine terms' draws.
+  const std::vector<ComputeShift> shifts = compute_shifts(model, p, compute, kComputeBandStrata, g);
+  const int per_shift = (samples + int(shifts.size()) - 1) / int(shifts.size());
+  samples = per_shift * int(shifts.size());
   std::vector<double> rates;
   rates.reserve(std::size_t(samples));
   const double emitted = s.batch * p.tokens_per_cycle;
-  for (int i = 0; i < samples; ++i) {
-    double base_s = p.cycle_s - cal.spec_extra_per_cycle_s.value - forwards * cal.draft_step_overhead_s.value -
-                    cal.unhidden_host_s;
-    double step_host_s = model.step_host_s();
-    if (compute.any()) {
-      const ComputeDraw d = draw_compute(g, compute, cal);
-      const CycleModel drawn(with_compute(s, compute, d));
-      base_s += (drawn.cycle_s(p.tokens_per_cycle) - drawn.calibration().unhidden_host_s) -
-                (model.cycle_s(p.tokens_per_cycle) - cal.unhidden_host_s);
-      step_host_s = drawn.step_host_s();
+  const double own_base_s =
+      p.cycle_s - cal.spec_extra_per_cycle_s.value - forwards * cal.draft_step_overhead_s.value - cal.unhidden_host_s;
+  for (const ComputeShift& shift : shifts) {
+    for (int i = 0; i < per_shift; ++i) {
+      const double extra = cycle_prior ? draw(g, c) : cal.spec_extra_per_cycle_s.value;
+      const double step = step_prior ? draw(g, d) : cal.draft_step_overhead_s.value;
+      // The drawn synchronous step's host time, over what the (drawn) plain step left exposed.
+      const double unhidden = sync_prior ? std::max(0.0, draw(g, h) - shift.step_host_s) : cal.unhidden_host_s;
+      rates.push_back(emitted / (own_base_s + shift.base_delta_s + extra + forwards * step + unhidden));
     }
-    const double extra = cycle_prior ? draw(g, c) : cal.spec_extra_per_cycle_s.value;
-    const double step = step_prior ? draw(g, d) : cal.draft_step_overhead_s.value;
-    // The drawn synchronous step's host time, over what the (drawn) plain step left exposed.
-    const double unhidden = sync_prior ? std::max(0.0, draw(g, h) - step_host_s) : cal.unhidden_host_s;
-    rates.push_back(emitted / (base_s + extra + forwards * step + unhidden));
   }
   band.samples = samples;
   set_percentiles(band, std::move(rates));
@@ -217,7 +268,7 @@ PredictionBand with_model_error(PredictionBand priors, double point_tokens_per_s
   std::mt19937_64 g(seed);
   // A split normal: z < 0 (the measurement below the prediction) scales by sigma_below.
   for (double& r : rates) {
-    const double z = boost::math::quantile(boost::math::normal(), uniform(g));
+    const double z = normal_quantile(uniform(g));
     r *= std::exp(z * (z < 0.0 ? error.sigma_below : error.sigma_above));
   }
   band.samples = int(rates.size());
