@@ -51,7 +51,22 @@ class FirstValue : public YAML::EventHandler {
 // returns on some damaged input (found by fuzz_interventions: `,null"` then bytes 0xff and 0x00),
 // its parser handing out empty documents without moving on; so documents are walked one at a
 // time and the walk stops after kMaxEmptyDocuments empty ones.
+// Whether a line of `text` starts with a document marker (`---` or `...`; after a byte-order
+// mark on the first line). A later document needs one, so text without any holds one document
+// and the second walk below, which costs as much as the load, is skipped.
+bool has_document_marker(const std::string& text) {
+  const auto marker_at = [&](std::size_t at) {
+    return text.compare(at, 3, "---") == 0 || text.compare(at, 3, "...") == 0;
+  };
+  if (marker_at(0) || (text.rfind("\xEF\xBB\xBF", 0) == 0 && marker_at(3))) return true;
+  for (std::size_t at = text.find_first_of("\n\r"); at != std::string::npos; at = text.find_first_of("\n\r", at + 1)) {
+    if (marker_at(at + 1)) return true;
+  }
+  return false;
+}
+
 std::optional<YAML::Mark> second_document(const std::string& text) {
+  if (!has_document_marker(text)) return std::nullopt;
   constexpr int kMaxEmptyDocuments = 64;
   std::istringstream in(text);
   YAML::Parser parser(in);
