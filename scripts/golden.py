@@ -37,9 +37,12 @@ def commands():
         # rank needs the scenario's intervention catalogue; a box without one has nothing to rank.
         if re.search(r"^interventions:", path.read_text(), re.M):
             out.append((f"rank-{path.stem}", ["rank", "--scenario", s, "--json"]))
+        # A block drafter's shape is its block (speculation.block_size), not a depth.
+        block = re.search(r"^\s*method:\s*dflash", path.read_text(), re.M)
+        draft_axis = "speculation.block_size=2,4,8,12,16" if block else "speculation.num_steps=1..5"
         out += [
             (f"breakeven-{path.stem}", ["breakeven", "--scenario", s, "--json"]),
-            (f"sweep-{path.stem}-draft", ["sweep", "--scenario", s, "--vary", "speculation.num_steps=1..5",
+            (f"sweep-{path.stem}-draft", ["sweep", "--scenario", s, "--vary", draft_axis,
                                           "--vary", "acceptance.accept=0.5,0.7,0.9", "--json"]),
             (f"sweep-{path.stem}-compute", ["sweep", "--scenario", s, "--vary",
                                             "compute.bandwidth_efficiency=0.5,0.7,0.9", "--json"]),

@@ -29,7 +29,10 @@ struct InitOptions {
 // The command as typed, for the file's `source:` (paths and names only; nothing secret goes in).
 std::string command_line(const InitOptions& o) {
   const ScenarioInit& i = o.init;
-  std::string cmd = "specsim init --model " + i.model + " --draft " + i.draft + " --topology " + i.topology;
+  std::string cmd = "specsim init --model " + i.model;
+  if (!i.draft.empty()) cmd += " --draft " + i.draft;
+  if (!i.method.empty()) cmd += " --method " + i.method;
+  cmd += " --topology " + i.topology;
   if (!i.gpu.empty()) cmd += " --gpu " + i.gpu;
   cmd += " --engine " + i.engine + " --tp " + std::to_string(i.tp);
   if (o.batch) cmd += " --batch " + std::to_string(*o.batch);
@@ -100,14 +103,21 @@ void setup_init(CLI::App& app, Io& io) {
   sub->add_option("--model", opts->init.model, "Target model: models/llm name, model file, or checkpoint directory "
                                                "holding config.json")
       ->required();
-  sub->add_option("--draft", opts->init.draft, "EAGLE-3 draft head, named the same ways")->required();
+  sub->add_option("--draft", opts->init.draft,
+                  "The drafter, named the same ways: an EAGLE-3 or EAGLE head, a DFlash drafter or a small full model "
+                  "(none for --method mtp or ngram)");
+  sub->add_option("--method", opts->init.method,
+                  "Speculation method (default: what --draft is, or mtp for a model with MTP layers)")
+      ->check(CLI::IsMember(init_methods()));
   sub->add_option("--topology", opts->init.topology,
                   "The box: models/topology name or file, or saved `nvidia-smi topo -m` output (then --gpu is required)")
       ->required();
   sub->add_option("--gpu", opts->init.gpu,
                   "GPU model (models/gpu name or file): required with topo -m output; otherwise replaces the "
                   "topology's card");
-  sub->add_option("--engine", opts->init.engine, "Engine whose speculative overheads are the priors (models/engines)")
+  sub->add_option("--engine", opts->init.engine,
+                  "Engine whose defaults (launch modes, the method's depth or block) and speculative overheads are the "
+                  "priors (models/engines)")
       ->capture_default_str();
   sub->add_option("--tp", opts->init.tp, "Tensor-parallel ranks")->required()->check(CLI::Range(1, 1024));
   sub->add_option("--batch", opts->batch, "Requests decoded together (default 1, marked as an assumption)")

@@ -109,7 +109,11 @@ TEST_CASE("cli init: bad input exits 1 naming the option and writes nothing", "[
   // A required option left out is a usage error.
   const auto missing = run({"init", "--model", "llama-3.1-8b"});
   CHECK(missing.code == specsim::cli::kExitUsage);
-  CHECK_THAT(missing.err, Contains("--draft is required"));
+  CHECK_THAT(missing.err, Contains("--topology is required"));
+  // --method takes the methods init writes, and nothing else.
+  const auto method = run({"init", "--model", "qwen3-8b", "--method", "medusa", "--topology", "1x-b200", "--tp", "1"});
+  CHECK(method.code == specsim::cli::kExitUsage);
+  CHECK_THAT(method.err, Contains("--method"));
 }
 
 TEST_CASE("cli: enum options show and check readable choices", "[cli]") {

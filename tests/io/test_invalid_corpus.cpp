@@ -127,6 +127,9 @@ const std::map<std::string, Expected>& corpus() {
       {"hf/truncated.config.json", {"invalid YAML/JSON: illegal EOF in scalar", 13}},
       {"hf/unknown-compressed-tensors-scheme.config.json", {"quantization_config.config_groups.group_0.weights.num_bits: = 3 with type int, group_size 128, strategy group is not a scheme specsim models", 13}},
       {"hf/unknown-quant-method.config.json", {"quantization_config.quant_method: 'bitsandbytes' is not supported (known: compressed-tensors, modelopt, fp8, mxfp4, awq, gptq)", 12}},
+      // DFlash drafters (hf_config.cpp read_dflash): taps required, DFlash 2 refused.
+      {"hf/dflash-no-taps.config.json", {"dflash_config: a DFlash drafter needs target_layer_ids", 6}},
+      {"hf/dflash2-draft.config.json", {"'DFlash2DraftModel' is a DFlash 2 drafter", 2}},
       {"hf/unsupported-model-type.config.json", {"model_type: 'gpt2' is not supported (known: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, qwen3_next, deepseek_v2, deepseek_v3, kimi_k2, glm4_moe, glm4_moe_lite, gpt_oss, llama4_text, minimax_m2)", 15}},
       {"hf/zero-kv-heads.config.json", {"num_key_value_heads: = 0: must be in [1, 10000000]", 18}},
       {"hf/unknown-torch-dtype.config.json", {"torch_dtype: 'bfloat17' is not a weight dtype specsim reads", 30}},
@@ -140,6 +143,7 @@ const std::map<std::string, Expected>& corpus() {
       {"llm/string-for-integer.yaml", {"attention.heads: expected an integer, got 'thirty-two'", 11}},
       {"llm/unknown-attention-kind.yaml", {"attention.kind: 'mha' is not one of: gqa, mla", 10}},
       {"llm/unknown-dtype.yaml", {"weights.dense_mlp: 'bf17' is not one of: fp32, bf16", 18}},
+      {"llm/dflash-no-taps.yaml", {"dflash.target_layer_ids: expected at least one integer", 18}},
       {"llm/unknown-key-typo.yaml", {"mlp.intermediate_sise: unknown key (known keys here: intermediate_size)", 16}},
       {"llm/wrong-kind.yaml", {"kind: expected 'llm', got 'gpu'", 2}},
       {"llm/zero-head-dim.yaml", {"attention.head_dim: = 0: must be in [1, 10000000]", 13}},
@@ -201,6 +205,15 @@ const std::map<std::string, Expected>& corpus() {
       {"scenario/mtp-with-draft.yaml", {"draft: speculation.method mtp drafts with the model's own multi-token-prediction layers; leave 'draft' out", 6}},
       {"scenario/mtp-without-mtp-layers.yaml", {"speculation.method: mtp needs a model with multi-token-prediction layers, but 'llama-3.1-8b'", 18}},
       // speculation.parallel_drafting: each refusal at the key (load.cpp, read_parallel_drafting).
+      // speculation.method dflash: the block, its acceptance and the drafter (load.cpp read_block_shape,
+      // check_block_acceptance, check_dflash).
+      {"scenario/dflash-block-size-zero.yaml", {"speculation.block_size: = 0: must be in [2, 65]", 17}},
+      {"scenario/dflash-tau-above-block.yaml", {"acceptance.tokens_per_cycle: = 9.50: a DFlash block of 8 (speculation.block_size) verifies 8 tokens, so a cycle emits at most 8", 19}},
+      {"scenario/dflash-num-steps.yaml", {"speculation.num_steps: speculation.method dflash drafts one block per cycle: state speculation.block_size", 17}},
+      {"scenario/dflash-eagle-head.yaml", {"draft: 'qwen3-8b-eagle3' is not a DFlash drafter", 6}},
+      {"scenario/eagle3-with-dflash-draft.yaml", {"is a DFlash block drafter: set speculation.method: dflash", 16}},
+      {"scenario/block-size-on-eagle3.yaml", {"speculation.block_size: is a block drafter's key (speculation.method dflash)", 18}},
+      {"scenario/dflash-per-position-past-block.yaml", {"acceptance.per_position: lists 5 positions, but a DFlash block of 4 (speculation.block_size) drafts 3", 19}},
       {"scenario/parallel-drafting-mtp.yaml", {"speculation.parallel_drafting: true needs a drafter trained to draft several tokens in one forward (an EAGLE head such as P-EAGLE, or a draft model): vLLM allows it with eagle, eagle3 and draft_model only, not with speculation.method mtp", 21}},
       {"scenario/parallel-drafting-ngram.yaml", {"speculation.parallel_drafting: true needs a drafter trained to draft several tokens in one forward", 22}},
       {"scenario/parallel-drafting-sglang.yaml", {"speculation.parallel_drafting: true is vLLM's speculative_config flag", 22}},

@@ -2,12 +2,14 @@
 // every value where it comes from; every bad input names its option.
 #include <catch2/catch.hpp>
 
+#include <iterator>
 #include <sstream>
 #include <string>
 
 #include "specsim/cycle.hpp"
 #include "specsim/error.hpp"
 #include "specsim/load.hpp"
+#include "specsim/memory_fit.hpp"
 #include "specsim/scenario_writer.hpp"
 
 using Catch::Matchers::Contains;
@@ -173,7 +175,10 @@ TEST_CASE("init: every bad input names its option and key", "[init][invalid]") {
       {"unknown model", [](ScenarioInit& i) { i.model = "llama-9"; }, "--model: model: unknown model 'llama-9' (known in "},
       {"missing model file", [](ScenarioInit& i) { i.model = "no/such.json"; }, "--model: model: no/such.json: no such model file"},
       {"unknown draft", [](ScenarioInit& i) { i.draft = "eagle-9"; }, "--draft: draft: unknown model 'eagle-9'"},
-      {"target as draft", [](ScenarioInit& i) { i.draft = "llama-3.1-8b"; }, "--draft: draft: 'llama-3.1-8b' is not an EAGLE draft head"},
+      // A full model as --draft is a draft_model; with --method eagle3 it is refused as no EAGLE head.
+      {"target as an EAGLE-3 draft", [](ScenarioInit& i) { i.draft = "llama-3.1-8b"; i.method = "eagle3"; },
+       "--draft: draft: 'llama-3.1-8b' is not an EAGLE draft head"},
+      {"unknown method", [](ScenarioInit& i) { i.method = "medusa"; }, "--method: speculation.method: 'medusa' is not a speculation method (eagle3, eagle, mtp, draft_model, ngram, dflash)"},
       {"draft of another shape", [](ScenarioInit& i) { i.draft = "qwen3-8b-eagle3"; }, "does not fit the model 'llama-3.1-8b'"},
       {"draft as target", [](ScenarioInit& i) { i.model = "llama-3.1-8b-eagle3"; }, "--model: model: 'llama-3.1-8b-eagle3' is an EAGLE-3 draft head"},
       {"unknown topology", [](ScenarioInit& i) { i.topology = "9x-h900"; }, "--topology: topology: unknown topology '9x-h900' (known in "},
@@ -194,4 +199,89 @@ TEST_CASE("init: every bad input names its option and key", "[init][invalid]") {
   ScenarioInit init = llama_8b_one_h200();
   init.engine = "lmdeploy";
   CHECK_THAT(error_of(init), Contains("sglang, trtllm, vllm"));
+}
+
+TEST_CASE("init: every method writes a scenario that predict accepts", "[init]") {
+  struct Case {
+    const char* method;
+    const char* model;
+    const char* draft;  // "" for methods without a draft model
+    const char* topology;
+    int tp;
+  };
+  const Case cases[] = {
+      {"eagle3", "llama-3.1-8b", "llama-3.1-8b-eagle3", "8x-h200-nvswitch", 1},
+      {"eagle", "llama-3.1-8b", "llama-3.1-8b-eagle1", "8x-h200-nvswitch", 1},
+      {"mtp", "deepseek-v3", "", "8x-h200-nvswitch", 8},
+      {"draft_model", "llama-3.3-70b", "llama-3.2-1b", "4x-h100-nvswitch", 4},
+      {"ngram", "qwen3-8b", "", "8x-h200-nvswitch", 1},
+      {"dflash", "qwen3-8b", "qwen3-8b-dflash-b16", "1x-b200", 1},
+  };
+  REQUIRE(std::size(cases) == specsim::init_methods().size());
+  for (const char* engine : {"sglang", "vllm"}) {
+    for (const Case& c : cases) {
+      INFO(c.method << " on " << engine);
+      ScenarioInit init;
+      init.model = c.model;
+      init.draft = c.draft;
+      init.method = c.method;
+      init.topology = c.topology;
+      init.engine = engine;
+      init.tp = c.tp;
+      const specsim::Scenario s = specsim::load_scenario_text(specsim::render_scenario_init(init), "init.yaml");
+      CHECK(s.speculation.method == c.method);
+      CHECK(s.engine.name == engine);
+      CHECK_NOTHROW(specsim::require_memory_fit(s));  // what predict asks first
+      const specsim::Prediction p = specsim::CycleModel(s).predict();
+      CHECK(p.spec_tokens_per_s > 0);
+      // Without --method the draft (or the model's MTP layers) says the same method, but for ngram,
+      // which nothing names.
+      if (std::string(c.method) != "ngram") {
+        init.method.clear();
+        CHECK(specsim::load_scenario_text(specsim::render_scenario_init(init), "init.yaml").speculation.method == c.method);
+      }
+    }
+  }
+}
+
+TEST_CASE("init: the DFlash drafter's trained block is written as the block", "[init]") {
+  ScenarioInit init;
+  init.model = "qwen3-8b";
+  init.draft = "qwen3-8b-dflash-b16";
+  init.topology = "1x-b200";
+  init.tp = 1;
+  const std::string text = specsim::render_scenario_init(init);
+  CHECK_THAT(text, Contains("method: dflash"));
+  CHECK_THAT(text, Contains("block_size: 16"));
+  CHECK(specsim::load_scenario_text(text, "init.yaml").speculation.shape.num_draft_tokens == 16);
+}
+
+TEST_CASE("init: a deployment that does not fit in memory is refused, naming the tp that fits", "[init]") {
+  // Kimi-K2.5 (about 590 GB of int4 weights) at TP1 on one 141 GB H200: predict would refuse it, so
+  // init does, and names TP8, the smallest of the box that holds it (64 heads; TP4 holds 564 GB).
+  ScenarioInit init;
+  init.model = "kimi-k2.5";
+  init.draft = "kimi-k2.5-eagle3";
+  init.topology = "8x-h200-nvswitch";
+  init.tp = 1;
+  const std::string message = error_of(init);
+  CHECK_THAT(message, StartsWith("--tp: parallel.tp:"));
+  CHECK_THAT(message, Contains("the smallest tp that fits on 8x-h200-nvswitch is 8 (--tp 8)"));
+  init.tp = 8;
+  CHECK_NOTHROW(specsim::render_scenario_init(init));
+}
+
+TEST_CASE("init: a method that drafts without a model refuses --draft, and one that needs it asks", "[init]") {
+  ScenarioInit init;
+  init.model = "qwen3-8b";
+  init.draft = "qwen3-8b-eagle3";
+  init.method = "ngram";
+  init.topology = "1x-b200";
+  init.tp = 1;
+  CHECK_THAT(error_of(init), Contains("--method ngram drafts without a draft model (prompt lookup): leave --draft out"));
+  init.draft = "";
+  init.method = "dflash";
+  CHECK_THAT(error_of(init), Contains("required with --method dflash"));
+  init.method = "";
+  CHECK_THAT(error_of(init), Contains("'qwen3-8b' has no MTP layers; give --draft, or --method ngram"));
 }

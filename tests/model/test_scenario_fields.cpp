@@ -26,6 +26,7 @@ const std::map<std::string, Probe> kProbes = {
     {"speculation.num_steps", {"5", "65"}},
     {"speculation.eagle_topk", {"2", "0"}},
     {"speculation.num_draft_tokens", {"4", "1"}},
+    {"speculation.block_size", {"8", "1"}},
     {"acceptance.accept", {"0.6", "1.5"}},
     {"compute.bandwidth_efficiency", {"0.6", "84"}},
     {"compute.flop_efficiency", {"0.01", "1.5"}},
@@ -67,6 +68,15 @@ TEST_CASE("scenario fields: a value set on the loaded scenario predicts what the
     const auto probe = kProbes.find(key);
     REQUIRE(probe != kProbes.end());
     const std::string patch = key + "=" + probe->second.good;
+    if (key == "speculation.block_size") {
+      // A block drafter's key (speculation.method dflash): both refuse it on EAGLE-3; tests/model/
+      // test_dflash.cpp checks that the two agree on a DFlash scenario.
+      CHECK_THROWS_WITH(specsim::load_scenario(specsim::kDefaultScenario, {patch}, kRoot),
+                        Catch::Matchers::Contains("is a block drafter's key"));
+      CHECK_THROWS_WITH(specsim::sweep(specsim::kDefaultScenario, {}, {specsim::parse_vary(patch)}, kRoot),
+                        Catch::Matchers::Contains("is a block drafter's key"));
+      continue;
+    }
     if (key == "host.ngram_lookup_per_token") {
       // Not a field of an EAGLE-3 scenario: the loader and the sweep's fast path both refuse it.
       CHECK_THROWS_WITH(specsim::load_scenario(specsim::kDefaultScenario, {patch}, kRoot),

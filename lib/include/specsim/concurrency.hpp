@@ -83,6 +83,8 @@ inline constexpr std::size_t kMaxSweepEvaluations = 10'000'000;
 
 // The draft shape varied when a concurrency sweep is given no axes: speculation.num_steps = 1..8.
 [[nodiscard]] SweepAxis default_concurrency_axis();
+// The same for `s`: a block drafter's (speculation.method dflash) is speculation.block_size = 2..16.
+[[nodiscard]] SweepAxis default_concurrency_axis(const Scenario& s);
 
 // For each level of workload.concurrency (the scenario's after `patches`; a `--set
 // workload.concurrency=...` patch sets it), sweep() over `axes` (default_concurrency_axis() when

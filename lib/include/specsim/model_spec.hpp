@@ -8,6 +8,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace specsim {
 
@@ -111,6 +112,22 @@ struct MtpModuleSpec {
   int modules = 1;     // modules shipped (`num_nextn_predict_layers`); each forward runs one of them
 };
 
+// The draft of `speculation.method: dflash`: a block drafter (DFlash, arXiv 2602.06036; z-lab/dflash
+// dflash/model.py DFlashDraftModel; docs/references/specdec.md#dflash). A few decoder layers of its
+// own widths; `fc` (taps x target hidden -> hidden, no bias) and an RMSNorm project the hidden states
+// tapped from several target layers into context keys and values; the block's first slot holds the
+// last verified token and the other block_size - 1 slots a mask token, all embedded by the target's
+// embedding; one non-causal forward over the block yields block_size - 1 draft tokens through the
+// target's LM head. It stores neither embedding nor LM head.
+struct DflashSpec {
+  std::string target;                 // the model it was trained for; "" when the file does not say
+  std::vector<int> target_layer_ids;  // the tapped target layers (0-based), each read once per token
+  int target_hidden_size = 0;         // width of each tap: the target's hidden size
+  int block_size = 16;                // the block it was trained on (tokens verified per cycle)
+  int mask_token_id = -1;             // the mask slot's token; recorded, not priced (-1: not stated)
+  [[nodiscard]] int taps() const { return static_cast<int>(target_layer_ids.size()); }
+};
+
 struct TransformerSpec {
   std::string name;
   std::string description;
@@ -134,6 +151,7 @@ struct TransformerSpec {
   // `speculation.method: mtp` drafts with (mtp_draft()). The target's own forward never runs them.
   int mtp_layers = 0;
   std::optional<MtpModuleSpec> mtp_module;  // set on the draft mtp_draft() builds
+  std::optional<DflashSpec> dflash;         // a DFlash block drafter
   std::string file;  // where it was loaded from, for messages; "" when built in code
 
   [[nodiscard]] int moe_layers() const { return layers - dense_layers; }
@@ -148,12 +166,17 @@ struct TransformerSpec {
   [[nodiscard]] double dense_mlp_params() const;  // 3 H I (SwiGLU)
   [[nodiscard]] double expert_params() const;     // 3 H I_expert
   [[nodiscard]] double lm_head_params() const;    // vocab (draft vocab for EAGLE-3) x H
-  // A draft head's projection in front of its layer: EAGLE's fc (aux_hidden_states x H -> H) or an
-  // MTP module's eh_proj (2H -> H), both kept in bf16; 0 for a full model.
+  // A draft head's projection in front of its layer: EAGLE's fc (aux_hidden_states x H -> H), an
+  // MTP module's eh_proj (2H -> H) or DFlash's fc (taps x target hidden -> H), all kept in bf16; 0
+  // for a full model.
   [[nodiscard]] double draft_input_params() const;
-  // EAGLE heads and MTP modules look tokens up in the target's embedding instead of their own.
-  [[nodiscard]] bool shares_target_embedding() const { return eagle3.has_value() || mtp_module.has_value(); }
-  [[nodiscard]] double total_params() const;      // stored: no embedding in draft heads, no LM head in MTP modules
+  // EAGLE heads, MTP modules and DFlash drafters look tokens up in the target's embedding.
+  [[nodiscard]] bool shares_target_embedding() const {
+    return eagle3.has_value() || mtp_module.has_value() || dflash.has_value();
+  }
+  // MTP modules and DFlash drafters run the target's LM head: stored once, with the target.
+  [[nodiscard]] bool borrows_target_lm_head() const { return mtp_module.has_value() || dflash.has_value(); }
+  [[nodiscard]] double total_params() const;      // stored: no embedding in draft heads, no borrowed LM head
   [[nodiscard]] double active_params() const;     // per token
   [[nodiscard]] double weight_bytes() const;      // all weights as stored, scales included
   // KV-cache bytes one token adds to one full-attention layer, on one TP rank of `tp`.

@@ -42,7 +42,8 @@ struct EngineSettings {
 };
 
 struct SpeculationSettings {
-  // eagle3, eagle, mtp, draft_model (a draft forward per step) or ngram (prompt lookup on the host).
+  // eagle3, eagle, mtp, draft_model (a draft forward per step), ngram (prompt lookup on the host)
+  // or dflash (a block drafter: one forward per cycle over a block of block_size slots).
   std::string method = "eagle3";
   DraftShape shape;  // steps, top-k and tokens verified: the one place the scenario holds them
   // Block drafting (vLLM's `parallel_drafting`, P-EAGLE): the drafter yields all num_steps tokens
@@ -53,6 +54,10 @@ struct SpeculationSettings {
 
   // False for ngram, whose proposals cost host time but no forward.
   [[nodiscard]] bool runs_draft_forwards() const { return method != "ngram"; }
+  // A block drafter (DFlash): speculation.block_size states the shape, a chain of block_size
+  // verified tokens (num_steps = block_size - 1), drafted by one forward over the block's slots
+  // whatever was accepted (docs/model.md#block-drafters).
+  [[nodiscard]] bool drafts_block() const { return method == "dflash"; }
 };
 
 // A prior with the p10-p90 spread of its evidence (docs/references/), in the unit its name ends

@@ -9,6 +9,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "specsim/load.hpp"
 
@@ -16,7 +17,12 @@ namespace specsim {
 
 struct ScenarioInit {
   std::string model;     // models/llm name, a model file, or a checkpoint directory holding config.json
-  std::string draft;     // the EAGLE-3 draft head, named the same ways
+  // The drafter, named the same ways: an EAGLE-3 or EAGLE-1/2 head, a DFlash drafter or a small full
+  // model; none for mtp (the model's own MTP layers) and ngram (prompt lookup).
+  std::string draft;
+  // eagle3, eagle, mtp, draft_model, ngram or dflash; "" = what the draft is (an EAGLE head, a
+  // DFlash drafter, a full model), or mtp without a draft when the model has MTP layers.
+  std::string method;
   std::string topology;  // models/topology name or file, or a saved `nvidia-smi topo -m` output
   // models/gpu name or file. Required with topo -m output, which never names the card; with a
   // topology file it replaces the card the file names (the scenario's `gpu:` key).
@@ -31,9 +37,14 @@ struct ScenarioInit {
 };
 
 // The scenario as commented YAML. Throws specsim::Error naming the option that carried a bad
-// value (`--model`, `--draft`, `--topology`, `--gpu`, `--engine`, `--tp`, ...) and the scenario key
-// it feeds: an unknown name (the error lists the known ones), a draft that does not fit the model,
-// a tp the box or the model's heads cannot take.
+// value (`--model`, `--draft`, `--method`, `--topology`, `--gpu`, `--engine`, `--tp`, ...) and the
+// scenario key it feeds: an unknown name (the error lists the known ones), a draft that does not fit
+// the model or the method, a tp the box or the model's heads cannot take, and a deployment that does
+// not fit in GPU memory at that tp (memory_fit.hpp; the error names the smallest tp of the box that
+// fits, if any), so that what init writes is what predict accepts.
 [[nodiscard]] std::string render_scenario_init(const ScenarioInit& init, const DataDir& data = DataDir());
+
+// The speculation methods init writes, in the order `--method` lists them.
+[[nodiscard]] std::vector<std::string> init_methods();
 
 }  // namespace specsim

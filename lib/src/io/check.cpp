@@ -160,6 +160,10 @@ void emit_scenario(YAML::Emitter& e, const std::string& path, const DataDir& dat
     << s.speculation.shape.eagle_topk << YAML::Key << "num_draft_tokens" << YAML::Value
     << s.speculation.shape.num_draft_tokens;
   if (s.speculation.parallel_drafting) e << YAML::Key << "parallel_drafting" << YAML::Value << true;
+  if (s.speculation.drafts_block()) {
+    e << YAML::Key << "method" << YAML::Value << s.speculation.method << YAML::Key << "block_size" << YAML::Value
+      << s.speculation.shape.num_draft_tokens;
+  }
   e << YAML::EndMap;
   e << YAML::Key << "comm_profile" << YAML::Value << (s.comm_profile ? s.comm_profile->name : "none");
   e << YAML::Key << "kernel_floor" << YAML::Value << format_duration(s.compute.kernel_floor_s);

@@ -629,6 +629,53 @@ void read_eagle(YamlReader& root, YamlReader& r, TransformerSpec& m) {
   m.eagle3 = e;
 }
 
+// ---- DFlash block drafters ----------------------------------------------------------------------
+
+// A DFlash key, in `dflash_config` or beside the shape: z-lab's checkpoints keep target_layer_ids and
+// mask_token_id in dflash_config and block_size at the top; others keep all three at the top
+// (z-lab/dflash model.py _draft_value reads dflash_config first, then the config itself).
+std::optional<YamlReader> dflash_key_at(YamlReader& r, const std::string& key) {
+  if (r.has("dflash_config")) {
+    YamlReader c = r.child("dflash_config");
+    if (c.has(key)) return c;
+  }
+  if (r.has(key)) return r;
+  return std::nullopt;
+}
+
+// A DFlash drafter names DFlashDraftModel in `architectures` or carries `dflash_config`
+// (docs/references/specdec.md#dflash). Its taps are required, as z-lab's DFlashDraftModel requires
+// them; its block defaults to 16 as there. DFlash 2 (convolutions and a candidate selector) is
+// refused: its extra weights are not modelled.
+void read_dflash(YamlReader& root, YamlReader& r, TransformerSpec& m) {
+  bool dflash = r.has("dflash_config");
+  for (const std::string& a : string_list(root, "architectures")) {
+    if (lower(a).find("dflash2") != std::string::npos) {
+      root.fail("architectures", "'" + a + "' is a DFlash 2 drafter (dynamic convolutions and a candidate selector), "
+                                 "which specsim does not model; a DFlash (1) drafter is DFlashDraftModel");
+    }
+    dflash = dflash || lower(a).find("dflash") != std::string::npos;
+  }
+  if (!dflash) return;
+  DflashSpec d;
+  const auto taps_at = dflash_key_at(r, "target_layer_ids");
+  if (!taps_at) {
+    r.fail("dflash_config", "a DFlash drafter needs target_layer_ids (in dflash_config or beside the shape): the "
+                            "target layers whose hidden states its fc projects");
+  }
+  YamlReader taps = *taps_at;
+  d.target_layer_ids = int_list(taps, "target_layer_ids");
+  if (d.target_layer_ids.empty()) taps.fail("target_layer_ids", "is empty: a DFlash drafter taps at least one target layer");
+  for (int id : d.target_layer_ids) {
+    if (id < 0) taps.fail("target_layer_ids", "layer " + std::to_string(id) + " is negative");
+  }
+  if (auto b = dflash_key_at(r, "block_size")) d.block_size = count(*b, "block_size", 2);
+  if (auto t = dflash_key_at(r, "mask_token_id")) d.mask_token_id = optional_count(*t, "mask_token_id", -1, 0);
+  d.target_hidden_size = optional_count(r, "target_hidden_size", m.hidden_size, 1);
+  m.dflash = d;
+  m.kernels.per_forward += 2;  // fc and hidden_norm before the layers
+}
+
 // A checkpoint directory's config.json is named after its directory ("Qwen3-8B"); a config kept
 // in the data directory as models/llm/<name>.yaml (JSON is YAML) after its stem, as the name a
 // scenario resolves it by; any other file after itself.
@@ -713,7 +760,8 @@ TransformerSpec read_hf_config(YamlReader& root) {
   }
   if (dtype_of) m.weights = part_dtypes(*dtype_of, m, plan, family->modules);
 
-  read_eagle(root, r, m);
+  read_dflash(root, r, m);
+  if (!m.dflash) read_eagle(root, r, m);  // a DFlash config may carry an EAGLE-3 converter's keys
   return m;  // unknown keys are expected in config.json: it carries far more than the cost model uses
 }
 

@@ -33,7 +33,7 @@ const int kMaxCount = static_cast<int>(plausible_range(Magnitude::kCount).max);
 // step allows that rounding and catches a part copied wrong.
 constexpr double kVerifyPartsTolerance = 0.05;
 constexpr double kTpotTolerance = 0.01;  // rounding of a published TPOT against the rate
-const std::vector<std::string> kMethods{"eagle3", "eagle", "mtp", "draft_model", "ngram"};
+const std::vector<std::string> kMethods{"eagle3", "eagle", "mtp", "draft_model", "ngram", "dflash"};
 
 std::string join(const std::vector<std::string>& items) {
   std::string out;
@@ -183,6 +183,20 @@ void read_model_storage(YamlReader& r, TransformerSpec& m) {
   }
 }
 
+// A DFlash block drafter's `dflash:` block (docs/references/specdec.md#dflash): the target layers
+// its fc reads (at least one), their width, the block it was trained on and its mask token.
+DflashSpec read_dflash_block(YamlReader& d, const TransformerSpec& m) {
+  DflashSpec s;
+  s.target = d.optional_string("target", "");
+  for (long long id : d.integers("target_layer_ids", 0, kMaxCount)) s.target_layer_ids.push_back(static_cast<int>(id));
+  s.target_hidden_size = static_cast<int>(d.optional_integer("target_hidden_size", m.hidden_size, 1, kMaxCount));
+  const auto& b = *detail::find_scenario_bound("speculation.block_size");
+  s.block_size = static_cast<int>(d.integer("block_size", static_cast<long long>(b.min), static_cast<long long>(b.max)));
+  s.mask_token_id = static_cast<int>(d.optional_integer("mask_token_id", -1, -1, kMaxCount));
+  d.finish();
+  return s;
+}
+
 TransformerSpec read_model_yaml(YamlReader& r) {
   r.expect_header("llm");
   TransformerSpec m;
@@ -219,6 +233,10 @@ TransformerSpec read_model_yaml(YamlReader& r) {
   m.mtp_layers = static_cast<int>(r.optional_integer("mtp_layers", 0, 0, kMaxCount));
   read_model_storage(r, m);
   if (r.has("eagle3") && r.has("eagle")) r.fail("eagle", "a head is EAGLE-1/2 (eagle) or EAGLE-3 (eagle3), not both");
+  if (r.has("dflash") && (r.has("eagle3") || r.has("eagle"))) {
+    r.fail("dflash", "a drafter is a DFlash block drafter or an EAGLE head, not both");
+  }
+  if (auto d = r.optional_child("dflash")) m.dflash = read_dflash_block(*d, m);
   if (auto e = r.optional_child("eagle3")) {
     Eagle3Spec s;
     s.target = e->string("target");
@@ -760,6 +778,10 @@ auto load_named(YamlReader& r, const std::string& key, DataKind kind, const Data
 // model, not a draft head, which must share the target's tokenizer, since the target verifies the
 // draft's token ids as they are (docs/references/specdec.md#draft-model).
 void check_draft_model(YamlReader& r, const Scenario& s) {
+  if (s.draft.dflash) {
+    r.child("speculation").fail("method", "draft_model needs a full language model under 'draft', but '" + s.draft.name +
+                                              "' (" + s.draft.file + ") is a DFlash block drafter: set speculation.method: dflash");
+  }
   if (s.draft.eagle3) {
     r.child("speculation").fail("method", "draft_model needs a full language model under 'draft', but '" + s.draft.name +
                                               "' (" + s.draft.file + ") is an EAGLE head: set speculation.method: " +
@@ -781,12 +803,53 @@ void check_target(const YamlReader& r, const Scenario& s) {
   }
 }
 
+// A DFlash drafter fits its target (docs/references/specdec.md#dflash): its block is embedded by the
+// target's embedding and its fc reads target hidden states, so hidden sizes and vocabularies match;
+// every tapped layer is one of the target's. Its LM head is the target's, in the target's dtype.
+void check_dflash(YamlReader& r, Scenario& s) {
+  if (!s.draft.dflash) {
+    r.fail("draft", "'" + s.draft.name + "' is not a DFlash drafter (no dflash block; a config.json names "
+                    "DFlashDraftModel or carries dflash_config or target_layer_ids); speculation.method dflash needs one");
+  }
+  const DflashSpec& d = *s.draft.dflash;
+  const std::string files = " (draft file " + s.draft.file + ", model file " + s.model.file + ")";
+  const auto mismatch = [&](const std::string& what, long long draft, long long model) {
+    r.fail("draft", "'" + s.draft.name + "' does not fit the model '" + s.model.name + "': " + what + " " +
+                        std::to_string(draft) + " vs the model's " + std::to_string(model) + files);
+  };
+  if (s.draft.hidden_size != s.model.hidden_size) mismatch("hidden_size", s.draft.hidden_size, s.model.hidden_size);
+  if (d.target_hidden_size != s.model.hidden_size) {
+    mismatch("dflash.target_hidden_size", d.target_hidden_size, s.model.hidden_size);
+  }
+  if (s.draft.vocab_size != s.model.vocab_size) mismatch("vocab_size", s.draft.vocab_size, s.model.vocab_size);
+  for (int id : d.target_layer_ids) {
+    if (id >= s.model.layers) {
+      r.fail("draft", "'" + s.draft.name + "' taps target layer " + std::to_string(id) + ", but '" + s.model.name +
+                          "' has " + std::to_string(s.model.layers) + " layers (0-" + std::to_string(s.model.layers - 1) +
+                          ")" + files);
+    }
+  }
+  s.draft.weights.lm_head = s.model.weights.lm_head;  // the target's own head
+  if (!d.target.empty() && d.target != s.model.name) {
+    s.notes.push_back("the draft '" + s.draft.name + "' was trained for '" + d.target + "', not '" + s.model.name +
+                      "': its shapes fit, but its acceptance on this model is not measured");
+  }
+}
+
 // The draft fits the method and the target (check_target first).
 void check_roles(YamlReader& r, Scenario& s) {
   if (s.draft.mtp_module || s.speculation.method == "ngram") return;  // built in read_draft
   if (s.speculation.method == "draft_model") {
     check_draft_model(r, s);
     return;
+  }
+  if (s.speculation.drafts_block()) {
+    check_dflash(r, s);
+    return;
+  }
+  if (s.draft.dflash) {
+    r.child("speculation").fail("method", s.speculation.method + " needs an EAGLE head, but the draft '" + s.draft.name +
+                                              "' (" + s.draft.file + ") is a DFlash block drafter: set speculation.method: dflash");
   }
   if (!s.draft.eagle3) {
     r.fail("draft", "'" + s.draft.name + "' is not an EAGLE draft head (no eagle3 or eagle block; a config.json names an "
@@ -920,6 +983,8 @@ std::vector<Error> bound_problems(const YamlReader& root) {
   if (shape_in_bounds && root.has("speculation") && root.node()["speculation"].IsMap()) {
     YamlReader copy(root);  // readers are rebuilt, as above
     YamlReader sp = copy.child("speculation");
+    // A block drafter states its block, not a tree (read_block_shape reads it with the draft).
+    if (sp.has("method") && sp.node()["method"].IsScalar() && sp.node()["method"].Scalar() == "dflash") return out;
     try {
       (void)read_shape(sp);
     } catch (const Error& e) {
@@ -1458,9 +1523,45 @@ bool read_parallel_drafting(YamlReader& sp, const Scenario& s) {
   return true;
 }
 
+// A block drafter's shape: `speculation.block_size` tokens verified per cycle as a chain, the first
+// the last verified token and the rest drafted (num_steps = block_size - 1); the drafter's trained
+// block when the key is left out. SGLang's --speculative-num-draft-tokens (alias
+// --speculative-dflash-block-size) is this block; vLLM's num_speculative_tokens is block_size - 1
+// (docs/references/specdec.md#dflash). A block larger than the drafter was trained on is noted.
+DraftShape read_block_shape(YamlReader& sp, Scenario& s) {
+  for (const char* key : {"num_steps", "eagle_topk", "num_draft_tokens"}) {
+    if (sp.has(key)) {
+      sp.fail(key, "speculation.method dflash drafts one block per cycle: state speculation.block_size (tokens "
+                   "verified per cycle, SGLang's --speculative-num-draft-tokens), not " + std::string(key));
+    }
+  }
+  const int trained = s.draft.dflash ? s.draft.dflash->block_size : 0;
+  if (!sp.has("block_size") && trained == 0) sp.fail("block_size", "required: the drafter's block was not read");
+  const int block = static_cast<int>(sp.has("block_size") ? bounded_integer(sp, "speculation.block_size") : trained);
+  if (trained > 0 && block > trained) {
+    s.notes.push_back("speculation.block_size " + std::to_string(block) + " is larger than the block '" + s.draft.name +
+                      "' was trained on (" + std::to_string(trained) + "): positions past it were never trained");
+  }
+  DraftShape shape;
+  shape.num_steps = block - 1;
+  shape.eagle_topk = 1;
+  shape.num_draft_tokens = block;
+  return shape;
+}
+
 void read_speculation_shape(YamlReader& r, Scenario& s) {
   YamlReader sp = r.child("speculation");
   sp.ignore("method");  // read with the draft
+  if (s.speculation.drafts_block()) {
+    s.speculation.shape = read_block_shape(sp, s);
+    s.speculation.parallel_drafting = read_parallel_drafting(sp, s);
+    sp.finish();
+    return;
+  }
+  if (sp.has("block_size")) {
+    sp.fail("block_size", "is a block drafter's key (speculation.method dflash); " + s.speculation.method +
+                              " states num_steps, eagle_topk and num_draft_tokens");
+  }
   s.speculation.shape = read_shape(sp);
   // n-gram lookup proposes one chain from the prompt (vLLM's and SGLang's ngram proposers): a tree
   // of it is not something either engine drafts.
@@ -1583,6 +1684,26 @@ void read_host(YamlReader& r, Scenario& s) {
   }
 }
 
+// A block drafter's acceptance fits its block (docs/model.md#block-drafters): a cycle emits at most
+// block_size tokens (block_size - 1 drafted and accepted, then the bonus), and its per-position
+// rates cover at most the block_size - 1 drafted slots.
+void check_block_acceptance(YamlReader& r, const Scenario& s) {
+  if (!s.speculation.drafts_block()) return;
+  const int block = s.speculation.shape.num_draft_tokens;
+  YamlReader a = r.child("acceptance");
+  if (const auto* m = std::get_if<MeasuredTau>(&s.acceptance.kind); m && m->tokens_per_cycle > block) {
+    a.fail("tokens_per_cycle", "= " + units::format_fixed(m->tokens_per_cycle, 2) + ": a DFlash block of " +
+                                   std::to_string(block) + " (speculation.block_size) verifies " + std::to_string(block) +
+                                   " tokens, so a cycle emits at most " + std::to_string(block) +
+                                   ": must lie in [1, " + std::to_string(block) + "]");
+  }
+  if (const std::size_t listed = listed_positions(s.acceptance.kind); listed > static_cast<std::size_t>(block - 1)) {
+    const std::string key = std::holds_alternative<UnconditionalChain>(s.acceptance.kind) ? "unconditional" : "per_position";
+    a.fail(key, "lists " + std::to_string(listed) + " positions, but a DFlash block of " + std::to_string(block) +
+                    " (speculation.block_size) drafts " + std::to_string(block - 1) + ": give at most block_size - 1 rates");
+  }
+}
+
 // The target, the draft and their roles; false when the target failed (what needs it is then
 // skipped). A draft that failed stays an empty TransformerSpec, which no parallel rule refuses.
 bool read_models(YamlReader& r, Scenario& s, const DataDir& data, Problems& problems) {
@@ -1654,11 +1775,12 @@ Scenario read_scenario(YamlReader& r, const DataDir& data, Problems& problems) {
   problems.run([&] { read_workload(r, s, problems); });
   bool engine_ok = false;
   problems.run([&] { engine_ok = read_engine(r, s, problems); });
-  problems.run([&] { read_speculation_shape(r, s); });
-  problems.run([&] {
+  const bool shape_ok = problems.run([&] { read_speculation_shape(r, s); });
+  const bool acceptance_ok = problems.run([&] {
     YamlReader a = r.child("acceptance");
     s.acceptance = read_acceptance(a);
   });
+  if (shape_ok && acceptance_ok) problems.run([&] { check_block_acceptance(r, s); });
   problems.run([&] { read_compute_block(r, s, data); });
   const bool comm_ok = problems.run([&] { read_comm_block(r, s); });
   if (comm_ok && parallel_ok) problems.run([&] { load_comm_profiles(r, s, data); });

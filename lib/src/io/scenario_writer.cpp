@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "specsim/error.hpp"
+#include "specsim/memory_fit.hpp"
 #include "specsim/model_spec.hpp"
 #include "specsim/topo_import.hpp"
 #include "specsim/units.hpp"
@@ -29,6 +30,42 @@ constexpr int kAssumedBatch = 1;
 constexpr long long kAssumedContext = 2048;
 constexpr double kAssumedAccept = 0.7;
 constexpr int kAssumedSteps = 3;
+
+// What init writes for each method (--method): whether it names a draft file, vLLM's and SGLang's
+// default depth for it, and the first position's acceptance it assumes with the source of that
+// assumption. Each row's figures are cited where the comment says.
+struct InitMethod {
+  const char* name;
+  bool draft_file;   // names a draft under `draft`
+  int steps;         // num_steps written (dflash: the drafter's trained block instead)
+  double accept;     // first position's acceptance assumed without --accept
+  const char* accept_source;
+};
+constexpr InitMethod kInitMethods[] = {
+    {"eagle3", true, kAssumedSteps, kAssumedAccept,
+     "EAGLE-3 heads accept 0.7-0.8 per position on chat (docs/references/specdec.md#depth-decay)"},
+    {"eagle", true, kAssumedSteps, kAssumedAccept,
+     "EAGLE heads accept 0.7-0.8 per position on chat (docs/references/specdec.md#depth-decay)"},
+    {"mtp", false, kAssumedSteps, 0.85,
+     "the DeepSeek-V3 report puts the second token's acceptance at 85-90% (docs/references/mtp.md)"},
+    {"draft_model", true, kAssumedSteps, kAssumedAccept,
+     "a small model of the same family, as EAGLE heads (docs/references/specdec.md#draft-model)"},
+    {"ngram", false, kAssumedSteps, 0.3,
+     "prompt lookup accepts little on chat; vLLM-lab's Qwen3-8B runs measured 1.2-1.3 tokens per step "
+     "(models/scenarios/qwen3-8b-ngram-1x-rtx-4090.yaml)"},
+    {"dflash", true, 0, 0.86,
+     "DFlash's published accept length 6.3-6.4 per block of 16 on GSM8K (sglang PR 16818) is a constant chain "
+     "of about 0.86 (docs/references/specdec.md#dflash)"},
+};
+
+const InitMethod& init_method(const std::string& name) {
+  for (const InitMethod& m : kInitMethods) {
+    if (name == m.name) return m;
+  }
+  std::string known;
+  for (const InitMethod& m : kInitMethods) known += (known.empty() ? "" : ", ") + std::string(m.name);
+  throw Error({"--method", 0, 0}, "speculation.method", "'" + name + "' is not a speculation method (" + known + ")");
+}
 
 // DataDir::resolve's rule: a name, or a path when it has a '/' or a data-file suffix.
 bool path_like(const std::string& s) {
@@ -154,6 +191,7 @@ std::string scenario_option(const std::string& key_path) {
       {"model", "--model"},          {"draft", "--draft"},         {"topology", "--topology"},
       {"gpu", "--gpu"},              {"engine", "--engine"},       {"parallel", "--tp"},
       {"workload.batch", "--batch"}, {"workload.context", "--context"}, {"acceptance", "--accept"},
+      {"speculation", "--method"},
   };
   for (const auto& [key, option] : kOptions) {
     if (key_path.rfind(key, 0) == 0) return option;
@@ -174,7 +212,33 @@ struct InitParts {
   std::string topology_block;  // the scenario's `topology` key, or the imported block
   bool imported = false;       // the topology came from `nvidia-smi topo -m` output
   std::optional<CommProfile> profile;  // the all-reduce table the box brings, when TP > 1
+  std::string method;          // --method, or what the draft is
 };
+
+// The method: --method, else what --draft is (a DFlash drafter, an EAGLE head, a full model), else
+// mtp for a model with MTP layers. A method that takes no draft file refuses one.
+std::string pick_init_method(const ScenarioInit& init, const TransformerSpec& model, const TransformerSpec* draft) {
+  if (!init.method.empty()) {
+    const InitMethod& m = init_method(init.method);
+    if (!m.draft_file && !init.draft.empty()) {
+      throw Error({"--draft", 0, 0}, "draft", std::string("--method ") + m.name + " drafts without a draft model (" +
+                                                  (std::string(m.name) == "mtp" ? "the model's own MTP layers" : "prompt lookup") +
+                                                  "): leave --draft out");
+    }
+    if (m.draft_file && init.draft.empty()) {
+      throw Error({"--draft", 0, 0}, "draft", std::string("required with --method ") + m.name);
+    }
+    return m.name;
+  }
+  if (draft == nullptr) {
+    if (model.mtp_layers > 0) return "mtp";
+    throw Error({"--draft", 0, 0}, "draft", "required: '" + model.name + "' has no MTP layers; give --draft, or "
+                                            "--method ngram for prompt lookup");
+  }
+  if (draft->dflash) return "dflash";
+  if (draft->eagle3) return draft->eagle3->version == 1 ? "eagle" : "eagle3";
+  return "draft_model";
+}
 
 // The engine: its prior file must exist, since the engine overheads come from it.
 EnginePrior load_init_engine(const ScenarioInit& init, const DataDir& data) {
@@ -267,6 +331,7 @@ void check_init_tp(const ScenarioInit& init, const InitParts& parts) {
                     std::to_string(parts.topology.gpus) + " GPUs");
   }
   for (const TransformerSpec* m : {&parts.model, &parts.draft}) {
+    if (m->layers == 0) continue;  // no draft model (mtp, ngram)
     try {
       (void)check_tensor_parallel(*m, init.tp);
     } catch (const Error& e) {
@@ -278,7 +343,8 @@ void check_init_tp(const ScenarioInit& init, const InitParts& parts) {
 InitParts load_init_parts(const ScenarioInit& init, const DataDir& data) {
   InitParts parts;
   parts.model_ref = resolve_model(init.model, "--model", "model", data, parts.model);
-  parts.draft_ref = resolve_model(init.draft, "--draft", "draft", data, parts.draft);
+  if (!init.draft.empty()) parts.draft_ref = resolve_model(init.draft, "--draft", "draft", data, parts.draft);
+  parts.method = pick_init_method(init, parts.model, init.draft.empty() ? nullptr : &parts.draft);
   parts.engine = load_init_engine(init, data);
   load_init_gpu(init, data, parts);
   load_init_topology(init, data, parts);
@@ -292,15 +358,16 @@ InitParts load_init_parts(const ScenarioInit& init, const DataDir& data) {
 // schema_version, kind, name, description and source.
 std::string init_header(const ScenarioInit& init, const InitParts& parts, int batch) {
   const TransformerSpec& model = parts.model;
-  const TransformerSpec& draft = parts.draft;
-  const std::string draft_short = draft.name.rfind(model.name, 0) == 0 ? draft.name : model.name + "-" + draft.name;
+  // mtp and ngram name no draft: the method stands in for it.
+  const std::string draft = init_method(parts.method).draft_file ? parts.draft.name : parts.method;
+  const std::string draft_short = draft.rfind(model.name, 0) == 0 ? draft : model.name + "-" + draft;
   const std::string name =
       init.name.empty() ? draft_short + "-" + parts.topology.name + "-tp" + std::to_string(init.tp) : init.name;
   std::ostringstream y;
   y << "schema_version: 1\nkind: scenario\n";
   y << "name: " << scalar(name) << "\n";
   y << "description: "
-    << scalar(model.name + " + " + draft.name + " on " + parts.topology.name + " (" + parts.gpu.name + "), TP" +
+    << scalar(model.name + " + " + draft + " on " + parts.topology.name + " (" + parts.gpu.name + "), TP" +
               std::to_string(init.tp) + ", " + parts.engine.name + ", batch " + std::to_string(batch))
     << "\n";
   y << "source: "
@@ -318,9 +385,15 @@ std::string init_files(const ScenarioInit& init, const InitParts& parts, const D
   std::string y;
   y += comment(model.description.empty() ? model.name : model.description);
   y += entry("model", scalar(parts.model_ref.ref), parts.model_ref.where);
-  y += comment(draft.description.empty() ? draft.name : draft.description);
-  y += entry("draft", scalar(parts.draft_ref.ref),
-             parts.draft_ref.where + (draft.eagle3 && !draft.eagle3->target.empty() ? "; trained for " + draft.eagle3->target : ""));
+  if (!init_method(parts.method).draft_file) {
+    y += comment(parts.method == "mtp" ? "draft: none; speculation.method mtp drafts with the model's own "
+                                         "multi-token-prediction layers"
+                                       : "draft: none; speculation.method ngram proposes by prompt lookup on the host");
+  } else {
+    const std::string target = draft.eagle3 ? draft.eagle3->target : draft.dflash ? draft.dflash->target : "";
+    y += comment(draft.description.empty() ? draft.name : draft.description);
+    y += entry("draft", scalar(parts.draft_ref.ref), parts.draft_ref.where + (target.empty() ? "" : "; trained for " + target));
+  }
   y += parts.topology_block;
   if (!init.gpu.empty() && !parts.imported) {
     y += entry("gpu", scalar(parts.gpu_ref), "--gpu: replaces the topology's " + parts.topology.gpu);
@@ -382,13 +455,29 @@ std::string init_engine(const EnginePrior& engine) {
   return y;
 }
 
-std::string init_speculation(const TransformerSpec& draft) {
-  const bool eagle1 = draft.eagle3 && draft.eagle3->version == 1;
-  std::string y = "\nspeculation:\n";
-  y += eagle1 ? entry("method", "eagle", "--draft is an EAGLE-1/2 head", 2)
-              : entry("method", "eagle3", "--draft is an EAGLE-3 head", 2);
+// A block drafter's block: the one it was trained on, which SGLang reads from the draft's config
+// (--speculative-num-draft-tokens inferred) and vLLM's recipes pass as num_speculative_tokens =
+// block_size - 1 (docs/references/specdec.md#dflash).
+std::string init_block(const TransformerSpec& draft, const EnginePrior& engine) {
+  const int block = draft.dflash ? draft.dflash->block_size : 16;
+  std::string y = comment("The drafter's trained block, " + engine.name + "'s default for it (" +
+                              (engine.name == "vllm" ? "num_speculative_tokens = block_size - 1"
+                                                     : "--speculative-num-draft-tokens from the draft's config") +
+                              "). `specsim sweep --concurrency 1,8,32 --vary speculation.block_size=4,8,12,16` shows "
+                              "which block pays per concurrency.",
+                          2);
+  return y + entry("block_size", std::to_string(block), "the draft's block_size (above)", 2);
+}
+
+std::string init_speculation(const std::string& method, const TransformerSpec& draft, const EnginePrior& engine) {
+  std::string why = "--method";
+  if (method == "eagle" || method == "eagle3") why = method == "eagle" ? "--draft is an EAGLE-1/2 head" : "--draft is an EAGLE-3 head";
+  if (method == "dflash") why = "--draft is a DFlash block drafter";
+  if (method == "draft_model") why = "--draft is a full model";
+  std::string y = "\nspeculation:\n" + entry("method", method, why, 2);
+  if (method == "dflash") return y + init_block(draft, engine);
   y += comment(std::string("Assumption: a chain of ") + std::to_string(kAssumedSteps) +
-                   " draft tokens (SGLang's EAGLE-3 recipe for Kimi-K2.5 is 3/1/4, "
+                   " draft tokens (SGLang's EAGLE-3 and MTP recipes run 3/1/4, "
                    "docs/references/specdec.md#sglang-flags). `specsim sweep --vary speculation.num_steps=1..6` "
                    "shows which depth pays on this box.",
                2);
@@ -398,14 +487,14 @@ std::string init_speculation(const TransformerSpec& draft) {
   return y;
 }
 
-std::string init_acceptance(const ScenarioInit& init) {
+std::string init_acceptance(const ScenarioInit& init, const std::string& method) {
+  const InitMethod& m = init_method(method);
   std::string y = "\nacceptance:\n";
   if (init.accept) {
     y += entry("accept", fixed(*init.accept, 3), "--accept: the first draft position's acceptance", 2);
   } else {
-    y += entry("accept", fixed(kAssumedAccept, 1),
-               "assumption: EAGLE-3 heads accept 0.7-0.8 per position on chat (docs/references/specdec.md#depth-decay); "
-               "--accept or `specsim acceptance LOG` gives the real one",
+    y += entry("accept", fixed(m.accept, 2),
+               std::string("assumption: ") + m.accept_source + "; --accept or `specsim acceptance LOG` gives the real one",
                2);
   }
   y += comment("No depth_profile: every position accepts at the same conditional rate, Leviathan et al.'s constant "
@@ -500,14 +589,41 @@ std::string init_measurements(const InitParts& parts) {
                  "  speculative: {tokens_per_s: 150tok/s, held_out: true}     (compared with, never an input)");
 }
 
-// What is returned must load: a problem the checks above missed is reported with its option.
+// The smallest tensor-parallel degree of the box at which `s` fits in memory, if any (the heads of
+// the model and the draft split over it).
+std::optional<int> smallest_fitting_tp(Scenario s) {
+  for (int tp = 1; tp <= s.topology.gpus; ++tp) {
+    try {
+      (void)check_tensor_parallel(s.model, tp);
+      if (s.draft.layers > 0) (void)check_tensor_parallel(s.draft, tp);
+    } catch (const Error&) {
+      continue;
+    }
+    s.parallel.tp = tp;
+    if (memory_fit(s).fits()) return tp;
+  }
+  return std::nullopt;
+}
+
+// What is returned must load, and fit in memory as predict requires (require_memory_fit): a problem
+// the checks above missed is reported with its option; a deployment that does not fit names the
+// smallest tp that does.
 void check_init_loads(const std::string& text, const DataDir& data) {
+  Scenario s;
   try {
-    (void)load_scenario_text(text, "<specsim init>", data);
+    s = load_scenario_text(text, "<specsim init>", data);
   } catch (const Error& e) {
     const std::string option = scenario_option(e.key_path());
     if (option.empty()) throw;
     throw Error({option, 0, 0}, e.key_path(), e.message());
+  }
+  if (const MemoryFit fit = memory_fit(s); !fit.fits()) {
+    const std::optional<int> tp = smallest_fitting_tp(s);
+    const std::string hint = tp ? "; the smallest tp that fits on " + s.topology.name + " is " + std::to_string(*tp) +
+                                      " (--tp " + std::to_string(*tp) + ")"
+                                : "; no tp of " + s.topology.name + " fits it: a box with more or larger GPUs, "
+                                  "or a quantized model";
+    throw Error({"--tp", 0, 0}, "parallel.tp", describe_overflow(s, fit) + hint);
   }
 }
 
@@ -519,10 +635,17 @@ std::string render_scenario_init(const ScenarioInit& init, const DataDir& data) 
   const long long context = init.context.value_or(kAssumedContext);
   const std::string text = init_header(init, parts, batch) + init_files(init, parts, data) +
                            init_parallel_and_workload(init, batch, context) + init_engine(parts.engine) +
-                           init_speculation(parts.draft) + init_acceptance(init) + init_compute(parts.model) +
+                           init_speculation(parts.method, parts.draft, parts.engine) +
+                           init_acceptance(init, parts.method) + init_compute(parts.model) +
                            init_comm(init, parts.profile) + init_host(parts.engine) + init_measurements(parts);
   check_init_loads(text, data);
   return text;
+}
+
+std::vector<std::string> init_methods() {
+  std::vector<std::string> out;
+  for (const InitMethod& m : kInitMethods) out.emplace_back(m.name);
+  return out;
 }
 
 }  // namespace specsim

@@ -20,7 +20,7 @@ namespace {
 // the first draft token (SGLang, vLLM), num_steps otherwise; none for ngram, and none for a block
 // drafter, whose one forward over the accepted tokens yields all of them (docs/model.md#parallel-drafting).
 int sequential_draft_steps(const Scenario& s, const DraftShape& sp) {
-  if (!s.speculation.runs_draft_forwards() || s.speculation.parallel_drafting) return 0;
+  if (!s.speculation.runs_draft_forwards() || s.speculation.parallel_drafting || s.speculation.drafts_block()) return 0;
   return s.engine.extend_yields_first_draft ? sp.num_steps - 1 : sp.num_steps;
 }
 
@@ -29,6 +29,22 @@ int sequential_draft_steps(const Scenario& s, const DraftShape& sp) {
 // is the extend's own last token (llm_base_proposer.py; docs/references/specdec.md#parallel-drafting).
 int block_mask_slots(const Scenario& s, const DraftShape& sp) {
   return s.speculation.parallel_drafting ? sp.num_steps - 1 : 0;
+}
+
+// Tokens of the one draft forward that ends each cycle: the extend over the tau accepted tokens per
+// request (plus the mask slots of parallel drafting), or a block drafter's block, the last verified
+// token and block_size - 1 mask slots per request whatever was accepted (DFlash; z-lab/dflash
+// model.py runs its layers and the target's LM head over the block). Its context, the tau accepted
+// tokens' tapped hidden states, passes only fc and each layer's K/V projection into the draft's
+// cache: under 5% of the block's flops for the published drafters, left out
+// (docs/model.md#block-drafters).
+double final_draft_tokens(const Scenario& s, const DraftShape& sp, double tau) {
+  if (s.speculation.drafts_block()) return sp.num_draft_tokens;
+  return tau + block_mask_slots(s, sp);
+}
+
+const char* final_draft_phase(const Scenario& s) {
+  return s.speculation.parallel_drafting || s.speculation.drafts_block() ? "block draft" : "draft extend";
 }
 
 // The eager verify measured on the deployment as it ran (its file, before what-ifs), if any.
@@ -871,8 +887,8 @@ Prediction CycleModel::predict(const DraftShape& sp, const Acceptance& acceptanc
                                i + 1 + (s.engine.extend_yields_first_draft ? 1 : 0)));
   }
   if (s.speculation.runs_draft_forwards()) {
-    p.drafts.push_back(forward(draft_, s.draft, ForwardOf::kDraft, b * (p.tokens_per_cycle + block_mask_slots(s, sp)),
-                               s.engine.draft_mode, s.speculation.parallel_drafting ? "block draft" : "draft extend"));
+    p.drafts.push_back(forward(draft_, s.draft, ForwardOf::kDraft, b * final_draft_tokens(s, sp, p.tokens_per_cycle),
+                               s.engine.draft_mode, final_draft_phase(s)));
   }
   p.draft_s = 0;
   for (const auto& d : p.drafts) p.draft_s += d.total_s();
@@ -890,7 +906,7 @@ Prediction CycleModel::predict(const DraftShape& sp, const Acceptance& acceptanc
   for (int i = 0; i < 8; ++i) {
     const double extend =
         p.drafts.empty() ? 0.0
-                         : forward(draft_, s.draft, ForwardOf::kDraft, b * (tau + block_mask_slots(s, sp)), s.engine.draft_mode, "")
+                         : forward(draft_, s.draft, ForwardOf::kDraft, b * final_draft_tokens(s, sp, tau), s.engine.draft_mode, "")
                                .total_s();
     const double next = (fixed_part + extend) / (p.baseline_step_s - per_token_host);
     const bool settled = std::fabs(next - tau) < 1e-9 * next;
@@ -924,7 +940,7 @@ double CycleModel::cycle_s(const DraftShape& sp, double tau) const {
     const bool first = i == 0 && !s.engine.extend_yields_first_draft;
     t += forward(draft_, s.draft, ForwardOf::kDraft, b * (first ? 1 : sp.eagle_topk), s.engine.draft_mode, "").total_s();
   }
-  t += forward(draft_, s.draft, ForwardOf::kDraft, b * (tau + block_mask_slots(s, sp)), s.engine.draft_mode, "").total_s();
+  t += forward(draft_, s.draft, ForwardOf::kDraft, b * final_draft_tokens(s, sp, tau), s.engine.draft_mode, "").total_s();
   return t + spec_host_s(draft_steps + 1.0, tau);  // the steps and the extend
 }
 

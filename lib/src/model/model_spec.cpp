@@ -111,21 +111,23 @@ double TransformerSpec::draft_input_params() const {
   const double h = hidden_size;
   if (eagle3) return double(eagle3->aux_hidden_states) * h * h;  // fc
   if (mtp_module) return 2.0 * h * h;                            // eh_proj
+  if (dflash) return double(dflash->taps()) * dflash->target_hidden_size * h;  // fc
   return 0.0;
 }
 
-// Stored parameters: an MTP module's LM head is the target's, stored once with the target (the
-// DeepSeek-V3 weights list the module's 11.5B "unique" parameters without the shared embedding and
-// head, docs/references/mtp.md#module).
+// Stored parameters: an MTP module's or a DFlash drafter's LM head is the target's, stored once with
+// the target (the DeepSeek-V3 weights list the module's 11.5B "unique" parameters without the shared
+// embedding and head, docs/references/mtp.md#module; a DFlash checkpoint holds fc, hidden_norm, its
+// layers and norm, docs/references/specdec.md#dflash).
 double TransformerSpec::total_params() const {
-  const double head = mtp_module ? 0.0 : lm_head_params();
+  const double head = borrows_target_lm_head() ? 0.0 : lm_head_params();
   double p = attention_params_all_layers(*this) + dense_layers * dense_mlp_params() + head + draft_input_params();
   if (moe) p += moe_layers() * (moe->experts + moe->shared_experts) * expert_params();
   if (!shares_target_embedding()) p += double(vocab_size) * hidden_size;  // embedding
   return p;
 }
 
-// Read per token: an MTP module's forward runs the shared LM head, so it counts here.
+// Read per token: an MTP module's or a DFlash drafter's forward runs the shared LM head, so it counts here.
 double TransformerSpec::active_params() const {
   double p = attention_params_all_layers(*this) + dense_layers * dense_mlp_params() + lm_head_params() +
              draft_input_params();
@@ -136,7 +138,7 @@ double TransformerSpec::active_params() const {
 }
 
 double TransformerSpec::weight_bytes() const {
-  const double head = mtp_module ? 0.0 : lm_head_params();  // stored with the target (total_params)
+  const double head = borrows_target_lm_head() ? 0.0 : lm_head_params();  // stored with the target (total_params)
   double b = attention_params_all_layers(*this) * bytes_per_param(weights.attention) +
              dense_layers * dense_mlp_params() * bytes_per_param(weights.dense_mlp) +
              head * bytes_per_param(weights.lm_head) + draft_input_params() * 2.0;

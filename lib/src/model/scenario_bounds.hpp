@@ -30,6 +30,9 @@ inline constexpr ScenarioBound kScenarioBounds[] = {
     {"speculation.num_steps", 1, 64, true},
     {"speculation.eagle_topk", 1, 64, true},
     {"speculation.num_draft_tokens", 2, 4096, true},
+    // A block drafter's block: the last verified token and block_size - 1 mask slots, so at least 2;
+    // at most num_steps' 64 + 1.
+    {"speculation.block_size", 2, 65, true},
     {"acceptance.accept", 0, 1, false},
     {"acceptance.tokens_per_cycle", 1, 1e6, false},
     {"compute.bandwidth_efficiency", 0.01, kMaxEffectiveEfficiency, false, true},

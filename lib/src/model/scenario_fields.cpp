@@ -32,6 +32,12 @@ const ScenarioField kFields[] = {
      [](Scenario& s, auto v) { s.speculation.shape.eagle_topk = as_int(v); }},
     {"speculation.num_draft_tokens", FieldKind::kCount, false,
      [](Scenario& s, auto v) { s.speculation.shape.num_draft_tokens = as_int(v); }},
+    // A block drafter's block (speculation.method dflash): a chain of block_size verified tokens.
+    {"speculation.block_size", FieldKind::kCount, false,
+     [](Scenario& s, auto v) {
+       s.speculation.shape.num_steps = as_int(v) - 1;
+       s.speculation.shape.num_draft_tokens = as_int(v);
+     }},
     {"acceptance.accept", FieldKind::kNumber, false,
      [](Scenario& s, auto v) { s.acceptance = with_accept_rate(std::move(s.acceptance), *v); }},
     {"compute.bandwidth_efficiency", FieldKind::kNumber, true,
@@ -151,7 +157,27 @@ void set_field(Scenario& s, const FieldValue& v) {
   s.patched_keys.insert(v.field->key);
 }
 
+namespace {
+// The loader's rules for a block drafter's shape (load.cpp read_block_shape), on values: its block
+// is speculation.block_size, and no other method has one.
+std::string block_shape_problem(const Scenario& s) {
+  if (!s.speculation.drafts_block()) {
+    return s.patched_keys.count("speculation.block_size")
+               ? "speculation.block_size is a block drafter's key (speculation.method dflash); " +
+                     s.speculation.method + " states num_steps, eagle_topk and num_draft_tokens"
+               : "";
+  }
+  for (const char* key : {"speculation.num_steps", "speculation.eagle_topk", "speculation.num_draft_tokens"}) {
+    if (s.patched_keys.count(key)) {
+      return std::string("speculation.method dflash drafts one block per cycle: vary speculation.block_size, not ") + key;
+    }
+  }
+  return "";
+}
+}  // namespace
+
 std::string settle_fields(Scenario& s) {
+  if (std::string problem = block_shape_problem(s); !problem.empty()) return problem;
   DraftShape& sp = s.speculation.shape;
   const bool tokens_given = s.patched_keys.count("speculation.num_draft_tokens") > 0;
   if (sp.eagle_topk == 1 && !tokens_given) sp.num_draft_tokens = sp.num_steps + 1;

@@ -161,8 +161,14 @@ std::string figures_text(const CycleModel& model, const Prediction& p) {
   os << "specsim predict: " << s.name << "\n";
   os << "  " << s.model.name << " + " << s.draft.name << " on " << s.topology.name << " (" << s.gpu.name
      << "), TP" << s.parallel.tp << expert_parallel_note(s.parallel) << ", batch " << s.batch << ", context " << fixed(s.context_tokens, 0) << "\n";
-  os << "  speculation: " << s.speculation.shape.num_steps << " steps, top-k " << s.speculation.shape.eagle_topk << ", "
-     << s.speculation.shape.num_draft_tokens << " draft tokens verified";
+  if (s.speculation.drafts_block()) {
+    os << "  speculation: " << s.speculation.method << " block of " << s.speculation.shape.num_draft_tokens << " ("
+       << s.speculation.shape.num_steps << " drafted in one forward over the block, " << s.speculation.shape.num_draft_tokens
+       << " verified as a chain)";
+  } else {
+    os << "  speculation: " << s.speculation.shape.num_steps << " steps, top-k " << s.speculation.shape.eagle_topk << ", "
+       << s.speculation.shape.num_draft_tokens << " draft tokens verified";
+  }
   if (s.speculation.parallel_drafting) {
     os << ", parallel drafting (all " << s.speculation.shape.num_steps << " in one draft forward)";
   }

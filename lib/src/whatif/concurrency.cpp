@@ -15,6 +15,7 @@ constexpr const char* kConcurrencyKey = "workload.concurrency";
 constexpr const char* kBatchKey = "workload.batch";
 // The draft depths a concurrency sweep tries when given no axis: those breakeven_report covers.
 constexpr int kDefaultMaxNumSteps = 8;
+constexpr int kDefaultMaxBlockSize = 16;
 
 // The levels ascending, after the checks the loader makes with file and line (load.cpp,
 // read_concurrency), repeated here for scenarios a library caller filled in itself.
@@ -133,12 +134,22 @@ SweepAxis default_concurrency_axis() {
           }()};
 }
 
+SweepAxis default_concurrency_axis(const Scenario& s) {
+  if (!s.speculation.drafts_block()) return default_concurrency_axis();
+  // A block drafter's shape is its block: 2 .. 16, the block the published DFlash drafters were
+  // trained on (docs/references/specdec.md#dflash), or the drafter's own when larger.
+  const int largest = std::max(kDefaultMaxBlockSize, s.draft.dflash ? s.draft.dflash->block_size : 0);
+  std::vector<std::string> v;
+  for (int b = 2; b <= largest; ++b) v.push_back(std::to_string(b));
+  return {"speculation.block_size", v};
+}
+
 ConcurrencySweep sweep_by_concurrency(const std::string& scenario, const std::vector<std::string>& patches,
                                       std::vector<SweepAxis> axes, const DataDir& data, const std::atomic<bool>* stop) {
   const Scenario base = load_scenario(scenario, patches, data);
   const std::vector<int> levels = checked_levels(base);
   reject_batch_patch(base);
-  if (axes.empty()) axes.push_back(default_concurrency_axis());
+  if (axes.empty()) axes.push_back(default_concurrency_axis(base));
   ConcurrencySweep out;
   out.calibrated_batch = calibrated_batch(base);
   for (const auto& a : axes) {
