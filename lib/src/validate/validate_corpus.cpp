@@ -624,6 +624,8 @@ ValidationReport validate_corpus(const std::vector<std::string>& files, const Va
                                  const DataDir& data) {
   ValidationReport report;
   for (const auto& f : files) report.rows.push_back(predict_row(load_row(f, data, options.rules)));
+  const std::vector<InterventionKey> keys = intervention_keys(data);
+  for (auto& row : report.rows) row.settings = row_settings(row.file, keys, data);
   // Row files as a reader finds them in the repository: relative to the data directory when under it.
   const auto shown = [&](const std::string& f) {
     const fs::path rel = fs::weakly_canonical(f).lexically_relative(fs::weakly_canonical(data.root()));
@@ -640,7 +642,7 @@ ValidationReport validate_corpus(const std::vector<std::string>& files, const Va
     if (!r.scored()) apart.push_back(&r);
   }
   if (!apart.empty()) report.not_scored = summarize_errors("not scored", apart);
-  derive_pairs(report.rows, report.pairs, report.rankings, report.pair_summaries);
+  derive_pairs(report.rows, keys, report.pairs, report.rankings, report.pair_summaries);
   attach_gain_error(report);
   if (options.calibrate_on.empty()) return report;
 
