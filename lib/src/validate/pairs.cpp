@@ -157,9 +157,13 @@ void pairs_of(const std::vector<ValidationRow>& rows, const std::vector<Setting>
   }
 }
 
-// Engine settings public before/after pairs measure that no catalogue tries yet, with their kinds.
+// Engine settings named here before any catalogue: the launch modes as one kind, since public pairs
+// switch CUDA graphs on or off for every forward at once (--enforce-eager, --disable-cuda-graph) as
+// often as for the verify or the draft alone, and async scheduling, which no catalogue tries yet.
 const InterventionKey kEngineSettings[] = {
-    {"engine.decode_mode", "cuda-graph-decode", true},
+    {"engine.decode_mode", "cuda-graphs", true},
+    {"engine.verify_mode", "cuda-graphs", false},
+    {"engine.draft_mode", "cuda-graphs", false},
     {"engine.async_scheduling.plain", "async-scheduling", true},
     {"engine.async_scheduling.speculative", "async-scheduling", false},
 };
@@ -197,11 +201,11 @@ std::vector<InterventionKey> intervention_keys(const DataDir& data) {
   return out;
 }
 
-std::map<std::string, std::string> row_settings(const std::string& file, const std::vector<InterventionKey>& keys,
-                                                const DataDir& data) {
+std::map<std::string, std::string> row_settings(const std::string& file, const std::vector<std::string>& applied,
+                                                const std::vector<InterventionKey>& keys, const DataDir& data) {
   std::vector<std::string> names;
   for (const InterventionKey& k : keys) names.push_back(k.key);
-  const std::vector<std::string> values = scenario_fields(file, {}, names, data);
+  const std::vector<std::string> values = scenario_fields(file, applied, names, data);
   std::map<std::string, std::string> out;
   for (std::size_t i = 0; i < names.size(); ++i) out[names[i]] = values[i];
   return out;

@@ -63,6 +63,9 @@ std::string acceptance_detail(const Acceptance& a) {
 
 Scenario load_row(const std::string& file, const DataDir& data, const ModelRules& rules = {}) {
   Scenario s = load_scenario(file, {}, data);
+  // A setting the speculative run changed from the file (validation.applied): calibrated on the file
+  // as written (the loader keeps it as the scenario as measured), predicted with the setting.
+  if (s.validation && !s.validation->applied.empty()) s = load_scenario(file, s.validation->applied, data);
   s.rules = rules;
   if (!rules.engine_prior_scoped_to_method && !s.engine_prior_skipped.empty()) {
     // The engine's prior for another method, as if its file named none (the rule's ablation).
@@ -625,7 +628,7 @@ ValidationReport validate_corpus(const std::vector<std::string>& files, const Va
   ValidationReport report;
   for (const auto& f : files) report.rows.push_back(predict_row(load_row(f, data, options.rules)));
   const std::vector<InterventionKey> keys = intervention_keys(data);
-  for (auto& row : report.rows) row.settings = row_settings(row.file, keys, data);
+  for (auto& row : report.rows) row.settings = row_settings(row.file, row.source.applied, keys, data);
   // Row files as a reader finds them in the repository: relative to the data directory when under it.
   const auto shown = [&](const std::string& f) {
     const fs::path rel = fs::weakly_canonical(f).lexically_relative(fs::weakly_canonical(data.root()));
