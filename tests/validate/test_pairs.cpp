@@ -179,7 +179,7 @@ TEST_CASE("pairs: the corpus's K sweeps rank their options, and the JSON carries
   REQUIRE(j["pair_summary"].size() == 5);
   CHECK(j["pair_summary"][2]["pairs"] == j["pairs"].size());
   // The families split every pair: draft/tp plus interventions is all.
-  CHECK(j["pair_summary"][3]["pairs"].get<int>() + j["pair_summary"][4]["pairs"].get<int>() == j["pairs"].size());
+  CHECK(j["pair_summary"][3]["pairs"].get<std::size_t>() + j["pair_summary"][4]["pairs"].get<std::size_t>() == j["pairs"].size());
   int interventions = 0;
   for (const auto& p : j["pairs"]) interventions += p["intervention"].get<bool>() ? 1 : 0;
   CHECK(j["pair_summary"][4]["pairs"] == interventions);

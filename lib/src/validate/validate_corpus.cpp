@@ -542,9 +542,12 @@ std::vector<ErrorSummary> calibrated_splits(const std::vector<CalibratedRow>& ro
   for (const auto& c : rows) {
     if (!c.row.scored()) continue;
     groups[c.row.set].push_back(&c.row);
-    // A K sweep: the calibrating run differs from the predicted one in its draft shape alone.
+    // A K sweep: the calibrating run differs from the predicted one in its draft shape alone (not in
+    // a catalogue setting either).
     const ValidationRow* on = c.calibrated_on.size() == 1 ? by_name[c.calibrated_on.front()] : nullptr;
-    if (on && on->batch == c.row.batch && on->draft == c.row.draft && on->tp == c.row.tp) {
+    const ValidationRow* self = by_name[c.row.name];
+    if (on && self && on->batch == c.row.batch && on->draft == c.row.draft && on->tp == c.row.tp &&
+        on->settings == self->settings) {
       groups["K sweep"].push_back(&c.row);
     }
   }
