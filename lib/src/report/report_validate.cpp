@@ -327,7 +327,8 @@ std::string validation_csv(const ValidationReport& report) {
     }
   }
   // Each pair as its own line: `name` the row after the change, the pair's columns beside it.
-  for (const auto& p : pairs_json(report)["pairs"]) {
+  const nlohmann::json pairs = pairs_json(report)["pairs"];
+  for (const auto& p : pairs) {
     rows.push_back({{"table", "pairs"}, {"set", p["set"]}, {"name", p["after"]}, {"source", {{"id", p["source"]}}},
                     {"pair", p}});
   }
