@@ -289,7 +289,7 @@ TEST_CASE("report: acceptance's CSV is one row, a column per draft position", "[
   check_agrees(csv, header, nlohmann::json::array({j}));
 }
 
-TEST_CASE("report: validate's CSV is a row per corpus row, then per calibrated row", "[report][validate]") {
+TEST_CASE("report: validate's CSV is a row per corpus row, then per calibrated row, then per pair", "[report][validate]") {
   const std::string rows = std::string(SPECSIM_TEST_DATA_DIR) + "/valid/validation";
   const auto [j, csv] = json_and_csv({"validate", rows, "--calibrate-on", "all"});
   nlohmann::json items = j["rows"];
@@ -298,6 +298,11 @@ TEST_CASE("report: validate's CSV is a row per corpus row, then per calibrated r
   for (auto r : j["calibration"]["rows"]) {
     r["table"] = "calibrated one run -> siblings";
     items.push_back(r);
+  }
+  // Then a line per pair: the row after the change, the pair's own columns beside it.
+  for (const auto& p : j["pairs"]) {
+    items.push_back({{"table", "pairs"}, {"set", p["set"]}, {"name", p["after"]}, {"source", {{"id", p["source"]}}},
+                     {"pair", p}});
   }
   // inputs_not_measured is the text's letters (C, S, P per input), which the JSON spells out as inputs[].
   const KeysOf keys_of = [](const std::string& h) {
@@ -311,9 +316,11 @@ TEST_CASE("report: validate's CSV is a row per corpus row, then per calibrated r
        "band.p90_tokens_per_s", "band.measured_inside", "band.priors.p10_tokens_per_s", "band.priors.p90_tokens_per_s",
        "band.priors.measured_inside", "band.model_error.sigma_below", "band.model_error.sigma_above", "error",
        "measured.speedup", "predicted.speedup",
-       "sign_right", "inputs_not_measured", "calibrated_on"},
+       "sign_right", "inputs_not_measured", "calibrated_on", "pair.setting", "pair.intervention", "pair.before",
+       "pair.change", "pair.measured_gain", "pair.predicted_gain", "pair.sign_right"},
       items, keys_of);
-  CHECK(t.size() == 1 + 4 + 4);  // header, 4 rows, 4 calibrated rows (one run -> one sibling each)
+  // header, 4 rows, 4 calibrated rows (one run -> one sibling each), 1 pair (a-chain2 -> a-chain3)
+  CHECK(t.size() == 1 + 4 + 4 + 1);
 }
 
 TEST_CASE("cli: --format picks the view, --json is --format json, a bad format is a usage error", "[report][cli]") {

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <map>
 
 #include "cli_run.hpp"
 #include "specsim/load.hpp"
@@ -46,10 +47,117 @@ TEST_CASE("pairs: rows of one plain run that differ in the draft shape pair, ano
   REQUIRE(a.name == "a-chain2");
   CHECK_THAT(p.predicted_gain, WithinRel(b.predicted_spec_tokens_per_s / a.predicted_spec_tokens_per_s - 1.0, 1e-12));
   CHECK(report.rankings.empty());  // two options are a pair, not a ranking
-  REQUIRE(report.pair_summaries.size() == 3);
+  REQUIRE(report.pair_summaries.size() == 5);
   CHECK(report.pair_summaries[1].group == "fit");
+  CHECK(report.pair_summaries[4].pairs == 0);  // the test rows change no catalogue setting
   CHECK(report.pair_summaries[1].pairs == 1);
   CHECK(report.pair_summaries[0].pairs == 0);  // run-b, the check source, has no pair
+}
+
+namespace {
+// A scored check row of one source and box, chain 3 at batch 1: only its name, rates and catalogue
+// settings vary.
+specsim::ValidationRow settings_row(const std::string& name, double plain, double measured, double predicted,
+                                    std::map<std::string, std::string> settings) {
+  specsim::ValidationRow r;
+  r.name = name;
+  r.source.source = "src";
+  r.set = "check";
+  r.model = "m";
+  r.gpu = "g";
+  r.engine = "vllm";
+  r.draft = "d";
+  r.tp = 8;
+  r.num_steps = 3;
+  r.eagle_topk = 1;
+  r.num_draft_tokens = 4;
+  r.measured_plain_tokens_per_s = plain;
+  r.measured_spec_tokens_per_s = measured;
+  r.predicted_spec_tokens_per_s = predicted;
+  r.settings = std::move(settings);
+  return r;
+}
+}  // namespace
+
+TEST_CASE("pairs: rows that differ in one catalogue intervention's keys pair as it, two unrelated keys never do",
+          "[pairs]") {
+  const std::vector<specsim::InterventionKey> keys = {{"comm.implementation", "allreduce-impl", true},
+                                                      {"comm.nccl_proto", "nccl-proto", true},
+                                                      {"engine.verify_mode", "cuda-graph-verify", false}};
+  const auto row = [](const std::string& name, double plain, double measured, double predicted,
+                      const std::string& impl, const std::string& proto, const std::string& verify) {
+    return settings_row(name, plain, measured, predicted,
+                        {{"comm.implementation", impl}, {"comm.nccl_proto", proto}, {"engine.verify_mode", verify}});
+  };
+  const std::vector<specsim::ValidationRow> rows = {
+      row("a", 100, 120, 130, "nccl", "", ""),
+      // The all-reduce changes the plain step too: b re-measured it and still pairs with a.
+      row("b", 105, 132, 140, "custom_oneshot", "", ""),
+      // c differs from a in two keys (implementation and protocol): no pair; from b in the protocol alone.
+      row("c", 104, 125, 150, "custom_oneshot", "ll", ""),
+      // The verify's launch mode leaves the plain run alone: d shares a's and pairs, e's differs and does not.
+      row("d", 100, 60, 65, "nccl", "", "eager"),
+      row("e", 90, 55, 60, "nccl", "", "eager"),
+  };
+  std::vector<specsim::GainPair> pairs;
+  std::vector<specsim::OptionRanking> rankings;
+  std::vector<specsim::PairSummary> summaries;
+  specsim::derive_pairs(rows, keys, pairs, rankings, summaries);
+  REQUIRE(pairs.size() == 3);
+  std::map<std::string, const specsim::GainPair*> by_setting;
+  for (const auto& p : pairs) {
+    CHECK(p.intervention);
+    by_setting[p.setting] = &p;
+  }
+  REQUIRE(by_setting.count("allreduce-impl") == 1);
+  const auto& impl = *by_setting["allreduce-impl"];
+  CHECK(impl.before == "a");
+  CHECK(impl.after == "b");
+  CHECK(impl.change == "nccl -> custom_oneshot");
+  CHECK_THAT(impl.measured_gain, WithinRel(132.0 / 120.0 - 1.0, 1e-12));
+  CHECK_THAT(impl.predicted_gain, WithinRel(140.0 / 130.0 - 1.0, 1e-12));
+  REQUIRE(by_setting.count("nccl-proto") == 1);
+  CHECK(by_setting["nccl-proto"]->before == "b");
+  CHECK(by_setting["nccl-proto"]->after == "c");
+  CHECK(by_setting["nccl-proto"]->change == "default -> ll");  // a key the file leaves out reads "default"
+  REQUIRE(by_setting.count("cuda-graph-verify") == 1);
+  CHECK(by_setting["cuda-graph-verify"]->before == "a");
+  CHECK(by_setting["cuda-graph-verify"]->after == "d");
+  CHECK(rankings.empty());
+  // check, fit, all, then by family: no draft-shape pair here, three intervention pairs.
+  REQUIRE(summaries.size() == 5);
+  CHECK(summaries[0].pairs == 3);
+  CHECK(summaries[3].group == "draft/tp");
+  CHECK(summaries[3].pairs == 0);
+  CHECK(summaries[4].group == "interventions");
+  CHECK(summaries[4].pairs == 3);
+  // Without the keys the same rows pair on nothing: they share the draft shape, draft and TP.
+  specsim::derive_pairs(rows, {}, pairs, rankings, summaries);
+  CHECK(pairs.empty());
+}
+
+TEST_CASE("pairs: the data directory's catalogue names the intervention keys, the draft shape and TP left out",
+          "[pairs]") {
+  const auto keys = specsim::intervention_keys(kRoot);
+  std::map<std::string, specsim::InterventionKey> by_key;
+  for (const auto& k : keys) by_key[k.key] = k;
+  // models/interventions/8x-rtx-pro-6000-pcie5.yaml: custom-oneshot-allreduce is in group allreduce-impl.
+  REQUIRE(by_key.count("comm.implementation") == 1);
+  CHECK(by_key["comm.implementation"].kind == "allreduce-impl");
+  CHECK(by_key["comm.implementation"].plain_too);
+  // The launch modes are one kind (public pairs switch graphs off for every forward at once); only
+  // the decode's runs the plain step.
+  for (const char* key : {"engine.decode_mode", "engine.verify_mode", "engine.draft_mode"}) {
+    REQUIRE(by_key.count(key) == 1);
+    CHECK(by_key[key].kind == "cuda-graphs");
+  }
+  CHECK(by_key["engine.decode_mode"].plain_too);
+  CHECK_FALSE(by_key["engine.verify_mode"].plain_too);
+  CHECK(by_key.count("parallel.draft_tp") == 1);
+  CHECK(by_key.count("engine.async_scheduling.speculative") == 1);  // an engine setting no catalogue tries
+  CHECK(by_key.count("speculation.num_steps") == 0);  // draft shape: its own pairs
+  CHECK(by_key.count("parallel.tp") == 0);
+  CHECK(by_key.count("comm.profile") == 0);  // patched only beside parallel.tp (tp4-pp2)
 }
 
 TEST_CASE("pairs: the corpus's K sweeps rank their options, and the JSON carries pairs and rankings",
@@ -68,8 +176,13 @@ TEST_CASE("pairs: the corpus's K sweeps rank their options, and the JSON carries
     CHECK(std::abs(k["kendall_tau"].get<double>()) <= 1.0);
     CHECK(k["top_pick_right"] == (k["predicted_best"] == k["measured_best"]));
   }
-  REQUIRE(j["pair_summary"].size() == 3);
+  REQUIRE(j["pair_summary"].size() == 5);
   CHECK(j["pair_summary"][2]["pairs"] == j["pairs"].size());
+  // The families split every pair: draft/tp plus interventions is all.
+  CHECK(j["pair_summary"][3]["pairs"].get<std::size_t>() + j["pair_summary"][4]["pairs"].get<std::size_t>() == j["pairs"].size());
+  int interventions = 0;
+  for (const auto& p : j["pairs"]) interventions += p["intervention"].get<bool>() ? 1 : 0;
+  CHECK(j["pair_summary"][4]["pairs"] == interventions);
   const auto text = specsim::test::run({"validate"});
   CHECK_THAT(text.out, Contains("pairs: two rows of one source that differ in one tuning setting") &&
                            Contains("rankings (3+ options on one box)"));

@@ -364,6 +364,11 @@ struct ValidationSource {
   // from that run's ITL / TPOT), or "" when none was. Such a row is reported apart, never scored:
   // its prediction is partly computable from the measurement it is compared with.
   std::string inputs_from_speculative_run;
+  // `key=value` settings the measured speculative run changed from the deployment the file
+  // describes, whose plain run it shares (a before/after pair where the source measured the plain
+  // run once): the row is predicted as `rank` predicts an intervention, calibrated on the file as
+  // written and then patched (docs/validation.md#pairs). Empty for an ordinary row.
+  std::vector<std::string> applied;
 };
 
 // The corpus's fit and check sets (validation/split.yaml, docs/validation.md#fit-and-check-sets):

@@ -32,6 +32,7 @@
 #pragma once
 
 #include <cmath>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -85,6 +86,9 @@ struct ValidationRow {
   std::optional<ModelError> model_error;   // the error the band carries, from the other sources' rows
   std::vector<RowInput> inputs;
   std::vector<std::string> warnings;
+  // The row's value of each intervention key (intervention_keys), as the file writes it; "" where
+  // the file leaves it to its default. What catalogue-intervention pairs are told apart by.
+  std::map<std::string, std::string> settings;
   // validation/split.yaml's set of the row's source: "fit" or "check"; "" for a row not scored.
   std::string set;
   // Why the row is reported apart and never scored (its measured speculative run is an input, or
@@ -140,12 +144,27 @@ struct CalibrationRun {
   std::vector<ErrorSummary> splits;          // the same by set ("check", "fit") and K sweeps
 };
 
+// A scenario key that an intervention catalogue patches (models/interventions/*.yaml), or an engine
+// setting that public before/after pairs measure, with the kind of intervention it belongs to: two
+// rows of one source that differ in the keys of one kind only form a catalogue-intervention pair
+// (docs/validation.md#pairs).
+struct InterventionKey {
+  std::string key;   // "comm.nccl_proto"
+  std::string kind;  // the catalogue entry's group, else its name: "nccl-proto", "cuda-graph-verify"
+  // The plain step runs under it too (every comm.* key, the decode launch mode): a change of it
+  // re-measures the plain run, so the two rows need not share one.
+  bool plain_too = true;
+};
+
 // Two rows of one source that differ in one tuning setting (docs/validation.md#pairs): the gain of
 // the second over the first, measured and predicted (the ratio of the two rows' own predictions).
 struct GainPair {
   std::string source;
   std::string set;      // the source's set: "fit" or "check"
-  std::string setting;  // "draft shape" (K, top-k, draft tokens), "draft", "tp"
+  // "draft shape" (K, top-k, draft tokens), "draft", "tp", or a catalogue intervention's kind
+  // (InterventionKey::kind: "allreduce-impl", "nccl-proto", "cuda-graph-verify", ...)
+  std::string setting;
+  bool intervention = false;  // a catalogue intervention, not the draft shape, draft or TP
   std::string before;   // the first row's name
   std::string after;
   std::string change;   // what changed, "3/1/4 -> 5/1/6"
@@ -162,6 +181,7 @@ struct OptionRanking {
   std::string source;
   std::string set;
   std::string setting;
+  bool intervention = false;
   std::vector<std::string> options;  // row names, in file order
   double kendall_tau = 0.0;
   bool top_pick_right = false;
@@ -170,7 +190,9 @@ struct OptionRanking {
 };
 
 struct PairSummary {
-  std::string group;  // "check", "fit", "all"
+  // "check", "fit", "all", then every set's pairs by family: "draft/tp" (the draft shape, draft
+  // and TP) and "interventions" (catalogue interventions)
+  std::string group;
   int pairs = 0;
   double median_gain_error_points = 0.0;
   int sign_right = 0;
@@ -180,9 +202,22 @@ struct PairSummary {
   int top_pick_right = 0;
 };
 
-// The pairs and rankings of scored rows (every source, by set), and their summaries.
-void derive_pairs(const std::vector<ValidationRow>& rows, std::vector<GainPair>& pairs,
-                  std::vector<OptionRanking>& rankings, std::vector<PairSummary>& summaries);
+// The pairs and rankings of scored rows (every source, by set), and their summaries. Rows pair on the
+// draft shape, the draft and TP, and on the kinds of `keys` (their `settings`); rows that differ in
+// two of these never pair.
+void derive_pairs(const std::vector<ValidationRow>& rows, const std::vector<InterventionKey>& keys,
+                  std::vector<GainPair>& pairs, std::vector<OptionRanking>& rankings,
+                  std::vector<PairSummary>& summaries);
+// The keys the data directory's intervention catalogues patch, beside the engine settings that no
+// catalogue tries yet (the decode launch mode, async scheduling), sorted by key. Entries that change
+// the draft shape or TP are left out: those pair as "draft shape" and "tp".
+[[nodiscard]] std::vector<InterventionKey> intervention_keys(const DataDir& data = DataDir());
+// A row file's value of each key as written, after the settings its speculative run changed
+// (validation.applied); "" where left to its default.
+[[nodiscard]] std::map<std::string, std::string> row_settings(const std::string& file,
+                                                              const std::vector<std::string>& applied,
+                                                              const std::vector<InterventionKey>& keys,
+                                                              const DataDir& data = DataDir());
 // Kendall's tau-a of two equally long sequences: (concordant - discordant) / (n (n - 1) / 2); ties
 // count neither way.
 [[nodiscard]] double kendall_tau(const std::vector<double>& a, const std::vector<double>& b);
@@ -198,7 +233,7 @@ struct ValidationReport {
   std::optional<CalibrationRun> calibration;
   std::vector<GainPair> pairs;          // docs/validation.md#pairs
   std::vector<OptionRanking> rankings;
-  std::vector<PairSummary> pair_summaries;  // "check", "fit", "all"
+  std::vector<PairSummary> pair_summaries;  // "check", "fit", "all", "draft/tp", "interventions"
   // specsim's error over the fit set's rows (what --write-model-error writes); empty below the minimum.
   std::optional<ModelError> model_error;
   std::string model_error_note;  // why some rows' bands carry no model error; "" when all do

@@ -1089,6 +1089,18 @@ ValidationSource read_validation_source(YamlReader& v) {
   out.acceptance_published = v.string("acceptance_published");
   out.assumptions = v.texts("assumptions");  // `[]` when the source states everything
   out.inputs_from_speculative_run = v.optional_string("inputs_from_speculative_run", "");
+  if (v.has("applied")) {
+    out.applied = v.texts("applied");
+    for (const std::string& patch : out.applied) {
+      const std::size_t eq = patch.find('=');
+      const std::string key = patch.substr(0, eq);
+      if (eq == std::string::npos || eq == 0) {
+        v.fail("applied", "expected key=value (a setting the speculative run changed), got '" + patch + "'");
+      } else if (key.rfind("measurements.", 0) == 0 || key.rfind("validation.", 0) == 0) {
+        v.fail("applied", "'" + key + "' is what was measured, not a setting the speculative run changed");
+      }
+    }
+  }
   v.finish();
   return out;
 }

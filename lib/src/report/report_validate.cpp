@@ -171,11 +171,11 @@ std::string pairs_text(const ValidationReport& report) {
   os << "\npairs: two rows of one source that differ in one tuning setting; gain = after / before - 1 of the "
         "speculative rate\n\n";
   char buf[512];
-  std::snprintf(buf, sizeof buf, "  %-5s %-12s %-16s %-50s %9s %9s  %s\n", "set", "setting", "change", "after (before)",
+  std::snprintf(buf, sizeof buf, "  %-5s %-17s %-22s %-50s %9s %9s  %s\n", "set", "setting", "change", "after (before)",
                 "measured", "predicted", "sign");
   os << buf;
   for (const auto& p : report.pairs) {
-    std::snprintf(buf, sizeof buf, "  %-5s %-12s %-16s %-50s %9s %9s  %s\n", p.set.c_str(), p.setting.c_str(),
+    std::snprintf(buf, sizeof buf, "  %-5s %-17s %-22s %-50s %9s %9s  %s\n", p.set.c_str(), p.setting.c_str(),
                   p.change.c_str(), p.after.c_str(), percent(p.measured_gain).c_str(),
                   percent(p.predicted_gain).c_str(), p.sign_right() ? "ok" : "WRONG");
     os << buf;
@@ -188,9 +188,9 @@ std::string pairs_text(const ValidationReport& report) {
          << k.predicted_best << ", measured " << k.measured_best << ")\n";
     }
   }
-  os << "\n  " << std::string(12, ' ') << "pairs  sources  median |gain error|  sign right   rankings  mean tau  top pick\n";
+  os << "\n  " << std::string(13, ' ') << "pairs  sources  median |gain error|  sign right   rankings  mean tau  top pick\n";
   for (const auto& s : report.pair_summaries) {
-    std::snprintf(buf, sizeof buf, "  %-12s %5d  %7d  %14s pts  %4d/%-4d   %8d  %8s  %3d/%-3d\n", s.group.c_str(), s.pairs,
+    std::snprintf(buf, sizeof buf, "  %-13s %5d  %7d  %14s pts  %4d/%-4d   %8d  %8s  %3d/%-3d\n", s.group.c_str(), s.pairs,
                   s.sources, fixed(s.median_gain_error_points, 1).c_str(), s.sign_right, s.pairs, s.rankings,
                   fixed(s.mean_kendall_tau, 2).c_str(), s.top_pick_right, s.rankings);
     os << buf;
@@ -202,13 +202,15 @@ nlohmann::json pairs_json(const ValidationReport& report) {
   nlohmann::json j;
   j["pairs"] = nlohmann::json::array();
   for (const auto& p : report.pairs) {
-    j["pairs"].push_back({{"source", p.source}, {"set", p.set}, {"setting", p.setting}, {"before", p.before},
+    j["pairs"].push_back({{"source", p.source}, {"set", p.set}, {"setting", p.setting},
+                          {"intervention", p.intervention}, {"before", p.before},
                           {"after", p.after}, {"change", p.change}, {"measured_gain", p.measured_gain},
                           {"predicted_gain", p.predicted_gain}, {"sign_right", p.sign_right()}});
   }
   j["rankings"] = nlohmann::json::array();
   for (const auto& k : report.rankings) {
-    j["rankings"].push_back({{"source", k.source}, {"set", k.set}, {"setting", k.setting}, {"options", k.options},
+    j["rankings"].push_back({{"source", k.source}, {"set", k.set}, {"setting", k.setting},
+                             {"intervention", k.intervention}, {"options", k.options},
                              {"kendall_tau", k.kendall_tau}, {"top_pick_right", k.top_pick_right},
                              {"predicted_best", k.predicted_best}, {"measured_best", k.measured_best}});
   }
@@ -324,13 +326,21 @@ std::string validation_csv(const ValidationReport& report) {
       add("calibrated " + report.calibration->mode, cr.row, calibrated_row_json(cr));
     }
   }
+  // Each pair as its own line: `name` the row after the change, the pair's columns beside it.
+  const nlohmann::json pairs = pairs_json(report)["pairs"];
+  for (const auto& p : pairs) {
+    rows.push_back({{"table", "pairs"}, {"set", p["set"]}, {"name", p["after"]}, {"source", {{"id", p["source"]}}},
+                    {"pair", p}});
+  }
   return csv_table({"table", "set", "name", "source.id", "source.url", "engine", "interconnect", "gpu", "model", "moe", "tp",
                     "batch", "tree", "num_steps", "num_draft_tokens", "measured.plain_tokens_per_s",
                     "measured.spec_tokens_per_s", "predicted.plain_tokens_per_s", "predicted.spec_tokens_per_s",
                     "band.p10_tokens_per_s", "band.p90_tokens_per_s", "band.measured_inside",
                     "band.priors.p10_tokens_per_s", "band.priors.p90_tokens_per_s", "band.priors.measured_inside",
                     "band.model_error.sigma_below", "band.model_error.sigma_above", "error",
-                    "measured.speedup", "predicted.speedup", "sign_right", "inputs_not_measured", "calibrated_on"},
+                    "measured.speedup", "predicted.speedup", "sign_right", "inputs_not_measured", "calibrated_on",
+                    "pair.setting", "pair.intervention", "pair.before", "pair.change", "pair.measured_gain",
+                    "pair.predicted_gain", "pair.sign_right"},
                    rows);
 }
 

@@ -3,10 +3,13 @@
 // and batch that differ in one tuning setting; a ranking is three or more such rows that differ only
 // in that setting.
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 #include <tuple>
 
+#include "specsim/intervention.hpp"
+#include "specsim/load.hpp"
 #include "specsim/monte_carlo.hpp"
 #include "specsim/validate_corpus.hpp"
 
@@ -18,33 +21,59 @@ std::string shape_of(const ValidationRow& r) {
   return std::to_string(r.num_steps) + "/" + std::to_string(r.eagle_topk) + "/" + std::to_string(r.num_draft_tokens);
 }
 
-// The tuning settings a pair may differ in, each as the row's value of it.
+// The tuning settings a pair may differ in, each as the row's value of it: the draft shape, the
+// draft and TP, then one per kind of catalogue intervention (the values of its keys joined).
 struct Setting {
-  const char* name;
-  std::string (*value)(const ValidationRow&);
-};
-constexpr Setting kSettings[] = {
-    {"draft shape", [](const ValidationRow& r) { return shape_of(r); }},
-    {"draft", [](const ValidationRow& r) { return r.draft; }},
-    {"tp", [](const ValidationRow& r) { return std::to_string(r.tp); }},
+  std::string name;
+  std::function<std::string(const ValidationRow&)> value;
+  bool intervention = false;
+  bool plain_too = true;  // a change re-measures the plain run (TP, comm, the decode launch mode)
 };
 
+std::vector<Setting> settings_of(const std::vector<InterventionKey>& keys) {
+  std::vector<Setting> out = {
+      {"draft shape", shape_of, false, false},
+      {"draft", [](const ValidationRow& r) { return r.draft; }, false, false},
+      {"tp", [](const ValidationRow& r) { return std::to_string(r.tp); }, false, true},
+  };
+  std::map<std::string, std::vector<const InterventionKey*>> kinds;
+  for (const InterventionKey& k : keys) kinds[k.kind].push_back(&k);
+  for (const auto& [kind, members] : kinds) {
+    bool plain_too = false;
+    for (const InterventionKey* k : members) plain_too = plain_too || k->plain_too;
+    out.push_back({kind,
+                   [members](const ValidationRow& r) {
+                     std::string v;
+                     for (const InterventionKey* k : members) {
+                       const auto it = r.settings.find(k->key);
+                       const std::string value = it == r.settings.end() || it->second.empty() ? "default" : it->second;
+                       v += (v.empty() ? "" : ",") + value;
+                     }
+                     return v;
+                   },
+                   true, plain_too});
+  }
+  return out;
+}
+
 // Everything but `skip` that must match for two rows to form a pair: the box, the model, the
-// workload (batch is the workload, not a tuning option: rows at two batches are never paired) and
-// the plain run they were measured against, so that two datasets of one source are never paired.
-std::string context_of(const ValidationRow& r, const Setting* skip) {
-  // (A TP change changes the plain run too: there the context is the rest alone.)
+// workload (batch is the workload, not a tuning option: rows at two batches are never paired), every
+// other setting, and the plain run they were measured against, so that two datasets of one source
+// are never paired (a setting the plain step runs under too re-measures it: there the context is the
+// rest alone).
+std::string context_of(const ValidationRow& r, const std::vector<Setting>& settings, const Setting* skip) {
   std::string key = r.source.source + "|" + r.model + "|" + r.gpu + "|" + r.engine + "|" + std::to_string(r.batch);
-  if (std::string(skip->name) != "tp") key += "|" + std::to_string(r.measured_plain_tokens_per_s);
-  for (const Setting& s : kSettings) key += "|" + (&s == skip ? std::string("*") : s.value(r));
+  if (!skip->plain_too) key += "|" + std::to_string(r.measured_plain_tokens_per_s);
+  for (const Setting& s : settings) key += "|" + (&s == skip ? std::string("*") : s.value(r));
   return key;
 }
 
-OptionRanking ranking_of(const std::vector<const ValidationRow*>& rows, const char* setting) {
+OptionRanking ranking_of(const std::vector<const ValidationRow*>& rows, const Setting& setting) {
   OptionRanking k;
   k.source = rows.front()->source.source;
   k.set = rows.front()->set;
-  k.setting = setting;
+  k.setting = setting.name;
+  k.intervention = setting.intervention;
   std::vector<double> predicted, measured;
   for (const ValidationRow* r : rows) {
     k.options.push_back(r->name);
@@ -101,42 +130,109 @@ double kendall_tau(const std::vector<double>& a, const std::vector<double>& b) {
   return (concordant - discordant) / (double(n) * double(n - 1) / 2.0);
 }
 
-void derive_pairs(const std::vector<ValidationRow>& rows, std::vector<GainPair>& pairs,
-                  std::vector<OptionRanking>& rankings, std::vector<PairSummary>& summaries) {
+namespace {
+
+// The pairs and rankings of one setting: rows alike in everything but it, in file order.
+void pairs_of(const std::vector<ValidationRow>& rows, const std::vector<Setting>& settings, const Setting& setting,
+              std::vector<GainPair>& pairs, std::vector<OptionRanking>& rankings) {
+  std::map<std::string, std::vector<const ValidationRow*>> alike;
+  for (const auto& r : rows) {
+    if (r.scored()) alike[context_of(r, settings, &setting)].push_back(&r);
+  }
+  for (const auto& [context, members] : alike) {
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      for (std::size_t j = i + 1; j < members.size(); ++j) {
+        const ValidationRow& a = *members[i];
+        const ValidationRow& b = *members[j];
+        if (setting.value(a) == setting.value(b)) continue;  // the same configuration measured twice
+        pairs.push_back({a.source.source, a.set, setting.name, setting.intervention, a.name, b.name,
+                         setting.value(a) + " -> " + setting.value(b),
+                         b.measured_spec_tokens_per_s / a.measured_spec_tokens_per_s - 1.0,
+                         b.predicted_spec_tokens_per_s / a.predicted_spec_tokens_per_s - 1.0});
+      }
+    }
+    std::set<std::string> values;
+    for (const ValidationRow* r : members) values.insert(setting.value(*r));
+    if (values.size() >= 3 && values.size() == members.size()) rankings.push_back(ranking_of(members, setting));
+  }
+}
+
+// Engine settings named here before any catalogue: the launch modes as one kind, since public pairs
+// switch CUDA graphs on or off for every forward at once (--enforce-eager, --disable-cuda-graph) as
+// often as for the verify or the draft alone, and async scheduling, which no catalogue tries yet.
+const InterventionKey kEngineSettings[] = {
+    {"engine.decode_mode", "cuda-graphs", true},
+    {"engine.verify_mode", "cuda-graphs", false},
+    {"engine.draft_mode", "cuda-graphs", false},
+    {"engine.async_scheduling.plain", "async-scheduling", true},
+    {"engine.async_scheduling.speculative", "async-scheduling", false},
+};
+
+// Keys only the speculative run runs under: a change of one leaves the plain run as it was.
+const char* const kSpeculativeOnlyKeys[] = {"engine.verify_mode", "engine.draft_mode", "parallel.draft_tp",
+                                            "engine.async_scheduling.speculative"};
+
+// An entry that changes the draft shape or TP pairs as "draft shape" or "tp", not as an intervention.
+bool shape_or_tp(const Intervention& iv) {
+  return std::any_of(iv.patches.begin(), iv.patches.end(), [](const std::string& p) {
+    return p.rfind("speculation.", 0) == 0 || p.rfind("parallel.tp=", 0) == 0 || p.rfind("parallel.pp=", 0) == 0;
+  });
+}
+
+}  // namespace
+
+std::vector<InterventionKey> intervention_keys(const DataDir& data) {
+  std::map<std::string, InterventionKey> by_key;
+  for (const InterventionKey& k : kEngineSettings) by_key.emplace(k.key, k);
+  for (const std::string& name : data.names(DataKind::kInterventions)) {
+    const InterventionCatalogue c = load_interventions(data.resolve(DataKind::kInterventions, name));
+    for (const Intervention& iv : c.interventions) {
+      if (shape_or_tp(iv)) continue;
+      for (const std::string& patch : iv.patches) {
+        const std::string key = patch.substr(0, patch.find('='));
+        const bool plain_too = std::none_of(std::begin(kSpeculativeOnlyKeys), std::end(kSpeculativeOnlyKeys),
+                                            [&](const char* k) { return key == k; });
+        by_key.emplace(key, InterventionKey{key, iv.group.empty() ? iv.name : iv.group, plain_too});
+      }
+    }
+  }
+  std::vector<InterventionKey> out;
+  for (auto& [key, k] : by_key) out.push_back(std::move(k));
+  return out;
+}
+
+std::map<std::string, std::string> row_settings(const std::string& file, const std::vector<std::string>& applied,
+                                                const std::vector<InterventionKey>& keys, const DataDir& data) {
+  std::vector<std::string> names;
+  for (const InterventionKey& k : keys) names.push_back(k.key);
+  const std::vector<std::string> values = scenario_fields(file, applied, names, data);
+  std::map<std::string, std::string> out;
+  for (std::size_t i = 0; i < names.size(); ++i) out[names[i]] = values[i];
+  return out;
+}
+
+void derive_pairs(const std::vector<ValidationRow>& rows, const std::vector<InterventionKey>& keys,
+                  std::vector<GainPair>& pairs, std::vector<OptionRanking>& rankings,
+                  std::vector<PairSummary>& summaries) {
   pairs.clear();
   rankings.clear();
   summaries.clear();
-  for (const Setting& setting : kSettings) {
-    // Rows alike in everything but this setting, in file order.
-    std::map<std::string, std::vector<const ValidationRow*>> alike;
-    for (const auto& r : rows) {
-      if (r.scored()) alike[context_of(r, &setting)].push_back(&r);
-    }
-    for (const auto& [context, members] : alike) {
-      for (std::size_t i = 0; i < members.size(); ++i) {
-        for (std::size_t j = i + 1; j < members.size(); ++j) {
-          const ValidationRow& a = *members[i];
-          const ValidationRow& b = *members[j];
-          if (setting.value(a) == setting.value(b)) continue;  // the same configuration measured twice
-          pairs.push_back({a.source.source, a.set, setting.name, a.name, b.name,
-                           setting.value(a) + " -> " + setting.value(b),
-                           b.measured_spec_tokens_per_s / a.measured_spec_tokens_per_s - 1.0,
-                           b.predicted_spec_tokens_per_s / a.predicted_spec_tokens_per_s - 1.0});
-        }
-      }
-      std::set<std::string> values;
-      for (const ValidationRow* r : members) values.insert(setting.value(*r));
-      if (values.size() >= 3 && values.size() == members.size()) rankings.push_back(ranking_of(members, setting.name));
-    }
-  }
-  for (const std::string group : {"check", "fit", "all"}) {
+  const std::vector<Setting> settings = settings_of(keys);
+  for (const Setting& setting : settings) pairs_of(rows, settings, setting, pairs, rankings);
+  // By set, then every set's pairs by family (the draft shape, draft and TP; catalogue interventions).
+  const auto in_group = [](const std::string& group, const std::string& set, bool intervention) {
+    if (group == "draft/tp") return !intervention;
+    if (group == "interventions") return intervention;
+    return group == "all" || set == group;
+  };
+  for (const std::string group : {"check", "fit", "all", "draft/tp", "interventions"}) {
     std::vector<const GainPair*> p;
     std::vector<const OptionRanking*> k;
     for (const auto& x : pairs) {
-      if (group == "all" || x.set == group) p.push_back(&x);
+      if (in_group(group, x.set, x.intervention)) p.push_back(&x);
     }
     for (const auto& x : rankings) {
-      if (group == "all" || x.set == group) k.push_back(&x);
+      if (in_group(group, x.set, x.intervention)) k.push_back(&x);
     }
     summaries.push_back(summarize(group, p, k));
   }

@@ -63,6 +63,9 @@ std::string acceptance_detail(const Acceptance& a) {
 
 Scenario load_row(const std::string& file, const DataDir& data, const ModelRules& rules = {}) {
   Scenario s = load_scenario(file, {}, data);
+  // A setting the speculative run changed from the file (validation.applied): calibrated on the file
+  // as written (the loader keeps it as the scenario as measured), predicted with the setting.
+  if (s.validation && !s.validation->applied.empty()) s = load_scenario(file, s.validation->applied, data);
   s.rules = rules;
   if (!rules.engine_prior_scoped_to_method && !s.engine_prior_skipped.empty()) {
     // The engine's prior for another method, as if its file named none (the rule's ablation).
@@ -539,9 +542,12 @@ std::vector<ErrorSummary> calibrated_splits(const std::vector<CalibratedRow>& ro
   for (const auto& c : rows) {
     if (!c.row.scored()) continue;
     groups[c.row.set].push_back(&c.row);
-    // A K sweep: the calibrating run differs from the predicted one in its draft shape alone.
+    // A K sweep: the calibrating run differs from the predicted one in its draft shape alone (not in
+    // a catalogue setting either).
     const ValidationRow* on = c.calibrated_on.size() == 1 ? by_name[c.calibrated_on.front()] : nullptr;
-    if (on && on->batch == c.row.batch && on->draft == c.row.draft && on->tp == c.row.tp) {
+    const ValidationRow* self = by_name[c.row.name];
+    if (on && self && on->batch == c.row.batch && on->draft == c.row.draft && on->tp == c.row.tp &&
+        on->settings == self->settings) {
       groups["K sweep"].push_back(&c.row);
     }
   }
@@ -624,6 +630,8 @@ ValidationReport validate_corpus(const std::vector<std::string>& files, const Va
                                  const DataDir& data) {
   ValidationReport report;
   for (const auto& f : files) report.rows.push_back(predict_row(load_row(f, data, options.rules)));
+  const std::vector<InterventionKey> keys = intervention_keys(data);
+  for (auto& row : report.rows) row.settings = row_settings(row.file, row.source.applied, keys, data);
   // Row files as a reader finds them in the repository: relative to the data directory when under it.
   const auto shown = [&](const std::string& f) {
     const fs::path rel = fs::weakly_canonical(f).lexically_relative(fs::weakly_canonical(data.root()));
@@ -640,7 +648,7 @@ ValidationReport validate_corpus(const std::vector<std::string>& files, const Va
     if (!r.scored()) apart.push_back(&r);
   }
   if (!apart.empty()) report.not_scored = summarize_errors("not scored", apart);
-  derive_pairs(report.rows, report.pairs, report.rankings, report.pair_summaries);
+  derive_pairs(report.rows, keys, report.pairs, report.rankings, report.pair_summaries);
   attach_gain_error(report);
   if (options.calibrate_on.empty()) return report;
 
