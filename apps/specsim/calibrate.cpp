@@ -149,6 +149,7 @@ void run_calibrate_nccl(const CalibrateNcclOptions& o, Io& io) {
   std::vector<CurvePoint> rows;
   std::optional<int> ranks;
   std::optional<int> graph_launches;
+  int nodes = 1;
   std::string ranks_from, mode_from, devices_from, devices, hosts_from, hosts;
   std::vector<std::string> sources;
   // One profile is one NCCL release: logs that print different ones are refused (--allow-mixed pools
@@ -244,6 +245,9 @@ void run_calibrate_nccl(const CalibrateNcclOptions& o, Io& io) {
         ranks = t.ranks;
         ranks_from = where;
       }
+      // One run over several hosts is one multi-node box (its ranks crossed the network), not a
+      // pool of boxes: the profile says how many nodes it spans.
+      nodes = std::max(nodes, static_cast<int>(t.hosts.size()));
       graph_launches = graph;
       mode_from = where;
       const auto pts = curve_points(t, column);
@@ -285,6 +289,7 @@ void run_calibrate_nccl(const CalibrateNcclOptions& o, Io& io) {
   profile.collective = o.collective;
   profile.implementation = "nccl";
   profile.ranks = *ranks;
+  profile.nodes = nodes > 1 && *ranks % nodes == 0 ? nodes : 1;
   profile.mode = *graph_launches > 0 ? LaunchMode::kGraph : LaunchMode::kEager;
   profile.nccl_version = nccl_version;
   std::string files;
@@ -292,7 +297,8 @@ void run_calibrate_nccl(const CalibrateNcclOptions& o, Io& io) {
   profile.description = (mixed_versions         ? std::string("NCCL (mixed releases)")
                          : nccl_version.empty() ? std::string("NCCL (version not in log)")
                                                 : "NCCL " + nccl_version) +
-                        " " + nccl_tests_name(o.collective) + ", " + std::to_string(*ranks) + " ranks, " + to_string(profile.mode) +
+                        " " + nccl_tests_name(o.collective) + ", " + std::to_string(*ranks) + " ranks" +
+                        (profile.nodes > 1 ? " on " + std::to_string(profile.nodes) + " nodes" : "") + ", " + to_string(profile.mode) +
                         ", nccl-tests " + prov.column + " time from " + files;
   for (const auto& s : sources) profile.source += (profile.source.empty() ? "" : "; ") + s;
   if (profile.source.empty()) profile.source = "nccl-tests log(s): " + files;
@@ -305,7 +311,8 @@ void run_calibrate_nccl(const CalibrateNcclOptions& o, Io& io) {
   // Report: rendered whole before printing, so a failure never leaves half a report.
   std::string report;
   report += "wrote " + o.output + ": " + std::to_string(points.size()) + " sizes from " +
-            std::to_string(rows.size()) + " rows, " + std::to_string(*ranks) + " ranks, " +
+            std::to_string(rows.size()) + " rows, " + std::to_string(*ranks) + " ranks" +
+            (profile.nodes > 1 ? " on " + std::to_string(profile.nodes) + " nodes (hosts " + hosts + ")" : "") + ", " +
             to_string(profile.mode) + ", " + prov.column + "\n";
   report += "fit residuals per regime (|fit/measured - 1| of the regime's alpha-beta line):\n";
   report += "  " + pad("from", 11) + pad("to", 11) + pad("latency", 12) + pad("bandwidth", 13) + pad("rms", 9) + "max\n";

@@ -47,6 +47,9 @@ struct Collective {
   int ranks = 1;  // ranks taking part: the TP group for an all-reduce or gather, 2 for a send, ep for an all-to-all
   int count = 0;  // operations of this kind in one forward
   LinkClass link = LinkClass::kPxb;
+  // Nodes its ranks span (placed node by node from GPU 0): above 1 the operation crosses the network.
+  // A send crossing between the nodes of two pipeline stages has 2.
+  int nodes = 1;
 };
 
 // Which model of the deployment runs the forward: the target (tp ranks, pp stages) or the draft
@@ -59,11 +62,14 @@ enum class ForwardOf { kTarget, kDraft };
 // The collectives of one forward of `model` over `tokens` tokens of `requests` requests together.
 // `embedding_allreduce` is the engine's override of the model file's count (EngineSettings), `link`
 // the class of the box's ring link. Entries with a zero count are left out: a TP1 forward has no
-// all-reduce. `requests` sizes the padded gather of data-parallel attention only.
+// all-reduce. `requests` sizes the padded gather of data-parallel attention only. `gpus_per_node`
+// (0: one node) sets each entry's `nodes`; pipeline sends whose stages sit on two nodes are listed
+// apart from those inside a node.
 [[nodiscard]] std::vector<Collective> forward_collectives(const TransformerSpec& model, ForwardOf of,
                                                           const Parallelism& parallel,
                                                           std::optional<bool> embedding_allreduce, double tokens,
-                                                          LinkClass link, int requests = 1);
+                                                          LinkClass link, int requests = 1,
+                                                          int gpus_per_node = 0);
 
 // Operations of kind `op` in a forward's list, counts summed.
 [[nodiscard]] int count_of(const std::vector<Collective>& collectives, CollectiveOp op);

@@ -10,7 +10,8 @@
 //   custom two-shot P2P all-reduce      2 alpha + 2 (r-1)/r * S / B_p2p (prior)
 //   engine                              vLLM's and SGLang's rule: one-shot below 8 MiB where they allow
 //                                       it (tp 2, or tp 4-8 on NVLink), NCCL otherwise
-// Pipeline sends: 10 us + S / B_p2p over the box's link (NVLink or PCIe).
+// Pipeline sends: 10 us + S / B_p2p over the box's link (NVLink or PCIe); between stages on two
+// nodes, the network's latency + S / B_nic.
 // Expert-parallel all-to-all (DeepEP dispatch or combine, each rank sending S): the measured table of
 // comm.all_to_all_profile where one is given (below its smallest size the prior joined to its first
 // point, above its largest the last regime's alpha-beta line), else L + (r-1)/r S / B_p2p with L
@@ -44,7 +45,10 @@ struct NcclPriorConfig;
 
 // NCCL's model of a box (nccl_prior.hpp): link, architecture, and the search graph NCCL would
 // build for it (PCIe P2P: 2 channels x 12 GB/s; no P2P: 1 x 5 GB/s; NVSwitch: 16 x per-link bw).
+// Across nodes it also carries the ranks per node and the network's bandwidth per node.
 [[nodiscard]] NcclPriorConfig nccl_prior_config(const Topology& topology, const GpuSpec& gpu, int ranks);
+// "8x 50 GB/s InfiniBand": the network of a multi-node topology, for reports; empty without one.
+[[nodiscard]] std::string network_text(const Topology& topology);
 // A profile's measured curve, fitted with its rank count; NCCL's LL -> Simple switch is looked for
 // on PCIe boxes only (`link`: what the points were measured over).
 [[nodiscard]] std::shared_ptr<const MeasuredCurve> measured_curve(const CommProfile& profile, LinkClass link);
@@ -69,7 +73,8 @@ class CommModel {
 
   [[nodiscard]] double allreduce_s(double message_bytes, LaunchMode mode) const;
   // One point-to-point send of `message_bytes` between pipeline stages, over the box's link.
-  [[nodiscard]] double send_s(double message_bytes) const;
+  // Between nodes (`across_nodes`): the network's latency + S / one NIC's bandwidth.
+  [[nodiscard]] double send_s(double message_bytes, bool across_nodes = false) const;
   // One all-to-all among `ranks` expert-parallel ranks, each sending `message_bytes`.
   [[nodiscard]] double all_to_all_s(double message_bytes, int ranks, LaunchMode mode) const;
   // One NCCL all-gather (or reduce-scatter) over the TP ranks of a `gathered_bytes` tensor.
@@ -129,6 +134,8 @@ class CommModel {
   double quantise_s_ = 0.0;
   double scale_ = 1.0;
   double p2p_bytes_per_s_ = 0.0;
+  int gpus_per_node_ = 0;              // multi-node topologies only
+  std::optional<Network> network_;     // the network between nodes, multi-node topologies only
   bool calibrated_ = false;
   double measured_min_bytes_ = 0.0;
   std::string source_ = "single rank";

@@ -48,6 +48,26 @@ enum class LinkClass { kNvlink, kPix, kPxb, kPhb, kNode, kSys };
 // classes the one with fewer links is slower.
 [[nodiscard]] bool slower_link(LinkClass a, int a_nvlinks, LinkClass b, int b_nvlinks);
 
+// The network between the nodes of a multi-node topology (`network:` in the file): one NIC per rail,
+// each on its own switch plane, as in NVIDIA's DGX H100 layout of eight 400 Gb/s ConnectX-7 ports
+// per node (docs/references/hardware.md#dgx-h100-network).
+// kEthernet: GPU traffic over plain Ethernet without RDMA, as GCP's GPUDirect-TCPX/TCPXO.
+enum class NetworkKind { kInfiniband, kRoce, kEthernet };
+[[nodiscard]] const char* to_string(NetworkKind k);
+[[nodiscard]] std::optional<NetworkKind> parse_network_kind(const std::string& text);
+
+struct Network {
+  NetworkKind kind = NetworkKind::kInfiniband;
+  // One NIC's bandwidth per direction (a 400 Gb/s ConnectX-7 port is 50 GB/s).
+  double nic_bandwidth_bytes_per_s = 0.0;
+  // One-way latency of a small point-to-point message between nodes: what a pipeline send across
+  // the network pays before its bytes (NCCL's collective prior keeps its own per-hop tables).
+  double latency_s = 0.0;
+  int rails = 1;  // NICs per node, each serving gpus_per_node / rails GPUs
+  // What one node can send at once: rails x NIC bandwidth.
+  [[nodiscard]] double node_bandwidth_bytes_per_s() const { return rails * nic_bandwidth_bytes_per_s; }
+};
+
 struct Topology {
   std::string name;
   std::string description;
@@ -66,6 +86,16 @@ struct Topology {
   std::vector<int> numa_nodes;       // NUMA node nearest each GPU (topo -m "NUMA Affinity"); empty
                                      // when unknown
   std::string comm_profile;          // calibration/profiles name; empty when none
+  // Several identical nodes: gpus = nodes x gpus_per_node; GPU g sits on node g / gpus_per_node.
+  // `link`, `links` and `numa` describe one node (every node alike); `network` joins the nodes.
+  int nodes = 1;
+  int gpus_per_node = 0;             // = gpus on one node
+  std::optional<Network> network;    // set exactly when nodes > 1
+
+  // GPUs of one node (gpus when the file gives no nodes).
+  [[nodiscard]] int node_gpus() const { return gpus_per_node > 0 ? gpus_per_node : gpus; }
+  // Nodes that `ranks` consecutive GPUs from GPU 0 span (ranks are placed node by node).
+  [[nodiscard]] int nodes_spanned(int ranks) const { return ranks <= node_gpus() ? 1 : (ranks + node_gpus() - 1) / node_gpus(); }
 };
 
 // The largest NUMA node number a topology file or `nvidia-smi topo -m` may name (Linux's
@@ -114,6 +144,9 @@ struct CommProfile {
   std::string collective = "all_reduce";  // all_reduce | all_to_all: what the table times
   std::string implementation = "nccl";     // all_reduce: nccl | custom_oneshot | fp8; all_to_all: nccl | deepep | pplx
   int ranks = 0;
+  // Hosts the ranks ran on: above 1 the table was measured across nodes, over their network
+  // (nccl-tests' device lines name each rank's host); 1 when the file does not say.
+  int nodes = 1;
   std::string gpu;  // models/gpu name of the card it was measured on; empty when the file does not say
   LaunchMode mode = LaunchMode::kGraph;
   // The NCCL release the table was measured under, as written ("2.29.7"); empty when the file does

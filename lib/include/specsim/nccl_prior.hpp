@@ -13,6 +13,17 @@
 // (enqueue.cc multiplies a per-rank count by the ranks), nsteps = r-1 instead of 2(r-1), Ring only
 // inside a node (no Tree), and algBw = busBw * r / (r-1):
 //   time = base[Ring][proto] + (r-1) * hw[link][Ring][proto] + bytes (r-1) / (r busBw)
+//
+// Across nodes (nodes n, ranks per node g = r / n; docs/model.md#multi-node), NCCL's latency for
+// the NET path (tuning.cc#L384-L417, hwLatencies NET row) and specsim's hierarchical bandwidth
+// term: a reduce-scatter inside each node, an all-reduce of each rank's 1/g share between nodes over
+// the rails, an all-gather inside each node, back to back:
+//   Ring: lat = base + (2(r-1) - 2(n-1)) * max(hw[intra], netOverhead) + 2(n-1) * hw[NET][Ring]
+//               (x1.4 plateau for Ring/Simple once bytes / (channels * r) >= 64 B)
+//   Tree: lat = base + 2((g-1) * hw[intra][Tree] + log2(n) * hw[NET][Tree])
+//   time = lat + 2(g-1)/g * S / busBw_intra + 2(n-1)/n * S / busBw_net   (Tree: 2 S / busBw_intra)
+// busBw_net = rails x NIC bandwidth with NCCL's protocol factors (LL x0.5 capped at llMaxBw for
+// 2 or more nodes, LL128 x0.92). An all-gather runs one of the two halves.
 #pragma once
 
 #include <compare>
@@ -79,6 +90,14 @@ struct NcclPriorConfig {
   // uses (enqueue.cc per-call shrink, docs/references/nccl.md#per-call-shrink) relative to the unset case.
   int min_channels = 0;
   int max_channels = 0;
+  // Ranks per node when the ranks span several nodes (placed node by node); 0 = all on one node.
+  // Ranks above it must be a whole number of nodes. Between nodes: the network, whose bandwidth
+  // per node and direction is rails x NIC bandwidth.
+  int gpus_per_node = 0;
+  double net_bandwidth_bytes_per_s = 0.0;
+
+  // The nodes the ranks span: ranks / gpus_per_node above one node, else 1.
+  [[nodiscard]] int nodes() const { return gpus_per_node > 0 && ranks > gpus_per_node ? ranks / gpus_per_node : 1; }
 };
 
 struct NcclPriorEstimate {

@@ -114,6 +114,14 @@ void emit_topology(YAML::Emitter& e, const std::string& path, const DataDir&) {
     e << YAML::EndSeq;
   }
   if (!t.numa_nodes.empty()) e << YAML::Key << "numa" << YAML::Value << YAML::Flow << t.numa_nodes;
+  if (t.nodes > 1 && t.network) {
+    e << YAML::Key << "nodes" << YAML::Value << t.nodes << YAML::Key << "gpus_per_node" << YAML::Value << t.gpus_per_node;
+    e << YAML::Key << "network" << YAML::Value << YAML::BeginMap;
+    e << YAML::Key << "kind" << YAML::Value << to_string(t.network->kind);
+    e << YAML::Key << "nic_bandwidth" << YAML::Value << format_bandwidth(t.network->nic_bandwidth_bytes_per_s);
+    e << YAML::Key << "latency" << YAML::Value << format_duration(t.network->latency_s);
+    e << YAML::Key << "rails" << YAML::Value << t.network->rails << YAML::EndMap;
+  }
   e << YAML::Key << "comm_profile" << YAML::Value << t.comm_profile;
 }
 

@@ -308,11 +308,12 @@ constexpr const char* kLinkClasses = "NV#, PIX, PXB, PHB, NODE, SYS";
 // Square (gpus x gpus), X exactly on the diagonal, symmetric.
 void read_pair_links(YamlReader& r, Topology& t) {
   std::vector<YamlReader> rows = r.sequence("links");
-  if (static_cast<int>(rows.size()) != t.gpus) {
-    r.fail("links", "has " + std::to_string(rows.size()) + " rows: needs one per GPU (gpus = " +
-                        std::to_string(t.gpus) + ")");
+  const std::string per = t.nodes > 1 ? " of one node (gpus_per_node = " : " (gpus = ";
+  if (static_cast<int>(rows.size()) != t.node_gpus()) {
+    r.fail("links", "has " + std::to_string(rows.size()) + " rows: needs one per GPU" + per +
+                        std::to_string(t.node_gpus()) + ")");
   }
-  const auto n = static_cast<std::size_t>(t.gpus);
+  const auto n = static_cast<std::size_t>(t.node_gpus());
   t.pair_links.assign(n, std::vector<LinkClass>(n, LinkClass::kNvlink));
   t.pair_nvlinks.assign(n, std::vector<int>(n, 0));
   for (std::size_t i = 0; i < n; ++i) {
@@ -329,8 +330,8 @@ void read_pair_links(YamlReader& r, Topology& t) {
     }
     if (!cells.empty() && cells.back().empty()) cells.pop_back();
     if (cells.size() != n) {
-      row.fail_here("has " + std::to_string(cells.size()) + " classes: needs one per GPU (gpus = " +
-                    std::to_string(t.gpus) + ")");
+      row.fail_here("has " + std::to_string(cells.size()) + " classes: needs one per GPU" + per +
+                    std::to_string(t.node_gpus()) + ")");
     }
     for (std::size_t j = 0; j < n; ++j) {
       const std::string where = "entry " + std::to_string(j) + " (GPU" + std::to_string(i) + " to GPU" +
@@ -356,9 +357,9 @@ void read_pair_links(YamlReader& r, Topology& t) {
 // `numa:` the NUMA node nearest each GPU, one integer per GPU.
 void read_numa_nodes(YamlReader& r, Topology& t) {
   std::vector<YamlReader> items = r.sequence("numa");
-  if (static_cast<int>(items.size()) != t.gpus) {
-    r.fail("numa", "has " + std::to_string(items.size()) + " entries: needs one per GPU (gpus = " +
-                       std::to_string(t.gpus) + ")");
+  if (static_cast<int>(items.size()) != t.node_gpus()) {
+    r.fail("numa", "has " + std::to_string(items.size()) + " entries: needs one per GPU" +
+                       (t.nodes > 1 ? " of one node (gpus_per_node = " : " (gpus = ") + std::to_string(t.node_gpus()) + ")");
   }
   for (YamlReader& item : items) {
     const std::string text = item.node().IsScalar() ? item.node().Scalar() : "";
@@ -368,6 +369,40 @@ void read_numa_nodes(YamlReader& r, Topology& t) {
     }
     t.numa_nodes.push_back(*node);
   }
+}
+
+// `network:` between the nodes: kind, one NIC's bandwidth, the one-way latency, NICs per node.
+Network read_network(YamlReader& n, const Topology& t) {
+  Network net;
+  net.kind = *parse_network_kind(n.choice("kind", {"infiniband", "roce", "ethernet"}));
+  net.nic_bandwidth_bytes_per_s = n.quantity("nic_bandwidth", units::Quantity::kBandwidth);
+  net.latency_s = n.quantity("latency", units::Quantity::kDuration);
+  net.rails = static_cast<int>(n.optional_integer("rails", t.node_gpus(), 1, t.node_gpus()));
+  n.finish();
+  // A NIC slower than 1 GB/s (8 Gb/s) is a unit typo, not a GPU cluster's network.
+  if (net.nic_bandwidth_bytes_per_s < 1e9) {
+    n.fail("nic_bandwidth", "must be at least 1 GB/s per NIC (a 400 Gb/s port is 50GB/s: bandwidths are in bytes)");
+  }
+  return net;
+}
+
+// `nodes`, `gpus_per_node` and `network`: gpus = nodes x gpus_per_node, and a network exactly when
+// there are several nodes.
+void read_nodes(YamlReader& r, Topology& t) {
+  t.nodes = static_cast<int>(r.optional_integer("nodes", 1, 1, kMaxCount));
+  const long long per = r.optional_integer("gpus_per_node", t.gpus / t.nodes, 1, kMaxCount);
+  if (per * t.nodes != t.gpus) {
+    r.fail(r.has("gpus_per_node") ? "gpus_per_node" : "nodes",
+           "nodes (" + std::to_string(t.nodes) + ") x gpus_per_node (" + std::to_string(per) + ") = " +
+               std::to_string(per * t.nodes) + ", but gpus = " + std::to_string(t.gpus) + ": every node holds the same GPUs");
+  }
+  t.gpus_per_node = static_cast<int>(per);
+  if (t.nodes > 1 && !r.has("network")) {
+    r.fail("nodes", "= " + std::to_string(t.nodes) + ": a multi-node topology needs `network:` (kind, nic_bandwidth, "
+                    "latency, rails) to price what crosses between nodes");
+  }
+  if (t.nodes == 1 && r.has("network")) r.fail("network", "joins nodes, and this topology has one (set nodes: N)");
+  if (auto n = r.optional_child("network")) t.network = read_network(*n, t);
 }
 
 // The keys of a topology, in a models/topology file or inline under a scenario's `topology:`.
@@ -380,6 +415,7 @@ Topology read_topology_keys(YamlReader& r) {
   t.gpus = count(r, "gpus");
   t.p2p = r.optional_boolean("p2p", true);
   t.pcie_generation = static_cast<int>(r.optional_integer("pcie_generation", 5, 3, 7));
+  read_nodes(r, t);
   if (r.has("links")) read_pair_links(r, t);
   if (r.has("numa")) read_numa_nodes(r, t);
   if (r.has("link") || t.pair_links.empty()) {
@@ -390,7 +426,7 @@ Topology read_topology_keys(YamlReader& r) {
     t.nvlinks = parse_nvlink_count(link);
     // A ring may avoid the slowest pair (e.g. NVLink rings on a hybrid cube mesh), so `link` need not
     // be the slowest class, but its slowest hop is some pair: the class must occur in the matrix.
-    bool occurs = t.gpus == 1;
+    bool occurs = t.node_gpus() == 1;
     for (std::size_t i = 0; i < t.pair_links.size(); ++i) {
       for (std::size_t j = 0; j < t.pair_links.size(); ++j) {
         if (i != j && t.pair_links[i][j] == t.link && t.pair_nvlinks[i][j] == t.nvlinks) occurs = true;
@@ -436,6 +472,10 @@ CommProfile read_comm_profile(YamlReader& r) {
   p.implementation = p.collective == "all_reduce" ? r.choice("implementation", {"nccl", "custom_oneshot", "fp8"})
                                                   : r.choice("implementation", {"nccl", "deepep", "pplx"});
   p.ranks = static_cast<int>(r.integer("ranks", 1, 4096));
+  p.nodes = static_cast<int>(r.optional_integer("nodes", 1, 1, 4096));
+  if (p.ranks % p.nodes != 0) {
+    r.fail("nodes", "= " + std::to_string(p.nodes) + ": the ranks (" + std::to_string(p.ranks) + ") must split evenly over the nodes");
+  }
   p.gpu = r.optional_string("gpu", "");
   p.mode = read_mode(r, "mode", LaunchMode::kGraph);
   p.nccl_version = read_nccl_version(r, "nccl_version");
@@ -1188,6 +1228,13 @@ void load_comm_profiles(YamlReader& r, Scenario& s, const DataDir& data) {
       s.notes.push_back("comm." + std::string(key) + " '" + p.name + "' was measured on " + p.gpu +
                         " GPUs; the scenario runs " + s.gpu.name);
     }
+    // A table measured across nodes holds their network; on a box whose ranks span another number of
+    // nodes it is another box's table (a what-if, as above).
+    if ((p.nodes > 1 || s.topology.nodes > 1) && p.nodes != s.topology.nodes_spanned(p.ranks)) {
+      s.notes.push_back("comm." + std::string(key) + " '" + p.name + "' was measured at " + std::to_string(p.ranks) +
+                        " ranks on " + std::to_string(p.nodes) + " node(s); on " + s.topology.name + " they span " +
+                        std::to_string(s.topology.nodes_spanned(p.ranks)));
+    }
     if (p.ranks > s.topology.gpus) {
       s.notes.push_back("comm." + std::string(key) + " '" + p.name + "' was measured at " + std::to_string(p.ranks) +
                         " ranks, more than the " + std::to_string(s.topology.gpus) + " GPUs of " + s.topology.name +
@@ -1435,6 +1482,13 @@ void read_parallel(YamlReader& r, Scenario& s) {
                      s.topology.name + "' has only " + std::to_string(s.topology.gpus) + " GPUs");
   }
   if (s.parallel.pp > s.model.layers) p.fail("pp", "more pipeline stages than layers");
+  const int per_node = s.topology.gpus_per_node;
+  if (s.topology.nodes > 1 && s.parallel.tp % per_node != 0 && per_node % s.parallel.tp != 0) {
+    // NCCL's hierarchical model and the engines place a TP group inside one node or over whole nodes.
+    p.fail("tp", "= " + std::to_string(s.parallel.tp) + ": on '" + s.topology.name + "' (" + std::to_string(per_node) +
+                     " GPUs per node) a tp group must fit in one node or fill whole nodes (a divisor or a multiple of " +
+                     std::to_string(per_node) + ")");
+  }
   for (const TransformerSpec* m : {&s.model, &s.draft}) {
     const int ranks = m == &s.draft ? s.parallel.draft_ranks() : s.parallel.tp;
     try {

@@ -50,6 +50,7 @@ std::string render_comm_profile_yaml(const CommProfile& p, const CommProfileProv
   y << YAML::Key << "implementation" << YAML::Value << p.implementation;
   if (!p.nccl_version.empty()) y << YAML::Key << "nccl_version" << YAML::Value << p.nccl_version;
   y << YAML::Key << "ranks" << YAML::Value << p.ranks;
+  if (p.nodes > 1) y << YAML::Key << "nodes" << YAML::Value << p.nodes;
   y << YAML::Key << "mode" << YAML::Value << to_string(p.mode);
   y << YAML::Key << "points" << YAML::Value << YAML::BeginSeq;
   for (const auto& pt : p.points) {

@@ -54,10 +54,34 @@ double activation_message_bytes(const TransformerSpec& m, double tokens) {
   return tokens * m.hidden_size * bytes_per_param(m.activation_dtype);
 }
 
+namespace {
+
+// Pipeline sends between consecutive stages of `tp` GPUs each, stage k on GPUs [k tp, (k+1) tp):
+// the one from stage k to k+1 crosses nodes when GPUs (k+1) tp - 1 and (k+1) tp sit on two nodes.
+void add_pipeline_sends(std::vector<Collective>& out, const Parallelism& parallel, double bytes, LinkClass link,
+                        int gpus_per_node) {
+  int crossing = 0;
+  for (int k = 0; gpus_per_node > 0 && k + 1 < parallel.pp; ++k) {
+    const int first_next = (k + 1) * parallel.tp;
+    if ((first_next - 1) / gpus_per_node != first_next / gpus_per_node) ++crossing;
+  }
+  if (parallel.pp - 1 - crossing > 0) {
+    out.push_back({CollectiveOp::kSend, "hidden state to the next pipeline stage", bytes, 2, parallel.pp - 1 - crossing, link});
+  }
+  if (crossing > 0) {
+    out.push_back({CollectiveOp::kSend, "hidden state to the next pipeline stage, on another node (network)", bytes, 2,
+                   crossing, link, 2});
+  }
+}
+
+}  // namespace
+
 std::vector<Collective> forward_collectives(const TransformerSpec& model, ForwardOf of, const Parallelism& parallel,
                                             std::optional<bool> embedding_allreduce, double tokens, LinkClass link,
-                                            int requests) {
+                                            int requests, int gpus_per_node) {
   std::vector<Collective> out;
+  // Nodes that `ranks` GPUs from GPU 0 span.
+  const auto span = [&](int ranks) { return gpus_per_node > 0 && ranks > gpus_per_node ? (ranks + gpus_per_node - 1) / gpus_per_node : 1; };
   const double bytes = activation_message_bytes(model, tokens);
   const int ranks = of == ForwardOf::kTarget ? parallel.tp : parallel.draft_ranks();
   // An all-to-all backend moves the target's tokens to its experts' ranks and back; the draft keeps TP.
@@ -70,7 +94,7 @@ std::vector<Collective> forward_collectives(const TransformerSpec& model, Forwar
     const CollectiveCounts& c = model.collectives;
     int count = c.allreduce_per_layer * model.layers + (embedding_allreduce.value_or(c.embedding_allreduce) ? 1 : 0);
     if (all_to_all) count -= model.moe_layers();  // the combine ends each MoE block instead
-    if (count > 0) out.push_back({CollectiveOp::kAllReduce, "tensor-parallel partial sums", bytes, ranks, count, link});
+    if (count > 0) out.push_back({CollectiveOp::kAllReduce, "tensor-parallel partial sums", bytes, ranks, count, link, span(ranks)});
   }
   if (attention_dp) {
     // The gathered tensor: every group's slot padded to the busiest group's ceil(B / dp) requests
@@ -87,15 +111,15 @@ std::vector<Collective> forward_collectives(const TransformerSpec& model, Forwar
       // inside the group after the scatter (dp_gather_partial, dp_reduce_scatter_tensor).
       const double slot = activation_message_bytes(model, slot_tokens);
       out.push_back({CollectiveOp::kReduceScatter, "DP attention: the group's attention partial sums split over it",
-                     slot, group, blocks, link});
+                     slot, group, blocks, link, span(group)});
       out.push_back({CollectiveOp::kAllGather, "DP attention: the group's MLP/MoE output pieces joined", slot, group,
-                     blocks, link});
+                     blocks, link, span(group)});
     }
     if (blocks > 0) {
       out.push_back({CollectiveOp::kAllGather, "DP attention: every group's tokens gathered for the MLP/MoE", gathered,
-                     ranks, blocks, link});
+                     ranks, blocks, link, span(ranks)});
       out.push_back({CollectiveOp::kReduceScatter, "DP attention: MLP/MoE partial sums back to their ranks", gathered,
-                     ranks, blocks, link});
+                     ranks, blocks, link, span(ranks)});
     }
   }
   if (all_to_all) {
@@ -105,13 +129,11 @@ std::vector<Collective> forward_collectives(const TransformerSpec& model, Forwar
     const double values = std::ceil(tokens / parallel.ep) * model.moe->experts_per_token * model.hidden_size;
     const int layers = model.moe_layers();
     out.push_back({CollectiveOp::kAllToAll, "MoE dispatch: tokens to their experts' ranks (FP8)",
-                   values * kDispatchBytesPerValue, parallel.ep, layers, link});
+                   values * kDispatchBytesPerValue, parallel.ep, layers, link, span(parallel.ep)});
     out.push_back({CollectiveOp::kAllToAll, "MoE combine: expert outputs back (BF16)", values * kCombineBytesPerValue,
-                   parallel.ep, layers, link});
+                   parallel.ep, layers, link, span(parallel.ep)});
   }
-  if (of == ForwardOf::kTarget && parallel.pp > 1) {
-    out.push_back({CollectiveOp::kSend, "hidden state to the next pipeline stage", bytes, 2, parallel.pp - 1, link});
-  }
+  if (of == ForwardOf::kTarget && parallel.pp > 1) add_pipeline_sends(out, parallel, bytes, link, gpus_per_node);
   return out;
 }
 

@@ -58,7 +58,18 @@ NcclPriorConfig nccl_prior_config(const Topology& topology, const GpuSpec& gpu, 
     c.graph_channels = 1;
     c.channel_bandwidth_bytes_per_s = 5e9;
   }
+  if (topology.nodes > 1 && topology.network) {
+    c.gpus_per_node = topology.gpus_per_node;
+    c.net_bandwidth_bytes_per_s = topology.network->node_bandwidth_bytes_per_s();
+  }
   return c;
+}
+
+std::string network_text(const Topology& t) {
+  if (!t.network) return "";
+  const Network& n = *t.network;
+  return std::to_string(n.rails) + "x " + units::format_bandwidth(n.nic_bandwidth_bytes_per_s) + " " +
+         (n.kind == NetworkKind::kRoce ? "RoCE" : n.kind == NetworkKind::kEthernet ? "Ethernet" : "InfiniBand");
 }
 
 // The scenario's topology says what the profile's points were measured over: NCCL's LL -> Simple
@@ -124,6 +135,15 @@ double p2p_bandwidth(const Scenario& s) {
   return gen5 / double(1 << std::max(0, 5 - s.topology.pcie_generation));
 }
 
+// What a TP group spanning nodes pays between them, for the all-reduce's source; empty inside a node.
+std::string inter_node_text(const Scenario& s, bool calibrated) {
+  const int nodes = s.topology.nodes_spanned(s.parallel.tp);
+  if (nodes <= 1) return "";
+  return "; the tp group spans " + std::to_string(nodes) + " nodes, inter-node: " +
+         (calibrated ? "in the measured table (" + network_text(s.topology) + ")"
+                     : "NCCL's model over " + network_text(s.topology) + " (prior)");
+}
+
 // " (NCCL 2.29.2)" after a measured table's name; empty when the table does not say its release.
 std::string release_text(const CommProfile& p) { return p.nccl_version.empty() ? "" : " (NCCL " + p.nccl_version + ")"; }
 
@@ -161,6 +181,7 @@ std::string engine_custom_refusal(const Scenario& s) {
   if (s.parallel.tp > 2 && s.topology.link != LinkClass::kNvlink) {
     return "the engines disable their custom all-reduce on more than two PCIe-only GPUs";
   }
+  if (s.topology.nodes_spanned(s.parallel.tp) > 1) return "the tp group spans nodes: the custom kernels need peer access within one node";
   if (!(s.topology.p2p && s.gpu.p2p_supported)) return "no peer-to-peer access";
   if (vllm_custom_aborts_in_capture(s)) {
     return "vLLM's custom all-reduce aborts during CUDA graph capture on sm_12x GPUs (vllm#47266 item 9a; vLLM PR "
@@ -219,6 +240,8 @@ CommModel CommModel::build(const Scenario& s, const CommSettings& c, const CommP
                            double eager_overhead_per_op_s, double quantise_kernels_s) {
   CommModel m;
   m.p2p_bytes_per_s_ = p2p_bandwidth(s);  // pipeline sends need it at any tp
+  m.gpus_per_node_ = s.topology.nodes > 1 ? s.topology.gpus_per_node : 0;
+  m.network_ = s.topology.nodes > 1 ? s.topology.network : std::nullopt;
   m.price_all_to_all(s);
   if (s.parallel.tp <= 1) return m;
   m.ranks_ = s.parallel.tp;
@@ -291,6 +314,7 @@ CommModel CommModel::build(const Scenario& s, const CommSettings& c, const CommP
     m.source_ += " (FP8: half the bytes + quantise/dequantise kernels, prior)";
   }
   if (prior->what_if_differs) m.source_ += " x NCCL what-if ratio (prior)";
+  m.source_ += inter_node_text(s, m.calibrated_);
   return m;
 }
 
@@ -321,8 +345,8 @@ const std::vector<CommModel::Operation>& CommModel::operations() {
   static const std::vector<Operation> table = {
       {CollectiveOp::kAllReduce, "the registered all-reduce implementation (comm.implementation) + the eager overhead",
        [](const CommModel& m, const Collective& c, LaunchMode mode) { return m.allreduce_s(c.bytes, mode); }},
-      {CollectiveOp::kSend, "point-to-point send: 10 us + S / B_p2p",
-       [](const CommModel& m, const Collective& c, LaunchMode) { return m.send_s(c.bytes); }},
+      {CollectiveOp::kSend, "point-to-point send: 10 us + S / B_p2p; between nodes L_net + S / B_nic",
+       [](const CommModel& m, const Collective& c, LaunchMode) { return m.send_s(c.bytes, c.nodes > 1); }},
       {CollectiveOp::kAllToAll, "all-to-all, each rank sending S: comm.all_to_all_profile's table, else L + (r-1)/r S / B_p2p (L prior 30 us); + the eager overhead",
        [](const CommModel& m, const Collective& c, LaunchMode mode) { return m.all_to_all_s(c.bytes, c.ranks, mode); }},
       {CollectiveOp::kAllGather, "NCCL all-gather of S: t_allreduce(S) x prior_gather(S) / prior_allreduce(S) + the eager overhead",
@@ -339,7 +363,10 @@ double CommModel::time_s(const Collective& c, LaunchMode mode) const {
   return row.time_s(*this, c, mode);
 }
 
-double CommModel::send_s(double bytes) const {
+double CommModel::send_s(double bytes, bool across_nodes) const {
+  // Between nodes: the network's one-way latency and the bytes over the sending GPU's NIC
+  // (topology network.latency and nic_bandwidth; docs/model.md#multi-node).
+  if (across_nodes && network_) return network_->latency_s + std::max(0.0, bytes) / network_->nic_bandwidth_bytes_per_s;
   // A point-to-point send between two pipeline stages: AIC's flat 10 us p2p latency placeholder
   // (docs/references/hardware.md#aic-allreduce) plus the bytes at the box's peer bandwidth (NVLink per
   // direction from the GPU file, else PCIe, docs/references/hardware.md#pcie5-p2p-measured).
@@ -354,6 +381,10 @@ void CommModel::price_all_to_all(const Scenario& s) {
                                                    units::format_duration(kPriorAllToAllLatencyS.p90) +
                                                    ": EP8 kernel benchmarks)") +
                 " + (r-1)/r S / B_p2p, no measured table";
+  if (s.topology.nodes_spanned(s.parallel.ep) > 1) {
+    a2a_source_ += "; across " + std::to_string(s.topology.nodes_spanned(s.parallel.ep)) +
+                   " nodes the off-node share over " + network_text(s.topology) + " (prior)";
+  }
   if (!s.all_to_all_profile) return;
   const CommProfile& p = *s.all_to_all_profile;
   a2a_curve_ = measured_curve(p, s.topology.link);
@@ -373,6 +404,15 @@ double CommModel::all_to_all_prior_s(double bytes, int ranks) const {
   // rank's bytes bound for experts on other ranks (uniform routing) at the box's peer bandwidth,
   // undiscounted: DeepEP's intranode kernels reach ~96% of NVLink (docs/references/models.md#expert-parallel).
   const double r = std::max(1, ranks);
+  if (network_ && gpus_per_node_ > 0 && ranks > gpus_per_node_) {
+    // Across nodes (docs/model.md#multi-node): of a rank's S, (g-1)/r stays on its node over the
+    // peer link and (r-g)/r leaves through its share of the rails, rails x B_nic / g, after the
+    // network's latency; DeepEP's internode kernels overlap the two paths, so the slower one counts.
+    const double g = gpus_per_node_;
+    const double nic_share = network_->node_bandwidth_bytes_per_s() / g;
+    return a2a_latency_s_ + network_->latency_s +
+           std::max((g - 1.0) / r * bytes / p2p_bytes_per_s_, (r - g) / r * bytes / nic_share);
+  }
   return a2a_latency_s_ + (r - 1.0) / r * bytes / p2p_bytes_per_s_;
 }
 

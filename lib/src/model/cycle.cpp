@@ -444,7 +444,8 @@ void CycleModel::calibrate_engine_cycle() {
 
 std::vector<Collective> CycleModel::collectives(const TransformerSpec& model, ForwardOf of, double tokens) const {
   return forward_collectives(model, of, active().parallel, active().engine.embedding_allreduce, tokens,
-                             active().topology.link, active().batch);
+                             active().topology.link, active().batch,
+                             active().topology.nodes > 1 ? active().topology.gpus_per_node : 0);
 }
 
 void CycleModel::calibrate(const Scenario& s) {

@@ -40,6 +40,25 @@ const char* to_string(LinkClass c) {
   return "?";
 }
 
+namespace {
+constexpr std::pair<NetworkKind, const char*> kNetworkKindNames[] = {
+    {NetworkKind::kInfiniband, "infiniband"}, {NetworkKind::kRoce, "roce"}, {NetworkKind::kEthernet, "ethernet"}};
+}  // namespace
+
+const char* to_string(NetworkKind k) {
+  for (const auto& [kind, name] : kNetworkKindNames) {
+    if (kind == k) return name;
+  }
+  return "infiniband";
+}
+
+std::optional<NetworkKind> parse_network_kind(const std::string& text) {
+  for (const auto& [kind, name] : kNetworkKindNames) {
+    if (text == name) return kind;
+  }
+  return std::nullopt;
+}
+
 std::optional<LinkClass> parse_link_class(const std::string& text) {
   if (text == "PIX") return LinkClass::kPix;
   if (text == "PXB") return LinkClass::kPxb;

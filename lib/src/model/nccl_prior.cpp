@@ -42,6 +42,16 @@ constexpr double kMaxThreads[3] = {512.0, 640.0, 512.0};
 constexpr double kRingSimpleThreadsOnPcie = 256.0;  // when ring bwIntra * nChannels <= PCI_BW
 constexpr double kPciBwGBs = 12.0;                  // topo.h PCI_BW
 
+// Across nodes (tuning.cc#L384-L417, tag v2.30.7-1; docs/references/nccl.md#multi-node): the NET row
+// of hwLatencies [algo][proto] in us, the per-step network overhead NCCL charges an inter-node ring
+// (getNetOverhead: 1 us on Intel and other CPUs, 2 on AMD; x3 for Simple), llMaxBw for 2 and for
+// more nodes (the Intel-CPU row), and the Ring/Simple plateau factor for sm80 and later.
+constexpr double kNetHopUs[2][3] = {{5.0, 8.5, 14.0}, {2.7, 4.0, 14.0}};
+constexpr double kNetOverheadUs = 1.0;
+constexpr double kLlMaxBwMultiNode[2] = {39.0, 20.4};
+constexpr double kRingPlateau = 1.4;
+constexpr double kRingPlateauBytesPerChannelRank = 64.0;
+
 int idx(NcclAlgo a) { return a == NcclAlgo::kTree ? 0 : 1; }
 int idx(NcclProto p) { return static_cast<int>(p); }
 std::size_t arch(NcclArch a) { return static_cast<std::size_t>(a); }
@@ -66,6 +76,16 @@ void validate(const NcclPriorConfig& c, double bytes) {
     add("min_channels = " + std::to_string(c.min_channels) + " > max_channels = " + std::to_string(c.max_channels));
   }
   if (!(bytes >= 0.0 && std::isfinite(bytes))) add("bytes = " + std::to_string(bytes) + ": must be >= 0");
+  if (c.gpus_per_node < 0) add("gpus_per_node = " + std::to_string(c.gpus_per_node) + ": must be >= 0");
+  if (c.gpus_per_node > 0 && c.ranks > c.gpus_per_node) {
+    if (c.ranks % c.gpus_per_node != 0) {
+      add("ranks = " + std::to_string(c.ranks) + ": across nodes must be a multiple of gpus_per_node = " +
+          std::to_string(c.gpus_per_node));
+    }
+    if (!(c.net_bandwidth_bytes_per_s > 0.0 && std::isfinite(c.net_bandwidth_bytes_per_s))) {
+      add("net_bandwidth_bytes_per_s = " + std::to_string(c.net_bandwidth_bytes_per_s) + ": must be > 0 across nodes");
+    }
+  }
   if (!problems.empty()) throw Error(SourceLocation{}, "nccl_prior", problems);
 }
 
@@ -138,17 +158,9 @@ NcclProto parse_nccl_proto(std::string_view text) {
 
 namespace {
 
-// One (algo, proto) estimate over `steps` ring steps: 2(r-1) for all-reduce, r-1 for all-gather and
-// reduce-scatter, which also have Ring's algBw = busBw * r / steps (tuning.cc, ncclTopoTuneModel).
-NcclPriorEstimate estimate(const NcclPriorConfig& c, NcclAlgo algo, NcclProto proto, double bytes, int steps) {
-  validate(c, bytes);
-  const int a = idx(algo), p = idx(proto);
+// The bus bandwidth of one node's graph, GB/s, after NCCL's per-algo/proto caps (tuning.cc#L306-L336).
+double intra_bus_gbs(const NcclPriorConfig& c, NcclAlgo algo, NcclProto proto) {
   const std::size_t g = arch(c.arch);
-  const double hop_us = c.link == NcclLink::kNvlink ? kNvlinkHopUs[a][p] : kPciHopUs[a][p];
-  // One node: nsteps intra-node hops for Ring and for the intra-node Tree chain
-  // (tuning.cc#L289-L291, #L393-L417).
-  const double latency_us = kBaseLatencyUs[a][p] + steps * hop_us;
-
   const double nch = c.graph_channels;
   double bus_gbs = nch * c.channel_bandwidth_bytes_per_s / kGBs;  // tuning.cc#L306, #L324
   if (algo == NcclAlgo::kRing) {
@@ -159,8 +171,66 @@ NcclPriorEstimate estimate(const NcclPriorConfig& c, NcclAlgo algo, NcclProto pr
     if (proto == NcclProto::kLL) bus_gbs = std::min(bus_gbs / 3.8, kLlMaxBw[g]);
     if (proto == NcclProto::kLL128) bus_gbs = std::min(bus_gbs * 7.0 / 9.0, nch * kPerChMaxTreeLL128Bw[g]);
   }
+  return bus_gbs;
+}
+
+// The network's bus bandwidth per node, GB/s: rails x NIC bandwidth with NCCL's protocol factors
+// (LL x0.5 capped at the multi-node llMaxBw; LL128 x0.92 Ring, x120/128 Tree; tuning.cc#L327-L336).
+double net_bus_gbs(const NcclPriorConfig& c, NcclAlgo algo, NcclProto proto) {
+  double bw = c.net_bandwidth_bytes_per_s / kGBs;
+  if (proto == NcclProto::kLL) bw = std::min(bw * 0.5, kLlMaxBwMultiNode[c.nodes() > 2 ? 1 : 0]);
+  if (proto == NcclProto::kLL128) bw *= algo == NcclAlgo::kRing ? 0.92 : 120.0 / 128.0;
+  return bw;
+}
+
+// NCCL's latency across nodes, us (header; tuning.cc#L384-L417). With one rank per node the
+// network hops take the Tree column.
+double multinode_latency_us(const NcclPriorConfig& c, NcclAlgo algo, NcclProto proto, double bytes, bool all_reduce) {
+  const int a = idx(algo), p = idx(proto);
+  const int n = c.nodes(), g = c.ranks / n;
+  const double intra_hop = c.link == NcclLink::kNvlink ? kNvlinkHopUs[a][p] : kPciHopUs[a][p];
+  const double inter_hop = kNetHopUs[g == 1 ? 0 : a][p];
+  if (algo == NcclAlgo::kTree) {
+    return kBaseLatencyUs[a][p] + 2.0 * ((g - 1) * intra_hop + std::floor(std::log2(n)) * inter_hop);
+  }
+  const int phases = all_reduce ? 2 : 1;
+  const int steps = phases * (c.ranks - 1), inter_steps = phases * (n - 1);
+  const double overhead_us = kNetOverheadUs * (proto == NcclProto::kSimple ? 3.0 : 1.0);
+  double latency_us = kBaseLatencyUs[a][p] + (steps - inter_steps) * std::max(intra_hop, overhead_us) + inter_steps * inter_hop;
+  const double per_channel_rank = bytes / (2.0 * c.graph_channels * c.ranks);  // runtime channels: 2 x graph's
+  if (all_reduce && proto == NcclProto::kSimple && per_channel_rank >= kRingPlateauBytesPerChannelRank) {
+    latency_us *= kRingPlateau;
+  }
+  return latency_us;
+}
+
+// Algorithm bandwidth across nodes, GB/s: the hierarchical phases back to back (header).
+double multinode_alg_gbs(const NcclPriorConfig& c, NcclAlgo algo, NcclProto proto, bool all_reduce) {
+  const int n = c.nodes(), g = c.ranks / n;
+  const double phases = all_reduce ? 2.0 : 1.0;
+  double s_per_gb = g == 1 ? 0.0
+                    : algo == NcclAlgo::kTree ? 2.0 / intra_bus_gbs(c, algo, proto)
+                                              : phases * (g - 1.0) / g / intra_bus_gbs(c, algo, proto);
+  s_per_gb += phases * (n - 1.0) / n / net_bus_gbs(c, algo, proto);
+  return 1.0 / s_per_gb;
+}
+
+// One (algo, proto) estimate of an all-reduce (2(r-1) ring steps) or of an all-gather /
+// reduce-scatter (r-1 steps, Ring's algBw = busBw * r / steps; tuning.cc, ncclTopoTuneModel).
+NcclPriorEstimate estimate(const NcclPriorConfig& c, NcclAlgo algo, NcclProto proto, double bytes, bool all_reduce) {
+  validate(c, bytes);
+  const int a = idx(algo), p = idx(proto);
+  const int steps = all_reduce ? 2 * (c.ranks - 1) : c.ranks - 1;
+  const double hop_us = c.link == NcclLink::kNvlink ? kNvlinkHopUs[a][p] : kPciHopUs[a][p];
+  // One node: nsteps intra-node hops for Ring and for the intra-node Tree chain
+  // (tuning.cc#L289-L291, #L393-L417).
+  const bool across = c.nodes() > 1;
+  const double latency_us =
+      across ? multinode_latency_us(c, algo, proto, bytes, all_reduce) : kBaseLatencyUs[a][p] + steps * hop_us;
+  const double bus_gbs = intra_bus_gbs(c, algo, proto);
   // Bus to algorithm bandwidth (tuning.cc#L376-L382): Ring r / nsteps, Tree 1/2.
-  double alg_gbs = algo == NcclAlgo::kRing ? bus_gbs * c.ranks / steps : bus_gbs * 0.5;
+  double alg_gbs = across ? multinode_alg_gbs(c, algo, proto, all_reduce)
+                   : algo == NcclAlgo::kRing ? bus_gbs * c.ranks / steps : bus_gbs * 0.5;
   if (algo == NcclAlgo::kTree && bytes >= 64.0) {
     const int log_size = static_cast<int>(std::floor(std::log2(std::floor(bytes / 64.0))));
     if (log_size >= 0 && log_size < 23) alg_gbs *= kTreeCorrection[p][log_size];
@@ -188,7 +258,7 @@ std::vector<NcclProto> enabled_protos(const NcclPriorConfig& c) {
 }  // namespace
 
 NcclPriorEstimate nccl_prior(const NcclPriorConfig& c, NcclAlgo algo, NcclProto proto, double bytes) {
-  return estimate(c, algo, proto, bytes, 2 * (c.ranks - 1));
+  return estimate(c, algo, proto, bytes, true);
 }
 
 NcclPriorEstimate nccl_prior_pick(const NcclPriorConfig& c, double bytes) {
@@ -210,7 +280,7 @@ NcclPriorEstimate nccl_prior_gather_pick(const NcclPriorConfig& c, double bytes)
   NcclPriorEstimate best;
   best.time_s = std::numeric_limits<double>::infinity();
   for (NcclProto p : enabled_protos(c)) {
-    const NcclPriorEstimate e = estimate(c, NcclAlgo::kRing, p, bytes, c.ranks - 1);
+    const NcclPriorEstimate e = estimate(c, NcclAlgo::kRing, p, bytes, false);
     if (e.time_s < best.time_s) best = e;
   }
   return best;
