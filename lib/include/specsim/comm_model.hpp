@@ -116,7 +116,8 @@ class CommModel {
   [[nodiscard]] double one_shot_s(double bytes) const;
   [[nodiscard]] double two_shot_s(double bytes) const;
   [[nodiscard]] double all_to_all_prior_s(double bytes, int ranks) const;
-  // The all-to-all's pricing from the scenario: its table, else the prior with its latency.
+  // The all-to-all's pricing from the scenario: its table, else the prior with its latency; and the
+  // network between nodes, for all-to-alls and sends across them.
   void price_all_to_all(const Scenario& s);
   // build with `settings` and `custom_profile` in place of the scenario's own.
   static CommModel build(const Scenario& scenario, const CommSettings& settings, const CommProfile* custom_profile,

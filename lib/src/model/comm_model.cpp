@@ -240,8 +240,6 @@ CommModel CommModel::build(const Scenario& s, const CommSettings& c, const CommP
                            double eager_overhead_per_op_s, double quantise_kernels_s) {
   CommModel m;
   m.p2p_bytes_per_s_ = p2p_bandwidth(s);  // pipeline sends need it at any tp
-  m.gpus_per_node_ = s.topology.nodes > 1 ? s.topology.gpus_per_node : 0;
-  m.network_ = s.topology.nodes > 1 ? s.topology.network : std::nullopt;
   m.price_all_to_all(s);
   if (s.parallel.tp <= 1) return m;
   m.ranks_ = s.parallel.tp;
@@ -374,6 +372,9 @@ double CommModel::send_s(double bytes, bool across_nodes) const {
 }
 
 void CommModel::price_all_to_all(const Scenario& s) {
+  // The network between nodes, which all-to-alls and pipeline sends across nodes cross.
+  gpus_per_node_ = s.topology.nodes > 1 ? s.topology.gpus_per_node : 0;
+  network_ = s.topology.nodes > 1 ? s.topology.network : std::nullopt;
   a2a_latency_s_ = s.comm.all_to_all_latency_s.value_or(kPriorAllToAllLatencyS.value);
   a2a_source_ = (s.comm.all_to_all_latency_s ? "set: " + units::format_duration(a2a_latency_s_)
                                              : "prior: " + units::format_duration(a2a_latency_s_) + " (p10 " +
