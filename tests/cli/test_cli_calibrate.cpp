@@ -431,3 +431,47 @@ TEST_CASE("calibrate nccl: a size row missing from a table's even steps is warne
   REQUIRE(shipped.code == 0);
   CHECK_THAT(shipped.err, !Contains("no row between"));
 }
+
+TEST_CASE("calibrate nccl: one run over two hosts is a 2-node profile", "[calibrate][multinode]") {
+  // GCP A3 Mega, 16 ranks, 8 per host (calibration/nccl/SOURCES.md): one table whose device lines
+  // name two hosts.
+  const std::string log = shipped_log("ztan-2x8xH100-a3mega-tcpxo.log");
+  const specsim::NcclTestsLog parsed = specsim::parse_nccl_tests_file(log, {});
+  REQUIRE(parsed.tables.size() == 1);
+  const specsim::NcclTestsTable& t = parsed.tables.front();
+  CHECK(t.ranks == 16);
+  CHECK(t.hosts == std::vector<std::string>{"ztan-mig-235z", "ztan-mig-gq73"});
+  // The worked number: 8 GiB in 47535 us out of place. nccl-tests' busbw for an all-reduce is
+  // algbw x 2 (r-1)/r = 8589934592 B / 47535 us x 30/16 = 180.71 GB/s x 1.875 = 338.8 GB/s, as the
+  // log prints (338.82): the network's share of the two nodes' ring carries it.
+  const specsim::NcclTestsRow& last = t.rows.back();
+  REQUIRE(last.size_bytes == 8589934592.0);
+  CHECK_THAT(last.out_of_place.time_s, WithinRel(47535e-6, 1e-12));
+  CHECK_THAT(last.size_bytes / last.out_of_place.time_s * 2.0 * 15.0 / 16.0, WithinRel(338.82e9, 1e-4));
+
+  TempDir dir("specsim_test_calibrate_two_nodes");
+  const std::string profile_path = (dir.path / "nccl-2x8.yaml").string();
+  const auto cal = run({"calibrate", "nccl", log, "-o", profile_path});
+  INFO(cal.err);
+  REQUIRE(cal.code == 0);
+  CHECK_THAT(cal.out, Contains("16 ranks on 2 nodes (hosts ztan-mig-235z + ztan-mig-gq73)"));
+  const specsim::CommProfile p = specsim::load_comm_profile(profile_path);
+  CHECK(p.ranks == 16);
+  CHECK(p.nodes == 2);
+  CHECK(p.mode == specsim::LaunchMode::kEager);
+  REQUIRE(p.points.size() == 31);  // 8 B .. 8 GiB, every power of two
+  CHECK_THAT(p.points.back().time_s, WithinRel(47535e-6, 1e-12));
+
+  // The shipped profile prices a TP16 scenario on the 2-node topology that names it, and says the
+  // inter-node part is in the measured table.
+  const specsim::DataDir root(SPECSIM_SOURCE_DIR);
+  const specsim::Scenario s =
+      specsim::load_scenario("deepseek-v3-mtp-2x8-h100-ib", {"topology=2x8-h100-a3mega"}, root);
+  REQUIRE(s.comm_profile);
+  CHECK(s.comm_profile->nodes == 2);
+  const specsim::CommModel m = specsim::CommModel::baseline(s);
+  CHECK(m.calibrated());
+  CHECK_THAT(m.source(), Contains("inter-node: in the measured table (8x 25 GB/s Ethernet)"));
+  // At a measured size the curve is the table: 8 GiB in 47.535 ms.
+  CHECK_THAT(m.allreduce_s(8589934592.0, specsim::LaunchMode::kGraph), WithinRel(47535e-6, 1e-3));
+}
