@@ -101,12 +101,12 @@ TEST_CASE("multi-node: TP16 over two nodes prices its all-reduce from the networ
   const specsim::CycleModel model(s);
   const std::string& source = model.calibration().comm_source;
   CHECK_THAT(source, Contains("the tp group spans 2 nodes, inter-node: NCCL's model over 8x 50 GB/s InfiniBand (prior)"));
-  const auto list = model.collectives(s.model, specsim::ForwardOf::kTarget, 1.0);
-  REQUIRE(!list.empty());
-  CHECK(list.front().op == specsim::CollectiveOp::kAllReduce);
-  CHECK(list.front().nodes == 2);
   const specsim::Prediction p = model.predict();
-  CHECK(p.speculative_tokens_per_s > 0.0);
+  CHECK(p.spec_tokens_per_s > 0.0);
+  const auto& list = p.decode.collectives;
+  REQUIRE(!list.empty());
+  CHECK(list.front().collective.op == specsim::CollectiveOp::kAllReduce);
+  CHECK(list.front().collective.nodes == 2);
   // The same deployment on one node's worth of ranks (TP8 on the first node) pays less per all-reduce.
   const specsim::CommModel across = specsim::CommModel::baseline(s);
   const specsim::CommModel inside = specsim::CommModel::baseline(specsim::load_scenario(kScenario, {"parallel.tp=8"}, kRoot));
@@ -116,8 +116,8 @@ TEST_CASE("multi-node: TP16 over two nodes prices its all-reduce from the networ
 
 TEST_CASE("multi-node: a pipeline send between nodes crosses the network", "[multinode]") {
   const specsim::Scenario s = specsim::load_scenario(kScenario, {"parallel.tp=8", "parallel.pp=2"}, kRoot);
-  const specsim::CycleModel model(s);
-  const auto list = model.collectives(s.model, specsim::ForwardOf::kTarget, 1.0);
+  const auto list = specsim::forward_collectives(s.model, specsim::ForwardOf::kTarget, s.parallel, std::nullopt, 1.0,
+                                                 s.topology.link, 1, s.topology.gpus_per_node);
   int crossing = 0, inside = 0;
   for (const auto& c : list) {
     if (c.op == specsim::CollectiveOp::kSend) (c.nodes > 1 ? crossing : inside) += c.count;
