@@ -66,12 +66,18 @@ TEST_CASE("multi-node: NCCL's latency across two nodes", "[multinode]") {
   // (8.4 + 28 x max(3.4, 3 x 1.0) + 2 x 14) x 1.4 = (8.4 + 95.2 + 28) x 1.4 = 184.24 us.
   const auto simple = specsim::nccl_prior(c, specsim::NcclAlgo::kRing, specsim::NcclProto::kSimple, 64.0 * (1 << 20));
   CHECK_THAT(simple.latency_s, WithinRel(184.24e-6, 1e-9));
-  // Bandwidth, three phases back to back: 2 (8-1)/8 S over the node's ring (16 x 20.6 = 329.6 GB/s)
-  // and 2 (2-1)/2 S over 8 x 50 = 400 GB/s: 1 / (1.75 / 329.6 + 1 / 400) = 128.05 GB/s.
-  CHECK_THAT(simple.bandwidth_bytes_per_s, WithinRel(1e9 / (1.75 / 329.6 + 1.0 / 400.0), 1e-9));
-  // LL over the network: x0.5 capped at the 2-node llMaxBw, 39 GB/s; in the node min(141, 329.6 / 2).
+  // Ring bandwidth: NCCL's flat ring, the slower of the node's ring (16 x 20.6 = 329.6 GB/s) and the
+  // rails (8 x 50 = 400 GB/s) as busBw, x r / 2(r-1): 329.6 x 16/30 = 175.79 GB/s.
+  CHECK_THAT(simple.bandwidth_bytes_per_s, WithinRel(329.6e9 * 16.0 / 30.0, 1e-9));
+  // LL: the rails x0.5 capped at the 2-node llMaxBw, 39 GB/s, below the node's min(141, 164.8):
+  // 39 x 16/30 = 20.8 GB/s.
   const auto ll = specsim::nccl_prior(c, specsim::NcclAlgo::kRing, specsim::NcclProto::kLL, 8.0);
-  CHECK_THAT(ll.bandwidth_bytes_per_s, WithinRel(1e9 / (1.75 / 141.0 + 1.0 / 39.0), 1e-9));
+  CHECK_THAT(ll.bandwidth_bytes_per_s, WithinRel(39e9 * 16.0 / 30.0, 1e-9));
+  // Tree/Simple at 1 GiB (past treeCorrectionFactor's sizes): the chain inside the node moves 2 S at
+  // min(329.6 x 0.92, 16 x 38.7) = 303.232 GB/s, the tree between the nodes 2 (2-1)/2 S = S at 400 GB/s;
+  // pipelined, the chain's 2 / 303.232 s/GB sets 151.616 GB/s.
+  const auto tree = specsim::nccl_prior(c, specsim::NcclAlgo::kTree, specsim::NcclProto::kSimple, 1073741824.0);
+  CHECK_THAT(tree.bandwidth_bytes_per_s, WithinRel(303.232e9 / 2.0, 1e-9));
   // All-gather of r = 16 on 2 nodes, Ring/LL: 6.6 + (15 - 1) x 1.0 + 1 x 2.7 = 23.3 us.
   CHECK_THAT(specsim::nccl_prior_gather_pick(c, 8.0).latency_s, WithinRel(23.3e-6, 1e-9));
 }

@@ -15,15 +15,14 @@
 //   time = base[Ring][proto] + (r-1) * hw[link][Ring][proto] + bytes (r-1) / (r busBw)
 //
 // Across nodes (nodes n, ranks per node g = r / n; docs/model.md#multi-node), NCCL's latency for
-// the NET path (tuning.cc#L384-L417, hwLatencies NET row) and specsim's hierarchical bandwidth
-// term: a reduce-scatter inside each node, an all-reduce of each rank's 1/g share between nodes over
-// the rails, an all-gather inside each node, back to back:
+// the NET path (tuning.cc#L384-L417, hwLatencies NET row) and a bandwidth term that names the network:
 //   Ring: lat = base + (2(r-1) - 2(n-1)) * max(hw[intra], netOverhead) + 2(n-1) * hw[NET][Ring]
 //               (x1.4 plateau for Ring/Simple once bytes / (channels * r) >= 64 B)
+//         algBw = min(busBw_intra, busBw_net) * r / (2(r-1))     NCCL's flat ring over both nodes
 //   Tree: lat = base + 2((g-1) * hw[intra][Tree] + log2(n) * hw[NET][Tree])
-//   time = lat + 2(g-1)/g * S / busBw_intra + 2(n-1)/n * S / busBw_net   (Tree: 2 S / busBw_intra)
+//         time_bw = max(2 S / busBw_intra, 2(n-1)/n * S / busBw_net)   chain in the node, tree between
 // busBw_net = rails x NIC bandwidth with NCCL's protocol factors (LL x0.5 capped at llMaxBw for
-// 2 or more nodes, LL128 x0.92). An all-gather runs one of the two halves.
+// 2 or more nodes, LL128 x0.92). An all-gather runs the ring's r-1 steps, n-1 of them on the network.
 #pragma once
 
 #include <compare>

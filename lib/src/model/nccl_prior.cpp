@@ -204,15 +204,21 @@ double multinode_latency_us(const NcclPriorConfig& c, NcclAlgo algo, NcclProto p
   return latency_us;
 }
 
-// Algorithm bandwidth across nodes, GB/s: the hierarchical phases back to back (header).
+// Algorithm bandwidth across nodes, GB/s (header). Ring: NCCL's flat ring, whose every hop carries
+// the same bytes, the network's two per channel included, so the slower of the node's ring and the
+// rails sets busBw (NCCL prices a call with one bottleneck bus bandwidth, tuning.cc#L306-L324).
+// Tree: a chain inside each node (2 S, reduce then broadcast) and a tree between nodes over the rails
+// (2(n-1)/n S), pipelined over chunks: the slower phase sets the rate.
 double multinode_alg_gbs(const NcclPriorConfig& c, NcclAlgo algo, NcclProto proto, bool all_reduce) {
   const int n = c.nodes(), g = c.ranks / n;
-  const double phases = all_reduce ? 2.0 : 1.0;
-  double s_per_gb = g == 1 ? 0.0
-                    : algo == NcclAlgo::kTree ? 2.0 / intra_bus_gbs(c, algo, proto)
-                                              : phases * (g - 1.0) / g / intra_bus_gbs(c, algo, proto);
-  s_per_gb += phases * (n - 1.0) / n / net_bus_gbs(c, algo, proto);
-  return 1.0 / s_per_gb;
+  const double intra = intra_bus_gbs(c, algo, proto), net = net_bus_gbs(c, algo, proto);
+  if (algo == NcclAlgo::kRing) {
+    const double steps = all_reduce ? 2.0 * (c.ranks - 1) : c.ranks - 1.0;
+    return std::min(intra, net) * c.ranks / steps;
+  }
+  const double intra_s_per_gb = g == 1 ? 0.0 : 2.0 / intra;
+  const double net_s_per_gb = 2.0 * (n - 1.0) / n / net;
+  return 1.0 / std::max(intra_s_per_gb, net_s_per_gb);
 }
 
 // One (algo, proto) estimate of an all-reduce (2(r-1) ring steps) or of an all-gather /
