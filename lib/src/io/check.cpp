@@ -128,8 +128,9 @@ void emit_topology(YAML::Emitter& e, const std::string& path, const DataDir&) {
 void emit_comm_profile(YAML::Emitter& e, const std::string& path, const DataDir&) {
   const CommProfile p = load_comm_profile(path);
   e << YAML::Key << "name" << YAML::Value << p.name << YAML::Key << "implementation" << YAML::Value
-    << p.implementation << YAML::Key << "ranks" << YAML::Value << p.ranks << YAML::Key << "mode"
-    << YAML::Value << to_string(p.mode);
+    << p.implementation << YAML::Key << "ranks" << YAML::Value << p.ranks;
+  if (p.nodes > 1) e << YAML::Key << "nodes" << YAML::Value << p.nodes;
+  e << YAML::Key << "mode" << YAML::Value << to_string(p.mode);
   if (!p.gpu.empty()) e << YAML::Key << "gpu" << YAML::Value << p.gpu;
   e << YAML::Key << "points" << YAML::Value << YAML::BeginSeq;
   for (const auto& pt : p.points) {
