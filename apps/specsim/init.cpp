@@ -6,8 +6,10 @@
 #include <optional>
 #include <ostream>
 
+#include "choices.hpp"
 #include "cli.hpp"
 #include "specsim/error.hpp"
+#include "specsim/launch_command.hpp"
 #include "specsim/load.hpp"
 #include "specsim/output_file.hpp"
 #include "specsim/scenario_writer.hpp"
@@ -24,12 +26,16 @@ struct InitOptions {
   std::optional<double> accept;
   std::string output;  // "" = stdout
   bool force = false;
+  std::string from_command;  // a launch line (and its exports) to read the settings from
+  std::string env_file;      // its environment: env file, export list or sitecustomize.py
 };
 
 // The command as typed, for the file's `source:` (paths and names only; nothing secret goes in).
 std::string command_line(const InitOptions& o) {
   const ScenarioInit& i = o.init;
-  std::string cmd = "specsim init --model " + i.model + " --draft " + i.draft + " --topology " + i.topology;
+  std::string cmd = "specsim init " + std::string(o.from_command.empty() ? "" : "--from-command '...' ") +
+                    (o.env_file.empty() ? "" : "--env " + o.env_file + " ") + "--model " + i.model +
+                    (i.draft.empty() ? "" : " --draft " + i.draft) + " --topology " + i.topology;
   if (!i.gpu.empty()) cmd += " --gpu " + i.gpu;
   cmd += " --engine " + i.engine + " --tp " + std::to_string(i.tp);
   if (o.batch) cmd += " --batch " + std::to_string(*o.batch);
@@ -62,6 +68,24 @@ std::vector<std::string> files_read(const ScenarioInit& i) {
   return read;
 }
 
+// --from-command and --env read into the init (library: launch_command.hpp, scenario_writer.hpp);
+// what no scenario key holds is printed as a warning too.
+ScenarioInit read_launch(const InitOptions& o, Io& io) {
+  ScenarioInit init = o.init;
+  if (o.from_command.empty()) {
+    if (!o.env_file.empty()) throw CLI::ValidationError("--env", "reads the environment of a --from-command launch; give one");
+    if (init.model.empty()) throw CLI::RequiredError("--model");
+    if (init.draft.empty()) throw CLI::RequiredError("--draft");
+    if (init.tp == 0) throw CLI::RequiredError("--tp");
+    return init;
+  }
+  LaunchReading reading = read_launch_command(o.from_command);
+  if (!o.env_file.empty()) apply_environment(reading, read_env_file(o.env_file), o.env_file);
+  init = with_launch(init, reading);
+  for (const auto& u : reading.unmodelled) io.err << "specsim: warning: not modelled: " << u << "\n";
+  return init;
+}
+
 void run_init(const InitOptions& o, Io& io) {
   OutputOptions output;
   output.force = o.force;
@@ -75,12 +99,14 @@ void run_init(const InitOptions& o, Io& io) {
     }
     check_output_target(o.output, output);
   }
-  ScenarioInit init = o.init;
+  ScenarioInit init = read_launch(o, io);
   init.batch = o.batch;
   init.context = o.context;
   init.accept = o.accept;
   if (init.name.empty() && !o.output.empty()) init.name = std::filesystem::path(o.output).stem().string();
-  init.command = command_line(o);
+  InitOptions as_run = o;
+  as_run.init = init;
+  init.command = command_line(as_run);
   const std::string text = render_scenario_init(init);
   if (o.output.empty()) {
     io.out << text;
@@ -97,19 +123,32 @@ void setup_init(CLI::App& app, Io& io) {
   auto opts = std::make_shared<InitOptions>();
   CLI::App* sub = app.add_subcommand(
       "init", "Write a new scenario, every value commented as an input, a prior with its source, or an assumption");
-  sub->add_option("--model", opts->init.model, "Target model: models/llm name, model file, or checkpoint directory "
-                                               "holding config.json")
-      ->required();
-  sub->add_option("--draft", opts->init.draft, "EAGLE-3 draft head, named the same ways")->required();
+  sub->add_option("--model", opts->init.model,
+                  "Target model: models/llm name, model file, or checkpoint directory holding config.json "
+                  "(default with --from-command: the launch's weights, when they name a known model)");
+  sub->add_option("--draft", opts->init.draft,
+                  "EAGLE-3 draft head, named the same ways (required without --from-command, and with it for a "
+                  "method with a draft when the command's draft path is no known name)");
   sub->add_option("--topology", opts->init.topology,
                   "The box: models/topology name or file, or saved `nvidia-smi topo -m` output (then --gpu is required)")
       ->required();
   sub->add_option("--gpu", opts->init.gpu,
                   "GPU model (models/gpu name or file): required with topo -m output; otherwise replaces the "
                   "topology's card");
-  sub->add_option("--engine", opts->init.engine, "Engine whose speculative overheads are the priors (models/engines)")
-      ->capture_default_str();
-  sub->add_option("--tp", opts->init.tp, "Tensor-parallel ranks")->required()->check(CLI::Range(1, 1024));
+  auto* engine = sub->add_option("--engine", opts->init.engine,
+                                 "Engine whose speculative overheads are the priors (models/engines)")
+                     ->capture_default_str();
+  opts->init.tp = 0;  // 0: not given (required without --from-command, which can state it)
+  sub->add_option("--tp", opts->init.tp, "Tensor-parallel ranks (default: the launch's with --from-command)")
+      ->check(CLI::Range(1, 1024));
+  sub->add_option("--from-command", opts->from_command,
+                  "A launch to read the settings from: `vllm serve ...`, `python -m sglang.launch_server ...` or "
+                  "`trtllm-serve ...` with its exports (what --emit prints); unmodelled flags are listed")
+      ->check(non_empty())
+      ->excludes(engine);
+  sub->add_option("--env", opts->env_file,
+                  "The launch's environment: KEY=VALUE lines, `export` lines, or a sitecustomize.py setting os.environ")
+      ->check(CLI::ExistingFile);
   sub->add_option("--batch", opts->batch, "Requests decoded together (default 1, marked as an assumption)")
       ->check(CLI::Range(1, 1'000'000));
   sub->add_option("--context", opts->context, "Tokens in each request's KV cache (default 2048, an assumption)")

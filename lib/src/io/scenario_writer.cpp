@@ -161,6 +161,30 @@ std::string scenario_option(const std::string& key_path) {
   return "";
 }
 
+// The value the launch (`--from-command`, `--env`) gives a scenario key, and where it came from;
+// empty when there is no launch or it does not say.
+std::string launch_value(const ScenarioInit& init, const std::string& key) {
+  if (!init.launch) return "";
+  auto it = init.launch->values.find(key);
+  return it == init.launch->values.end() ? "" : it->second;
+}
+std::string launch_origin(const ScenarioInit& init, const std::string& key) {
+  return init.launch && init.launch->origins.count(key) ? "--from-command: " + init.launch->origins.at(key) : "";
+}
+
+// `key: value` from the launch, at the key's leaf, when the launch gives it.
+std::string launch_entry(const ScenarioInit& init, const std::string& key, int indent = 2) {
+  const std::string value = launch_value(init, key);
+  if (value.empty()) return "";
+  return entry(key.substr(key.rfind('.') + 1), scalar(value), launch_origin(init, key), indent);
+}
+
+// MTP drafts with the target's own modules and n-gram lookup with none: no `draft:`.
+bool needs_draft(const ScenarioInit& init) {
+  const std::string method = launch_value(init, "speculation.method");
+  return method != "mtp" && method != "ngram";
+}
+
 // What a scenario written by `specsim init` names, loaded and checked, with where each comes from.
 struct InitParts {
   TransformerSpec model;
@@ -266,7 +290,9 @@ void check_init_tp(const ScenarioInit& init, const InitParts& parts) {
                 "= " + std::to_string(init.tp) + ": the topology '" + parts.topology.name + "' has only " +
                     std::to_string(parts.topology.gpus) + " GPUs");
   }
-  for (const TransformerSpec* m : {&parts.model, &parts.draft}) {
+  std::vector<const TransformerSpec*> models = {&parts.model};
+  if (needs_draft(init)) models.push_back(&parts.draft);
+  for (const TransformerSpec* m : models) {
     try {
       (void)check_tensor_parallel(*m, init.tp);
     } catch (const Error& e) {
@@ -278,7 +304,7 @@ void check_init_tp(const ScenarioInit& init, const InitParts& parts) {
 InitParts load_init_parts(const ScenarioInit& init, const DataDir& data) {
   InitParts parts;
   parts.model_ref = resolve_model(init.model, "--model", "model", data, parts.model);
-  parts.draft_ref = resolve_model(init.draft, "--draft", "draft", data, parts.draft);
+  if (needs_draft(init)) parts.draft_ref = resolve_model(init.draft, "--draft", "draft", data, parts.draft);
   parts.engine = load_init_engine(init, data);
   load_init_gpu(init, data, parts);
   load_init_topology(init, data, parts);
@@ -293,14 +319,15 @@ InitParts load_init_parts(const ScenarioInit& init, const DataDir& data) {
 std::string init_header(const ScenarioInit& init, const InitParts& parts, int batch) {
   const TransformerSpec& model = parts.model;
   const TransformerSpec& draft = parts.draft;
-  const std::string draft_short = draft.name.rfind(model.name, 0) == 0 ? draft.name : model.name + "-" + draft.name;
+  const std::string drafter = needs_draft(init) ? draft.name : launch_value(init, "speculation.method");
+  const std::string draft_short = drafter.rfind(model.name, 0) == 0 ? drafter : model.name + "-" + drafter;
   const std::string name =
       init.name.empty() ? draft_short + "-" + parts.topology.name + "-tp" + std::to_string(init.tp) : init.name;
   std::ostringstream y;
   y << "schema_version: 1\nkind: scenario\n";
   y << "name: " << scalar(name) << "\n";
   y << "description: "
-    << scalar(model.name + " + " + draft.name + " on " + parts.topology.name + " (" + parts.gpu.name + "), TP" +
+    << scalar(model.name + " + " + drafter + " on " + parts.topology.name + " (" + parts.gpu.name + "), TP" +
               std::to_string(init.tp) + ", " + parts.engine.name + ", batch " + std::to_string(batch))
     << "\n";
   y << "source: "
@@ -318,9 +345,11 @@ std::string init_files(const ScenarioInit& init, const InitParts& parts, const D
   std::string y;
   y += comment(model.description.empty() ? model.name : model.description);
   y += entry("model", scalar(parts.model_ref.ref), parts.model_ref.where);
-  y += comment(draft.description.empty() ? draft.name : draft.description);
-  y += entry("draft", scalar(parts.draft_ref.ref),
-             parts.draft_ref.where + (draft.eagle3 && !draft.eagle3->target.empty() ? "; trained for " + draft.eagle3->target : ""));
+  if (needs_draft(init)) {
+    y += comment(draft.description.empty() ? draft.name : draft.description);
+    y += entry("draft", scalar(parts.draft_ref.ref),
+               parts.draft_ref.where + (draft.eagle3 && !draft.eagle3->target.empty() ? "; trained for " + draft.eagle3->target : ""));
+  }
   y += parts.topology_block;
   if (!init.gpu.empty() && !parts.imported) {
     y += entry("gpu", scalar(parts.gpu_ref), "--gpu: replaces the topology's " + parts.topology.gpu);
@@ -338,7 +367,11 @@ std::string init_files(const ScenarioInit& init, const InitParts& parts, const D
 
 std::string init_parallel_and_workload(const ScenarioInit& init, int batch, long long context) {
   std::string y = "\nparallel:\n";
-  y += entry("tp", std::to_string(init.tp), "--tp", 2);
+  const bool tp_from_launch = launch_value(init, "parallel.tp") == std::to_string(init.tp);
+  y += entry("tp", std::to_string(init.tp), tp_from_launch ? launch_origin(init, "parallel.tp") : "--tp", 2);
+  for (const char* key : {"parallel.pp", "parallel.ep", "parallel.moe_a2a", "parallel.attention_dp", "parallel.draft_tp"}) {
+    y += launch_entry(init, key);
+  }
   y += "\nworkload:\n";
   y += entry("batch", std::to_string(batch),
              init.batch ? "--batch" : "assumption: one request at a time (--batch sets it)", 2);
@@ -347,13 +380,35 @@ std::string init_parallel_and_workload(const ScenarioInit& init, int batch, long
   return y;
 }
 
+// The launch's CUDA graphs: eager everywhere under the engine's switch that turns them off, else
+// graphs (the engines' default); the graph sizes, memory share and async scheduling it states.
+std::string launch_modes(const ScenarioInit& init) {
+  const bool eager = launch_value(init, "engine.decode_mode") == "eager";
+  const std::string note =
+      eager ? launch_origin(init, "engine.decode_mode") : "--from-command: no switch turns CUDA graphs off (the default)";
+  std::string y = comment("The launch's CUDA graphs. A verify shape left out of graph capture runs several times slower "
+                          "(docs/references/specdec.md#verify-graph-capture): set verify_mode: eager if the server "
+                          "log says so.",
+                          2);
+  for (const char* key : {"decode_mode", "verify_mode", "draft_mode"}) y += entry(key, eager ? "eager" : "graph", note, 2);
+  y += launch_entry(init, "engine.cuda_graph_max_batch") + launch_entry(init, "engine.memory_fraction");
+  if (!launch_value(init, "engine.async_scheduling.speculative").empty()) {
+    y += "  async_scheduling:\n" + launch_entry(init, "engine.async_scheduling.speculative", 4);
+  }
+  return y;
+}
+
 // Launch modes and the draft cycle's shape, as the engine runs them by default.
-std::string init_engine(const EnginePrior& engine) {
+std::string init_engine(const EnginePrior& engine, const ScenarioInit& init) {
   const bool vllm = engine.name == "vllm";
   std::string y = "\nengine:\n";
   y += entry("name", engine.name,
-             "--engine; its speculative overheads are the priors of models/engines/" + engine.name + ".yaml", 2);
-  if (vllm) {
+             std::string(init.launch ? "--from-command: the launch's engine" : "--engine") +
+                 "; its speculative overheads are the priors of models/engines/" + engine.name + ".yaml",
+             2);
+  if (init.launch) {
+    y += launch_modes(init);
+  } else if (vllm) {
     y += comment("Assumption: CUDA graphs everywhere, vLLM's default without --enforce-eager. A verify shape "
                  "left out of graph capture runs several times slower (docs/references/specdec.md#verify-graph-capture): "
                  "set verify_mode: eager if the server log says so.",
@@ -365,9 +420,11 @@ std::string init_engine(const EnginePrior& engine) {
                  "verify_mode: eager if the server log says so.",
                  2);
   }
-  y += entry("decode_mode", "graph", "assumption (above)", 2);
-  y += entry("verify_mode", "graph", "assumption (above)", 2);
-  y += entry("draft_mode", "graph", "assumption (above)", 2);
+  if (!init.launch) {
+    y += entry("decode_mode", "graph", "assumption (above)", 2);
+    y += entry("verify_mode", "graph", "assumption (above)", 2);
+    y += entry("draft_mode", "graph", "assumption (above)", 2);
+  }
   if (vllm) {
     y += comment("vLLM V1 EagleProposer.propose: its first forward over the verified tokens yields draft token 1, "
                  "then num_steps - 1 more "
@@ -382,7 +439,26 @@ std::string init_engine(const EnginePrior& engine) {
   return y;
 }
 
-std::string init_speculation(const TransformerSpec& draft) {
+// The draft's shape as the launch states it; assumptions where it is silent.
+std::string launch_speculation(const ScenarioInit& init) {
+  std::string y = "\nspeculation:\n" + launch_entry(init, "speculation.method");
+  const std::string steps = launch_value(init, "speculation.num_steps");
+  const std::string topk = launch_value(init, "speculation.eagle_topk");
+  y += steps.empty() ? entry("num_steps", std::to_string(kAssumedSteps), "assumption: the launch does not say", 2)
+                     : launch_entry(init, "speculation.num_steps");
+  y += topk.empty() ? entry("eagle_topk", "1", "assumption: a chain (the launch does not say)", 2)
+                    : launch_entry(init, "speculation.eagle_topk");
+  const int k = steps.empty() ? kAssumedSteps : std::stoi(steps);
+  if (topk.empty() || topk == "1") {
+    y += entry("num_draft_tokens", std::to_string(k + 1), "chain: num_steps + 1", 2);
+  } else {
+    y += launch_entry(init, "speculation.num_draft_tokens");
+  }
+  return y + launch_entry(init, "speculation.parallel_drafting");
+}
+
+std::string init_speculation(const TransformerSpec& draft, const ScenarioInit& init) {
+  if (!launch_value(init, "speculation.method").empty()) return launch_speculation(init);
   const bool eagle1 = draft.eagle3 && draft.eagle3->version == 1;
   std::string y = "\nspeculation:\n";
   y += eagle1 ? entry("method", "eagle", "--draft is an EAGLE-1/2 head", 2)
@@ -437,10 +513,17 @@ std::string init_comm(const ScenarioInit& init, const std::optional<CommProfile>
   std::string y = "\n";
   if (init.tp == 1) return y + comment("comm: one GPU (TP1), no all-reduce.");
   y += "comm:\n";
-  y += entry("implementation", "nccl",
-             "assumption: NCCL all-reduces; engines switch to their own one-shot kernel on some boxes "
-             "(docs/references/nccl.md#custom-allreduce)",
-             2);
+  if (launch_value(init, "comm.implementation").empty()) {
+    y += entry("implementation", "nccl",
+               "assumption: NCCL all-reduces; engines switch to their own one-shot kernel on some boxes "
+               "(docs/references/nccl.md#custom-allreduce)",
+               2);
+  } else {
+    y += launch_entry(init, "comm.implementation");
+  }
+  for (const char* key : {"comm.nccl_algo", "comm.nccl_proto", "comm.min_channels", "comm.max_channels"}) {
+    y += launch_entry(init, key);
+  }
   if (!profile) {
     y += comment("No measured all-reduce table for this box: NCCL's own cost model prices each all-reduce "
                  "(prior, docs/references/nccl.md#tuning-model), and `specsim predict` marks it UNCALIBRATED. "
@@ -500,12 +583,23 @@ std::string init_measurements(const InitParts& parts) {
                  "  speculative: {tokens_per_s: 150tok/s, held_out: true}     (compared with, never an input)");
 }
 
+// The launch line as read and what in it no scenario key holds: listed, never dropped.
+std::string init_launch(const ScenarioInit& init) {
+  if (!init.launch) return "";
+  std::string y = comment("Read from the launch (`init --from-command`): " + init.launch->command);
+  if (init.launch->unmodelled.empty()) return y + "\n";
+  y += comment("Not modelled (no scenario key holds these; specsim predicts as if they were absent):");
+  for (const auto& u : init.launch->unmodelled) y += comment("- " + u);
+  return y + "\n";
+}
+
 // What is returned must load: a problem the checks above missed is reported with its option.
-void check_init_loads(const std::string& text, const DataDir& data) {
+void check_init_loads(const std::string& text, const ScenarioInit& init, const DataDir& data) {
   try {
     (void)load_scenario_text(text, "<specsim init>", data);
   } catch (const Error& e) {
-    const std::string option = scenario_option(e.key_path());
+    const bool from_launch = !e.key_path().empty() && !launch_value(init, e.key_path()).empty();
+    const std::string option = from_launch ? "--from-command" : scenario_option(e.key_path());
     if (option.empty()) throw;
     throw Error({option, 0, 0}, e.key_path(), e.message());
   }
@@ -517,12 +611,53 @@ std::string render_scenario_init(const ScenarioInit& init, const DataDir& data) 
   const InitParts parts = load_init_parts(init, data);
   const int batch = init.batch.value_or(kAssumedBatch);
   const long long context = init.context.value_or(kAssumedContext);
-  const std::string text = init_header(init, parts, batch) + init_files(init, parts, data) +
-                           init_parallel_and_workload(init, batch, context) + init_engine(parts.engine) +
-                           init_speculation(parts.draft) + init_acceptance(init) + init_compute(parts.model) +
+  const std::string text = init_header(init, parts, batch) + init_launch(init) + init_files(init, parts, data) +
+                           init_parallel_and_workload(init, batch, context) + init_engine(parts.engine, init) +
+                           init_speculation(parts.draft, init) + init_acceptance(init) + init_compute(parts.model) +
                            init_comm(init, parts.profile) + init_host(parts.engine) + init_measurements(parts);
-  check_init_loads(text, data);
+  check_init_loads(text, init, data);
   return text;
+}
+
+namespace {
+
+// The models/llm name or checkpoint directory a launch's weights stand for; "" when none.
+std::string weights_name(const std::string& given, const DataDir& data) {
+  if (given.starts_with("<path-to-") && given.ends_with(">")) return given.substr(9, given.size() - 10);
+  std::error_code ec;
+  if (fs::is_directory(given, ec) && fs::exists(fs::path(given) / "config.json", ec)) return given;
+  std::string stem = fs::path(given).filename().string();
+  for (char& c : stem) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const auto names = data.names(DataKind::kModel);
+  return std::find(names.begin(), names.end(), stem) != names.end() ? stem : "";
+}
+
+std::string resolve_weights(const std::string& given, const char* what, const char* option, const DataDir& data) {
+  const std::string name = weights_name(given, data);
+  if (!name.empty()) return name;
+  std::string known;
+  for (const auto& n : data.names(DataKind::kModel)) known += (known.empty() ? "" : ", ") + n;
+  throw Error({"--from-command", 0, 0}, what,
+              "the launch's " + std::string(what) + " '" + given + "' is no models/llm name, `<path-to-NAME>` "
+              "placeholder or checkpoint directory with config.json here: pass " + option + " NAME (known: " + known + ")");
+}
+
+}  // namespace
+
+ScenarioInit with_launch(ScenarioInit init, const LaunchReading& launch, const DataDir& data) {
+  init.engine = to_string(launch.engine);
+  if (auto it = launch.values.find("parallel.tp"); it != launch.values.end() && init.tp == 0) init.tp = std::stoi(it->second);
+  if (init.tp == 0) init.tp = 1;
+  if (init.model.empty()) init.model = resolve_weights(launch.model, "model", "--model", data);
+  init.launch = launch;
+  if (init.draft.empty() && needs_draft(init)) {
+    if (launch.draft.empty()) {
+      throw Error({"--from-command", 0, 0}, "draft", "the launch names no draft weights for method " +
+                                                         launch_value(init, "speculation.method") + ": pass --draft NAME");
+    }
+    init.draft = resolve_weights(launch.draft, "draft", "--draft", data);
+  }
+  return init;
 }
 
 }  // namespace specsim
