@@ -33,11 +33,15 @@ struct InitOptions {
 // The command as typed, for the file's `source:` (paths and names only; nothing secret goes in).
 std::string command_line(const InitOptions& o) {
   const ScenarioInit& i = o.init;
-  std::string cmd = "specsim init " + std::string(o.from_command.empty() ? "" : "--from-command '...' ") +
-                    (o.env_file.empty() ? "" : "--env " + o.env_file + " ") + "--model " + i.model +
-                    (i.draft.empty() ? "" : " --draft " + i.draft) + " --topology " + i.topology;
+  std::string cmd = "specsim init";
+  if (!o.from_command.empty()) cmd += " --from-command '...'";
+  if (!o.env_file.empty()) cmd += " --env " + o.env_file;
+  if (!i.model.empty()) cmd += " --model " + i.model;
+  if (!i.draft.empty()) cmd += " --draft " + i.draft;
+  cmd += " --topology " + i.topology;
   if (!i.gpu.empty()) cmd += " --gpu " + i.gpu;
-  cmd += " --engine " + i.engine + " --tp " + std::to_string(i.tp);
+  if (o.from_command.empty()) cmd += " --engine " + i.engine;
+  if (i.tp > 0) cmd += " --tp " + std::to_string(i.tp);
   if (o.batch) cmd += " --batch " + std::to_string(*o.batch);
   if (o.context) cmd += " --context " + std::to_string(*o.context);
   if (o.accept) cmd += " --accept " + units::format_fixed(*o.accept, 3);
@@ -104,9 +108,7 @@ void run_init(const InitOptions& o, Io& io) {
   init.context = o.context;
   init.accept = o.accept;
   if (init.name.empty() && !o.output.empty()) init.name = std::filesystem::path(o.output).stem().string();
-  InitOptions as_run = o;
-  as_run.init = init;
-  init.command = command_line(as_run);
+  init.command = command_line(o);
   const std::string text = render_scenario_init(init);
   if (o.output.empty()) {
     io.out << text;

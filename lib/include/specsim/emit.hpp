@@ -16,9 +16,12 @@
 #include <utility>
 #include <vector>
 
+#include "specsim/concurrency.hpp"
 #include "specsim/engine_flags.hpp"
 #include "specsim/launch_checks.hpp"
+#include "specsim/load.hpp"
 #include "specsim/scenario.hpp"
+#include "specsim/whatif.hpp"
 
 namespace specsim {
 
@@ -55,6 +58,17 @@ struct EmitLevel {
   bool speculate = true;
 };
 [[nodiscard]] EmittedLaunch emit_launch(const std::vector<EmitLevel>& levels, Engine engine);
+
+// What to emit for a sweep or a ranking, as scenarios: `--set` patches that give a sweep point's
+// values (key=value per axis); each level's best point of a concurrency sweep, loaded with
+// `patches` at batch = its concurrency (infeasible levels left out; speculate = the point pays);
+// the scenario with rank's top pick applied (the feasible intervention of the largest gain; the
+// scenario as it stands when none gains).
+[[nodiscard]] std::vector<std::string> point_patches(const std::vector<std::string>& keys, const SweepPoint& point);
+[[nodiscard]] std::vector<EmitLevel> emit_levels(const std::string& scenario, const std::vector<std::string>& patches,
+                                                 const ConcurrencySweep& sweep, const DataDir& data = DataDir());
+[[nodiscard]] Scenario top_pick(const std::string& scenario, const std::vector<std::string>& patches,
+                                const RankReport& report, const DataDir& data = DataDir());
 
 // One command as a shell line: words quoted where the shell would split or expand them.
 [[nodiscard]] std::string shell_line(const std::vector<std::string>& argv);

@@ -270,14 +270,15 @@ std::string quoted(const std::string& w) {
   return out + "'";
 }
 
-// A command over several lines: the program words first, then a flag and its value per line.
+// A command over several lines: the program words first (`python -m sglang.launch_server`), then
+// a `--flag` and its value per line.
 std::string command_text(const std::vector<std::string>& argv) {
   std::string out;
   std::size_t i = 0;
-  for (; i < argv.size() && !argv[i].starts_with("-"); ++i) out += (i ? " " : "") + quoted(argv[i]);
+  for (; i < argv.size() && !argv[i].starts_with("--"); ++i) out += (i ? " " : "") + quoted(argv[i]);
   while (i < argv.size()) {
     out += " \\\n  " + quoted(argv[i++]);
-    while (i < argv.size() && !argv[i].starts_with("-")) out += " " + quoted(argv[i++]);
+    while (i < argv.size() && !argv[i].starts_with("--")) out += " " + quoted(argv[i++]);
   }
   return out + "\n";
 }
@@ -383,6 +384,37 @@ EmittedLaunch emit_launch(const std::vector<EmitLevel>& levels, Engine engine) {
   l.notes.erase(std::unique(l.notes.begin(), l.notes.end()), l.notes.end());
   l.script = script_of(l);
   return l;
+}
+
+std::vector<std::string> point_patches(const std::vector<std::string>& keys, const SweepPoint& point) {
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < keys.size() && i < point.values.size(); ++i) out.push_back(keys[i] + "=" + point.values[i]);
+  return out;
+}
+
+std::vector<EmitLevel> emit_levels(const std::string& scenario, const std::vector<std::string>& patches,
+                                   const ConcurrencySweep& sweep, const DataDir& data) {
+  std::vector<EmitLevel> levels;
+  for (const auto& level : sweep.levels) {
+    if (!level.feasible()) continue;
+    std::vector<std::string> all = patches;
+    for (auto& p : point_patches(sweep.keys, level.best)) all.push_back(std::move(p));
+    EmitLevel e{level.concurrency, load_scenario(scenario, all, data), level.pays()};
+    e.scenario.batch = level.concurrency;
+    e.scenario.concurrency.clear();
+    levels.push_back(std::move(e));
+  }
+  return levels;
+}
+
+Scenario top_pick(const std::string& scenario, const std::vector<std::string>& patches, const RankReport& report,
+                  const DataDir& data) {
+  std::vector<std::string> all = patches;
+  if (!report.ranked.empty() && report.ranked.front().feasible && report.ranked.front().gain > 0.0) {
+    const auto& pick = report.ranked.front().intervention->patches;
+    all.insert(all.end(), pick.begin(), pick.end());
+  }
+  return load_scenario(scenario, all, data);
 }
 
 namespace {
