@@ -76,10 +76,14 @@ std::vector<std::string> files_read(const ScenarioInit& i) {
 // what no scenario key holds is printed as a warning too.
 ScenarioInit read_launch(const InitOptions& o, Io& io) {
   ScenarioInit init = o.init;
+  // The options CLI11 would call required, in their order, where a launch cannot give them.
   if (o.from_command.empty()) {
     if (!o.env_file.empty()) throw CLI::ValidationError("--env", "reads the environment of a --from-command launch; give one");
     if (init.model.empty()) throw CLI::RequiredError("--model");
     if (init.draft.empty()) throw CLI::RequiredError("--draft");
+  }
+  if (init.topology.empty()) throw CLI::RequiredError("--topology");
+  if (o.from_command.empty()) {
     if (init.tp == 0) throw CLI::RequiredError("--tp");
     return init;
   }
@@ -91,9 +95,11 @@ ScenarioInit read_launch(const InitOptions& o, Io& io) {
 }
 
 void run_init(const InitOptions& o, Io& io) {
+  ScenarioInit init = read_launch(o, io);
   OutputOptions output;
   output.force = o.force;
-  output.inputs = files_read(o.init);
+  output.inputs = files_read(init);
+  if (!o.env_file.empty()) output.inputs.push_back(o.env_file);
   output.exclusive = !o.force;  // without --force init creates, and of two at once one wins
   if (!o.output.empty()) {
     // A scenario is edited by hand after init: replacing one silently would lose that work.
@@ -103,7 +109,6 @@ void run_init(const InitOptions& o, Io& io) {
     }
     check_output_target(o.output, output);
   }
-  ScenarioInit init = read_launch(o, io);
   init.batch = o.batch;
   init.context = o.context;
   init.accept = o.accept;
@@ -132,8 +137,8 @@ void setup_init(CLI::App& app, Io& io) {
                   "EAGLE-3 draft head, named the same ways (required without --from-command, and with it for a "
                   "method with a draft when the command's draft path is no known name)");
   sub->add_option("--topology", opts->init.topology,
-                  "The box: models/topology name or file, or saved `nvidia-smi topo -m` output (then --gpu is required)")
-      ->required();
+                  "The box: models/topology name or file, or saved `nvidia-smi topo -m` output (then --gpu is "
+                  "required); required");
   sub->add_option("--gpu", opts->init.gpu,
                   "GPU model (models/gpu name or file): required with topo -m output; otherwise replaces the "
                   "topology's card");

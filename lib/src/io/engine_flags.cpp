@@ -28,7 +28,8 @@ std::vector<EngineFlag> vllm_rows() {
       {e, S::kGraphMaxTokens, K::kOption, "--max-cudagraph-capture-size", {}, kVllmArgs},
       {e, S::kNoCustomAllReduce, K::kSwitch, "--disable-custom-all-reduce", {}, kVllmArgs},
       {e, S::kMemoryFraction, K::kOption, "--gpu-memory-utilization", {}, kVllmArgs},
-      {e, S::kAsyncScheduling, K::kSwitch, "--async-scheduling", {}, kVllmArgs},
+      // argparse.BooleanOptionalAction: --no-async-scheduling turns it off.
+      {e, S::kAsyncScheduling, K::kSwitch, "--async-scheduling", {"--no-async-scheduling"}, kVllmArgs},
       {e, S::kSpeculativeConfig, K::kOption, "--speculative-config", {}, kVllmArgs},
       {e, S::kMethod, K::kJsonKey, "method", {}, kVllmSpec},
       {e, S::kDraft, K::kJsonKey, "model", {}, kVllmSpec},

@@ -431,10 +431,11 @@ void resolve_parallel(Raw& raw) {
   const Engine e = raw.r.engine;
   const int tp = value_or(raw, "parallel.tp", 1);
   const int dp = raw.dp.value_or(1);
-  if (e == Engine::kVllm && dp > 1 && raw.ep_switch) {
-    // vLLM's DP attention: -tp t -dp d --enable-expert-parallel spans t x d ranks, experts over all.
+  if (e == Engine::kVllm && dp > 1) {
+    // vLLM's data parallelism of an MoE target: attention per DP rank, the experts over all t x d
+    // ranks (a dense target's DP replicas the loader refuses as data-parallel attention).
     set(raw, "parallel.tp", std::to_string(tp * dp), "--tensor-parallel-size " + std::to_string(tp) + " x --data-parallel-size " + std::to_string(dp));
-    set(raw, "parallel.attention_dp", std::to_string(dp), "--data-parallel-size " + std::to_string(dp) + " with --enable-expert-parallel");
+    set(raw, "parallel.attention_dp", std::to_string(dp), "--data-parallel-size " + std::to_string(dp));
   } else if (e != Engine::kTrtllm && dp > 1 && !(e == Engine::kSglang && raw.dp_attention)) {
     raw.r.unmodelled.push_back("data parallel " + std::to_string(dp) + " without data-parallel attention: " +
                                std::to_string(dp) + " server replicas, not modelled (the scenario is one replica)");

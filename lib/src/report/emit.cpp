@@ -111,8 +111,9 @@ void vllm_parallel(const Scenario& s, std::vector<std::string>& argv) {
   if (p.ep > 1 && p.ep != p.tp) refuse(e, "parallel.ep", "--enable-expert-parallel spreads the experts over every rank; ep " +
                                               std::to_string(p.ep) + " below tp " + std::to_string(p.tp) + " has no flag");
   if (p.moe_a2a != MoeA2aBackend::kNone) refuse(e, "parallel.moe_a2a", "specsim checked no all-to-all backend flag for vLLM");
+  // vLLM's data parallelism on an MoE target: attention per DP rank, the experts over all tp x dp
+  // ranks (TP, or EP with --enable-expert-parallel): the scenario's attention_dp with tp = tp x dp.
   const int dp = p.attention_dp;
-  if (dp > 1 && p.ep != p.tp) refuse(e, "parallel.attention_dp", "vLLM's data-parallel attention runs with expert parallelism over all ranks (parallel.ep = tp)");
   argv.insert(argv.end(), {flag(e, LaunchSetting::kTp), std::to_string(p.tp / std::max(1, dp))});
   if (dp > 1) argv.insert(argv.end(), {flag(e, LaunchSetting::kDp), std::to_string(dp)});
   if (p.pp > 1) argv.insert(argv.end(), {flag(e, LaunchSetting::kPp), std::to_string(p.pp)});
@@ -135,7 +136,10 @@ LaunchCommand vllm_command(const Scenario& s, int batch, bool speculate, std::ve
   }
   if (s.parallel.tp > 1 && s.comm.implementation == "nccl") c.argv.push_back(flag(e, LaunchSetting::kNoCustomAllReduce));
   if (s.engine.memory_fraction) c.argv.insert(c.argv.end(), {flag(e, LaunchSetting::kMemoryFraction), std::to_string(*s.engine.memory_fraction)});
-  if (s.engine.async_speculative) c.argv.push_back(*s.engine.async_speculative ? flag(e, LaunchSetting::kAsyncScheduling) : "--no-async-scheduling");
+  if (s.engine.async_speculative) {
+    const EngineFlag* async = engine_flag(e, LaunchSetting::kAsyncScheduling);
+    c.argv.push_back(*s.engine.async_speculative ? async->name : async->aliases.at(0));
+  }
   if (s.speculation.method == "ngram") notes.push_back("prompt_lookup_max 4: vLLM requires it for ngram and the scenario has no key for it (assumption)");
   if (speculate) c.argv.insert(c.argv.end(), {flag(e, LaunchSetting::kSpeculativeConfig), vllm_speculative_config(s, speculate)});
   return c;
