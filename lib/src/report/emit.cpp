@@ -379,6 +379,10 @@ EmittedLaunch emit_launch(const std::vector<EmitLevel>& levels, Engine engine) {
                                      true, l.schedule, l.notes));
   } else {
     for (const auto& lv : levels) {
+      if (!lv.speculate) {
+        l.notes.push_back("concurrency " + std::to_string(lv.concurrency) +
+                          ": plain decoding beats every setting tried, so its command runs without speculation");
+      }
       LaunchCommand c = command_for(lv.scenario, engine, lv.concurrency, lv.speculate, {}, l.notes);
       c.concurrency = lv.concurrency;
       l.commands.push_back(std::move(c));
