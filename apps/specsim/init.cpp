@@ -89,7 +89,7 @@ ScenarioInit read_launch(const InitOptions& o, Io& io) {
   }
   LaunchReading reading = read_launch_command(o.from_command);
   if (!o.env_file.empty()) apply_environment(reading, read_env_file(o.env_file), o.env_file);
-  init = with_launch(init, reading);
+  init = init_from_launch(init, reading);
   for (const auto& u : reading.unmodelled) io.err << "specsim: warning: not modelled: " << u << "\n";
   return init;
 }

@@ -38,7 +38,7 @@ specsim::Scenario scenario_from(const std::string& text, const std::string& topo
   init.topology = topology;
   init.tp = 0;
   init.batch = batch;
-  init = specsim::with_launch(init, specsim::read_launch_command(text));
+  init = specsim::init_from_launch(init, specsim::read_launch_command(text));
   return specsim::load_scenario_text(specsim::render_scenario_init(init), "<round trip>");
 }
 

@@ -41,7 +41,7 @@ struct ScenarioInit {
 // (`moonshotai/Kimi-K2.5` -> kimi-k2.5), else to a checkpoint directory that exists. Throws
 // specsim::Error at `--from-command` naming the weights that resolve to nothing, with the fix
 // (`--model NAME`, `--draft NAME`).
-[[nodiscard]] ScenarioInit with_launch(ScenarioInit init, const LaunchReading& launch, const DataDir& data = DataDir());
+[[nodiscard]] ScenarioInit init_from_launch(ScenarioInit init, const LaunchReading& launch, const DataDir& data = DataDir());
 
 // The scenario as commented YAML. Throws specsim::Error naming the option that carried a bad
 // value (`--model`, `--draft`, `--topology`, `--gpu`, `--engine`, `--tp`, ...) and the scenario key

@@ -644,7 +644,7 @@ std::string resolve_weights(const std::string& given, const char* what, const ch
 
 }  // namespace
 
-ScenarioInit with_launch(ScenarioInit init, const LaunchReading& launch, const DataDir& data) {
+ScenarioInit init_from_launch(ScenarioInit init, const LaunchReading& launch, const DataDir& data) {
   init.engine = to_string(launch.engine);
   if (auto it = launch.values.find("parallel.tp"); it != launch.values.end() && init.tp == 0) init.tp = std::stoi(it->second);
   if (init.tp == 0) init.tp = 1;
