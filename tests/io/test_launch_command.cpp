@@ -187,6 +187,17 @@ TEST_CASE("a CUDA graph size below the batch and vLLM's custom all-reduce on sm_
   CHECK(specsim::launch_problems(scenario_from(vllm + " --disable-custom-all-reduce", "2x-rtx-pro-6000-pcie5")).empty());
 }
 
+TEST_CASE("vLLM's graph sizes are tokens: the largest over the k + 1 tokens a request verifies is the batch covered") {
+  // 32 tokens / (3 + 1) per request = 8 requests, from either flag (the list takes its largest).
+  for (const std::string sizes : {"--max-cudagraph-capture-size 32", "--cudagraph-capture-sizes 1 2 4 8 16 32"}) {
+    const auto r = specsim::read_launch_command("vllm serve --model m " + sizes +
+                                                " --speculative-config '{\"method\":\"eagle3\",\"num_speculative_tokens\":3}'");
+    INFO(sizes);
+    CHECK(r.values.at("engine.cuda_graph_max_batch") == "8");
+    CHECK(r.unmodelled.empty());
+  }
+}
+
 TEST_CASE("unbalanced quoting, an unknown engine and a flag without its value are errors at --from-command") {
   CHECK_THAT(error_of("vllm serve --model m --speculative-config '{\"method\": \"eagle3\"}"),
              Contains("--from-command:1:") && Contains("unterminated single quote"));

@@ -40,6 +40,7 @@ enum class LaunchSetting {
   kEager,                  // no CUDA graphs at all
   kGraphMaxBatch,          // CUDA graphs captured up to this many requests
   kGraphMaxTokens,         // CUDA graphs captured up to this many tokens (vLLM)
+  kGraphSizesTokens,       // the token counts CUDA graphs are captured for, a list (vLLM; read only)
   kGraphPadding,           // batches padded up to a captured graph (TensorRT-LLM)
   kNoCustomAllReduce,      // the engine's custom all-reduce off: NCCL only
   kAllReduceStrategy,      // TensorRT-LLM's all-reduce choice

@@ -26,6 +26,7 @@ std::vector<EngineFlag> vllm_rows() {
       {e, S::kEp, K::kSwitch, "--enable-expert-parallel", {}, kVllmArgs},
       {e, S::kEager, K::kSwitch, "--enforce-eager", {}, kVllmArgs},
       {e, S::kGraphMaxTokens, K::kOption, "--max-cudagraph-capture-size", {}, kVllmArgs},
+      {e, S::kGraphSizesTokens, K::kOption, "--cudagraph-capture-sizes", {"--cuda-graph-sizes"}, kVllmArgs},
       {e, S::kNoCustomAllReduce, K::kSwitch, "--disable-custom-all-reduce", {}, kVllmArgs},
       {e, S::kMemoryFraction, K::kOption, "--gpu-memory-utilization", {}, kVllmArgs},
       // argparse.BooleanOptionalAction: --no-async-scheduling turns it off.

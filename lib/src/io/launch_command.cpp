@@ -242,7 +242,8 @@ void apply_flag(Raw& raw, const EngineFlag& f, const std::string& value, const s
     case S::kDraftTokens: set(raw, "speculation.num_draft_tokens", std::to_string(whole_number(value, f.name, line)), origin); break;
     case S::kEager: set(raw, "engine.decode_mode", "eager", origin); break;
     case S::kGraphMaxBatch: set(raw, "engine.cuda_graph_max_batch", std::to_string(whole_number(value, f.name, line)), origin); break;
-    case S::kGraphMaxTokens: raw.graph_tokens = whole_number(value, f.name, line); break;
+    case S::kGraphMaxTokens:
+    case S::kGraphSizesTokens: raw.graph_tokens = std::max(raw.graph_tokens.value_or(0), whole_number(value, f.name, line)); break;
     case S::kNoCustomAllReduce: raw.no_custom = true; break;
     case S::kMemoryFraction: {
       std::ostringstream v;
@@ -417,6 +418,10 @@ void walk_arguments(Raw& raw, const std::vector<std::string>& args) {
       }
     }
     apply_flag(raw, *f, value);
+    // A list option (vLLM's capture sizes, nargs='+'): every number after the first too.
+    while (f->setting == LaunchSetting::kGraphSizesTokens && i + 1 < args.size() && !args[i + 1].starts_with("-")) {
+      apply_flag(raw, *f, args[++i]);
+    }
   }
 }
 
@@ -463,7 +468,7 @@ void resolve_speculation(Raw& raw) {
     // vLLM sizes graphs in tokens: a request verifies num_steps + 1 of them (a chain).
     const int per_request = method.empty() ? 1 : value_or(raw, "speculation.num_steps", 1) + 1;
     set(raw, "engine.cuda_graph_max_batch", std::to_string(std::max(1, *raw.graph_tokens / per_request)),
-        "--max-cudagraph-capture-size " + std::to_string(*raw.graph_tokens) + " tokens / " + std::to_string(per_request) + " per request");
+        "the largest CUDA graph capture size, " + std::to_string(*raw.graph_tokens) + " tokens, / " + std::to_string(per_request) + " per request");
   }
 }
 
