@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
-"""Golden JSON outputs: what predict, rank, sweep, breakeven and comm print on every shipped
-scenario, validation row and comm profile, kept in tests/golden/ and compared byte for byte.
+"""Golden outputs: the JSON predict, rank, sweep, breakeven and comm print on every shipped
+scenario, validation row and comm profile, and the launch `predict --emit ENGINE` prints for every
+shipped scenario on vLLM, SGLang and TensorRT-LLM (its error where the engine cannot run the
+setting), kept in tests/golden/ and compared byte for byte.
 
 A refactor must leave every file unchanged. A change that is meant to move a figure rewrites them
 (`--update`), and the commit message says which figures moved and why:
@@ -23,6 +25,9 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 BIN = os.environ.get("SPECSIM_BIN", str(ROOT / "build/release/bin/specsim"))
 GOLDEN = ROOT / "tests/golden"
 SIZES = "256B,14KiB,56KiB,1MiB,16MiB,128MiB"
+ENGINES = ("vllm", "sglang", "trtllm")
+# Where a case keeps its output: JSON views, or a launch's shell text (.txt).
+SUFFIXES = (".json", ".txt")
 
 
 def commands():
@@ -40,6 +45,7 @@ def commands():
         # A block drafter's shape is its block (speculation.block_size), not a depth.
         block = re.search(r"^\s*method:\s*dflash", path.read_text(), re.M)
         draft_axis = "speculation.block_size=2,4,8,12,16" if block else "speculation.num_steps=1..5"
+        out += [(f"emit-{path.stem}-{engine}.txt", ["predict", "--scenario", s, "--emit", engine]) for engine in ENGINES]
         out += [
             (f"breakeven-{path.stem}", ["breakeven", "--scenario", s, "--json"]),
             (f"sweep-{path.stem}-draft", ["sweep", "--scenario", s, "--vary", draft_axis,
@@ -62,9 +68,17 @@ def commands():
 
 def run(args):
     done = subprocess.run([BIN, *args], cwd=ROOT, capture_output=True, text=True)
+    if done.returncode == 1 and "--emit" in args:
+        # A setting the engine cannot run: the refusal is the output.
+        return f"exit 1\n{done.stderr}"
     if done.returncode != 0:
         sys.exit(f"golden: `specsim {' '.join(args)}` exited {done.returncode}:\n{done.stderr}")
     return done.stdout
+
+
+def file_name(name):
+    """A case's file: its own suffix, else .json."""
+    return name if name.endswith(SUFFIXES) else f"{name}.json"
 
 
 def main():
@@ -74,12 +88,12 @@ def main():
     cases = commands()
     GOLDEN.mkdir(exist_ok=True)
     if update:
-        for old in GOLDEN.glob("*.json"):
+        for old in [p for suffix in SUFFIXES for p in GOLDEN.glob(f"*{suffix}")]:
             old.unlink()
     failed = []
     for name, args in cases:
         got = run(args)
-        path = GOLDEN / f"{name}.json"
+        path = GOLDEN / file_name(name)
         if update:
             path.write_text(got)
             continue
@@ -91,8 +105,8 @@ def main():
             diff = difflib.unified_diff(want.splitlines(), got.splitlines(), "golden", "now", n=1, lineterm="")
             failed.append(f"{path.relative_to(ROOT)}: `specsim {' '.join(args)}` differs:\n" +
                           "\n".join(list(diff)[:40]))
-    stale = {p.stem for p in GOLDEN.glob("*.json")} - {name for name, _ in cases}
-    failed += [f"tests/golden/{s}.json: no command makes it any more" for s in sorted(stale)]
+    stale = {p.name for suffix in SUFFIXES for p in GOLDEN.glob(f"*{suffix}")} - {file_name(n) for n, _ in cases}
+    failed += [f"tests/golden/{s}: no command makes it any more" for s in sorted(stale)]
     if failed:
         print("\n\n".join(failed))
         sys.exit(f"golden: {len(failed)} of {len(cases)} outputs differ")

@@ -6,8 +6,10 @@
 #include <optional>
 #include <ostream>
 
+#include "choices.hpp"
 #include "cli.hpp"
 #include "specsim/error.hpp"
+#include "specsim/launch_command.hpp"
 #include "specsim/load.hpp"
 #include "specsim/output_file.hpp"
 #include "specsim/scenario_writer.hpp"
@@ -24,17 +26,23 @@ struct InitOptions {
   std::optional<double> accept;
   std::string output;  // "" = stdout
   bool force = false;
+  std::string from_command;  // a launch line (and its exports) to read the settings from
+  std::string env_file;      // its environment: env file, export list or sitecustomize.py
 };
 
 // The command as typed, for the file's `source:` (paths and names only; nothing secret goes in).
 std::string command_line(const InitOptions& o) {
   const ScenarioInit& i = o.init;
-  std::string cmd = "specsim init --model " + i.model;
+  std::string cmd = "specsim init";
+  if (!o.from_command.empty()) cmd += " --from-command '...'";
+  if (!o.env_file.empty()) cmd += " --env " + o.env_file;
+  if (!i.model.empty()) cmd += " --model " + i.model;
   if (!i.draft.empty()) cmd += " --draft " + i.draft;
   if (!i.method.empty()) cmd += " --method " + i.method;
   cmd += " --topology " + i.topology;
   if (!i.gpu.empty()) cmd += " --gpu " + i.gpu;
-  cmd += " --engine " + i.engine + " --tp " + std::to_string(i.tp);
+  if (o.from_command.empty()) cmd += " --engine " + i.engine;
+  if (i.tp > 0) cmd += " --tp " + std::to_string(i.tp);
   if (o.batch) cmd += " --batch " + std::to_string(*o.batch);
   if (o.context) cmd += " --context " + std::to_string(*o.context);
   if (o.accept) cmd += " --accept " + units::format_fixed(*o.accept, 3);
@@ -65,10 +73,33 @@ std::vector<std::string> files_read(const ScenarioInit& i) {
   return read;
 }
 
+// --from-command and --env read into the init (library: launch_command.hpp, scenario_writer.hpp);
+// what no scenario key holds is printed as a warning too.
+ScenarioInit read_launch(const InitOptions& o, Io& io) {
+  ScenarioInit init = o.init;
+  // The options CLI11 would call required, in their order, where a launch cannot give them.
+  if (o.from_command.empty()) {
+    if (!o.env_file.empty()) throw CLI::ValidationError("--env", "reads the environment of a --from-command launch; give one");
+    if (init.model.empty()) throw CLI::RequiredError("--model");
+  }
+  if (init.topology.empty()) throw CLI::RequiredError("--topology");
+  if (o.from_command.empty()) {
+    if (init.tp == 0) throw CLI::RequiredError("--tp");
+    return init;
+  }
+  LaunchReading reading = read_launch_command(o.from_command);
+  if (!o.env_file.empty()) apply_environment(reading, read_env_file(o.env_file), o.env_file);
+  init = init_from_launch(init, reading);
+  for (const auto& u : reading.unmodelled) io.err << "specsim: warning: not modelled: " << u << "\n";
+  return init;
+}
+
 void run_init(const InitOptions& o, Io& io) {
+  ScenarioInit init = read_launch(o, io);
   OutputOptions output;
   output.force = o.force;
-  output.inputs = files_read(o.init);
+  output.inputs = files_read(init);
+  if (!o.env_file.empty()) output.inputs.push_back(o.env_file);
   output.exclusive = !o.force;  // without --force init creates, and of two at once one wins
   if (!o.output.empty()) {
     // A scenario is edited by hand after init: replacing one silently would lose that work.
@@ -78,7 +109,6 @@ void run_init(const InitOptions& o, Io& io) {
     }
     check_output_target(o.output, output);
   }
-  ScenarioInit init = o.init;
   init.batch = o.batch;
   init.context = o.context;
   init.accept = o.accept;
@@ -100,26 +130,38 @@ void setup_init(CLI::App& app, Io& io) {
   auto opts = std::make_shared<InitOptions>();
   CLI::App* sub = app.add_subcommand(
       "init", "Write a new scenario, every value commented as an input, a prior with its source, or an assumption");
-  sub->add_option("--model", opts->init.model, "Target model: models/llm name, model file, or checkpoint directory "
-                                               "holding config.json")
-      ->required();
+  sub->add_option("--model", opts->init.model,
+                  "Target model: models/llm name, model file, or checkpoint directory holding config.json "
+                  "(default with --from-command: the launch's weights, when they name a known model)");
   sub->add_option("--draft", opts->init.draft,
                   "The drafter, named the same ways: an EAGLE-3 or EAGLE head, a DFlash drafter or a small full model "
-                  "(none for --method mtp or ngram)");
+                  "(none for --method mtp or ngram; with --from-command, needed when the launch's draft path is no "
+                  "known name)");
   sub->add_option("--method", opts->init.method,
-                  "Speculation method (default: what --draft is, or mtp for a model with MTP layers)")
+                  "Speculation method (default: the launch's with --from-command, else what --draft is, or mtp for a "
+                  "model with MTP layers)")
       ->check(CLI::IsMember(init_methods()));
   sub->add_option("--topology", opts->init.topology,
-                  "The box: models/topology name or file, or saved `nvidia-smi topo -m` output (then --gpu is required)")
-      ->required();
+                  "The box: models/topology name or file, or saved `nvidia-smi topo -m` output (then --gpu is "
+                  "required); required");
   sub->add_option("--gpu", opts->init.gpu,
                   "GPU model (models/gpu name or file): required with topo -m output; otherwise replaces the "
                   "topology's card");
-  sub->add_option("--engine", opts->init.engine,
-                  "Engine whose defaults (launch modes, the method's depth or block) and speculative overheads are the "
-                  "priors (models/engines)")
-      ->capture_default_str();
-  sub->add_option("--tp", opts->init.tp, "Tensor-parallel ranks")->required()->check(CLI::Range(1, 1024));
+  auto* engine = sub->add_option("--engine", opts->init.engine,
+                                 "Engine whose defaults (launch modes, the method's depth or block) and speculative "
+                                 "overheads are the priors (models/engines)")
+                     ->capture_default_str();
+  opts->init.tp = 0;  // 0: not given (required without --from-command, which can state it)
+  sub->add_option("--tp", opts->init.tp, "Tensor-parallel ranks (default: the launch's with --from-command)")
+      ->check(CLI::Range(1, 1024));
+  sub->add_option("--from-command", opts->from_command,
+                  "A launch to read the settings from: `vllm serve ...`, `python -m sglang.launch_server ...` or "
+                  "`trtllm-serve ...` with its exports (what --emit prints); unmodelled flags are listed")
+      ->check(non_empty())
+      ->excludes(engine);
+  sub->add_option("--env", opts->env_file,
+                  "The launch's environment: KEY=VALUE lines, `export` lines, or a sitecustomize.py setting os.environ")
+      ->check(CLI::ExistingFile);
   sub->add_option("--batch", opts->batch, "Requests decoded together (default 1, marked as an assumption)")
       ->check(CLI::Range(1, 1'000'000));
   sub->add_option("--context", opts->context, "Tokens in each request's KV cache (default 2048, an assumption)")

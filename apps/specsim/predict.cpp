@@ -8,6 +8,7 @@
 
 #include "choices.hpp"
 #include "cli.hpp"
+#include "emit_option.hpp"
 #include "format_option.hpp"
 #include "specsim/concurrency.hpp"
 #include "specsim/cycle.hpp"
@@ -36,6 +37,7 @@ struct PredictOptions {
   std::uint64_t seed = 1;
   double request_spread = 0.0;
   Format format = Format::kText;
+  std::optional<Engine> emit;  // --emit: print the launch of this setting on that engine
 };
 
 // The acceptance a set of engine logs supports: pooled per-position rates when logged, else tau.
@@ -71,6 +73,7 @@ void apply_acceptance_options(const PredictOptions& o, Scenario& s, std::vector<
 }
 
 void run_predict(const PredictOptions& o, Io& io) {
+  check_emit_format(o.emit, o.format);
   std::vector<std::string> patches = o.patches;
   if (!o.calibrate_spec.empty()) {
     // The user's own measured run: an input at the file's draft setting and batch, not held out.
@@ -81,10 +84,15 @@ void run_predict(const PredictOptions& o, Io& io) {
   Scenario s = load_scenario(o.scenario, patches);
   std::vector<std::string> warnings;
   apply_acceptance_options(o, s, warnings);
+  const std::vector<LaunchProblem> problems = launch_problems(s);
+  for (const auto& p : problems) warnings.push_back(describe(p));
+  std::optional<EmittedLaunch> launch;
+  if (o.emit) launch = emit_launch(s, *o.emit);
   if (!s.concurrency.empty()) {
     if (o.monte_carlo > 0) throw Error({"--monte-carlo", 0, 0}, "", "simulates one batch: leave out workload.concurrency");
     // Rendered whole before printing: a failure never leaves half a document on stdout.
-    io.out << render_concurrency(s.name, predict_concurrency(s), o.format, warnings);
+    const std::string out = render_concurrency(s.name, predict_concurrency(s), o.format, warnings);
+    io.out << emitted(o.format == Format::kJson ? with_problems(out, o.format, problems) : out, o.format, launch);
     return;
   }
   require_memory_fit(s);  // a deployment that cannot load predicts nothing
@@ -98,7 +106,8 @@ void run_predict(const PredictOptions& o, Io& io) {
     mo.request_accept_stddev = o.request_spread;
     mc = MonteCarloRun{mo, monte_carlo(model, model.scenario().acceptance, mo), model.scenario().batch};
   }
-  io.out << render_prediction(model, p, o.format, warnings, mc);
+  const std::string out = render_prediction(model, p, o.format, warnings, mc);
+  io.out << emitted(o.format == Format::kJson ? with_problems(out, o.format, problems) : out, o.format, launch);
 }
 
 }  // namespace
@@ -143,6 +152,7 @@ void setup_predict(CLI::App& app, Io& io) {
                   "Standard deviation of per-request first-position acceptance (Beta)")
       ->check(CLI::Range(0.0, 0.5));
   add_format_option(*sub, opts->format);
+  add_emit_option(*sub, opts->emit, "the scenario's setting");
   sub->callback([opts, &io]() { run_predict(*opts, io); });
 }
 

@@ -5,6 +5,7 @@
 #include <ostream>
 
 #include "cli.hpp"
+#include "emit_option.hpp"
 #include "format_option.hpp"
 #include "specsim/error.hpp"
 #include "specsim/load.hpp"
@@ -22,9 +23,11 @@ struct RankOptions {
   std::vector<std::string> patches;
   int path_steps = 4;
   Format format = Format::kText;
+  std::optional<Engine> emit;  // --emit: print the launch of the top pick on that engine
 };
 
 void run_rank(const RankOptions& o, Io& io) {
+  check_emit_format(o.emit, o.format);
   const DataDir data;
   std::vector<std::string> patches = o.patches;
   if (o.accept) patches.push_back("acceptance.accept=" + std::to_string(*o.accept));
@@ -38,7 +41,13 @@ void run_rank(const RankOptions& o, Io& io) {
   }
   const InterventionCatalogue catalogue = load_interventions(catalogue_path);
   const RankReport r = rank(o.scenario, patches, catalogue, data, o.path_steps);
-  io.out << render_rank(o.scenario, r, o.format);
+  const std::vector<LaunchProblem> problems = launch_problems(load_scenario(o.scenario, patches, data));
+  std::optional<EmittedLaunch> launch;
+  if (o.emit) launch = emit_launch(top_pick(o.scenario, patches, r, data), *o.emit);
+  io.out << emitted(with_problems(render_rank(o.scenario, r, o.format), o.format, problems), o.format, launch);
+  if (o.format == Format::kCsv) {
+    for (const auto& p : problems) io.err << "specsim: warning: " << describe(p) << "\n";
+  }
 }
 
 }  // namespace
@@ -53,6 +62,7 @@ void setup_rank(CLI::App& app, Io& io) {
   sub->add_option("--set", opts->patches, "Patch a scenario field: key=value")->allow_extra_args(false);
   sub->add_option("--path-steps", opts->path_steps, "Steps of the cumulative plan")->check(CLI::Range(0, 20));
   add_format_option(*sub, opts->format);
+  add_emit_option(*sub, opts->emit, "the top pick");
   sub->callback([opts, &io]() { run_rank(*opts, io); });
 }
 

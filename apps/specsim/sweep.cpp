@@ -13,6 +13,7 @@
 
 #include "choices.hpp"
 #include "cli.hpp"
+#include "emit_option.hpp"
 #include "format_option.hpp"
 #include "specsim/concurrency.hpp"
 #include "specsim/error.hpp"
@@ -31,6 +32,7 @@ struct SweepOptions {
   std::string concurrency;  // "1,4,16": --set workload.concurrency=1,4,16, so the file's rules apply
   int top = 20;
   Format format = Format::kText;
+  std::optional<Engine> emit;  // --emit: print the launch of the best setting (per level) on that engine
 };
 
 // Set by SIGINT while a sweep runs; std::atomic<bool> is lock-free here, so setting it is
@@ -81,7 +83,15 @@ void run_concurrency_sweep(const SweepOptions& o, const std::vector<std::string>
     const SigintToFlag sigint;  // Ctrl-C keeps the levels done, as a plain sweep keeps its points
     buckets = sweep_by_workload(o.scenario, patches, axes, DataDir(), &g_sweep_interrupted);
   }
-  io.out << render_workload_sweep(buckets, o.format) << std::flush;
+  std::optional<EmittedLaunch> launch;
+  if (o.emit) {
+    if (buckets.size() != 1) {
+      throw CLI::ValidationError("--emit", "one launch per workload: fix the condition axes with --set (" +
+                                               std::to_string(buckets.size()) + " buckets)");
+    }
+    launch = emit_launch(emit_levels(o.scenario, patches, buckets.front()), *o.emit);
+  }
+  io.out << emitted(render_workload_sweep(buckets, o.format), o.format, launch) << std::flush;
   if (!buckets.empty() && buckets.back().interrupted) {
     std::size_t done = 0;
     for (const auto& b : buckets) done += b.levels.size();
@@ -100,6 +110,7 @@ void run_concurrency_sweep(const SweepOptions& o, const std::vector<std::string>
 }
 
 void run_sweep(const SweepOptions& o, Io& io) {
+  check_emit_format(o.emit, o.format);
   std::vector<SweepAxis> axes;
   for (const auto& v : o.vary) axes.push_back(parse_vary(v));
   // A key both set and varied has two values: which one the user meant is not guessed.
@@ -138,7 +149,13 @@ void run_sweep(const SweepOptions& o, Io& io) {
     r = sweep(o.scenario, o.patches, axes, DataDir(), progress, &g_sweep_interrupted);
   }
   if (shown && r.interrupted) io.err << "\n";
-  io.out << render_sweep(r, o.format, o.top) << std::flush;
+  std::optional<EmittedLaunch> launch;
+  if (o.emit && !r.points.empty() && r.points.front().infeasible.empty()) {
+    std::vector<std::string> best = o.patches;
+    for (auto& p : point_patches(r.keys, r.points.front())) best.push_back(std::move(p));
+    launch = emit_launch(load_scenario(o.scenario, best), *o.emit);
+  }
+  io.out << emitted(render_sweep(r, o.format, o.top), o.format, launch) << std::flush;
   // The text says these in its header; the other formats leave them to stderr.
   const bool for_programs = o.format != Format::kText;
   if (r.infeasible > 0 && for_programs) {
@@ -170,6 +187,7 @@ void setup_sweep(CLI::App& app, Io& io) {
   sub->add_option("--set", opts->patches, "Patch a scenario field: key=value")->allow_extra_args(false);
   sub->add_option("--top", opts->top, "Rows in the text table")->check(CLI::Range(1, 1000000));
   add_format_option(*sub, opts->format, {.csv_flag = true});
+  add_emit_option(*sub, opts->emit, "the best setting (per concurrency level)");
   sub->callback([opts, &io]() { run_sweep(*opts, io); });
 }
 

@@ -61,6 +61,10 @@ struct NcclPriorConfig;
 // captured, so a vLLM deployment with any graph-mode forward on such GPUs runs NCCL
 // (--disable-custom-all-reduce). vllm#47266 item 9a, PR #47751; docs/references/nccl.md#engine-custom-allreduce.
 [[nodiscard]] bool vllm_custom_aborts_in_capture(const Scenario& s);
+// Why the engines' own guards keep their custom all-reduce off on this box (a world size they do
+// not take, more than two PCIe-only GPUs, no peer-to-peer access); "" when they start it.
+// docs/references/nccl.md#engine-custom-allreduce.
+[[nodiscard]] std::string engine_custom_guard_refusal(const Scenario& s);
 
 class CommModel {
  public:

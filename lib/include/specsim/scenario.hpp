@@ -39,6 +39,12 @@ struct EngineSettings {
   // cycle.hpp resolves both, docs/model.md#async-scheduling).
   std::optional<bool> async_plain;
   std::optional<bool> async_speculative;
+  // The largest batch (requests) the engine captures a CUDA graph for, as launched: SGLang's
+  // --cuda-graph-max-bs, TensorRT-LLM's cuda_graph_config.max_batch_size, vLLM's
+  // --max-cudagraph-capture-size over the tokens one request verifies. Empty = the engine's own
+  // default, which the scenario does not state. A batch above it runs without graphs: the check
+  // before launch says so (launch_checks.hpp); the cost model does not read it.
+  std::optional<int> cuda_graph_max_batch;
 };
 
 struct SpeculationSettings {

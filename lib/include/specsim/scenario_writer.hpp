@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "specsim/launch_command.hpp"
 #include "specsim/load.hpp"
 
 namespace specsim {
@@ -34,7 +35,19 @@ struct ScenarioInit {
   std::optional<double> accept;      // first draft position's acceptance; unset: 0.7, an assumption
   std::string name;     // scenario name; "" = "<model>-<draft>-<topology>-tp<tp>"
   std::string command;  // the command line that asked for it, recorded in the file's `source:`
+  // What a launch line and its environment state (`init --from-command`, `--env`): its values
+  // replace the assumptions, each commented with the flag or variable it came from, and what no
+  // scenario key holds is listed in a comment block. Empty: the assumptions stand.
+  std::optional<LaunchReading> launch;
 };
+
+// `init` completed from a launch: the engine, tp and the model and draft names the command gives
+// where `init` leaves them empty (`--model`, `--draft`, `--tp` win). A command's weights resolve to
+// a models/llm name when they are a `<path-to-NAME>` placeholder or a path ending in a known name
+// (`moonshotai/Kimi-K2.5` -> kimi-k2.5), else to a checkpoint directory that exists. Throws
+// specsim::Error at `--from-command` naming the weights that resolve to nothing, with the fix
+// (`--model NAME`, `--draft NAME`).
+[[nodiscard]] ScenarioInit init_from_launch(ScenarioInit init, const LaunchReading& launch, const DataDir& data = DataDir());
 
 // The scenario as commented YAML. Throws specsim::Error naming the option that carried a bad
 // value (`--model`, `--draft`, `--method`, `--topology`, `--gpu`, `--engine`, `--tp`, ...) and the

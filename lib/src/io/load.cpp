@@ -1541,6 +1541,11 @@ bool read_engine(YamlReader& r, Scenario& s, Problems& problems) {
     if (e->has("memory_fraction")) s.engine.memory_fraction = bounded_number(*e, "engine.memory_fraction");
   });
   problems.run([&] { read_async_scheduling(*e, s.engine); });
+  problems.run([&] {
+    if (e->has("cuda_graph_max_batch")) {
+      s.engine.cuda_graph_max_batch = static_cast<int>(bounded_integer(*e, "engine.cuda_graph_max_batch"));
+    }
+  });
   e->ignore("embedding_allreduce");
   e->finish();
   return name_ok;

@@ -199,6 +199,30 @@ std::string scenario_option(const std::string& key_path) {
   return "";
 }
 
+// The value the launch (`--from-command`, `--env`) gives a scenario key, and where it came from;
+// empty when there is no launch or it does not say.
+std::string launch_value(const ScenarioInit& init, const std::string& key) {
+  if (!init.launch) return "";
+  auto it = init.launch->values.find(key);
+  return it == init.launch->values.end() ? "" : it->second;
+}
+std::string launch_origin(const ScenarioInit& init, const std::string& key) {
+  return init.launch && init.launch->origins.count(key) ? "--from-command: " + init.launch->origins.at(key) : "";
+}
+
+// `key: value` from the launch, at the key's leaf, when the launch gives it.
+std::string launch_entry(const ScenarioInit& init, const std::string& key, int indent = 2) {
+  const std::string value = launch_value(init, key);
+  if (value.empty()) return "";
+  return entry(key.substr(key.rfind('.') + 1), scalar(value), launch_origin(init, key), indent);
+}
+
+// MTP drafts with the target's own modules and n-gram lookup with none: no `draft:`.
+bool needs_draft(const ScenarioInit& init) {
+  const std::string method = launch_value(init, "speculation.method");
+  return method != "mtp" && method != "ngram";
+}
+
 // What a scenario written by `specsim init` names, loaded and checked, with where each comes from.
 struct InitParts {
   TransformerSpec model;
@@ -218,6 +242,9 @@ struct InitParts {
 // The method: --method, else what --draft is (a DFlash drafter, an EAGLE head, a full model), else
 // mtp for a model with MTP layers. A method that takes no draft file refuses one.
 std::string pick_init_method(const ScenarioInit& init, const TransformerSpec& model, const TransformerSpec* draft) {
+  if (const std::string launched = launch_value(init, "speculation.method"); !launched.empty() && init.method.empty()) {
+    return init_method(launched).name;
+  }
   if (!init.method.empty()) {
     const InitMethod& m = init_method(init.method);
     if (!m.draft_file && !init.draft.empty()) {
@@ -411,7 +438,11 @@ std::string init_files(const ScenarioInit& init, const InitParts& parts, const D
 
 std::string init_parallel_and_workload(const ScenarioInit& init, int batch, long long context) {
   std::string y = "\nparallel:\n";
-  y += entry("tp", std::to_string(init.tp), "--tp", 2);
+  const bool tp_from_launch = launch_value(init, "parallel.tp") == std::to_string(init.tp);
+  y += entry("tp", std::to_string(init.tp), tp_from_launch ? launch_origin(init, "parallel.tp") : "--tp", 2);
+  for (const char* key : {"parallel.pp", "parallel.ep", "parallel.moe_a2a", "parallel.attention_dp", "parallel.draft_tp"}) {
+    y += launch_entry(init, key);
+  }
   y += "\nworkload:\n";
   y += entry("batch", std::to_string(batch),
              init.batch ? "--batch" : "assumption: one request at a time (--batch sets it)", 2);
@@ -420,13 +451,35 @@ std::string init_parallel_and_workload(const ScenarioInit& init, int batch, long
   return y;
 }
 
+// The launch's CUDA graphs: eager everywhere under the engine's switch that turns them off, else
+// graphs (the engines' default); the graph sizes, memory share and async scheduling it states.
+std::string launch_modes(const ScenarioInit& init) {
+  const bool eager = launch_value(init, "engine.decode_mode") == "eager";
+  const std::string note =
+      eager ? launch_origin(init, "engine.decode_mode") : "--from-command: no switch turns CUDA graphs off (the default)";
+  std::string y = comment("The launch's CUDA graphs. A verify shape left out of graph capture runs several times slower "
+                          "(docs/references/specdec.md#verify-graph-capture): set verify_mode: eager if the server "
+                          "log says so.",
+                          2);
+  for (const char* key : {"decode_mode", "verify_mode", "draft_mode"}) y += entry(key, eager ? "eager" : "graph", note, 2);
+  y += launch_entry(init, "engine.cuda_graph_max_batch") + launch_entry(init, "engine.memory_fraction");
+  if (!launch_value(init, "engine.async_scheduling.speculative").empty()) {
+    y += "  async_scheduling:\n" + launch_entry(init, "engine.async_scheduling.speculative", 4);
+  }
+  return y;
+}
+
 // Launch modes and the draft cycle's shape, as the engine runs them by default.
-std::string init_engine(const EnginePrior& engine) {
+std::string init_engine(const EnginePrior& engine, const ScenarioInit& init) {
   const bool vllm = engine.name == "vllm";
   std::string y = "\nengine:\n";
   y += entry("name", engine.name,
-             "--engine; its speculative overheads are the priors of models/engines/" + engine.name + ".yaml", 2);
-  if (vllm) {
+             std::string(init.launch ? "--from-command: the launch's engine" : "--engine") +
+                 "; its speculative overheads are the priors of models/engines/" + engine.name + ".yaml",
+             2);
+  if (init.launch) {
+    y += launch_modes(init);
+  } else if (vllm) {
     y += comment("Assumption: CUDA graphs everywhere, vLLM's default without --enforce-eager. A verify shape "
                  "left out of graph capture runs several times slower (docs/references/specdec.md#verify-graph-capture): "
                  "set verify_mode: eager if the server log says so.",
@@ -438,9 +491,11 @@ std::string init_engine(const EnginePrior& engine) {
                  "verify_mode: eager if the server log says so.",
                  2);
   }
-  y += entry("decode_mode", "graph", "assumption (above)", 2);
-  y += entry("verify_mode", "graph", "assumption (above)", 2);
-  y += entry("draft_mode", "graph", "assumption (above)", 2);
+  if (!init.launch) {
+    y += entry("decode_mode", "graph", "assumption (above)", 2);
+    y += entry("verify_mode", "graph", "assumption (above)", 2);
+    y += entry("draft_mode", "graph", "assumption (above)", 2);
+  }
   if (vllm) {
     y += comment("vLLM V1 EagleProposer.propose: its first forward over the verified tokens yields draft token 1, "
                  "then num_steps - 1 more "
@@ -453,6 +508,24 @@ std::string init_engine(const EnginePrior& engine) {
   }
   y += entry("extend_yields_first_draft", "true", "(above)", 2);
   return y;
+}
+
+// The draft's shape as the launch states it; assumptions where it is silent.
+std::string launch_speculation(const ScenarioInit& init) {
+  std::string y = "\nspeculation:\n" + launch_entry(init, "speculation.method");
+  const std::string steps = launch_value(init, "speculation.num_steps");
+  const std::string topk = launch_value(init, "speculation.eagle_topk");
+  y += steps.empty() ? entry("num_steps", std::to_string(kAssumedSteps), "assumption: the launch does not say", 2)
+                     : launch_entry(init, "speculation.num_steps");
+  y += topk.empty() ? entry("eagle_topk", "1", "assumption: a chain (the launch does not say)", 2)
+                    : launch_entry(init, "speculation.eagle_topk");
+  const int k = steps.empty() ? kAssumedSteps : std::stoi(steps);
+  if (topk.empty() || topk == "1") {
+    y += entry("num_draft_tokens", std::to_string(k + 1), "chain: num_steps + 1", 2);
+  } else {
+    y += launch_entry(init, "speculation.num_draft_tokens");
+  }
+  return y + launch_entry(init, "speculation.parallel_drafting");
 }
 
 // A block drafter's block: the one it was trained on, which SGLang reads from the draft's config
@@ -469,11 +542,14 @@ std::string init_block(const TransformerSpec& draft, const EnginePrior& engine) 
   return y + entry("block_size", std::to_string(block), "the draft's block_size (above)", 2);
 }
 
-std::string init_speculation(const std::string& method, const TransformerSpec& draft, const EnginePrior& engine) {
+std::string init_speculation(const std::string& method, const TransformerSpec& draft, const EnginePrior& engine,
+                             const ScenarioInit& init) {
+  if (!launch_value(init, "speculation.method").empty() && method != "dflash") return launch_speculation(init);
   std::string why = "--method";
   if (method == "eagle" || method == "eagle3") why = method == "eagle" ? "--draft is an EAGLE-1/2 head" : "--draft is an EAGLE-3 head";
   if (method == "dflash") why = "--draft is a DFlash block drafter";
   if (method == "draft_model") why = "--draft is a full model";
+  if (!launch_value(init, "speculation.method").empty()) why = launch_origin(init, "speculation.method");
   std::string y = "\nspeculation:\n" + entry("method", method, why, 2);
   if (method == "dflash") return y + init_block(draft, engine);
   y += comment(std::string("Assumption: a chain of ") + std::to_string(kAssumedSteps) +
@@ -526,10 +602,17 @@ std::string init_comm(const ScenarioInit& init, const std::optional<CommProfile>
   std::string y = "\n";
   if (init.tp == 1) return y + comment("comm: one GPU (TP1), no all-reduce.");
   y += "comm:\n";
-  y += entry("implementation", "nccl",
-             "assumption: NCCL all-reduces; engines switch to their own one-shot kernel on some boxes "
-             "(docs/references/nccl.md#custom-allreduce)",
-             2);
+  if (launch_value(init, "comm.implementation").empty()) {
+    y += entry("implementation", "nccl",
+               "assumption: NCCL all-reduces; engines switch to their own one-shot kernel on some boxes "
+               "(docs/references/nccl.md#custom-allreduce)",
+               2);
+  } else {
+    y += launch_entry(init, "comm.implementation");
+  }
+  for (const char* key : {"comm.nccl_algo", "comm.nccl_proto", "comm.min_channels", "comm.max_channels"}) {
+    y += launch_entry(init, key);
+  }
   if (!profile) {
     y += comment("No measured all-reduce table for this box: NCCL's own cost model prices each all-reduce "
                  "(prior, docs/references/nccl.md#tuning-model), and `specsim predict` marks it UNCALIBRATED. "
@@ -605,15 +688,26 @@ std::optional<int> smallest_fitting_tp(Scenario s) {
   return std::nullopt;
 }
 
+// The launch line as read and what in it no scenario key holds: listed, never dropped.
+std::string init_launch(const ScenarioInit& init) {
+  if (!init.launch) return "";
+  std::string y = comment("Read from the launch (`init --from-command`): " + init.launch->command);
+  if (init.launch->unmodelled.empty()) return y + "\n";
+  y += comment("Not modelled (no scenario key holds these; specsim predicts as if they were absent):");
+  for (const auto& u : init.launch->unmodelled) y += comment("- " + u);
+  return y + "\n";
+}
+
 // What is returned must load, and fit in memory as predict requires (require_memory_fit): a problem
-// the checks above missed is reported with its option; a deployment that does not fit names the
-// smallest tp that does.
-void check_init_loads(const std::string& text, const DataDir& data) {
+// the checks above missed is reported with its option (--from-command where the launch gave the
+// key); a deployment that does not fit names the smallest tp that does.
+void check_init_loads(const std::string& text, const ScenarioInit& init, const DataDir& data) {
   Scenario s;
   try {
     s = load_scenario_text(text, "<specsim init>", data);
   } catch (const Error& e) {
-    const std::string option = scenario_option(e.key_path());
+    const bool from_launch = !e.key_path().empty() && !launch_value(init, e.key_path()).empty();
+    const std::string option = from_launch ? "--from-command" : scenario_option(e.key_path());
     if (option.empty()) throw;
     throw Error({option, 0, 0}, e.key_path(), e.message());
   }
@@ -633,12 +727,12 @@ std::string render_scenario_init(const ScenarioInit& init, const DataDir& data) 
   const InitParts parts = load_init_parts(init, data);
   const int batch = init.batch.value_or(kAssumedBatch);
   const long long context = init.context.value_or(kAssumedContext);
-  const std::string text = init_header(init, parts, batch) + init_files(init, parts, data) +
-                           init_parallel_and_workload(init, batch, context) + init_engine(parts.engine) +
-                           init_speculation(parts.method, parts.draft, parts.engine) +
+  const std::string text = init_header(init, parts, batch) + init_launch(init) + init_files(init, parts, data) +
+                           init_parallel_and_workload(init, batch, context) + init_engine(parts.engine, init) +
+                           init_speculation(parts.method, parts.draft, parts.engine, init) +
                            init_acceptance(init, parts.method) + init_compute(parts.model) +
                            init_comm(init, parts.profile) + init_host(parts.engine) + init_measurements(parts);
-  check_init_loads(text, data);
+  check_init_loads(text, init, data);
   return text;
 }
 
@@ -646,6 +740,47 @@ std::vector<std::string> init_methods() {
   std::vector<std::string> out;
   for (const InitMethod& m : kInitMethods) out.emplace_back(m.name);
   return out;
+}
+
+namespace {
+
+// The models/llm name or checkpoint directory a launch's weights stand for; "" when none.
+std::string weights_name(const std::string& given, const DataDir& data) {
+  if (given.starts_with("<path-to-") && given.ends_with(">")) return given.substr(9, given.size() - 10);
+  std::error_code ec;
+  if (fs::is_directory(given, ec) && fs::exists(fs::path(given) / "config.json", ec)) return given;
+  std::string stem = fs::path(given).filename().string();
+  for (char& c : stem) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const auto names = data.names(DataKind::kModel);
+  return std::find(names.begin(), names.end(), stem) != names.end() ? stem : "";
+}
+
+std::string resolve_weights(const std::string& given, const char* what, const char* option, const DataDir& data) {
+  const std::string name = weights_name(given, data);
+  if (!name.empty()) return name;
+  std::string known;
+  for (const auto& n : data.names(DataKind::kModel)) known += (known.empty() ? "" : ", ") + n;
+  throw Error({"--from-command", 0, 0}, what,
+              "the launch's " + std::string(what) + " '" + given + "' is no models/llm name, `<path-to-NAME>` "
+              "placeholder or checkpoint directory with config.json here: pass " + option + " NAME (known: " + known + ")");
+}
+
+}  // namespace
+
+ScenarioInit init_from_launch(ScenarioInit init, const LaunchReading& launch, const DataDir& data) {
+  init.engine = to_string(launch.engine);
+  if (auto it = launch.values.find("parallel.tp"); it != launch.values.end() && init.tp == 0) init.tp = std::stoi(it->second);
+  if (init.tp == 0) init.tp = 1;
+  if (init.model.empty()) init.model = resolve_weights(launch.model, "model", "--model", data);
+  init.launch = launch;
+  if (init.draft.empty() && needs_draft(init)) {
+    if (launch.draft.empty()) {
+      throw Error({"--from-command", 0, 0}, "draft", "the launch names no draft weights for method " +
+                                                         launch_value(init, "speculation.method") + ": pass --draft NAME");
+    }
+    init.draft = resolve_weights(launch.draft, "draft", "--draft", data);
+  }
+  return init;
 }
 
 }  // namespace specsim

@@ -173,8 +173,9 @@ namespace {
 constexpr int kCustomWorldSizes[] = {2, 4, 6, 8};
 constexpr double kEngineCustomMaxBytes = 8.0 * 1024 * 1024;
 
-// Why the engines would not run their custom kernel on this box; empty when they would.
-std::string engine_custom_refusal(const Scenario& s) {
+}  // namespace
+
+std::string engine_custom_guard_refusal(const Scenario& s) {
   if (std::find(std::begin(kCustomWorldSizes), std::end(kCustomWorldSizes), s.parallel.tp) == std::end(kCustomWorldSizes)) {
     return "tp " + std::to_string(s.parallel.tp) + " is not a world size the engines' custom all-reduce supports (2, 4, 6, 8)";
   }
@@ -183,6 +184,14 @@ std::string engine_custom_refusal(const Scenario& s) {
   }
   if (s.topology.nodes_spanned(s.parallel.tp) > 1) return "the tp group spans nodes: the custom kernels need peer access within one node";
   if (!(s.topology.p2p && s.gpu.p2p_supported)) return "no peer-to-peer access";
+  return "";
+}
+
+namespace {
+
+// Why the engines would not run their custom kernel on this box; empty when they would.
+std::string engine_custom_refusal(const Scenario& s) {
+  if (std::string guard = engine_custom_guard_refusal(s); !guard.empty()) return guard;
   if (vllm_custom_aborts_in_capture(s)) {
     return "vLLM's custom all-reduce aborts during CUDA graph capture on sm_12x GPUs (vllm#47266 item 9a; vLLM PR "
            "#47751 turns it off there), so a deployment that runs passes --disable-custom-all-reduce";

@@ -49,6 +49,7 @@ inline constexpr ScenarioBound kScenarioBounds[] = {
     {"comm.scale", 0, 1e6, false},
     {"comm.overlap", 0, 1, false},
     {"engine.memory_fraction", 0.01, 1, false},
+    {"engine.cuda_graph_max_batch", 1, 1'000'000, true},
     {"measurements.verify.tokens_per_request", 1, 4096, true},
 };
 

@@ -1,0 +1,234 @@
+// `init --from-command` and `--env`: a launch line and its environment read back into a scenario.
+// What `--emit` writes for a shipped scenario reads back as the same draft shape and parallelism;
+// an environment file reads the same in its three forms; the home case's sitecustomize.py
+// (NCCL_ALGO=Tree under CUDA graphs) comes out flagged; bad input is an error that says where.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "cli_run.hpp"
+#include "specsim/emit.hpp"
+#include "specsim/error.hpp"
+#include "specsim/launch_checks.hpp"
+#include "specsim/launch_command.hpp"
+#include "specsim/load.hpp"
+#include "specsim/scenario_writer.hpp"
+
+using Catch::Matchers::Contains;
+using specsim::Engine;
+
+namespace {
+
+std::vector<std::filesystem::path> shipped_scenarios() {
+  std::vector<std::filesystem::path> out;
+  for (const auto& e : std::filesystem::directory_iterator(std::string(SPECSIM_SOURCE_DIR) + "/models/scenarios")) {
+    if (e.path().extension() == ".yaml") out.push_back(e.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The scenario `init --from-command` writes for `text` on `topology`, loaded.
+specsim::Scenario scenario_from(const std::string& text, const std::string& topology, int batch = 1) {
+  specsim::ScenarioInit init;
+  init.topology = topology;
+  init.tp = 0;
+  init.batch = batch;
+  init = specsim::init_from_launch(init, specsim::read_launch_command(text));
+  return specsim::load_scenario_text(specsim::render_scenario_init(init), "<round trip>");
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    (void)specsim::read_launch_command(text);
+  } catch (const specsim::Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+void write(const std::filesystem::path& p, const std::string& text) { std::ofstream(p) << text; }
+
+}  // namespace
+
+TEST_CASE("what --emit writes for every shipped scenario reads back as the same speculation and parallelism") {
+  int round_trips = 0;
+  for (const auto& path : shipped_scenarios()) {
+    const specsim::Scenario s = specsim::load_scenario(path.string());
+    for (Engine e : {Engine::kVllm, Engine::kSglang, Engine::kTrtllm}) {
+      std::optional<specsim::EmittedLaunch> launch;
+      try {
+        launch = specsim::emit_launch(s, e);
+      } catch (const specsim::Error&) {
+        continue;  // refused at --emit (test_emit.cpp lists them)
+      }
+      INFO(path.filename().string() << " on " << specsim::to_string(e) << ":\n" << launch->script);
+      const specsim::Scenario back = scenario_from(launch->script, s.topology.name, s.batch);
+      ++round_trips;
+      CHECK(back.engine.name == specsim::to_string(e));
+      CHECK(back.model.name == s.model.name);
+      CHECK(back.draft.name == s.draft.name);
+      CHECK(back.speculation.method == s.speculation.method);
+      CHECK(back.speculation.shape.num_steps == s.speculation.shape.num_steps);
+      CHECK(back.speculation.shape.eagle_topk == s.speculation.shape.eagle_topk);
+      CHECK(back.speculation.shape.num_draft_tokens == s.speculation.shape.num_draft_tokens);
+      CHECK(back.speculation.parallel_drafting == s.speculation.parallel_drafting);
+      CHECK(back.parallel.tp == s.parallel.tp);
+      CHECK(back.parallel.ep == s.parallel.ep);
+      CHECK(back.parallel.attention_dp == s.parallel.attention_dp);
+      CHECK(back.parallel.moe_a2a == s.parallel.moe_a2a);
+      CHECK(back.parallel.draft_ranks() == s.parallel.draft_ranks());
+      if (s.engine.decode_mode == specsim::LaunchMode::kGraph) {
+        CHECK(back.engine.cuda_graph_max_batch == std::optional<int>(s.batch));  // graphs cover the batch
+      } else {
+        CHECK(back.engine.decode_mode == specsim::LaunchMode::kEager);
+      }
+      if (s.parallel.tp > 1 && s.comm.implementation == "nccl") CHECK(back.comm.implementation == "nccl");
+    }
+  }
+  CHECK(round_trips == 31);  // as test_emit.cpp's count of launches
+}
+
+TEST_CASE("an environment file reads the same as KEY=VALUE lines, an export list and a sitecustomize.py") {
+  const specsim::test::TempDir dir("specsim_env_formats");
+  write(dir.path / "nccl.env", "# tuning\nNCCL_ALGO=Ring\nNCCL_PROTO=\"LL\"\n\nNCCL_BUFFSIZE=4194304\n");
+  write(dir.path / "exports.sh", "export NCCL_ALGO=Ring\nexport NCCL_PROTO='LL'  # low latency\nexport NCCL_BUFFSIZE=4194304\n");
+  write(dir.path / "sitecustomize.py",
+        "import os\nos.environ[\"NCCL_ALGO\"] = \"Ring\"\nos.environ['NCCL_PROTO'] = 'LL'\n"
+        "os.environ.setdefault(\"NCCL_BUFFSIZE\", \"4194304\")\n");
+  const std::vector<std::pair<std::string, std::string>> want = {
+      {"NCCL_ALGO", "Ring"}, {"NCCL_PROTO", "LL"}, {"NCCL_BUFFSIZE", "4194304"}};
+  for (const char* f : {"nccl.env", "exports.sh", "sitecustomize.py"}) {
+    INFO(f);
+    CHECK(specsim::read_env_file((dir.path / f).string()) == want);
+  }
+  write(dir.path / "bad.env", "NCCL_ALGO=Ring\nthis is not an assignment\n");
+  try {
+    (void)specsim::read_env_file((dir.path / "bad.env").string());
+    FAIL("a line that is no assignment was read");
+  } catch (const specsim::Error& e) {
+    CHECK(e.where().line == 2);
+    CHECK_THAT(e.what(), Contains("not a KEY=VALUE"));
+  }
+}
+
+TEST_CASE("NCCL variables map to comm keys and every other setting is listed as not modelled") {
+  specsim::LaunchReading r = specsim::read_launch_command(
+      "NCCL_MAX_NCHANNELS=4 python3 -m sglang.launch_server --model-path <path-to-kimi-k2.5> --tp 8 "
+      "--speculative-algorithm EAGLE3 --speculative-draft-model-path <path-to-kimi-k2.5-eagle3> "
+      "--speculative-num-steps 2 --port 30000 --trust-remote-code");
+  specsim::apply_environment(r, {{"NCCL_ALGO", "Tree"}, {"NCCL_NTHREADS", "512"}, {"NCCL_P2P_LEVEL", "SYS"}}, "nccl.env");
+  CHECK(r.engine == Engine::kSglang);
+  CHECK(r.values.at("parallel.tp") == "8");  // --tp, the alias the SGLang docs' examples use
+  CHECK(r.values.at("comm.max_channels") == "4");
+  CHECK(r.values.at("comm.nccl_algo") == "tree");
+  CHECK(r.origins.at("comm.nccl_algo") == "NCCL_ALGO=Tree (nccl.env)");
+  const auto listed = [&](const std::string& what) {
+    return std::any_of(r.unmodelled.begin(), r.unmodelled.end(), [&](const std::string& u) { return u.starts_with(what); });
+  };
+  CHECK(listed("--port 30000"));
+  CHECK(listed("--trust-remote-code"));
+  CHECK(listed("NCCL_NTHREADS=512"));
+  CHECK(listed("NCCL_P2P_LEVEL=SYS"));
+  CHECK(r.unmodelled.size() == 4);
+}
+
+TEST_CASE("the home case's sitecustomize.py with NCCL_ALGO=Tree under CUDA graphs is flagged before launch") {
+  const specsim::test::TempDir dir("specsim_home_case_env");
+  // The home case ran its NCCL experiments from a sitecustomize.py; SGLang captures CUDA graphs by default.
+  write(dir.path / "sitecustomize.py", "import os\nos.environ[\"NCCL_ALGO\"] = \"Tree\"\n");
+  const std::string command =
+      "python -m sglang.launch_server --model-path <path-to-kimi-k2.5> --tp-size 8 --speculative-algorithm EAGLE3 "
+      "--speculative-draft-model-path <path-to-kimi-k2.5-eagle3> --speculative-num-steps 3 --speculative-eagle-topk 1 "
+      "--speculative-num-draft-tokens 4";
+  const auto out = dir.path / "home.yaml";
+  const auto init = specsim::test::run({"init", "--from-command", command, "--env", (dir.path / "sitecustomize.py").string(),
+                                        "--topology", "8x-rtx-pro-6000-pcie5", "-o", out.string()});
+  REQUIRE(init.code == 0);
+  const specsim::Scenario s = specsim::load_scenario(out.string());
+  CHECK(s.comm.nccl_algo == "tree");
+  const auto problems = specsim::launch_problems(s);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].fails);
+  CHECK_THAT(problems[0].setting, Contains("NCCL_ALGO=Tree"));
+  const auto predict = specsim::test::run({"predict", "--scenario", out.string()});
+  CHECK(predict.code == 0);
+  CHECK_THAT(predict.out, Contains("known to fail at launch: comm.nccl_algo = tree"));
+  const auto rank = specsim::test::run({"rank", "--scenario", out.string(), "--path-steps", "0"});
+  CHECK_THAT(rank.out, Contains("known to fail at launch"));
+  // Without graphs (--disable-cuda-graph) the same variable is no failure.
+  const auto eager = dir.path / "eager.yaml";
+  REQUIRE(specsim::test::run({"init", "--from-command", command + " --disable-cuda-graph", "--env",
+                              (dir.path / "sitecustomize.py").string(), "--topology", "8x-rtx-pro-6000-pcie5", "-o",
+                              eager.string()}).code == 0);
+  CHECK(specsim::launch_problems(specsim::load_scenario(eager.string())).empty());
+}
+
+TEST_CASE("a CUDA graph size below the batch and vLLM's custom all-reduce on sm_12x are flagged") {
+  const std::string sglang =
+      "python -m sglang.launch_server --model-path <path-to-kimi-k2.5> --tp-size 8 --speculative-algorithm EAGLE3 "
+      "--speculative-draft-model-path <path-to-kimi-k2.5-eagle3> --speculative-num-steps 3 --cuda-graph-max-bs 4";
+  const auto small_graphs = specsim::launch_problems(scenario_from(sglang, "8x-rtx-pro-6000-pcie5", 8));
+  REQUIRE(small_graphs.size() == 1);
+  CHECK_FALSE(small_graphs[0].fails);  // it runs, eagerly above 4 requests
+  CHECK_THAT(specsim::describe(small_graphs[0]), Contains("runs slower than priced") && Contains("below the batch 8"));
+  // Two RTX PRO 6000 (sm_120) over PCIe: vLLM's guards let its custom all-reduce start at TP2, and
+  // it aborts in graph capture unless --disable-custom-all-reduce is passed.
+  const std::string vllm = "vllm serve --model <path-to-qwen3-30b-a3b> -tp 2 --speculative-config "
+                           "'{\"method\": \"eagle3\", \"model\": \"<path-to-qwen3-30b-a3b-eagle3>\", \"num_speculative_tokens\": 3}'";
+  const auto custom = specsim::launch_problems(scenario_from(vllm, "2x-rtx-pro-6000-pcie5"));
+  REQUIRE(custom.size() == 1);
+  CHECK(custom[0].fails);
+  CHECK_THAT(custom[0].fix, Contains("--disable-custom-all-reduce"));
+  CHECK(specsim::launch_problems(scenario_from(vllm + " --disable-custom-all-reduce", "2x-rtx-pro-6000-pcie5")).empty());
+}
+
+TEST_CASE("vLLM's graph sizes are tokens: the largest over the k + 1 tokens a request verifies is the batch covered") {
+  // 32 tokens / (3 + 1) per request = 8 requests, from either flag (the list takes its largest).
+  for (const std::string sizes : {"--max-cudagraph-capture-size 32", "--cudagraph-capture-sizes 1 2 4 8 16 32"}) {
+    const auto r = specsim::read_launch_command("vllm serve --model m " + sizes +
+                                                " --speculative-config '{\"method\":\"eagle3\",\"num_speculative_tokens\":3}'");
+    INFO(sizes);
+    CHECK(r.values.at("engine.cuda_graph_max_batch") == "8");
+    CHECK(r.unmodelled.empty());
+  }
+}
+
+TEST_CASE("unbalanced quoting, an unknown engine and a flag without its value are errors at --from-command") {
+  CHECK_THAT(error_of("vllm serve --model m --speculative-config '{\"method\": \"eagle3\"}"),
+             Contains("--from-command:1:") && Contains("unterminated single quote"));
+  CHECK_THAT(error_of("llama-server -m model.gguf --draft-max 8"),
+             Contains("unknown engine") && Contains("llama-server") && Contains("trtllm-serve"));
+  CHECK_THAT(error_of("python -m sglang.launch_server --model-path m --tp-size"),
+             Contains("--tp-size: missing its value"));
+  CHECK_THAT(error_of("python -m sglang.launch_server --model-path m --tp-size --speculative-num-steps 3"),
+             Contains("--tp-size: missing its value") && Contains("--speculative-num-steps"));
+  CHECK_THAT(error_of("python -m sglang.launch_server --model-path m --speculative-algorithm MEDUSA"),
+             Contains("MEDUSA") && Contains("not a speculative method"));
+  CHECK_THAT(error_of("vllm serve --model m --speculative-config '{method: eagle3}'"), Contains("not JSON"));
+  // The same through the command line: exit 1, nothing written.
+  const auto quoting = specsim::test::run({"init", "--from-command", "vllm serve --model 'm", "--topology", "8x-h100-nvswitch"});
+  CHECK(quoting.code == 1);
+  CHECK_THAT(quoting.err, Contains("unterminated single quote"));
+  const auto engine = specsim::test::run({"init", "--from-command", "ollama serve", "--topology", "8x-h100-nvswitch"});
+  CHECK(engine.code == 1);
+  CHECK_THAT(engine.err, Contains("unknown engine"));
+  const auto value = specsim::test::run({"init", "--from-command", "trtllm-serve m --tp_size", "--topology", "8x-h100-nvswitch"});
+  CHECK(value.code == 1);
+  CHECK_THAT(value.err, Contains("--tp_size: missing its value"));
+}
+
+TEST_CASE("a launch's weights that name no known model ask for --model") {
+  const std::string command = "python -m sglang.launch_server --model-path /models/some-finetune --tp-size 1 "
+                              "--speculative-algorithm EAGLE3 --speculative-draft-model-path <path-to-llama-3.1-8b-eagle3>";
+  const auto r = specsim::test::run({"init", "--from-command", command, "--topology", "8x-h100-nvswitch"});
+  CHECK(r.code == 1);
+  CHECK_THAT(r.err, Contains("/models/some-finetune") && Contains("pass --model NAME"));
+  const auto given = specsim::test::run({"init", "--from-command", command, "--model", "llama-3.1-8b", "--topology", "8x-h100-nvswitch"});
+  CHECK(given.code == 0);
+  CHECK_THAT(given.out, Contains("model: llama-3.1-8b"));
+}
