@@ -19,7 +19,7 @@ struct LaunchProblem {
   bool fails = true;    // true: the launch fails; false: it runs, slower than priced
 };
 
-// Every problem of `s`, in a fixed order (NCCL, all-reduce kernel, CUDA graph sizes).
+// Every problem of `s`, in a fixed order (NCCL, all-reduce kernel, CUDA graph sizes, nodes).
 [[nodiscard]] std::vector<LaunchProblem> launch_problems(const Scenario& s);
 
 // One line: "known to fail at launch: SETTING: REASON; FIX" (or "runs slower than priced: ...").

@@ -66,6 +66,21 @@ void check_graph_sizes(const Scenario& s, std::vector<LaunchProblem>& out) {
                  false});
 }
 
+// A deployment over several nodes (docs/model.md#multi-node): one engine command on one node cannot
+// start it; each node runs its own with the engine's multi-node options, which specsim does not emit.
+void check_nodes(const Scenario& s, std::vector<LaunchProblem>& out) {
+  const int nodes = s.topology.nodes_spanned(s.parallel.tp * s.parallel.pp);
+  if (nodes <= 1) return;
+  out.push_back({"tp " + std::to_string(s.parallel.tp) + (s.parallel.pp > 1 ? " x pp " + std::to_string(s.parallel.pp) : "") +
+                     " over " + std::to_string(nodes) + " nodes of " + s.topology.name,
+                 "the command below is one node's: the deployment's ranks span " + std::to_string(nodes) +
+                     " nodes, and each node starts its share of them",
+                 "run it on every node with the engine's multi-node options (SGLang: --nnodes " + std::to_string(nodes) +
+                     " --node-rank R --dist-init-addr HEAD:PORT, docs.sglang.io references/multi_node_deployment; "
+                     "vLLM and TensorRT-LLM: their multi-node launchers)",
+                 true});
+}
+
 }  // namespace
 
 std::vector<LaunchProblem> launch_problems(const Scenario& s) {
@@ -73,6 +88,7 @@ std::vector<LaunchProblem> launch_problems(const Scenario& s) {
   check_tree_under_graphs(s, out);
   check_custom_allreduce(s, out);
   check_graph_sizes(s, out);
+  check_nodes(s, out);
   return out;
 }
 
