@@ -18,8 +18,10 @@
 #include "cli.hpp"
 #include "specsim/concurrency.hpp"
 #include "specsim/cycle.hpp"
+#include "specsim/emit.hpp"
 #include "specsim/error.hpp"
 #include "specsim/intervention.hpp"
+#include "specsim/launch_checks.hpp"
 #include "specsim/load.hpp"
 #include "specsim/memory_fit.hpp"
 #include "specsim/report.hpp"
@@ -49,14 +51,20 @@ PyScenario load(const std::string& name_or_path, const std::vector<std::string>&
   return {name_or_path, patches, load_scenario(name_or_path, patches, data_dir())};
 }
 
-// predict --json: the concurrency table when the scenario lists levels, else one batch.
+// predict --json: the concurrency table when the scenario lists levels, else one batch; with the
+// launch problems, as the command prints them.
 std::string predict_json(const PyScenario& p) {
   Scenario s = p.scenario;
-  const std::vector<std::string> warnings = acceptance_warnings(s);
-  if (!s.concurrency.empty()) return render_concurrency(s.name, predict_concurrency(s), Format::kJson, warnings);
+  std::vector<std::string> warnings = acceptance_warnings(s);
+  const std::vector<LaunchProblem> problems = launch_problems(s);
+  for (const auto& problem : problems) warnings.push_back(describe(problem));
+  const auto with_problems = [&](const std::string& out) { return problems.empty() ? out : with_launch_problems(out, problems); };
+  if (!s.concurrency.empty()) {
+    return with_problems(render_concurrency(s.name, predict_concurrency(s), Format::kJson, warnings));
+  }
   require_memory_fit(s);  // a deployment that cannot load predicts nothing
   const CycleModel model(std::move(s));
-  return render_prediction(model, model.predict(), Format::kJson, warnings);
+  return with_problems(render_prediction(model, model.predict(), Format::kJson, warnings));
 }
 
 // sweep --json: the best point per concurrency level when there are levels (the scenario's, or
