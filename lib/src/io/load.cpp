@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <mutex>
 #include <optional>
 
 #include "specsim/comm_model.hpp"
@@ -585,7 +588,7 @@ std::string DataDir::resolve(DataKind kind, const std::string& name) const {
 
 // ---- public loaders -----------------------------------------------------------------------------
 
-TransformerSpec load_model(const std::string& path) {
+static TransformerSpec load_model_file(const std::string& path) {
   // A Hugging Face checkpoint directory is read through its config.json.
   std::error_code ec;
   const std::string file = fs::is_directory(path, ec) ? (fs::path(path) / "config.json").string() : path;
@@ -595,17 +598,17 @@ TransformerSpec load_model(const std::string& path) {
   return m;
 }
 
-GpuSpec load_gpu(const std::string& path) {
+static GpuSpec load_gpu_file(const std::string& path) {
   YamlReader r = YamlReader::load_file(path);
   return read_gpu(r);
 }
 
-Topology load_topology(const std::string& path) {
+static Topology load_topology_file(const std::string& path) {
   YamlReader r = YamlReader::load_file(path);
   return read_topology(r);
 }
 
-CommProfile load_comm_profile(const std::string& path) {
+static CommProfile load_comm_profile_file(const std::string& path) {
   YamlReader r = YamlReader::load_file(path);
   return read_comm_profile(r);
 }
@@ -648,7 +651,7 @@ EnginePrior::AsyncDefault read_async_default(YamlReader& a) {
 
 }  // namespace
 
-EnginePrior load_engine_prior(const std::string& path) {
+static EnginePrior load_engine_prior_file(const std::string& path) {
   YamlReader r = YamlReader::load_file(path);
   r.expect_header("engine");
   EnginePrior e;
@@ -670,7 +673,7 @@ EnginePrior load_engine_prior(const std::string& path) {
   return e;
 }
 
-ModelError load_model_error(const std::string& path) {
+static ModelError load_model_error_file(const std::string& path) {
   YamlReader r = YamlReader::load_file(path);
   r.expect_header("model_error");
   r.optional_string("description", "");
@@ -702,6 +705,64 @@ ModelError load_model_error(const std::string& path) {
   r.finish();
   return e;
 }
+
+// ---- what a data file gives, kept -------------------------------------------------------------
+
+namespace {
+
+// A regular file's size and modification time: a file edited since it was read reads again.
+struct FileStamp {
+  std::uintmax_t bytes = 0;
+  fs::file_time_type written;
+  bool operator==(const FileStamp&) const = default;
+};
+
+std::optional<FileStamp> stamp_of(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return std::nullopt;  // a pipe reads once; its text is kept elsewhere
+  FileStamp s;
+  s.bytes = fs::file_size(path, ec);
+  if (ec) return std::nullopt;
+  s.written = fs::last_write_time(path, ec);
+  if (ec) return std::nullopt;
+  return s;
+}
+
+// What `read` gives for `path`, kept by path and stamp: what-ifs (rank's interventions, sweep
+// points off the fast path) load the same model, GPU, topology, profiles and engine file for every
+// scenario they build, and the value a file gives is a function of its bytes. A file that fails is
+// not kept (it fails again, with the same message).
+template <class T>
+T remembered(const std::string& path, T (*read)(const std::string&)) {
+  static std::mutex mutex;
+  static std::map<std::string, std::pair<FileStamp, T>> kept;
+  const std::optional<FileStamp> stamp = stamp_of(path);
+  if (!stamp) return read(path);
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    const auto it = kept.find(path);
+    if (it != kept.end() && it->second.first == *stamp) return it->second.second;
+  }
+  T value = read(path);
+  const std::lock_guard<std::mutex> lock(mutex);
+  kept.insert_or_assign(path, std::pair<FileStamp, T>{*stamp, value});
+  return value;
+}
+
+}  // namespace
+
+TransformerSpec load_model(const std::string& path) {
+  std::error_code ec;
+  // A Hugging Face checkpoint directory is kept as its config.json, which is what is read.
+  if (fs::is_directory(path, ec)) return remembered((fs::path(path) / "config.json").string(), load_model_file);
+  return remembered(path, load_model_file);
+}
+GpuSpec load_gpu(const std::string& path) { return remembered(path, load_gpu_file); }
+Topology load_topology(const std::string& path) { return remembered(path, load_topology_file); }
+CommProfile load_comm_profile(const std::string& path) { return remembered(path, load_comm_profile_file); }
+EnginePrior load_engine_prior(const std::string& path) { return remembered(path, load_engine_prior_file); }
+ModelError load_model_error(const std::string& path) { return remembered(path, load_model_error_file); }
+
 
 ValidationSplit load_validation_split(const std::string& path) {
   YamlReader r = YamlReader::load_file(path);
