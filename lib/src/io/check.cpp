@@ -93,6 +93,10 @@ void emit_gpu(YAML::Emitter& e, const std::string& path, const DataDir&) {
   if (g.nvlink_bandwidth_bytes_per_s) {
     e << YAML::Key << "nvlink_bandwidth" << YAML::Value << format_bandwidth(*g.nvlink_bandwidth_bytes_per_s);
   }
+  if (g.xgmi_link_bandwidth_bytes_per_s) {
+    e << YAML::Key << "xgmi_link_bandwidth" << YAML::Value << format_bandwidth(*g.xgmi_link_bandwidth_bytes_per_s);
+    e << YAML::Key << "xgmi_links" << YAML::Value << g.xgmi_links;
+  }
   e << YAML::Key << "p2p_supported" << YAML::Value << g.p2p_supported;
 }
 
