@@ -149,6 +149,12 @@ double p2p_bandwidth(const Scenario& s) {
   return gen5 / double(1 << std::max(0, 5 - s.topology.pcie_generation));
 }
 
+// One GPU to one peer: one xGMI link on an AMD mesh, else the box's peer bandwidth.
+double send_bandwidth(const Scenario& s) {
+  const auto& link = s.gpu.xgmi_link_bandwidth_bytes_per_s;
+  return s.topology.link == LinkClass::kXgmi && link ? *link : p2p_bandwidth(s);
+}
+
 // " (NCCL 2.29.2)" after a measured table's name; empty when the table does not say its release.
 std::string release_text(const CommProfile& p) { return p.nccl_version.empty() ? "" : " (NCCL " + p.nccl_version + ")"; }
 
@@ -246,9 +252,7 @@ CommModel CommModel::build(const Scenario& s, const CommSettings& c, const CommP
                            double eager_overhead_per_op_s, double quantise_kernels_s) {
   CommModel m;
   m.p2p_bytes_per_s_ = p2p_bandwidth(s);  // pipeline sends need it at any tp
-  m.send_bytes_per_s_ = s.topology.link == LinkClass::kXgmi && s.gpu.xgmi_link_bandwidth_bytes_per_s
-                            ? *s.gpu.xgmi_link_bandwidth_bytes_per_s
-                            : m.p2p_bytes_per_s_;
+  m.send_bytes_per_s_ = send_bandwidth(s);
   m.price_all_to_all(s);
   if (s.parallel.tp <= 1) return m;
   m.ranks_ = s.parallel.tp;
