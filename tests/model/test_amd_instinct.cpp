@@ -136,3 +136,13 @@ TEST_CASE("amd scenario: an xGMI box needs a card with Infinity Fabric, an NVLin
   CHECK_THROWS_WITH(specsim::load_scenario(kMi355xScenario, {"topology=8x-h200-nvswitch", "gpu=mi355x"}, kRoot),
                     Contains("'mi355x' has no NVLink"));
 }
+
+TEST_CASE("amd comm: the engines' custom kernel runs on the xGMI mesh, each peer over its own link", "[amd][comm]") {
+  const auto s = specsim::load_scenario(kMi355xScenario, {"comm.implementation=engine"}, kRoot);
+  const auto comm = specsim::CommModel::build(s, 0.0, 0.0);
+  CHECK_THAT(comm.source(), Contains("the engine's one-shot kernel (prior)"));
+  // One-shot prior: 7.5 us + (r-1) S / B_p2p with B_p2p = 76.8 GB/s x 7 links read at once, so
+  // 7.5 us + S / 76.8 GB/s at 8 ranks.
+  const double bytes = 56 * kKiB;
+  CHECK_THAT(comm.allreduce_s(bytes, specsim::LaunchMode::kGraph), WithinRel(7.5e-6 + 7.0 * bytes / (76.8e9 * 7.0), 1e-12));
+}
