@@ -2,6 +2,7 @@
 // (docs/references/nccl.md#rccl) and the shipped MI355X scenario.
 #include <catch2/catch.hpp>
 
+#include "cli_run.hpp"
 #include "specsim/comm_model.hpp"
 #include "specsim/cycle.hpp"
 #include "specsim/load.hpp"
@@ -145,4 +146,18 @@ TEST_CASE("amd comm: the engines' custom kernel runs on the xGMI mesh, each peer
   // 7.5 us + S / 76.8 GB/s at 8 ranks.
   const double bytes = 56 * kKiB;
   CHECK_THAT(comm.allreduce_s(bytes, specsim::LaunchMode::kGraph), WithinRel(7.5e-6 + 7.0 * bytes / (76.8e9 * 7.0), 1e-12));
+}
+
+TEST_CASE("amd comm: specsim comm names RCCL's prior on an AMD box", "[amd][comm]") {
+  // The measured table is an H200's; --topology an MI355X mesh: the prior column is RCCL's model.
+  const auto r = specsim::test::run({"comm", "--profile", "h200-8x-nvswitch-aic-nccl", "--ranks", "8", "--topology",
+                                     "8x-mi355x-xgmi", "--size", "14KiB"});
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Contains("RCCL prior") && !Contains("NCCL prior"));
+  const auto j = specsim::test::run({"comm", "--profile", "h200-8x-nvswitch-aic-nccl", "--ranks", "8", "--topology",
+                                     "8x-mi355x-xgmi", "--size", "14KiB", "--json"});
+  CHECK_THAT(j.out, Contains("\"library\": \"RCCL\""));
+  const auto nvidia = specsim::test::run({"comm", "--profile", "h200-8x-nvswitch-aic-nccl", "--ranks", "8", "--topology",
+                                          "8x-h200-nvswitch", "--size", "14KiB"});
+  CHECK_THAT(nvidia.out, Contains("NCCL prior"));
 }
