@@ -2,6 +2,9 @@
 // (models/engines/sglang.yaml, from sglang PR #11398; docs/schema.md#engine).
 #include <catch2/catch.hpp>
 
+#include <fstream>
+
+#include "cli_run.hpp"
 #include "specsim/cycle.hpp"
 #include "specsim/load.hpp"
 
@@ -46,4 +49,30 @@ TEST_CASE("spec version: an engine without versions, or an unknown version, is a
                     Contains("engine: spec_version = v2: models/engines/vllm.yaml prices no worker versions apart"));
   CHECK_THROWS_WITH(specsim::load_scenario(kSglang, {"engine.spec_version=v3"}, kRoot),
                     Contains("engine.spec_version") && Contains("'v3' is not one of: v1, v2"));
+}
+
+TEST_CASE("spec version: an engine file's versions are checked where they are written", "[engine][spec_version]") {
+  specsim::test::TempDir dir("specsim_test_spec_version_engine_file");
+  const std::string head =
+      "schema_version: 1\nkind: engine\nname: e\nsource: test\n"
+      "cycle_overhead: {value: 2ms, p10: 1ms, p90: 4ms}\ndraft_step_overhead: {value: 0.1ms, p10: 0.05ms, p90: 0.3ms}\n";
+  const auto write = [&](const std::string& name, const std::string& tail) {
+    const std::string path = (dir.path / name).string();
+    std::ofstream(path) << head << tail;
+    return path;
+  };
+  // Versions without saying which one cycle_overhead holds.
+  CHECK_THROWS_WITH(specsim::load_engine_prior(write("no-default.yaml",
+                                                     "spec_versions:\n  - {version: v2, cycle_overhead: {value: 1ms, p10: 0.5ms, p90: 2ms}}\n")),
+                    Contains("no-default.yaml:8:3:") && Contains("spec_versions: needs default_spec_version"));
+  // The default listed again.
+  CHECK_THROWS_WITH(specsim::load_engine_prior(write("default-listed.yaml",
+                                                     "default_spec_version: v1\nspec_versions:\n"
+                                                     "  - {version: v1, cycle_overhead: {value: 1ms, p10: 0.5ms, p90: 2ms}}\n")),
+                    Contains("'v1' is default_spec_version: its prior is cycle_overhead"));
+  const auto ok = specsim::load_engine_prior(write("ok.yaml", "default_spec_version: v1\nspec_versions:\n"
+                                                              "  - {version: v2, cycle_overhead: {value: 1ms, p10: 0.5ms, p90: 2ms}}\n"));
+  REQUIRE(ok.cycle_overhead_by_version.size() == 1);
+  CHECK(ok.cycle_overhead_by_version[0].first == "v2");
+  CHECK_THAT(ok.cycle_overhead_by_version[0].second.value_s, WithinRel(1e-3, 1e-12));
 }
