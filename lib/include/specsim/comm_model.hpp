@@ -132,7 +132,8 @@ class CommModel {
   double eager_overhead_s_ = 0.0;
   double quantise_s_ = 0.0;
   double scale_ = 1.0;
-  double p2p_bytes_per_s_ = 0.0;
+  double p2p_bytes_per_s_ = 0.0;   // what one GPU moves to all its peers at once
+  double send_bytes_per_s_ = 0.0;  // one GPU to one peer (a pipeline send): one link on an xGMI mesh
   bool calibrated_ = false;
   double measured_min_bytes_ = 0.0;
   std::string source_ = "single rank";

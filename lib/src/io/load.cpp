@@ -276,9 +276,13 @@ GpuSpec read_gpu(YamlReader& r) {
   g.bf16_flop_per_s = r.quantity("bf16_dense", Quantity::kFlopRate);
   g.fp8_flop_per_s = r.optional_quantity("fp8_dense", Quantity::kFlopRate);
   r.optional_quantity("fp4_dense", Quantity::kFlopRate);
+  r.optional_quantity("fp6_dense", Quantity::kFlopRate);  // stated for the record (CDNA4); no fp6 weights priced
   g.pcie_generation = static_cast<int>(r.integer("pcie_generation", 3, 7));
-  g.architecture = *parse_gpu_arch(r.choice("architecture", {"volta", "ampere", "ada", "hopper", "blackwell"}));
+  g.architecture = *parse_gpu_arch(
+      r.choice("architecture", {"volta", "ampere", "ada", "hopper", "blackwell", "cdna3", "cdna4"}));
   g.nvlink_bandwidth_bytes_per_s = r.optional_quantity("nvlink_bandwidth", Quantity::kBandwidth);
+  g.xgmi_link_bandwidth_bytes_per_s = r.optional_quantity("xgmi_link_bandwidth", Quantity::kBandwidth);
+  g.xgmi_links = static_cast<int>(r.optional_integer("xgmi_links", 0, 1, 64));
   g.p2p_supported = r.optional_boolean("p2p_supported", true);
   if (const std::string cc = r.optional_string("compute_capability", ""); !cc.empty()) {
     // "12.0": one or two digits, a dot, one digit (NVIDIA's CUDA GPUs list writes them so).
@@ -297,11 +301,18 @@ GpuSpec read_gpu(YamlReader& r) {
   if (g.nvlink_bandwidth_bytes_per_s && *g.nvlink_bandwidth_bytes_per_s < 1e9) {
     r.fail("nvlink_bandwidth", "must be at least 1 GB/s (or left out)");
   }
+  if (g.xgmi_link_bandwidth_bytes_per_s && *g.xgmi_link_bandwidth_bytes_per_s < 1e9) {
+    r.fail("xgmi_link_bandwidth", "must be at least 1 GB/s (or left out)");
+  }
+  if (g.xgmi_link_bandwidth_bytes_per_s.has_value() != (g.xgmi_links > 0)) {
+    r.fail(g.xgmi_links > 0 ? "xgmi_links" : "xgmi_link_bandwidth",
+           "xgmi_link_bandwidth and xgmi_links go together: give both (an Infinity Fabric card) or neither");
+  }
   r.finish();
   return g;
 }
 
-constexpr const char* kLinkClasses = "NV#, PIX, PXB, PHB, NODE, SYS";
+constexpr const char* kLinkClasses = "NV#, XGMI, PIX, PXB, PHB, NODE, SYS";
 
 // `links:` one string per GPU, its classes to every GPU separated by spaces, "X" for itself:
 //   links:
@@ -649,6 +660,25 @@ EnginePrior::AsyncDefault read_async_default(YamlReader& a) {
   return out;
 }
 
+// `default_spec_version:` the worker version the top-level cycle_overhead was measured on, and
+// `spec_versions:` the other versions' per-cycle priors, each `{version, cycle_overhead, source}`.
+void read_spec_versions(YamlReader& r, EnginePrior& e) {
+  e.default_spec_version = r.optional_string("default_spec_version", "");
+  if (!r.has("spec_versions")) return;
+  if (e.default_spec_version.empty()) r.fail("spec_versions", "needs default_spec_version: the version cycle_overhead holds");
+  for (YamlReader& v : r.sequence("spec_versions")) {
+    const std::string name = v.string("version");
+    if (name == e.default_spec_version) v.fail("version", "'" + name + "' is default_spec_version: its prior is cycle_overhead");
+    for (const auto& [known, term] : e.cycle_overhead_by_version) {
+      if (known == name) v.fail("version", "'" + name + "' is listed twice");
+    }
+    YamlReader c = v.child("cycle_overhead");
+    e.cycle_overhead_by_version.emplace_back(name, read_prior_term(c));
+    v.ignore("source");
+    v.finish();
+  }
+}
+
 }  // namespace
 
 static EnginePrior load_engine_prior_file(const std::string& path) {
@@ -667,6 +697,7 @@ static EnginePrior load_engine_prior_file(const std::string& path) {
     e.draft_step_overhead = read_prior_term(d);
   }
   if (auto h = r.optional_child("plain_step_host")) e.plain_step_host = read_prior_term(*h);
+  read_spec_versions(r, e);
   e.methods = read_methods(r, "methods");
   if (auto a = r.optional_child("async_scheduling")) e.async_scheduling = read_async_default(*a);
   r.finish();
@@ -1553,6 +1584,7 @@ bool read_engine(YamlReader& r, Scenario& s, Problems& problems) {
       s.engine.cuda_graph_max_batch = static_cast<int>(bounded_integer(*e, "engine.cuda_graph_max_batch"));
     }
   });
+  problems.run([&] { s.engine.spec_version = e->optional_choice("spec_version", {"v1", "v2"}, ""); });
   e->ignore("embedding_allreduce");
   e->finish();
   return name_ok;
@@ -1710,9 +1742,26 @@ void read_comm_block(YamlReader& r, Scenario& s) {
   }
 }
 
+// engine.spec_version picks the per-cycle prior of that worker version (docs/schema.md#engine);
+// "" or the file's default_spec_version keep cycle_overhead. The prior's name says which it holds.
+void select_spec_version(EnginePrior& prior, const std::string& version, const YamlReader& r) {
+  if (version.empty() || version == prior.default_spec_version) return;
+  std::string valid = prior.default_spec_version;
+  for (const auto& [name, term] : prior.cycle_overhead_by_version) {
+    if (name == version) {
+      prior.cycle_overhead = term;
+      prior.source += "; spec " + version + " cycle prior";
+      return;
+    }
+    valid += ", " + name;
+  }
+  r.fail("engine", "spec_version = " + version + ": models/engines/" + prior.name + ".yaml prices " +
+                       (valid.empty() ? std::string("no worker versions apart") : "only " + valid));
+}
+
 // The engine's speculative overheads: its prior when models/engines has one, unless the scenario
 // sets them (read_host, after this, lets the file win).
-void apply_engine_prior(Scenario& s, const DataDir& data) {
+void apply_engine_prior(Scenario& s, const DataDir& data, const YamlReader& r) {
   const auto engines = data.names(DataKind::kEngine);
   if (std::find(engines.begin(), engines.end(), s.engine.name) != engines.end()) {
     EnginePrior prior = load_engine_prior(data.resolve(DataKind::kEngine, s.engine.name));
@@ -1722,9 +1771,13 @@ void apply_engine_prior(Scenario& s, const DataDir& data) {
                                " only, not " + s.speculation.method;
       return;
     }
+    select_spec_version(prior, s.engine.spec_version, r);
     s.engine_prior = std::move(prior);
     s.host.spec_extra_per_cycle_s = s.engine_prior->cycle_overhead.value_s;
     s.host.draft_step_overhead_s = s.engine_prior->draft_step_overhead.value_s;
+  } else if (!s.engine.spec_version.empty()) {
+    r.fail("engine", "spec_version = " + s.engine.spec_version + ": engine '" + s.engine.name +
+                         "' has no file in models/engines, so no worker versions to pick from");
   }
 }
 
@@ -1819,6 +1872,10 @@ bool read_box(YamlReader& r, Scenario& s, const DataDir& data, Problems& problem
       r.fail(r.has("gpu") ? "gpu" : "topology", "'" + s.gpu.name + "' has no NVLink (its GPU file gives no nvlink_bandwidth), but topology '" +
                                                      s.topology.name + "' links its GPUs by NVLink");
     }
+    if (s.topology.link == LinkClass::kXgmi && !s.gpu.xgmi_link_bandwidth_bytes_per_s) {
+      r.fail(r.has("gpu") ? "gpu" : "topology", "'" + s.gpu.name + "' has no Infinity Fabric (its GPU file gives no xgmi_link_bandwidth), but topology '" +
+                                                     s.topology.name + "' links its GPUs by XGMI");
+    }
   });
   r.ignore("topology");
   r.ignore("gpu");
@@ -1862,7 +1919,7 @@ Scenario read_scenario(YamlReader& r, const DataDir& data, Problems& problems) {
   problems.run([&] { read_compute_block(r, s, data); });
   const bool comm_ok = problems.run([&] { read_comm_block(r, s); });
   if (comm_ok && parallel_ok) problems.run([&] { load_comm_profiles(r, s, data); });
-  if (engine_ok) problems.run([&] { apply_engine_prior(s, data); });
+  if (engine_ok) problems.run([&] { apply_engine_prior(s, data, r); });
   problems.run([&] {
     if (!std::filesystem::exists(model_error_file(data))) return;
     s.model_error = load_model_error(model_error_file(data));
