@@ -55,6 +55,8 @@ def interconnect(row):
         return "pcie"
     if "nvswitch" in topology or "nvlink" in topology:
         return "nvlink"
+    if "xgmi" in topology:  # an AMD Instinct mesh (specsim validate's "xgmi"); none in the frozen split
+        return "xgmi"
     raise SystemExit(f"make_split: cannot tell the interconnect of topology '{topology}' ({row.get('name')})")
 
 

@@ -136,6 +136,7 @@ void run_comm(const CommOptions& o, Io& io) {
   table.ranks = o.ranks;
   table.collective = profiles.front().collective;
   table.mode = to_string(profiles.front().mode);
+  if (gpu) table.library = collective_library(gpu->architecture);
   if (exact) {
     table.profile = exact->name;
     table.nccl_version = exact->nccl_version;

@@ -3,9 +3,11 @@
 #include <CLI/CLI.hpp>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <ostream>
+#include <sstream>
 
 #include "choices.hpp"
 #include "cli.hpp"
@@ -38,7 +40,7 @@ void run_topology_import(const TopologyImportOptions& o, Io& io) {
   if (o.gpu.empty()) {
     std::string known;
     for (const auto& n : data.names(DataKind::kGpu)) known += (known.empty() ? "" : ", ") + n;
-    throw Error("--gpu: required: nvidia-smi topo -m does not name the GPU model; pass --gpu NAME (known: " +
+    throw Error("--gpu: required: neither nvidia-smi topo -m nor rocm-smi --showtopo names the GPU model; pass --gpu NAME (known: " +
                 known + ")");
   }
   std::string gpu_file;
@@ -61,7 +63,16 @@ void run_topology_import(const TopologyImportOptions& o, Io& io) {
   const std::string pcie_from =
       o.pcie_generation ? std::string("--pcie-generation") : "the GPU file " + std::filesystem::path(gpu_file).filename().string();
   options.name = o.name.empty() ? std::filesystem::path(o.output).stem().string() : o.name;
-  Topology t = import_nvidia_smi_topo(o.input, options);
+  std::string text;
+  {
+    std::ifstream in(o.input, std::ios::binary);
+    std::ostringstream buffer;
+    buffer << in.rdbuf();
+    text = buffer.str();
+  }
+  const std::string tool = topo_format(text);  // auto-detected: rocm-smi --showtopo or nvidia-smi topo -m
+  const std::string command = tool == "rocm-smi" ? "rocm-smi --showtopo" : "nvidia-smi topo -m";
+  Topology t = tool == "rocm-smi" ? parse_rocm_smi_topo(text, o.input, options) : parse_nvidia_smi_topo(text, o.input, options);
   // NV# links in the output of a card with no NVLink: the output is another box's, or --gpu names
   // the wrong card; either way NVLink would be priced at a bandwidth the GPU file does not have.
   if (t.link == LinkClass::kNvlink && !gpu.nvlink_bandwidth_bytes_per_s) {
@@ -69,15 +80,20 @@ void run_topology_import(const TopologyImportOptions& o, Io& io) {
                 " has no NVLink (no nvlink_bandwidth), but " + o.input +
                 " shows NV# links between the GPUs: name the card this output was taken on");
   }
+  if (t.link == LinkClass::kXgmi && !gpu.xgmi_link_bandwidth_bytes_per_s) {
+    throw Error("--gpu " + o.gpu + ": " + std::filesystem::path(gpu_file).filename().string() +
+                " has no Infinity Fabric (no xgmi_link_bandwidth), but " + o.input +
+                " shows XGMI links between the GPUs: name the card this output was taken on");
+  }
 
   const std::string file = std::filesystem::path(o.input).filename().string();
   const std::string comments =
-      "Written by `specsim topology import` from " + file + " (nvidia-smi topo -m).\n"
+      "Written by `specsim topology import` from " + file + " (" + command + ").\n"
       "links and numa come from that output; gpu from the command line, p2p from " + p2p_from +
-      ",\npcie_generation from " + pcie_from +
-      " (topo -m shows none of them; `nvidia-smi topo -p2p r` shows whether P2P is granted).";
+      ",\npcie_generation from " + pcie_from + " (" + command + " shows none of them" +
+      (tool == "rocm-smi" ? ")." : "; `nvidia-smi topo -p2p r` shows whether P2P is granted).");
   // Read the temporary file back with the loader, so a file that is written is one that loads.
-  write_file_atomically(o.output, render_topology_yaml(t, "nvidia-smi topo -m: " + file, comments), output,
+  write_file_atomically(o.output, render_topology_yaml(t, command + ": " + file, comments), output,
                         [](const std::string& tmp) { (void)load_topology(tmp); });
 
   const auto [slowest, slowest_nvlinks] = slowest_pair_link(t);
@@ -104,7 +120,8 @@ void run_topology_import(const TopologyImportOptions& o, Io& io) {
     for (const int n : t.numa_nodes) report += " " + std::to_string(n);
     report += "\n";
   } else {
-    report += "  numa: not in the output (no numeric NUMA Affinity column)\n";
+    report += tool == "rocm-smi" ? "  numa: not in the output (no Numa Nodes block for every GPU)\n"
+                                 : "  numa: not in the output (no numeric NUMA Affinity column)\n";
   }
   io.out << report;
 }
@@ -115,11 +132,13 @@ void setup_topology(CLI::App& app, Io& io) {
   auto opts = std::make_shared<TopologyImportOptions>();
   CLI::App* topology = app.add_subcommand("topology", "Build topology files");
   topology->require_subcommand(1);
-  CLI::App* import = topology->add_subcommand("import", "nvidia-smi topo -m output -> topology YAML");
-  import->add_option("file", opts->input, "Saved output of `nvidia-smi topo -m`")->required()->check(CLI::ExistingFile);
+  CLI::App* import = topology->add_subcommand("import", "nvidia-smi topo -m or rocm-smi --showtopo output -> topology YAML");
+  import->add_option("file", opts->input, "Saved output of `nvidia-smi topo -m` or `rocm-smi --showtopo` (detected)")
+      ->required()
+      ->check(CLI::ExistingFile);
   import->add_option("-o,--output", opts->output, "Topology file to write (TOPO.yaml)")->required();
   import->add_option("--gpu", opts->gpu,
-                     "Required. GPU model (models/gpu name or file, e.g. rtx-4090): topo -m does not say");
+                     "Required. GPU model (models/gpu name or file, e.g. rtx-4090, mi300x): neither tool's output says");
   import->add_option("--p2p", opts->p2p,
                      "Whether the driver grants PCIe P2P (topo -m does not say; default: the GPU file's p2p_supported, "
                      "off for GeForce cards)")

@@ -54,7 +54,7 @@ void load(const std::string& format, const std::string& name) {
   } else if (kind == "logs" || kind == "engine_log") {
     (void)specsim::parse_engine_log_file(path);
   } else if (kind == "topo") {
-    (void)specsim::import_nvidia_smi_topo(path, specsim::TopoImportOptions{"t", "rtx-4090", true, 4});
+    (void)specsim::import_topo(path, specsim::TopoImportOptions{"t", "rtx-4090", true, 4});
   } else if (kind == "validation") {
     (void)specsim::validate_row(path, kRoot);
   } else if (kind == "interventions") {
@@ -103,6 +103,8 @@ const std::map<std::string, Expected>& corpus() {
       {"gpu/compute-capability-sm-name.yaml",
        {"compute_capability: 'sm_120' is not a compute capability (MAJOR.MINOR, e.g. 12.0)", 10}},
       {"gpu/missing-architecture.yaml", {"architecture: required key is missing", 1}},
+      {"gpu/xgmi-bandwidth-without-links.yaml",
+       {"xgmi_link_bandwidth: xgmi_link_bandwidth and xgmi_links go together: give both (an Infinity Fabric card) or neither", 11}},
       {"gpu/duplicate-key.yaml", {"memory_bandwidth: duplicate key: the mapping already has 'memory_bandwidth' (one value per key)", 12}},
       {"gpu/implausible-flops.yaml", {"bf16_dense: '989000000TFLOP/s' = 9.89e+20: outside the plausible FLOP rate range [0, 1e+18]", 7}},
       {"gpu/bits-unit.yaml", {"unknown unit 'Gb/s' (bits are not read: divide by 8 and write bytes", 6}},
@@ -262,6 +264,14 @@ const std::map<std::string, Expected>& corpus() {
       {"topo/missing-header.txt", {"row GPU0 before the header line", 1}},
       {"topo/ragged-row.txt", {"row GPU3 has 11 fields, the header (line 1) has 12 columns", 5}},
       {"topo/unknown-class.txt", {"GPU6 to GPU2: 'PXN' is not a link class", 8}},
+      {"topo/rocm-smi-truncated.txt",
+       {"'Link Type between two GPUs' (line 26) names 8 GPUs but has 6 rows (a truncated copy?)", 33}},
+      {"topo/rocm-smi-ragged-row.txt",
+       {"'Link Type between two GPUs': row GPU3 has 7 cells, the header names 8 GPUs", 31}},
+      {"topo/rocm-smi-unknown-link.txt",
+       {"'Link Type between two GPUs': GPU2-GPU6 is 'PCIX'; valid: XGMI, PCIE (0 on the diagonal)", 30}},
+      {"topo/rocm-smi-xgmi-two-hops.txt",
+       {"GPU0-GPU5: XGMI at weight 30 (2 xGMI hops at 15 each): not a direct link", 6}},
       {"topology/gpus-as-list.yaml", {"gpus: expected a single value, not a list or mapping", 6}},
       {"topology/missing-gpu.yaml", {"gpu: required key is missing; is 'gpus' here a misspelling of it?", 5}},
       {"topology/network-without-bandwidth.yaml", {"network.nic_bandwidth: required key is missing", 9}},
@@ -269,7 +279,7 @@ const std::map<std::string, Expected>& corpus() {
       {"topology/nodes-times-per-node.yaml", {"gpus_per_node: nodes (2) x gpus_per_node (4) = 8, but gpus = 16", 7}},
       {"topology/nodes-without-network.yaml", {"nodes: = 2: a multi-node topology needs `network:`", 6}},
       {"topology/nvlink-count-overflow.yaml", {"link: 'NV99999999999' is not a link class", 9}},
-      {"topology/unknown-link-class.yaml", {"link: 'PCIE' is not a link class (NV#, PIX, PXB, PHB, NODE, SYS)", 9}},
+      {"topology/unknown-link-class.yaml", {"link: 'PCIE' is not a link class (NV#, XGMI, PIX, PXB, PHB, NODE, SYS)", 9}},
       {"topology/zero-gpus.yaml", {"gpus: = 0: must be in [1, 10000000]", 6}},
   };
   return table;

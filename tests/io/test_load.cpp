@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 
@@ -158,4 +159,31 @@ TEST_CASE("load: a measured comm table may scatter, not fall by more than 25% be
   std::ofstream(file) << text;
   CHECK_THROWS_WITH(specsim::load_comm_profile(file),
                     Contains(file) && Contains("more than a measurement's scatter (25%)"));
+}
+
+TEST_CASE("load: a data file read again gives the value kept, and an edited one is read again", "[load]") {
+  // What-ifs load the same files for every scenario they build: the value is kept by path, size and
+  // modification time (load.cpp, remembered), so an edit, even one of the same length, reads again.
+  specsim::test::TempDir dir("specsim_test_load_kept_gpu");
+  const fs::path file = dir.path / "h200-copy.yaml";
+  std::ifstream in(fs::path(SPECSIM_SOURCE_DIR) / "models/gpu/h200.yaml");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto write = [&](const std::string& t) {
+    std::ofstream(file, std::ios::trunc) << t;
+  };
+  write(text);
+  const auto first = specsim::load_gpu(file.string());
+  CHECK(first.memory_bandwidth_bytes_per_s == 4800e9);
+  CHECK(specsim::load_gpu(file.string()).memory_bandwidth_bytes_per_s == 4800e9);
+  // 4800GB/s -> 4100GB/s: the same length, so only the modification time tells the edit apart.
+  std::string edited = text;
+  edited.replace(edited.find("4800GB/s"), 8, "4100GB/s");
+  REQUIRE(edited.size() == text.size());
+  write(edited);
+  fs::last_write_time(file, fs::last_write_time(file) + std::chrono::seconds(2));
+  CHECK(specsim::load_gpu(file.string()).memory_bandwidth_bytes_per_s == 4100e9);
+  // An edit that breaks the file fails every time, with its line.
+  write(text + "memory_bandwidth: 1GB/s\n");
+  CHECK_THROWS_WITH(specsim::load_gpu(file.string()), Catch::Matchers::Contains("memory_bandwidth"));
+  CHECK_THROWS_WITH(specsim::load_gpu(file.string()), Catch::Matchers::Contains("memory_bandwidth"));
 }

@@ -360,3 +360,92 @@ TEST_CASE("topology import CLI: --help says --gpu is required", "[topology]") {
   const auto r = run({"topology", "import", "--help"});
   CHECK_THAT(r.out, Contains("Required. GPU model"));
 }
+
+namespace {
+
+specsim::Topology import_rocm(const std::string& path, const std::string& gpu = "mi300x") {
+  specsim::TopoImportOptions o;
+  o.name = "t";
+  o.gpu = gpu;
+  o.pcie_generation = 5;
+  return specsim::import_topo(path, o);
+}
+
+}  // namespace
+
+TEST_CASE("rocm-smi import: 8 gfx942 GPUs, every pair a direct xGMI link (ms-swift AMD page)", "[topology][amd]") {
+  const auto t = import_rocm(real("ms-swift-amd-8x-gfx942-xgmi.txt"));
+  REQUIRE(t.gpus == 8);
+  // Link Type XGMI, Weight 15 (one physical xGMI hop at 15 each), Hops 1 for every pair.
+  for (int i = 0; i < 8; ++i) {
+    for (int j = 0; j < 8; ++j) {
+      if (i != j) CHECK(pair(t, i, j) == "XGMI");
+    }
+  }
+  CHECK(t.link == LinkClass::kXgmi);
+  // Numa Nodes block: GPU[0..3] node 0, GPU[4..7] node 1.
+  CHECK(t.numa_nodes == std::vector<int>{0, 0, 0, 0, 1, 1, 1, 1});
+  CHECK_THAT(t.description, Contains("rocm-smi --showtopo"));
+}
+
+TEST_CASE("rocm-smi import: PCIE at 3 hops reads as SYS, no Numa block leaves numa unknown (rocm_smi_lib#108)",
+          "[topology][amd]") {
+  const auto t = import_rocm(real("rocm-smi-lib-108-4x-pcie-3hops.txt"));
+  REQUIRE(t.gpus == 4);
+  CHECK(pair(t, 0, 1) == "SYS");  // PCIE, 3 hops: across CPU sockets (AMD's MI200 guide)
+  CHECK(pair(t, 2, 3) == "SYS");
+  CHECK(t.link == LinkClass::kSys);
+  CHECK(t.numa_nodes.empty());
+}
+
+TEST_CASE("topo import: the format is detected from the text", "[topology][amd]") {
+  std::ifstream a(real("ms-swift-amd-8x-gfx942-xgmi.txt"));
+  std::ifstream b(real("nccl-tests-307-8x4090-pix-sys.txt"));
+  std::stringstream rocm, nvidia;
+  rocm << a.rdbuf();
+  nvidia << b.rdbuf();
+  CHECK(std::string(specsim::topo_format(rocm.str())) == "rocm-smi");
+  CHECK(std::string(specsim::topo_format(nvidia.str())) == "nvidia-smi");
+  // import_topo reads either: the nvidia-smi copy gives the same matrix as import_nvidia_smi_topo.
+  specsim::TopoImportOptions o{"t", "rtx-4090", true, 4};
+  CHECK(specsim::import_topo(real("nccl-tests-307-8x4090-pix-sys.txt"), o).pair_links ==
+        specsim::import_nvidia_smi_topo(real("nccl-tests-307-8x4090-pix-sys.txt"), o).pair_links);
+}
+
+TEST_CASE("rocm-smi import: damaged outputs name file, line and what is wrong", "[topology][amd]") {
+  // Each copy of ms-swift-amd-8x-gfx942-xgmi.txt has one damage (invalid/topo/SOURCES.md).
+  CHECK_THROWS_WITH(import_rocm(damaged("rocm-smi-truncated.txt")),
+                    Contains("rocm-smi-truncated.txt:33: 'Link Type between two GPUs' (line 26) names 8 GPUs but has 6 rows"));
+  CHECK_THROWS_WITH(import_rocm(damaged("rocm-smi-ragged-row.txt")),
+                    Contains("rocm-smi-ragged-row.txt:31:") && Contains("row GPU3 has 7 cells, the header names 8 GPUs"));
+  CHECK_THROWS_WITH(import_rocm(damaged("rocm-smi-unknown-link.txt")),
+                    Contains("rocm-smi-unknown-link.txt:30:86: 'Link Type between two GPUs': GPU2-GPU6 is 'PCIX'"));
+  // Weight 30 = two xGMI hops at 15 each: an indirect path, which specsim has no class for.
+  CHECK_THROWS_WITH(import_rocm(damaged("rocm-smi-xgmi-two-hops.txt")),
+                    Contains("rocm-smi-xgmi-two-hops.txt:6:73: GPU0-GPU5: XGMI at weight 30 (2 xGMI hops"));
+  const specsim::TopoImportOptions o{"t", "mi300x", true, 5};
+  CHECK_THROWS_WITH(specsim::parse_rocm_smi_topo("=== Weight between two GPUs ===\n       GPU0\nGPU0   0\n", "w.txt", o),
+                    Contains("w.txt: no 'Link Type between two GPUs' table"));
+}
+
+TEST_CASE("topology import CLI: a rocm-smi output writes an XGMI file the loader reads back", "[topology][amd]") {
+  TempDir dir("specsim_test_topology_import_rocm");
+  const std::string out = (dir.path / "mi300x-box.yaml").string();
+  auto r = run({"topology", "import", real("ms-swift-amd-8x-gfx942-xgmi.txt"), "-o", out, "--gpu", "mi300x"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Contains("8 GPUs, ring link XGMI") && Contains("pairs: XGMI 28"));
+  const auto t = specsim::load_topology(out);
+  CHECK(t.link == LinkClass::kXgmi);
+  CHECK(t.pcie_generation == 5);  // the GPU file's
+  CHECK(t.numa_nodes == std::vector<int>{0, 0, 0, 0, 1, 1, 1, 1});
+  std::ifstream written(out);
+  std::stringstream text;
+  text << written.rdbuf();
+  CHECK_THAT(text.str(), Contains("(rocm-smi --showtopo)"));
+  // A card without Infinity Fabric cannot have taken this output.
+  r = run({"topology", "import", real("ms-swift-amd-8x-gfx942-xgmi.txt"), "-o", (dir.path / "x.yaml").string(),
+           "--gpu", "h200"});
+  CHECK(r.code != 0);
+  CHECK_THAT(r.err, Contains("has no Infinity Fabric (no xgmi_link_bandwidth)"));
+}

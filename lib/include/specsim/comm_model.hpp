@@ -138,7 +138,8 @@ class CommModel {
   double eager_overhead_s_ = 0.0;
   double quantise_s_ = 0.0;
   double scale_ = 1.0;
-  double p2p_bytes_per_s_ = 0.0;
+  double p2p_bytes_per_s_ = 0.0;   // what one GPU moves to all its peers at once
+  double send_bytes_per_s_ = 0.0;  // one GPU to one peer (a pipeline send): one link on an xGMI mesh
   int gpus_per_node_ = 0;              // multi-node topologies only
   std::optional<Network> network_;     // the network between nodes, multi-node topologies only
   bool calibrated_ = false;

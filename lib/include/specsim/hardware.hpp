@@ -11,10 +11,16 @@
 namespace specsim {
 
 // The GPU generation, as NCCL's tuning tables bucket it (Ada takes Ampere's row) and as a GPU file
-// states it: never guessed from the name.
-enum class GpuArch { kVolta, kAmpere, kAda, kHopper, kBlackwell };
+// states it: never guessed from the name. kCdna3 (MI300X, MI325X: gfx942) and kCdna4 (MI350X,
+// MI355X: gfx950) are AMD Instinct generations; their collectives run RCCL, NCCL's fork
+// (docs/references/hardware.md#amd-instinct, docs/references/nccl.md#rccl).
+enum class GpuArch { kVolta, kAmpere, kAda, kHopper, kBlackwell, kCdna3, kCdna4 };
 [[nodiscard]] const char* to_string(GpuArch a);
 [[nodiscard]] std::optional<GpuArch> parse_gpu_arch(const std::string& text);
+// True for AMD's generations (CDNA): ROCm, HIP graphs and RCCL instead of CUDA and NCCL.
+[[nodiscard]] bool is_amd(GpuArch a);
+// The collective library a box of these GPUs runs: "RCCL" on AMD, "NCCL" otherwise. Reports name it.
+[[nodiscard]] const char* collective_library(GpuArch a);
 
 struct GpuSpec {
   std::string name;
@@ -26,6 +32,11 @@ struct GpuSpec {
   std::optional<double> fp8_flop_per_s;     // dense; absent without FP8 tensor cores
   int pcie_generation = 4;
   std::optional<double> nvlink_bandwidth_bytes_per_s;  // per direction
+  // AMD Infinity Fabric (xGMI): bandwidth of one GPU-to-GPU link, per direction, and the links each
+  // GPU has to its peers (7 on an 8-GPU MI300X / MI355X platform: one to every other GPU). Absent
+  // on cards without xGMI.
+  std::optional<double> xgmi_link_bandwidth_bytes_per_s;
+  int xgmi_links = 0;
   bool p2p_supported = true;
   // CUDA compute capability as major * 10 + minor (sm_120 = 120), from the file's
   // `compute_capability: "12.0"`; 0 when the file does not say. Engines gate kernels on it.
@@ -36,9 +47,12 @@ struct GpuSpec {
 // NV# (a bonded set of # NVLinks), PIX (at most one PCIe bridge), PXB (several PCIe bridges, no host
 // bridge), PHB (through a PCIe host bridge, i.e. the CPU), NODE (between host bridges of one NUMA
 // node), SYS (across the SMP interconnect between NUMA nodes). docs/references/hardware.md#p2p-levels.
-enum class LinkClass { kNvlink, kPix, kPxb, kPhb, kNode, kSys };
+// XGMI: a direct AMD Infinity Fabric link between the two GPUs (rocm-smi --showtopo "XGMI", one
+// hop); on an 8-GPU MI300X / MI355X platform every pair has one, a point-to-point mesh with no switch
+// (docs/references/hardware.md#xgmi-mesh). It sorts after NVLink and before every PCIe class.
+enum class LinkClass { kNvlink, kXgmi, kPix, kPxb, kPhb, kNode, kSys };
 [[nodiscard]] const char* to_string(LinkClass c);
-// "NV18", "PIX", ...; NV# needs a count of 1..999 links.
+// "NV18", "XGMI", "PIX", ...; NV# needs a count of 1..999 links.
 [[nodiscard]] std::optional<LinkClass> parse_link_class(const std::string& text);
 // The # of "NV#", 0 for any other text.
 [[nodiscard]] int parse_nvlink_count(const std::string& text);

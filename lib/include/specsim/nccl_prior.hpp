@@ -9,6 +9,12 @@
 //
 // NCCL picks the (algo, proto) with the least time among the enabled ones; so does nccl_prior_pick.
 //
+// RCCL (AMD's fork, src/graph/tuning.cc at ROCm/rccl 0cbce2a; docs/references/nccl.md#rccl) keeps the
+// same equations with its own tables: base latency 12 / 12 / 17 us (LL / LL128 / Simple), the
+// per-hop latencies of the tuning model its 8-GPU fully connected xGMI platform selects (model 5:
+// xGMI links are NCCL's NVLink class there), LL128 off, Tree/Simple skipped inside one gfx94x node,
+// and its own 27-entry Tree correction. NcclPriorConfig::library picks the tables.
+//
 // All-gather and reduce-scatter (tuning.cc, ncclTopoTuneModel): bytes = the gathered tensor
 // (enqueue.cc multiplies a per-rank count by the ranks), nsteps = r-1 instead of 2(r-1), Ring only
 // inside a node (no Tree), and algBw = busBw * r / (r-1):
@@ -40,6 +46,9 @@ enum class NcclProto { kLL, kLL128, kSimple };
 enum class NcclLink { kNvlink, kPci };
 // Bandwidth-cap bucket of the oldest GPU; Ada (sm89) is in the Ampere bucket (tuning.cc#L177-L211).
 enum class NcclArch { kVolta, kAmpere, kHopper, kBlackwell };
+// Which library's tables price the call: NCCL's, or RCCL's on AMD GPUs.
+enum class CollectiveLibrary { kNccl, kRccl };
+[[nodiscard]] std::string_view to_string(CollectiveLibrary l);
 
 [[nodiscard]] std::string_view to_string(NcclAlgo a);
 [[nodiscard]] std::string_view to_string(NcclProto p);
@@ -71,6 +80,7 @@ inline constexpr NcclVersion kNcclPriorTablesSince{2, 23, 4};
 inline constexpr NcclVersion kNcclAlgoPerCollectiveSince{2, 24, 0};
 
 struct NcclPriorConfig {
+  CollectiveLibrary library = CollectiveLibrary::kNccl;
   int ranks = 8;
   NcclLink link = NcclLink::kPci;
   NcclArch arch = NcclArch::kAmpere;

@@ -99,7 +99,7 @@ struct CommTable {
     double bytes = 0.0;
     double time_s = 0.0;
     bool in_measured_range = true;  // false: the curve extrapolates past the measured sizes
-    // NCCL's analytic model of the box (--topology) at this size, graph mode: what specsim uses
+    // The library's analytic model of the box (--topology) at this size, graph mode: what specsim uses
     // where no table is measured. Absent without a topology.
     std::optional<double> prior_s;
   };
@@ -108,6 +108,9 @@ struct CommTable {
   std::string mode;     // the profiles' launch mode, "graph" or "eager"
   std::string profile;  // the profile measured at `ranks`; "" for an estimate
   std::string nccl_version;  // that profile's NCCL release; "" when it does not say
+  // The collective library whose model gives prior_s: "RCCL" on a box of AMD GPUs, else "NCCL"
+  // (collective_library in hardware.hpp).
+  std::string library = "NCCL";
   // For an estimate only: the measured rank counts it rests on, how it scales from them, and the
   // profiles named with their counts (rank_sources()).
   std::vector<int> from_ranks;

@@ -45,6 +45,10 @@ struct EngineSettings {
   // default, which the scenario does not state. A batch above it runs without graphs: the check
   // before launch says so (launch_checks.hpp); the cost model does not read it.
   std::optional<int> cuda_graph_max_batch;
+  // The engine's speculative worker version where its file prices versions apart (SGLang: v1, the
+  // synchronous worker; v2, SGLANG_ENABLE_SPEC_V2's overlap scheduling). Empty = the file's default
+  // version (EnginePrior::default_spec_version). docs/schema.md#engine.
+  std::string spec_version;
 };
 
 struct SpeculationSettings {
@@ -270,8 +274,12 @@ struct EnginePrior {
   };
   std::string name;
   std::string source;
-  Term cycle_overhead;       // per speculative cycle
+  Term cycle_overhead;       // per speculative cycle (of default_spec_version where versions are given)
   Term draft_step_overhead;  // per draft forward (the draft extend included)
+  // The per-cycle prior of each speculative worker version the file prices apart (`spec_versions:`),
+  // e.g. SGLang's v1 and v2; empty = one worker. engine.spec_version picks one at load.
+  std::vector<std::pair<std::string, Term>> cycle_overhead_by_version;
+  std::string default_spec_version;  // the version cycle_overhead holds; "" without versions
   // Host time of one plain decode step at batch 1 under CUDA graphs (scheduling, input
   // preparation, sampling): what a measured step may hold beyond the forward (CycleModel::calibrate_host).
   std::optional<Term> plain_step_host;

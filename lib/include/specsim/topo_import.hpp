@@ -1,4 +1,4 @@
-// Reads the GPU-to-GPU matrix that `nvidia-smi topo -m` prints and turns it into a Topology, and
+// Reads the GPU-to-GPU matrix that `nvidia-smi topo -m` (or `rocm-smi --showtopo`) prints and turns it into a Topology, and
 // writes a Topology as a models/topology YAML file that load_topology reads back.
 //
 // topo -m gives the link class of every GPU pair and, in drivers since about 2019, the NUMA node
@@ -37,6 +37,23 @@ struct TopoImportOptions {
 
 // Reads the file and parses it as above.
 [[nodiscard]] Topology import_nvidia_smi_topo(const std::string& path, const TopoImportOptions& options);
+
+// Parses the text `rocm-smi --showtopo` prints on an AMD box: its "Link Type between two GPUs"
+// table (cells 0 on the diagonal, XGMI or PCIE), checked against the "Hops between two GPUs" and
+// "Weight between two GPUs" tables when present, and the "Numa Nodes" block. The link class of a
+// pair: XGMI with one hop is a direct Infinity Fabric link (LinkClass::kXgmi); XGMI over more hops
+// has no class of its own and is refused; PCIE takes its class from the hops as the MI200 guide
+// defines them (1: PIX, 2: through one CPU socket, PHB; 3: across sockets, SYS).
+// docs/references/hardware.md#rocm-smi-showtopo. Errors name `file_name:line:column`.
+[[nodiscard]] Topology parse_rocm_smi_topo(const std::string& text, const std::string& file_name,
+                                           const TopoImportOptions& options);
+
+// Which tool printed `text`: "rocm-smi" when it holds rocm-smi's "between two GPUs" tables,
+// else "nvidia-smi".
+[[nodiscard]] const char* topo_format(const std::string& text);
+
+// Reads the file and parses it with the parser topo_format picks.
+[[nodiscard]] Topology import_topo(const std::string& path, const TopoImportOptions& options);
 
 // The topology as YAML (schema_version 1, kind topology) with `links:` and `numa:` when known; `link`
 // only with two or more GPUs.

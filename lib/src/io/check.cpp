@@ -93,6 +93,10 @@ void emit_gpu(YAML::Emitter& e, const std::string& path, const DataDir&) {
   if (g.nvlink_bandwidth_bytes_per_s) {
     e << YAML::Key << "nvlink_bandwidth" << YAML::Value << format_bandwidth(*g.nvlink_bandwidth_bytes_per_s);
   }
+  if (g.xgmi_link_bandwidth_bytes_per_s) {
+    e << YAML::Key << "xgmi_link_bandwidth" << YAML::Value << format_bandwidth(*g.xgmi_link_bandwidth_bytes_per_s);
+    e << YAML::Key << "xgmi_links" << YAML::Value << g.xgmi_links;
+  }
   e << YAML::Key << "p2p_supported" << YAML::Value << g.p2p_supported;
 }
 
@@ -181,15 +185,28 @@ void emit_scenario(YAML::Emitter& e, const std::string& path, const DataDir& dat
   e << YAML::Key << "engine_prior" << YAML::Value << (s.engine_prior ? s.engine_prior->name : "none");
 }
 
+void emit_term(YAML::Emitter& e, const EnginePrior::Term& term) {
+  e << YAML::Flow << YAML::BeginMap << YAML::Key << "value" << YAML::Value << format_duration(term.value_s)
+    << YAML::Key << "p10" << YAML::Value << format_duration(term.p10_s) << YAML::Key << "p90" << YAML::Value
+    << format_duration(term.p90_s) << YAML::EndMap;
+}
+
 void emit_engine(YAML::Emitter& e, const std::string& path, const DataDir&) {
   const EnginePrior p = load_engine_prior(path);
   e << YAML::Key << "name" << YAML::Value << p.name;
   for (const auto& [key, term] : {std::pair{"cycle_overhead", &p.cycle_overhead},
                                   std::pair{"draft_step_overhead", &p.draft_step_overhead}}) {
-    e << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "value" << YAML::Value
-      << format_duration(term->value_s) << YAML::Key << "p10" << YAML::Value << format_duration(term->p10_s)
-      << YAML::Key << "p90" << YAML::Value << format_duration(term->p90_s) << YAML::EndMap;
+    e << YAML::Key << key << YAML::Value;
+    emit_term(e, *term);
   }
+  if (p.cycle_overhead_by_version.empty()) return;
+  e << YAML::Key << "default_spec_version" << YAML::Value << p.default_spec_version;
+  e << YAML::Key << "cycle_overhead_by_spec_version" << YAML::Value << YAML::BeginMap;
+  for (const auto& [version, term] : p.cycle_overhead_by_version) {
+    e << YAML::Key << version << YAML::Value;
+    emit_term(e, term);
+  }
+  e << YAML::EndMap;
 }
 
 void emit_model_error(YAML::Emitter& e, const std::string& path, const DataDir&) {

@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
+#include <mutex>
 #include <optional>
 
 #include "specsim/comm_model.hpp"
@@ -273,9 +276,13 @@ GpuSpec read_gpu(YamlReader& r) {
   g.bf16_flop_per_s = r.quantity("bf16_dense", Quantity::kFlopRate);
   g.fp8_flop_per_s = r.optional_quantity("fp8_dense", Quantity::kFlopRate);
   r.optional_quantity("fp4_dense", Quantity::kFlopRate);
+  r.optional_quantity("fp6_dense", Quantity::kFlopRate);  // stated for the record (CDNA4); no fp6 weights priced
   g.pcie_generation = static_cast<int>(r.integer("pcie_generation", 3, 7));
-  g.architecture = *parse_gpu_arch(r.choice("architecture", {"volta", "ampere", "ada", "hopper", "blackwell"}));
+  g.architecture = *parse_gpu_arch(
+      r.choice("architecture", {"volta", "ampere", "ada", "hopper", "blackwell", "cdna3", "cdna4"}));
   g.nvlink_bandwidth_bytes_per_s = r.optional_quantity("nvlink_bandwidth", Quantity::kBandwidth);
+  g.xgmi_link_bandwidth_bytes_per_s = r.optional_quantity("xgmi_link_bandwidth", Quantity::kBandwidth);
+  g.xgmi_links = static_cast<int>(r.optional_integer("xgmi_links", 0, 1, 64));
   g.p2p_supported = r.optional_boolean("p2p_supported", true);
   if (const std::string cc = r.optional_string("compute_capability", ""); !cc.empty()) {
     // "12.0": one or two digits, a dot, one digit (NVIDIA's CUDA GPUs list writes them so).
@@ -294,11 +301,18 @@ GpuSpec read_gpu(YamlReader& r) {
   if (g.nvlink_bandwidth_bytes_per_s && *g.nvlink_bandwidth_bytes_per_s < 1e9) {
     r.fail("nvlink_bandwidth", "must be at least 1 GB/s (or left out)");
   }
+  if (g.xgmi_link_bandwidth_bytes_per_s && *g.xgmi_link_bandwidth_bytes_per_s < 1e9) {
+    r.fail("xgmi_link_bandwidth", "must be at least 1 GB/s (or left out)");
+  }
+  if (g.xgmi_link_bandwidth_bytes_per_s.has_value() != (g.xgmi_links > 0)) {
+    r.fail(g.xgmi_links > 0 ? "xgmi_links" : "xgmi_link_bandwidth",
+           "xgmi_link_bandwidth and xgmi_links go together: give both (an Infinity Fabric card) or neither");
+  }
   r.finish();
   return g;
 }
 
-constexpr const char* kLinkClasses = "NV#, PIX, PXB, PHB, NODE, SYS";
+constexpr const char* kLinkClasses = "NV#, XGMI, PIX, PXB, PHB, NODE, SYS";
 
 // `links:` one string per GPU, its classes to every GPU separated by spaces, "X" for itself:
 //   links:
@@ -625,7 +639,7 @@ std::string DataDir::resolve(DataKind kind, const std::string& name) const {
 
 // ---- public loaders -----------------------------------------------------------------------------
 
-TransformerSpec load_model(const std::string& path) {
+static TransformerSpec load_model_file(const std::string& path) {
   // A Hugging Face checkpoint directory is read through its config.json.
   std::error_code ec;
   const std::string file = fs::is_directory(path, ec) ? (fs::path(path) / "config.json").string() : path;
@@ -635,17 +649,17 @@ TransformerSpec load_model(const std::string& path) {
   return m;
 }
 
-GpuSpec load_gpu(const std::string& path) {
+static GpuSpec load_gpu_file(const std::string& path) {
   YamlReader r = YamlReader::load_file(path);
   return read_gpu(r);
 }
 
-Topology load_topology(const std::string& path) {
+static Topology load_topology_file(const std::string& path) {
   YamlReader r = YamlReader::load_file(path);
   return read_topology(r);
 }
 
-CommProfile load_comm_profile(const std::string& path) {
+static CommProfile load_comm_profile_file(const std::string& path) {
   YamlReader r = YamlReader::load_file(path);
   return read_comm_profile(r);
 }
@@ -686,9 +700,28 @@ EnginePrior::AsyncDefault read_async_default(YamlReader& a) {
   return out;
 }
 
+// `default_spec_version:` the worker version the top-level cycle_overhead was measured on, and
+// `spec_versions:` the other versions' per-cycle priors, each `{version, cycle_overhead, source}`.
+void read_spec_versions(YamlReader& r, EnginePrior& e) {
+  e.default_spec_version = r.optional_string("default_spec_version", "");
+  if (!r.has("spec_versions")) return;
+  if (e.default_spec_version.empty()) r.fail("spec_versions", "needs default_spec_version: the version cycle_overhead holds");
+  for (YamlReader& v : r.sequence("spec_versions")) {
+    const std::string name = v.string("version");
+    if (name == e.default_spec_version) v.fail("version", "'" + name + "' is default_spec_version: its prior is cycle_overhead");
+    for (const auto& [known, term] : e.cycle_overhead_by_version) {
+      if (known == name) v.fail("version", "'" + name + "' is listed twice");
+    }
+    YamlReader c = v.child("cycle_overhead");
+    e.cycle_overhead_by_version.emplace_back(name, read_prior_term(c));
+    v.ignore("source");
+    v.finish();
+  }
+}
+
 }  // namespace
 
-EnginePrior load_engine_prior(const std::string& path) {
+static EnginePrior load_engine_prior_file(const std::string& path) {
   YamlReader r = YamlReader::load_file(path);
   r.expect_header("engine");
   EnginePrior e;
@@ -704,13 +737,14 @@ EnginePrior load_engine_prior(const std::string& path) {
     e.draft_step_overhead = read_prior_term(d);
   }
   if (auto h = r.optional_child("plain_step_host")) e.plain_step_host = read_prior_term(*h);
+  read_spec_versions(r, e);
   e.methods = read_methods(r, "methods");
   if (auto a = r.optional_child("async_scheduling")) e.async_scheduling = read_async_default(*a);
   r.finish();
   return e;
 }
 
-ModelError load_model_error(const std::string& path) {
+static ModelError load_model_error_file(const std::string& path) {
   YamlReader r = YamlReader::load_file(path);
   r.expect_header("model_error");
   r.optional_string("description", "");
@@ -742,6 +776,64 @@ ModelError load_model_error(const std::string& path) {
   r.finish();
   return e;
 }
+
+// ---- what a data file gives, kept -------------------------------------------------------------
+
+namespace {
+
+// A regular file's size and modification time: a file edited since it was read reads again.
+struct FileStamp {
+  std::uintmax_t bytes = 0;
+  fs::file_time_type written;
+  bool operator==(const FileStamp&) const = default;
+};
+
+std::optional<FileStamp> stamp_of(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return std::nullopt;  // a pipe reads once; its text is kept elsewhere
+  FileStamp s;
+  s.bytes = fs::file_size(path, ec);
+  if (ec) return std::nullopt;
+  s.written = fs::last_write_time(path, ec);
+  if (ec) return std::nullopt;
+  return s;
+}
+
+// What `read` gives for `path`, kept by path and stamp: what-ifs (rank's interventions, sweep
+// points off the fast path) load the same model, GPU, topology, profiles and engine file for every
+// scenario they build, and the value a file gives is a function of its bytes. A file that fails is
+// not kept (it fails again, with the same message).
+template <class T>
+T remembered(const std::string& path, T (*read)(const std::string&)) {
+  static std::mutex mutex;
+  static std::map<std::string, std::pair<FileStamp, T>> kept;
+  const std::optional<FileStamp> stamp = stamp_of(path);
+  if (!stamp) return read(path);
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    const auto it = kept.find(path);
+    if (it != kept.end() && it->second.first == *stamp) return it->second.second;
+  }
+  T value = read(path);
+  const std::lock_guard<std::mutex> lock(mutex);
+  kept.insert_or_assign(path, std::pair<FileStamp, T>{*stamp, value});
+  return value;
+}
+
+}  // namespace
+
+TransformerSpec load_model(const std::string& path) {
+  std::error_code ec;
+  // A Hugging Face checkpoint directory is kept as its config.json, which is what is read.
+  if (fs::is_directory(path, ec)) return remembered((fs::path(path) / "config.json").string(), load_model_file);
+  return remembered(path, load_model_file);
+}
+GpuSpec load_gpu(const std::string& path) { return remembered(path, load_gpu_file); }
+Topology load_topology(const std::string& path) { return remembered(path, load_topology_file); }
+CommProfile load_comm_profile(const std::string& path) { return remembered(path, load_comm_profile_file); }
+EnginePrior load_engine_prior(const std::string& path) { return remembered(path, load_engine_prior_file); }
+ModelError load_model_error(const std::string& path) { return remembered(path, load_model_error_file); }
+
 
 ValidationSplit load_validation_split(const std::string& path) {
   YamlReader r = YamlReader::load_file(path);
@@ -1546,6 +1638,7 @@ bool read_engine(YamlReader& r, Scenario& s, Problems& problems) {
       s.engine.cuda_graph_max_batch = static_cast<int>(bounded_integer(*e, "engine.cuda_graph_max_batch"));
     }
   });
+  problems.run([&] { s.engine.spec_version = e->optional_choice("spec_version", {"v1", "v2"}, ""); });
   e->ignore("embedding_allreduce");
   e->finish();
   return name_ok;
@@ -1703,9 +1796,26 @@ void read_comm_block(YamlReader& r, Scenario& s) {
   }
 }
 
+// engine.spec_version picks the per-cycle prior of that worker version (docs/schema.md#engine);
+// "" or the file's default_spec_version keep cycle_overhead. The prior's name says which it holds.
+void select_spec_version(EnginePrior& prior, const std::string& version, const YamlReader& r) {
+  if (version.empty() || version == prior.default_spec_version) return;
+  std::string valid = prior.default_spec_version;
+  for (const auto& [name, term] : prior.cycle_overhead_by_version) {
+    if (name == version) {
+      prior.cycle_overhead = term;
+      prior.source += "; spec " + version + " cycle prior";
+      return;
+    }
+    valid += ", " + name;
+  }
+  r.fail("engine", "spec_version = " + version + ": models/engines/" + prior.name + ".yaml prices " +
+                       (valid.empty() ? std::string("no worker versions apart") : "only " + valid));
+}
+
 // The engine's speculative overheads: its prior when models/engines has one, unless the scenario
 // sets them (read_host, after this, lets the file win).
-void apply_engine_prior(Scenario& s, const DataDir& data) {
+void apply_engine_prior(Scenario& s, const DataDir& data, const YamlReader& r) {
   const auto engines = data.names(DataKind::kEngine);
   if (std::find(engines.begin(), engines.end(), s.engine.name) != engines.end()) {
     EnginePrior prior = load_engine_prior(data.resolve(DataKind::kEngine, s.engine.name));
@@ -1715,9 +1825,13 @@ void apply_engine_prior(Scenario& s, const DataDir& data) {
                                " only, not " + s.speculation.method;
       return;
     }
+    select_spec_version(prior, s.engine.spec_version, r);
     s.engine_prior = std::move(prior);
     s.host.spec_extra_per_cycle_s = s.engine_prior->cycle_overhead.value_s;
     s.host.draft_step_overhead_s = s.engine_prior->draft_step_overhead.value_s;
+  } else if (!s.engine.spec_version.empty()) {
+    r.fail("engine", "spec_version = " + s.engine.spec_version + ": engine '" + s.engine.name +
+                         "' has no file in models/engines, so no worker versions to pick from");
   }
 }
 
@@ -1812,6 +1926,10 @@ bool read_box(YamlReader& r, Scenario& s, const DataDir& data, Problems& problem
       r.fail(r.has("gpu") ? "gpu" : "topology", "'" + s.gpu.name + "' has no NVLink (its GPU file gives no nvlink_bandwidth), but topology '" +
                                                      s.topology.name + "' links its GPUs by NVLink");
     }
+    if (s.topology.link == LinkClass::kXgmi && !s.gpu.xgmi_link_bandwidth_bytes_per_s) {
+      r.fail(r.has("gpu") ? "gpu" : "topology", "'" + s.gpu.name + "' has no Infinity Fabric (its GPU file gives no xgmi_link_bandwidth), but topology '" +
+                                                     s.topology.name + "' links its GPUs by XGMI");
+    }
   });
   r.ignore("topology");
   r.ignore("gpu");
@@ -1855,7 +1973,7 @@ Scenario read_scenario(YamlReader& r, const DataDir& data, Problems& problems) {
   problems.run([&] { read_compute_block(r, s, data); });
   const bool comm_ok = problems.run([&] { read_comm_block(r, s); });
   if (comm_ok && parallel_ok) problems.run([&] { load_comm_profiles(r, s, data); });
-  if (engine_ok) problems.run([&] { apply_engine_prior(s, data); });
+  if (engine_ok) problems.run([&] { apply_engine_prior(s, data, r); });
   problems.run([&] {
     if (!std::filesystem::exists(model_error_file(data))) return;
     s.model_error = load_model_error(model_error_file(data));

@@ -303,7 +303,7 @@ void import_init_topology(const ScenarioInit& init, const DataDir& data, InitPar
   options.p2p = parts.gpu.p2p_supported;
   options.pcie_generation = parts.gpu.pcie_generation;
   options.name = fs::path(init.topology).stem().string();
-  parts.topology = import_nvidia_smi_topo(init.topology, options);
+  parts.topology = import_topo(init.topology, options);  // nvidia-smi topo -m or rocm-smi --showtopo
   const std::string file = fs::path(init.topology).filename().string();
   parts.topology_block =
       comment("The box, imported from " + file +

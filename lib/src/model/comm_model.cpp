@@ -22,6 +22,11 @@ constexpr double kOneShotLatencyS = 7.5e-6;
 // prior, kPriorAllToAllLatencyS; docs/references/hardware.md#aic-allreduce).
 constexpr double kP2pLatencyS = 10e-6;
 
+// RCCL prices an xGMI link of a gfx94x GPU at 48 GB/s (src/graph/topo.h GFX94X_XGMI_WIDTH at 0cbce2a),
+// against the MI300X datasheet's 64 GB/s per direction per link: the share of a link RCCL's search
+// counts on. Applied to every xGMI card's datasheet figure (gfx950 has no entry in that release).
+constexpr double kRcclXgmiLinkShare = 48.0 / 64.0;
+
 // NCCL's tuning tables have four rows; Ada (compute capability 8.9) takes Ampere's
 // (docs/references/nccl.md#bandwidth-model).
 NcclArch nccl_arch(GpuArch a) {
@@ -31,6 +36,11 @@ NcclArch nccl_arch(GpuArch a) {
     case GpuArch::kAda: return NcclArch::kAmpere;
     case GpuArch::kHopper: return NcclArch::kHopper;
     case GpuArch::kBlackwell: return NcclArch::kBlackwell;
+    // RCCL keeps NCCL's three-row cap tables and buckets by the compute capability HIP reports; which
+    // row gfx942/gfx950 land in was not traced, so Hopper's caps are taken (labelled prior,
+    // docs/references/nccl.md#rccl).
+    case GpuArch::kCdna3:
+    case GpuArch::kCdna4: return NcclArch::kHopper;
   }
   return NcclArch::kAmpere;
 }
@@ -45,6 +55,16 @@ NcclPriorConfig nccl_prior_config(const Topology& topology, const GpuSpec& gpu, 
   NcclPriorConfig c;
   c.ranks = std::max(2, ranks);
   c.arch = nccl_arch(gpu.architecture);
+  c.library = is_amd(gpu.architecture) ? CollectiveLibrary::kRccl : CollectiveLibrary::kNccl;
+  if (topology.link == LinkClass::kXgmi && gpu.xgmi_link_bandwidth_bytes_per_s) {
+    // RCCL's xGMI mesh: one ring per link a GPU has to its peers, as the 8-GPU platform's 7 links
+    // carry its ring set (rome_model_79); each at RCCL's own per-link speed, kRcclXgmiLinkShare of
+    // the datasheet's (docs/references/nccl.md#rccl).
+    c.link = NcclLink::kNvlink;
+    c.graph_channels = std::max(1, std::min(gpu.xgmi_links, c.ranks - 1));
+    c.channel_bandwidth_bytes_per_s = kRcclXgmiLinkShare * *gpu.xgmi_link_bandwidth_bytes_per_s;
+    return c;
+  }
   if (topology.link == LinkClass::kNvlink) {
     c.link = NcclLink::kNvlink;
     c.graph_channels = 16;
@@ -91,7 +111,7 @@ std::shared_ptr<const MeasuredCurve> measured_curve(const CommProfile& p, LinkCl
   constexpr std::size_t kKept = 16;
   // NCCL's LL -> Simple switch is the all-reduce's, at NCCL's PCI latencies: an all-to-all table
   // (grouped sends, or a backend's own kernels) is interpolated as measured.
-  const bool locate = link != LinkClass::kNvlink && p.collective == "all_reduce";
+  const bool locate = link != LinkClass::kNvlink && link != LinkClass::kXgmi && p.collective == "all_reduce";
   const auto same = [&](const Fitted& f) {
     return f.ranks == p.ranks && f.locate_protocol_switch == locate &&
            std::equal(f.points.begin(), f.points.end(), p.points.begin(), p.points.end(),
@@ -131,6 +151,11 @@ double p2p_bandwidth(const Scenario& s) {
   if (s.topology.link == LinkClass::kNvlink && s.gpu.nvlink_bandwidth_bytes_per_s) {
     return *s.gpu.nvlink_bandwidth_bytes_per_s;
   }
+  // A direct xGMI link per pair: a one-shot kernel reads each peer over its own link, so the (r-1)
+  // peers' reads run in parallel at one link each (docs/references/hardware.md#xgmi-mesh).
+  if (s.topology.link == LinkClass::kXgmi && s.gpu.xgmi_link_bandwidth_bytes_per_s) {
+    return *s.gpu.xgmi_link_bandwidth_bytes_per_s * std::max(1, std::min(s.gpu.xgmi_links, s.parallel.tp - 1));
+  }
   const double gen5 = 56e9;
   return gen5 / double(1 << std::max(0, 5 - s.topology.pcie_generation));
 }
@@ -142,6 +167,12 @@ std::string inter_node_text(const Scenario& s, bool calibrated) {
   return "; the tp group spans " + std::to_string(nodes) + " nodes, inter-node: " +
          (calibrated ? "in the measured table (" + network_text(s.topology) + ")"
                      : "NCCL's model over " + network_text(s.topology) + " (prior)");
+}
+
+// One GPU to one peer: one xGMI link on an AMD mesh, else the box's peer bandwidth.
+double send_bandwidth(const Scenario& s) {
+  const auto& link = s.gpu.xgmi_link_bandwidth_bytes_per_s;
+  return s.topology.link == LinkClass::kXgmi && link ? *link : p2p_bandwidth(s);
 }
 
 // " (NCCL 2.29.2)" after a measured table's name; empty when the table does not say its release.
@@ -179,7 +210,9 @@ std::string engine_custom_guard_refusal(const Scenario& s) {
   if (std::find(std::begin(kCustomWorldSizes), std::end(kCustomWorldSizes), s.parallel.tp) == std::end(kCustomWorldSizes)) {
     return "tp " + std::to_string(s.parallel.tp) + " is not a world size the engines' custom all-reduce supports (2, 4, 6, 8)";
   }
-  if (s.parallel.tp > 2 && s.topology.link != LinkClass::kNvlink) {
+  // vLLM and SGLang run their custom all-reduce on ROCm over a fully connected xGMI set
+  // (docs/references/nccl.md#rocm-custom-allreduce), as on an NVLink one.
+  if (s.parallel.tp > 2 && s.topology.link != LinkClass::kNvlink && s.topology.link != LinkClass::kXgmi) {
     return "the engines disable their custom all-reduce on more than two PCIe-only GPUs";
   }
   if (s.topology.nodes_spanned(s.parallel.tp) > 1) return "the tp group spans nodes: the custom kernels need peer access within one node";
@@ -249,6 +282,7 @@ CommModel CommModel::build(const Scenario& s, const CommSettings& c, const CommP
                            double eager_overhead_per_op_s, double quantise_kernels_s) {
   CommModel m;
   m.p2p_bytes_per_s_ = p2p_bandwidth(s);  // pipeline sends need it at any tp
+  m.send_bytes_per_s_ = send_bandwidth(s);
   m.price_all_to_all(s);
   if (s.parallel.tp <= 1) return m;
   m.ranks_ = s.parallel.tp;
@@ -291,7 +325,8 @@ CommModel CommModel::build(const Scenario& s, const CommSettings& c, const CommP
                   " by " + to_string(m.nccl_curve_->method());
     }
   } else {
-    m.source_ = "uncalibrated: NCCL's analytic model (tuning.cc) for this topology";
+    m.source_ = std::string("uncalibrated: ") + collective_library(s.gpu.architecture) +
+                "'s analytic model (tuning.cc) for this topology";
   }
   const bool custom = c.implementation == "custom_oneshot" || c.implementation == "custom_twoshot";
   if (custom && !(s.topology.p2p && s.gpu.p2p_supported)) {
@@ -305,7 +340,7 @@ CommModel CommModel::build(const Scenario& s, const CommSettings& c, const CommP
     m.source_ += m.custom_allowed_
                      ? "; below " + units::format_bytes(m.custom_max_bytes_) + " the engine's one-shot kernel (" +
                            (custom_profile ? "measured: " + custom_profile->name : std::string("prior")) + ")"
-                     : "; NCCL at every size: " + refusal;
+                     : "; " + std::string(collective_library(s.gpu.architecture)) + " at every size: " + refusal;
   } else if (c.implementation == "custom_twoshot") {
     m.calibrated_ = false;
     m.source_ = "uncalibrated: two-shot prior 15 us + 2 (r-1)/r S / B_p2p";
@@ -320,7 +355,7 @@ CommModel CommModel::build(const Scenario& s, const CommSettings& c, const CommP
   } else if (c.implementation == "fp8") {
     m.source_ += " (FP8: half the bytes + quantise/dequantise kernels, prior)";
   }
-  if (prior->what_if_differs) m.source_ += " x NCCL what-if ratio (prior)";
+  if (prior->what_if_differs) m.source_ += " x " + std::string(collective_library(s.gpu.architecture)) + " what-if ratio (prior)";
   m.source_ += inter_node_text(s, m.calibrated_);
   return m;
 }
@@ -377,7 +412,7 @@ double CommModel::send_s(double bytes, bool across_nodes) const {
   // A point-to-point send between two pipeline stages: AIC's flat 10 us p2p latency placeholder
   // (docs/references/hardware.md#aic-allreduce) plus the bytes at the box's peer bandwidth (NVLink per
   // direction from the GPU file, else PCIe, docs/references/hardware.md#pcie5-p2p-measured).
-  return kP2pLatencyS + std::max(0.0, bytes) / p2p_bytes_per_s_;
+  return kP2pLatencyS + std::max(0.0, bytes) / send_bytes_per_s_;
 }
 
 void CommModel::price_all_to_all(const Scenario& s) {

@@ -11,8 +11,13 @@ namespace specsim {
 namespace {
 constexpr std::pair<GpuArch, const char*> kArchNames[] = {{GpuArch::kVolta, "volta"},   {GpuArch::kAmpere, "ampere"},
                                                           {GpuArch::kAda, "ada"},       {GpuArch::kHopper, "hopper"},
-                                                          {GpuArch::kBlackwell, "blackwell"}};
+                                                          {GpuArch::kBlackwell, "blackwell"}, {GpuArch::kCdna3, "cdna3"},
+                                                          {GpuArch::kCdna4, "cdna4"}};
 }  // namespace
+
+bool is_amd(GpuArch a) { return a == GpuArch::kCdna3 || a == GpuArch::kCdna4; }
+
+const char* collective_library(GpuArch a) { return is_amd(a) ? "RCCL" : "NCCL"; }
 
 const char* to_string(GpuArch a) {
   for (const auto& [arch, name] : kArchNames) {
@@ -31,6 +36,7 @@ std::optional<GpuArch> parse_gpu_arch(const std::string& text) {
 const char* to_string(LinkClass c) {
   switch (c) {
     case LinkClass::kNvlink: return "NV";
+    case LinkClass::kXgmi: return "XGMI";
     case LinkClass::kPix: return "PIX";
     case LinkClass::kPxb: return "PXB";
     case LinkClass::kPhb: return "PHB";
@@ -60,6 +66,7 @@ std::optional<NetworkKind> parse_network_kind(const std::string& text) {
 }
 
 std::optional<LinkClass> parse_link_class(const std::string& text) {
+  if (text == "XGMI") return LinkClass::kXgmi;
   if (text == "PIX") return LinkClass::kPix;
   if (text == "PXB") return LinkClass::kPxb;
   if (text == "PHB") return LinkClass::kPhb;

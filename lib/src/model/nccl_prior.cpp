@@ -22,6 +22,20 @@ constexpr double kBaseLatencyUs[2][3] = {{6.8, 14.0, 8.4}, {6.6, 14.0, 8.4}};
 constexpr double kNvlinkHopUs[2][3] = {{0.6, 1.25, 4.0}, {0.6, 1.9, 3.4}};
 constexpr double kPciHopUs[2][3] = {{1.0, 1.9, 4.0}, {1.0, 2.5, 5.7}};
 
+// RCCL's tables (ROCm/rccl src/graph/tuning.cc at 0cbce2a7571c907554199fad7e905f16ec0a565c;
+// docs/references/nccl.md#rccl), us, [algo][proto] as above. baseLat: 12 / 12 / 17 for both
+// algorithms. Hops: tuning_model_5, the model rome_models.cc assigns its 8-GPU, 7-link fully
+// connected platform (rome_model_79); its LL128 entries are 0 (LL128 off there).
+constexpr double kRcclBaseLatencyUs[2][3] = {{12.0, 12.0, 17.0}, {12.0, 12.0, 17.0}};
+constexpr double kRcclXgmiHopUs[2][3] = {{0.9, 0.0, 2.3}, {0.8, 0.0, 2.1}};
+constexpr double kRcclPciHopUs[2][3] = {{2.2, 2.2, 5.7}, {2.2, 2.2, 5.7}};
+// tuning_model_5 treeCorrectionFactor[proto][log2(bytes / 64)], 27 entries (RCCL applies it to
+// every Tree call; index 26 beyond).
+constexpr double kRcclTreeCorrection[3][27] = {
+    {.1, .1, .1, .1, .1, .1, 1., 1., 1., 1., 1., .6, 1., .9, 1., 1., .1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .1},
+    {0., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0., 0.},
+    {.1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .1, .7, 1., 1., 1., 1., 1., 1., 1., 1., 1., 1., .8}};
+
 // Bandwidth caps for one node, GB/s, by NcclArch (tuning.cc#L177-L211; docs/references/nccl.md#bandwidth-model).
 constexpr std::array kLlMaxBw{39.0, 87.7, 141.0, 282.0};
 constexpr std::array kPerChMaxRingLL128Bw{20.0, 20.0, 36.7, 40.0};
@@ -109,6 +123,8 @@ int call_channels(const NcclPriorConfig& c, NcclAlgo algo, NcclProto proto, doub
 }  // namespace
 
 std::string_view to_string(NcclAlgo a) { return a == NcclAlgo::kTree ? "Tree" : "Ring"; }
+
+std::string_view to_string(CollectiveLibrary l) { return l == CollectiveLibrary::kRccl ? "RCCL" : "NCCL"; }
 
 std::string_view to_string(NcclProto p) {
   switch (p) {
@@ -227,19 +243,22 @@ NcclPriorEstimate estimate(const NcclPriorConfig& c, NcclAlgo algo, NcclProto pr
   validate(c, bytes);
   const int a = idx(algo), p = idx(proto);
   const int steps = all_reduce ? 2 * (c.ranks - 1) : c.ranks - 1;
-  const double hop_us = c.link == NcclLink::kNvlink ? kNvlinkHopUs[a][p] : kPciHopUs[a][p];
+  const bool rccl = c.library == CollectiveLibrary::kRccl;
+  const double hop_us = rccl ? (c.link == NcclLink::kNvlink ? kRcclXgmiHopUs[a][p] : kRcclPciHopUs[a][p])
+                             : (c.link == NcclLink::kNvlink ? kNvlinkHopUs[a][p] : kPciHopUs[a][p]);
   // One node: nsteps intra-node hops for Ring and for the intra-node Tree chain
-  // (tuning.cc#L289-L291, #L393-L417).
+  // (tuning.cc#L289-L291, #L393-L417). Across nodes NCCL's NET path (RCCL's is not modelled).
   const bool across = c.nodes() > 1;
-  const double latency_us =
-      across ? multinode_latency_us(c, algo, proto, bytes, all_reduce) : kBaseLatencyUs[a][p] + steps * hop_us;
+  const double latency_us = across ? multinode_latency_us(c, algo, proto, bytes, all_reduce)
+                                   : (rccl ? kRcclBaseLatencyUs[a][p] : kBaseLatencyUs[a][p]) + steps * hop_us;
   const double bus_gbs = intra_bus_gbs(c, algo, proto);
   // Bus to algorithm bandwidth (tuning.cc#L376-L382): Ring r / nsteps, Tree 1/2.
   double alg_gbs = across ? multinode_alg_gbs(c, algo, proto, all_reduce)
                    : algo == NcclAlgo::kRing ? bus_gbs * c.ranks / steps : bus_gbs * 0.5;
   if (algo == NcclAlgo::kTree && bytes >= 64.0) {
     const int log_size = static_cast<int>(std::floor(std::log2(std::floor(bytes / 64.0))));
-    if (log_size >= 0 && log_size < 23) alg_gbs *= kTreeCorrection[p][log_size];
+    if (rccl) alg_gbs *= kRcclTreeCorrection[p][std::clamp(log_size, 0, 26)];
+    else if (log_size >= 0 && log_size < 23) alg_gbs *= kTreeCorrection[p][log_size];
   }
   NcclPriorEstimate e;
   e.algo = algo;
@@ -257,8 +276,17 @@ NcclPriorEstimate estimate(const NcclPriorConfig& c, NcclAlgo algo, NcclProto pr
 std::vector<NcclProto> enabled_protos(const NcclPriorConfig& c) {
   if (!c.protos.empty()) return c.protos;
   std::vector<NcclProto> protos = {NcclProto::kLL, NcclProto::kSimple};
-  if (c.link == NcclLink::kNvlink) protos.push_back(NcclProto::kLL128);
+  // RCCL's xGMI platform models leave LL128 off (tuning_model_5 has no LL128 latency).
+  if (c.link == NcclLink::kNvlink && c.library == CollectiveLibrary::kNccl) protos.push_back(NcclProto::kLL128);
   return protos;
+}
+
+// RCCL skips Tree/Simple when every rank is a gfx94x GPU of one node (tuning.cc: "continue" on
+// Tree + Simple when the arch matches gfx94 and the GPU count equals the ranks).
+// A what-if that names only Tree and Simple keeps them (nothing else would be left to price).
+bool skipped(const NcclPriorConfig& c, NcclAlgo a, NcclProto p) {
+  const bool forced = c.algos == std::vector{NcclAlgo::kTree} && c.protos == std::vector{NcclProto::kSimple};
+  return c.library == CollectiveLibrary::kRccl && a == NcclAlgo::kTree && p == NcclProto::kSimple && !forced;
 }
 
 }  // namespace
@@ -275,6 +303,7 @@ NcclPriorEstimate nccl_prior_pick(const NcclPriorConfig& c, double bytes) {
   best.time_s = std::numeric_limits<double>::infinity();
   for (NcclAlgo a : algos) {
     for (NcclProto p : protos) {
+      if (skipped(c, a, p)) continue;
       const NcclPriorEstimate e = nccl_prior(c, a, p, bytes);
       if (e.time_s < best.time_s) best = e;
     }

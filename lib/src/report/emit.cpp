@@ -244,6 +244,8 @@ std::string trt_engine_yaml(const Scenario& s, int batch) {
 LaunchCommand trt_command(const Scenario& s, int batch, bool speculate, const std::vector<std::pair<int, int>>& schedule) {
   const Engine e = Engine::kTrtllm;
   const Parallelism& p = s.parallel;
+  // TensorRT-LLM builds on CUDA: an AMD Instinct box has no launch of it.
+  if (is_amd(s.gpu.architecture)) refuse(e, "gpu", "TensorRT-LLM runs on NVIDIA GPUs only; '" + s.gpu.name + "' is an AMD Instinct card");
   if (!s.speculation.shape.is_chain()) refuse(e, "speculation.eagle_topk", "a tree (eagle_topk " + std::to_string(s.speculation.shape.eagle_topk) + ") has no key specsim checked; chains only");
   if (p.attention_dp > 1 && p.attention_dp != p.tp) refuse(e, "parallel.attention_dp", "enable_attention_dp runs attention data-parallel over every rank (attention_dp = tp)");
   if (p.moe_a2a != MoeA2aBackend::kNone) refuse(e, "parallel.moe_a2a", "specsim checked no all-to-all backend key for TensorRT-LLM");

@@ -30,6 +30,7 @@ nlohmann::json comm_json(const CommTable& t) {
   // A measured all-reduce prints {"points": [...]}, as scripts expect, plus the NCCL release when the
   // profile states one; an all-to-all and an estimate say what they are.
   if (t.collective != "all_reduce") j["collective"] = t.collective;
+  if (t.library != "NCCL") j["library"] = t.library;  // RCCL's prior on an AMD box
   if (!t.nccl_version.empty()) j["nccl_version"] = t.nccl_version;
   if (!t.measured_at_ranks()) {
     j["ranks"] = t.ranks;
@@ -52,7 +53,8 @@ std::string comm_text(const CommTable& t) {
     std::snprintf(line, sizeof line, "  %-12s %12.3f us", units::format_bytes(p.bytes).c_str(), p.time_s * 1e6);
     text += line;
     if (p.prior_s) {
-      std::snprintf(line, sizeof line, "   NCCL prior %10.3f us  (x %.2f)", *p.prior_s * 1e6, p.time_s / *p.prior_s);
+      std::snprintf(line, sizeof line, "   %s prior %10.3f us  (x %.2f)", t.library.c_str(), *p.prior_s * 1e6,
+                    p.time_s / *p.prior_s);
       text += line;
     }
     text += p.in_measured_range ? "\n" : "  (outside measured range: extrapolated)\n";

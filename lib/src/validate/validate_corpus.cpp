@@ -129,8 +129,11 @@ ValidationRow predict_row(Scenario s) {
   row.source = *s.validation;
   row.engine = s.engine.name;
   // One GPU crosses no link: its rows are neither NVLink's nor PCIe's evidence.
+  const LinkClass slowest = slowest_pair_link(s.topology).first;
   row.interconnect = s.parallel.tp * s.parallel.pp == 1 ? "single gpu"
-                     : slowest_pair_link(s.topology).first == LinkClass::kNvlink ? "nvlink" : "pcie";
+                     : slowest == LinkClass::kNvlink  ? "nvlink"
+                     : slowest == LinkClass::kXgmi    ? "xgmi"
+                                                      : "pcie";
   row.gpu = s.gpu.name;
   row.model = s.model.name;
   row.draft = s.speculation.runs_draft_forwards() ? s.draft.name : s.speculation.method;
