@@ -310,9 +310,8 @@ CommModel CommModel::build(const Scenario& s, const CommSettings& c, const CommP
     }
     std::vector<RankedCurve> curves{{s.comm_profile->ranks, measured_curve(*s.comm_profile, s.topology.link)}};
     for (const auto& p : s.comm_rank_profiles) curves.push_back({p.ranks, measured_curve(p, s.topology.link)});
-    std::optional<RankScaling> method;
-    if (c.rank_scaling == "nccl") method = RankScaling::kPriorRatio;
-    if (c.rank_scaling == "power") method = RankScaling::kPowerLaw;
+    const std::optional<RankScaling> method = c.rank_scaling == "nccl"    ? std::optional(RankScaling::kPriorRatio)
+                                              : c.rank_scaling == "power" ? std::optional(RankScaling::kPowerLaw) : std::nullopt;
     m.nccl_curve_ = std::make_shared<const RankScaledCurve>(std::move(curves), s.parallel.tp, prior->measured, method);
     m.calibrated_ = m.nccl_curve_->measured();
     if (m.calibrated_) {
@@ -355,8 +354,8 @@ CommModel CommModel::build(const Scenario& s, const CommSettings& c, const CommP
   } else if (c.implementation == "fp8") {
     m.source_ += " (FP8: half the bytes + quantise/dequantise kernels, prior)";
   }
-  if (prior->what_if_differs) m.source_ += " x " + std::string(collective_library(s.gpu.architecture)) + " what-if ratio (prior)";
-  m.source_ += inter_node_text(s, m.calibrated_);
+  const std::string what_if = " x " + std::string(collective_library(s.gpu.architecture)) + " what-if ratio (prior)";
+  m.source_ += (prior->what_if_differs ? what_if : "") + inter_node_text(s, m.calibrated_);
   return m;
 }
 
