@@ -35,13 +35,29 @@ NcclArch nccl_arch(GpuArch a) {
   return NcclArch::kAmpere;
 }
 
-// The search graph NCCL would build (docs/references/nccl.md#search-graph): PCIe P2P boxes 2 channels x PCI_BW 12 GB/s (the
-// worked example of docs/references/nccl.md#worked-example); without P2P, traffic is staged through the host: 1 channel x
-// 5 GB/s as an 8x 4090 host logged (nccl-tests issue 307); NVSwitch: per-link 20.6 GB/s (SM90) or
-// 40.1 (SM100) over 16 channels (estimate: NCCL's ring over NVSwitch uses most of the 18 links).
+// A PCIe x16 link's bandwidth in NCCL's topology: lanes x per-lane rate / 80, the rate in units of
+// 100 Mb/s (topo.cc kvDictPciGen, #L649-L658): 60 for Gen3 (8 GT/s), doubling per generation, so
+// 12, 24, 48 GB/s for Gen3, 4, 5. The slower of the GPU's and the box's generation.
+double pcie_link_bytes_per_s(const Topology& topology, const GpuSpec& gpu) {
+  const int generation = std::clamp(std::min(topology.pcie_generation, gpu.pcie_generation), 3, 6);
+  return 16.0 * 60.0 * double(1 << (generation - 3)) / 80.0 * 1e9;
+}
+
+// NCCL models a socket-to-socket link (a SYS path) at AMD_BW = 16 GB/s on AMD CPUs (topo.h,
+// topo.cc ncclTopoGetInterCpuBw; Intel 6-40 GB/s by CPU model). The CPU vendor is not in the
+// topology: AMD's, the CPU of the public SYS logs (docs/references/nccl.md#link-class-prior).
+constexpr double kInterSocketBytesPerS = 16e9;
 }  // namespace
 
-NcclPriorConfig nccl_prior_config(const Topology& topology, const GpuSpec& gpu, int ranks) {
+// The search graph NCCL would build for the ring's link class (docs/references/nccl.md#link-class-prior):
+//   NVLink:            16 channels x the per-link bandwidth, 20.6 GB/s (SM90) or 40.1 (SM100)
+//   PIX, PXB, PHB, NODE with P2P: 2 channels sharing the PCIe link (12, 24, 48 GB/s for Gen3, 4, 5)
+//   SYS with P2P:      the same, capped by the socket link NCCL assumes (16 GB/s)
+//   no P2P (SHM):      1 channel x 5 GB/s, as an 8x RTX 4090 host logged (nccl-tests issue 307), each
+//                      step kShmStepExtraLatencyS dearer (through_host)
+// NCCL's tuning model itself tells the PCIe classes apart only through these graphs and its one PCI
+// latency column (tuning.cc#L283-L286).
+NcclPriorConfig nccl_prior_config(const Topology& topology, const GpuSpec& gpu, int ranks, bool by_link_class) {
   NcclPriorConfig c;
   c.ranks = std::max(2, ranks);
   c.arch = nccl_arch(gpu.architecture);
@@ -49,15 +65,20 @@ NcclPriorConfig nccl_prior_config(const Topology& topology, const GpuSpec& gpu, 
     c.link = NcclLink::kNvlink;
     c.graph_channels = 16;
     c.channel_bandwidth_bytes_per_s = c.arch == NcclArch::kBlackwell ? 40.1e9 : 20.6e9;
-  } else if (topology.p2p && gpu.p2p_supported) {
-    c.link = NcclLink::kPci;
-    c.graph_channels = 2;
-    c.channel_bandwidth_bytes_per_s = 12e9;
-  } else {
-    c.link = NcclLink::kPci;
+    return c;
+  }
+  c.link = NcclLink::kPci;
+  if (!(topology.p2p && gpu.p2p_supported)) {
     c.graph_channels = 1;
     c.channel_bandwidth_bytes_per_s = 5e9;
+    c.through_host = by_link_class;
+    return c;
   }
+  if (!by_link_class) return c;  // NcclPriorConfig's defaults: 2 channels x PCI_BW for every P2P box
+  double bus = pcie_link_bytes_per_s(topology, gpu);
+  if (topology.link == LinkClass::kSys) bus = std::min(bus, kInterSocketBytesPerS);
+  c.graph_channels = 2;
+  c.channel_bandwidth_bytes_per_s = bus / c.graph_channels;
   return c;
 }
 
@@ -231,7 +252,7 @@ CommModel CommModel::build(const Scenario& s, const CommSettings& c, const CommP
   m.implementation_ = &*impl;
   m.custom_max_bytes_ = c.custom_max_bytes.value_or(kEngineCustomMaxBytes);
   auto prior = std::make_shared<Prior>();
-  prior->measured = nccl_prior_config(s.topology, s.gpu, s.parallel.tp);
+  prior->measured = nccl_prior_config(s.topology, s.gpu, s.parallel.tp, s.rules.nccl_prior_by_link_class);
   prior->what_if = prior->measured;
   if (c.nccl_algo != "auto") prior->what_if.algos = {parse_nccl_algo(c.nccl_algo)};
   if (c.nccl_proto != "auto") prior->what_if.protos = {parse_nccl_proto(c.nccl_proto)};
