@@ -44,12 +44,9 @@ struct NcclPriorConfig;
 
 // NCCL's model of a box (nccl_prior.hpp): link, architecture, and the search graph NCCL would
 // build for it by the ring's link class and P2P (docs/references/nccl.md#link-class-prior): PCIe
-// P2P 2 channels sharing the PCIe link (12 / 24 / 48 GB/s for Gen3 / 4 / 5), capped at 16 GB/s
-// over SYS; no P2P 1 x 5 GB/s with SHM's dearer steps; NVSwitch 16 x per-link bw. With
-// by_link_class false (ModelRules::nccl_prior_by_link_class off), every P2P PCIe box gets
-// 2 x 12 GB/s and no P2P 1 x 5 GB/s at NCCL's PCI step latency, as before the rule.
-[[nodiscard]] NcclPriorConfig nccl_prior_config(const Topology& topology, const GpuSpec& gpu, int ranks,
-                                                bool by_link_class = true);
+// P2P 2 channels x 12 GB/s, capped at NCCL's 16 GB/s socket link over SYS; no P2P 1 x 5 GB/s with
+// SHM's dearer steps; NVSwitch 16 x per-link bw.
+[[nodiscard]] NcclPriorConfig nccl_prior_config(const Topology& topology, const GpuSpec& gpu, int ranks);
 // A profile's measured curve, fitted with its rank count; NCCL's LL -> Simple switch is looked for
 // on PCIe boxes only (`link`: what the points were measured over).
 [[nodiscard]] std::shared_ptr<const MeasuredCurve> measured_curve(const CommProfile& profile, LinkClass link);

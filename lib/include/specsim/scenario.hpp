@@ -148,10 +148,6 @@ struct ModelRules {
   // only; off, to every method of the engine. Applied where the scenario is loaded for validation
   // (the loader scopes it for every other command).
   bool engine_prior_scoped_to_method = true;
-  // NCCL's all-reduce prior builds its search graph from the ring's link class, the PCIe generation
-  // and P2P (a SYS ring capped at the socket link, SHM steps dearer: comm_model.hpp
-  // nccl_prior_config); off, one PCIe graph for every P2P box and NCCL's PCI step without P2P.
-  bool nccl_prior_by_link_class = true;
   [[nodiscard]] bool operator==(const ModelRules&) const = default;
 };
 [[nodiscard]] std::vector<std::pair<std::string, bool ModelRules::*>> model_rule_names();

@@ -897,6 +897,13 @@ std::vector<LogRecord> sglang_records(const std::vector<Sample>& samples, const 
   std::map<std::string, const Sample*> running;  // series -> latest num_running_reqs before it
   for (const auto& s : samples) {
     if (s.name == "sglang:num_running_reqs") {
+      // A request count weights the intervals and is kept as an int: whole and plausible first.
+      if (s.value != std::floor(s.value)) {
+        throw Error({file, s.line, s.value_column}, s.name, "expected a whole number of requests, got " + fmt(s.value));
+      }
+      if (const std::string why = implausible(s.value, Magnitude::kCount); !why.empty()) {
+        throw Error({file, s.line, s.value_column}, s.name, why);
+      }
       running[series_of(s)] = &s;
       continue;
     }

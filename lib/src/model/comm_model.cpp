@@ -35,14 +35,6 @@ NcclArch nccl_arch(GpuArch a) {
   return NcclArch::kAmpere;
 }
 
-// A PCIe x16 link's bandwidth in NCCL's topology: lanes x per-lane rate / 80, the rate in units of
-// 100 Mb/s (topo.cc kvDictPciGen, #L649-L658): 60 for Gen3 (8 GT/s), doubling per generation, so
-// 12, 24, 48 GB/s for Gen3, 4, 5. The slower of the GPU's and the box's generation.
-double pcie_link_bytes_per_s(const Topology& topology, const GpuSpec& gpu) {
-  const int generation = std::clamp(std::min(topology.pcie_generation, gpu.pcie_generation), 3, 6);
-  return 16.0 * 60.0 * double(1 << (generation - 3)) / 80.0 * 1e9;
-}
-
 // NCCL models a socket-to-socket link (a SYS path) at AMD_BW = 16 GB/s on AMD CPUs (topo.h,
 // topo.cc ncclTopoGetInterCpuBw; Intel 6-40 GB/s by CPU model). The CPU vendor is not in the
 // topology: AMD's, the CPU of the public SYS logs (docs/references/nccl.md#link-class-prior).
@@ -51,13 +43,14 @@ constexpr double kInterSocketBytesPerS = 16e9;
 
 // The search graph NCCL would build for the ring's link class (docs/references/nccl.md#link-class-prior):
 //   NVLink:            16 channels x the per-link bandwidth, 20.6 GB/s (SM90) or 40.1 (SM100)
-//   PIX, PXB, PHB, NODE with P2P: 2 channels sharing the PCIe link (12, 24, 48 GB/s for Gen3, 4, 5)
+//   PIX, PXB, PHB, NODE with P2P: 2 channels x PCI_BW 12 GB/s (docs/references/nccl.md#worked-example;
+//                      graph-mode tables of Gen5 boxes agree with it, #prior-spread)
 //   SYS with P2P:      the same, capped by the socket link NCCL assumes (16 GB/s)
 //   no P2P (SHM):      1 channel x 5 GB/s, as an 8x RTX 4090 host logged (nccl-tests issue 307), each
 //                      step kShmStepExtraLatencyS dearer (through_host)
 // NCCL's tuning model itself tells the PCIe classes apart only through these graphs and its one PCI
 // latency column (tuning.cc#L283-L286).
-NcclPriorConfig nccl_prior_config(const Topology& topology, const GpuSpec& gpu, int ranks, bool by_link_class) {
+NcclPriorConfig nccl_prior_config(const Topology& topology, const GpuSpec& gpu, int ranks) {
   NcclPriorConfig c;
   c.ranks = std::max(2, ranks);
   c.arch = nccl_arch(gpu.architecture);
@@ -71,14 +64,13 @@ NcclPriorConfig nccl_prior_config(const Topology& topology, const GpuSpec& gpu, 
   if (!(topology.p2p && gpu.p2p_supported)) {
     c.graph_channels = 1;
     c.channel_bandwidth_bytes_per_s = 5e9;
-    c.through_host = by_link_class;
+    c.through_host = true;
     return c;
   }
-  if (!by_link_class) return c;  // NcclPriorConfig's defaults: 2 channels x PCI_BW for every P2P box
-  double bus = pcie_link_bytes_per_s(topology, gpu);
-  if (topology.link == LinkClass::kSys) bus = std::min(bus, kInterSocketBytesPerS);
-  c.graph_channels = 2;
-  c.channel_bandwidth_bytes_per_s = bus / c.graph_channels;
+  // NcclPriorConfig's graph is the PCIe P2P one: 2 channels x 12 GB/s.
+  if (topology.link == LinkClass::kSys) {
+    c.channel_bandwidth_bytes_per_s = std::min(c.channel_bandwidth_bytes_per_s, kInterSocketBytesPerS / c.graph_channels);
+  }
   return c;
 }
 
@@ -252,7 +244,7 @@ CommModel CommModel::build(const Scenario& s, const CommSettings& c, const CommP
   m.implementation_ = &*impl;
   m.custom_max_bytes_ = c.custom_max_bytes.value_or(kEngineCustomMaxBytes);
   auto prior = std::make_shared<Prior>();
-  prior->measured = nccl_prior_config(s.topology, s.gpu, s.parallel.tp, s.rules.nccl_prior_by_link_class);
+  prior->measured = nccl_prior_config(s.topology, s.gpu, s.parallel.tp);
   prior->what_if = prior->measured;
   if (c.nccl_algo != "auto") prior->what_if.algos = {parse_nccl_algo(c.nccl_algo)};
   if (c.nccl_proto != "auto") prior->what_if.protos = {parse_nccl_proto(c.nccl_proto)};

@@ -111,8 +111,7 @@ std::vector<std::pair<std::string, bool ModelRules::*>> model_rule_names() {
           {"efficiency-to-short-step", &ModelRules::efficiency_to_short_step},
           {"efficiency-to-long-step", &ModelRules::efficiency_to_long_step},
           {"host-prior-without-step", &ModelRules::host_prior_without_step},
-          {"engine-prior-scoped-to-method", &ModelRules::engine_prior_scoped_to_method},
-          {"nccl-prior-by-link-class", &ModelRules::nccl_prior_by_link_class}};
+          {"engine-prior-scoped-to-method", &ModelRules::engine_prior_scoped_to_method}};
 }
 
 bool launches_eagerly(const Scenario& s) {
