@@ -161,8 +161,9 @@ NcclPriorEstimate estimate(const NcclPriorConfig& c, NcclAlgo algo, NcclProto pr
   const int a = idx(algo), p = idx(proto);
   const std::size_t g = arch(c.arch);
   const bool rccl = c.library == CollectiveLibrary::kRccl;
-  const double hop_us = rccl ? (c.link == NcclLink::kNvlink ? kRcclXgmiHopUs[a][p] : kRcclPciHopUs[a][p])
-                             : (c.link == NcclLink::kNvlink ? kNvlinkHopUs[a][p] : kPciHopUs[a][p]);
+  const double hop_us = (rccl ? (c.link == NcclLink::kNvlink ? kRcclXgmiHopUs[a][p] : kRcclPciHopUs[a][p])
+                              : (c.link == NcclLink::kNvlink ? kNvlinkHopUs[a][p] : kPciHopUs[a][p])) +
+                        (c.through_host ? kShmStepExtraLatencyS / kUs : 0.0);
   // One node: nsteps intra-node hops for Ring and for the intra-node Tree chain
   // (tuning.cc#L289-L291, #L393-L417).
   const double latency_us = (rccl ? kRcclBaseLatencyUs[a][p] : kBaseLatencyUs[a][p]) + steps * hop_us;
