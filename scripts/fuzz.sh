@@ -32,6 +32,9 @@ targets=(
   "fuzz_compute_csv|8192|calibration/compute"
   "fuzz_interventions|8192|models/interventions"
   "fuzz_cli_values|512|fuzz/seeds/cli_values"
+  "fuzz_metrics|8192|fuzz/seeds/metrics tests/data/valid/logs tests/data/invalid/logs"
+  "fuzz_validation_row|16384|validation"
+  "fuzz_hf_config|16384|tests/data/valid/hf"
 )
 
 failed=()

@@ -31,9 +31,28 @@ struct SweepOptions {
   std::vector<std::string> patches;
   std::string concurrency;  // "1,4,16": --set workload.concurrency=1,4,16, so the file's rules apply
   int top = 20;
+  bool top_given = false;  // --top on the command line: JSON and CSV list the best `top` too
   Format format = Format::kText;
   std::optional<Engine> emit;  // --emit: print the launch of the best setting (per level) on that engine
 };
+
+// JSON and CSV list every point unless --top is given: at most this many (about 300 bytes of JSON
+// each, so 300 MB of output); a larger grid is refused before it runs, not after it filled memory.
+constexpr std::size_t kMaxListedPoints = 1'000'000;
+
+// How many points the view shows, so the sweep keeps no more (issue 36): the text's rows, or every
+// point for JSON and CSV, refused beyond kMaxListedPoints.
+std::size_t points_to_keep(const SweepOptions& o, const std::vector<SweepAxis>& axes) {
+  if (o.format == Format::kText || o.top_given) return static_cast<std::size_t>(o.top);
+  const std::size_t total = grid_size(axes);
+  if (total > kMaxListedPoints) {
+    throw CLI::ValidationError("--" + std::string(to_string(o.format)),
+                               "lists every point of the grid, and " + std::to_string(total) +
+                                   " points exceed the 1000000 it lists: give --top N for the best N, the text "
+                                   "view, or a coarser grid");
+  }
+  return kKeepEveryPoint;
+}
 
 // Set by SIGINT while a sweep runs; std::atomic<bool> is lock-free here, so setting it is
 // async-signal-safe.
@@ -130,6 +149,7 @@ void run_sweep(const SweepOptions& o, Io& io) {
     return;
   }
   if (axes.empty()) throw CLI::RequiredError("--vary");
+  const std::size_t keep = points_to_keep(o, axes);
   const auto start = std::chrono::steady_clock::now();
   // A progress line on a terminal only, and only once the sweep has run for a second.
   const bool tty = &io.err == &std::cerr && isatty(STDERR_FILENO);
@@ -146,7 +166,7 @@ void run_sweep(const SweepOptions& o, Io& io) {
   {
     // Ctrl-C stops the grid; the points done so far are printed below, then the exit code says so.
     const SigintToFlag sigint;
-    r = sweep(o.scenario, o.patches, axes, DataDir(), progress, &g_sweep_interrupted);
+    r = sweep(o.scenario, o.patches, axes, DataDir(), progress, &g_sweep_interrupted, keep);
   }
   if (shown && r.interrupted) io.err << "\n";
   std::optional<EmittedLaunch> launch;
@@ -185,7 +205,10 @@ void setup_sweep(CLI::App& app, Io& io) {
                   "The best point per batch, c1,c2,... (workload.concurrency; replaces the file's list)")
       ->check(non_empty());
   sub->add_option("--set", opts->patches, "Patch a scenario field: key=value")->allow_extra_args(false);
-  sub->add_option("--top", opts->top, "Rows in the text table")->check(CLI::Range(1, 1000000));
+  sub->add_option("--top", opts->top, "The best N points: rows of the text table (default 20); JSON and CSV list "
+                                     "every point unless given")
+      ->check(CLI::Range(1, 1000000))
+      ->each([opts](const std::string&) { opts->top_given = true; });
   add_format_option(*sub, opts->format, {.csv_flag = true});
   add_emit_option(*sub, opts->emit, "the best setting (per concurrency level)");
   sub->callback([opts, &io]() { run_sweep(*opts, io); });

@@ -80,6 +80,10 @@ const std::map<std::string, Expected>& corpus() {
       {"fuzz/interventions-loadall-hang.yaml", {"byte 0xFF is not UTF-8", 1}},
       {"fuzz/topology-numa-overflow.yaml", {"is not a NUMA node number (an integer in [0, 4095])", 20}},
       {"fuzz/scenario-draft-name-too-long.yaml", {"draft: unknown model 'xxxxxxxxxx", 6}},
+      // fuzz_metrics: a running-request gauge of 1.9e99 was cast to int (UBSan float-cast-overflow).
+      {"fuzz/engine_log-running-reqs-overflow.prom", {"outside the plausible count range", 21}},
+      // fuzz_metrics: a llama-server statistics count of 6.9e18, summed with another (signed overflow).
+      {"fuzz/engine_log-statistics-overflow.log", {"#gen tokens: 6.89235e+18: outside the plausible token count range", 4}},
       // Validation rows: the source header and the held-out measurement are required.
       {"validation/bad-date.yaml", {"validation.published: expected a date YYYY-MM or YYYY-MM-DD, got '15/01/2026'", 8}},
       {"validation/bad-url.yaml", {"validation.url: expected a public address starting with https://", 7}},

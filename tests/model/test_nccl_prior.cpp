@@ -157,3 +157,39 @@ TEST_CASE("the all-reduce prior's spread is the pooled ratio of the shipped grap
   CHECK_THAT(rank(0.9), WithinAbs(specsim::kPriorAllReduceRatio.p90, 0.005));
   CHECK_THAT(0.5 * (ratios[15] + ratios[16]), WithinAbs(0.99, 0.005));  // the prior is unbiased: value 1
 }
+
+TEST_CASE("the all-reduce prior depends on the ring's link class and P2P as NCCL's graph and the logs do", "[nccl_prior][link]") {
+  // docs/references/nccl.md#link-class-prior: 8 ranks, Blackwell caps, 8 KiB.
+  specsim::GpuSpec gpu;
+  gpu.architecture = specsim::GpuArch::kBlackwell;
+  specsim::Topology box;
+  box.gpus = 8;
+  const auto prior_us = [&](specsim::LinkClass link, bool p2p, double bytes) {
+    box.link = link;
+    box.p2p = p2p;
+    return specsim::nccl_prior_pick(specsim::nccl_prior_config(box, gpu, 8), bytes).time_s * 1e6;
+  };
+  constexpr double kB = 8192;
+  // P2P through the PCIe tree: Ring LL, 6.6 + 14 x 1.0 = 20.6 us; bus 2 x 12 GB/s, LL half of it,
+  // algBw 12 x 8/14 = 6.857 GB/s: + 8192 B / 6.857 GB/s = 1.195 us -> 21.79 us.
+  for (const auto link : {specsim::LinkClass::kPix, specsim::LinkClass::kPxb, specsim::LinkClass::kPhb,
+                          specsim::LinkClass::kNode}) {
+    CHECK_THAT(prior_us(link, true, kB), WithinRel(20.6 + 8192.0 / (12.0 * 8 / 14 * 1e3), 1e-9));
+  }
+  // P2P over SYS: the socket link NCCL assumes (AMD_BW 16 GB/s) caps the bus: 20.6 + 8192 / (8 x 8/14 x 1e3) = 22.39 us.
+  const double sys_p2p = prior_us(specsim::LinkClass::kSys, true, kB);
+  CHECK_THAT(sys_p2p, WithinRel(20.6 + 8192.0 / (8.0 * 8 / 14 * 1e3), 1e-9));
+  // No P2P (SHM): each of the 14 steps 1.28 us dearer, 1 channel x 5 GB/s:
+  // 6.6 + 14 x 2.28 + 8192 / (2.5 x 8/14 x 1e3) = 38.52 + 5.73 = 44.25 us, for every class.
+  const double sys_shm = prior_us(specsim::LinkClass::kSys, false, kB);
+  CHECK_THAT(sys_shm, WithinRel(6.6 + 14 * 2.28 + 8192.0 / (2.5 * 8 / 14 * 1e3), 1e-9));
+  CHECK_THAT(prior_us(specsim::LinkClass::kPix, false, kB), WithinRel(sys_shm, 1e-12));
+  // The direction of the logs (calibration/nccl/): 8x SYS without P2P 44.02 us at 8 KiB
+  // (chlc-8x4090-nop2p-sys.log) is slower than 8x SYS with P2P, 37.00 us (aikitoria-8x5090-p2p-turin.log);
+  // saturated, 15.0 GB/s of bus bandwidth against 45.7: the prior is slower without P2P at both ends.
+  CHECK(sys_shm > sys_p2p);
+  CHECK(prior_us(specsim::LinkClass::kSys, false, 128 << 20) > 2 * prior_us(specsim::LinkClass::kSys, true, 128 << 20));
+  CHECK(sys_p2p > prior_us(specsim::LinkClass::kPix, true, kB));  // the socket link caps SYS below PCI_BW x 2
+  // NVLink is untouched by the PCIe rules: 16 channels x 40.1 GB/s, NVLink latencies.
+  CHECK(prior_us(specsim::LinkClass::kNvlink, true, kB) < 20.6);
+}

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <future>
@@ -202,6 +203,70 @@ TEST_CASE("sweep: a stop request returns the points done so far, best first", "[
   CHECK(r.points.size() + r.invalid == r.evaluated);
   REQUIRE_FALSE(r.points.empty());
   for (std::size_t i = 1; i < r.points.size(); ++i) CHECK(r.points[i].tokens_per_s <= r.points[i - 1].tokens_per_s);
+}
+
+TEST_CASE("sweep: keep bounds the points held, the counts and first invalid cover every point (issue 36)", "[sweep][memory]") {
+  const auto same_point = [](const specsim::SweepPoint& a, const specsim::SweepPoint& b) {
+    CHECK(a.values == b.values);
+    CHECK(a.tokens_per_s == b.tokens_per_s);
+    CHECK(a.infeasible == b.infeasible);
+  };
+  const auto same_counts = [](const specsim::SweepResult& a, const specsim::SweepResult& b) {
+    CHECK(a.valid == b.valid);
+    CHECK(a.invalid == b.invalid);
+    CHECK(a.infeasible == b.infeasible);
+    CHECK(a.evaluated == b.evaluated);
+    CHECK(a.invalid_example == b.invalid_example);
+    CHECK(a.baseline_tokens_per_s == b.baseline_tokens_per_s);
+    CHECK(a.plain_low_tokens_per_s == b.plain_low_tokens_per_s);
+    CHECK(a.plain_high_tokens_per_s == b.plain_high_tokens_per_s);
+  };
+  // The 2016-point draft grid (many invalid combinations, several workers): the top 3 kept alone are
+  // the first 3 of every point sorted, ties in grid order either way.
+  const std::vector<specsim::SweepAxis> draft{specsim::parse_vary("speculation.num_steps=1..8"),
+                                              specsim::parse_vary("speculation.eagle_topk=1,2,4,8"),
+                                              specsim::parse_vary("speculation.num_draft_tokens=2..64")};
+  const auto all = specsim::sweep(specsim::kDefaultScenario, {}, draft, kRoot);
+  const auto top = specsim::sweep(specsim::kDefaultScenario, {}, draft, kRoot, {}, nullptr, 3);
+  REQUIRE(all.points.size() == all.valid);
+  REQUIRE(top.points.size() == 3);
+  for (std::size_t i = 0; i < 3; ++i) same_point(top.points[i], all.points[i]);
+  same_counts(top, all);
+  CHECK(top.invalid > 0);
+  // Batch 64 does not fit (cli test "mark points that do not fit"): 2 feasible points, then the first
+  // infeasible one in grid order fills the third place, as in the full listing.
+  const std::vector<specsim::SweepAxis> batch{specsim::parse_vary("workload.batch=1,64"),
+                                              specsim::parse_vary("speculation.num_steps=2,3")};
+  const auto all_b = specsim::sweep(specsim::kDefaultScenario, {}, batch, kRoot);
+  const auto top_b = specsim::sweep(specsim::kDefaultScenario, {}, batch, kRoot, {}, nullptr, 3);
+  REQUIRE(all_b.infeasible == 2);
+  REQUIRE(top_b.points.size() == 3);
+  for (std::size_t i = 0; i < 3; ++i) same_point(top_b.points[i], all_b.points[i]);
+  CHECK(top_b.points[2].values == std::vector<std::string>{"64", "2"});
+  same_counts(top_b, all_b);
+}
+
+TEST_CASE("sweep: JSON and CSV list every point, the best N with --top, and refuse more than 10^6 without it", "[sweep][memory]") {
+  const auto all = run_json({"sweep", "--vary", "speculation.num_steps=1..8", "--json"});
+  const auto top = run_json({"sweep", "--vary", "speculation.num_steps=1..8", "--json", "--top", "2"});
+  REQUIRE(all["points"].size() == 8);
+  CHECK_FALSE(all.contains("valid"));
+  REQUIRE(top["points"].size() == 2);
+  CHECK(top["points"][0] == all["points"][0]);
+  CHECK(top["points"][1] == all["points"][1]);
+  CHECK(top["valid"] == 8);
+  const Run csv = run({"sweep", "--vary", "speculation.num_steps=1..8", "--csv", "--top", "3"});
+  REQUIRE(csv.code == 0);
+  CHECK(std::count(csv.out.begin(), csv.out.end(), '\n') == 1 + 3);  // the header, 3 rows
+  // 1001 x 1000 = 1,001,000 points, over the 10^6 a listing holds: refused before the grid runs
+  // (at ~10 us a point it would run for seconds first).
+  const auto started = std::chrono::steady_clock::now();
+  const Run big = run({"sweep", "--vary", "workload.context=1000..2000", "--vary", "host.decode_per_step=1us..1000us:1000", "--json"});
+  CHECK(big.code == specsim::cli::kExitUsage);
+  CHECK_THAT(big.err, Contains("--json") && Contains("1001000 points exceed the 1000000") && Contains("--top N"));
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(5));
+  CHECK(run({"sweep", "--vary", "workload.context=1000..2000", "--vary", "host.decode_per_step=1us..1000us:1000", "--csv"}).code ==
+        specsim::cli::kExitUsage);
 }
 
 TEST_CASE("sweep: SIGINT prints the partial table and exits 130", "[sweep][signal]") {

@@ -44,8 +44,10 @@ class RankScaledCurve;
 struct NcclPriorConfig;
 
 // NCCL's model of a box (nccl_prior.hpp): link, architecture, and the search graph NCCL would
-// build for it (PCIe P2P: 2 channels x 12 GB/s; no P2P: 1 x 5 GB/s; NVSwitch: 16 x per-link bw).
-// Across nodes it also carries the ranks per node and the network's bandwidth per node.
+// build for it by the ring's link class and P2P (docs/references/nccl.md#link-class-prior): PCIe
+// P2P 2 channels x 12 GB/s, capped at NCCL's 16 GB/s socket link over SYS; no P2P 1 x 5 GB/s with
+// SHM's dearer steps; NVSwitch 16 x per-link bw. Across nodes it also carries the ranks per node and
+// the network's bandwidth per node.
 [[nodiscard]] NcclPriorConfig nccl_prior_config(const Topology& topology, const GpuSpec& gpu, int ranks);
 // "8x 50 GB/s InfiniBand": the network of a multi-node topology, for reports; empty without one.
 [[nodiscard]] std::string network_text(const Topology& topology);

@@ -79,7 +79,7 @@ struct ConcurrencySweep {
 
 // Every evaluation a concurrency sweep makes (levels x buckets x grid points) stops here, as one
 // grid's points do: 10^7.
-inline constexpr std::size_t kMaxSweepEvaluations = 10'000'000;
+inline constexpr std::size_t kMaxSweepEvaluations = kMaxSweepPoints;
 
 // The draft shape varied when a concurrency sweep is given no axes: speculation.num_steps = 1..8.
 [[nodiscard]] SweepAxis default_concurrency_axis();

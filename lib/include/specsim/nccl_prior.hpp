@@ -89,6 +89,10 @@ struct NcclPriorConfig {
   // no-P2P SYS box typically logs 1 channel x 5 GB/s (nccl-tests issue 307).
   int graph_channels = 2;
   double channel_bandwidth_bytes_per_s = 12e9;
+  // No P2P between the GPUs: NCCL's SHM transport stages every step through host memory (paths.cc
+  // routes the pair through the CPU). NCCL's tuning model prices such a step like a P2P PCI step;
+  // measured logs put it kShmStepExtraLatencyS higher (docs/references/nccl.md#link-class-prior).
+  bool through_host = false;
   // NCCL_ALGO / NCCL_PROTO as lists; empty = NCCL's default: Ring and Tree; LL and Simple, plus
   // LL128 on NVLink only (tuning.cc#L514-L536: LL128 is off on PCIe unless named explicitly).
   std::vector<NcclAlgo> algos;
@@ -108,6 +112,13 @@ struct NcclPriorConfig {
   // The nodes the ranks span: ranks / gpus_per_node above one node, else 1.
   [[nodiscard]] int nodes() const { return gpus_per_node > 0 && ranks > gpus_per_node ? ranks / gpus_per_node : 1; }
 };
+
+// The extra latency of one all-reduce step staged through host memory (SHM) over NCCL's PCI step,
+// from two public 8-rank nccl-tests logs, both eager, single process, small messages on Ring LL:
+// 8x RTX 4090 without P2P (SYS pairs, SHM) median 42.57 us over 8 B-16 KiB against 8x RTX 5090
+// with P2P (SYS pairs) median 24.66 us over 8 B-2 KiB: (42.57 - 24.66) / 14 steps = 1.28 us
+// (calibration/nccl/, docs/references/nccl.md#link-class-prior).
+inline constexpr double kShmStepExtraLatencyS = 1.28e-6;
 
 struct NcclPriorEstimate {
   NcclAlgo algo = NcclAlgo::kRing;

@@ -81,7 +81,8 @@ struct MonteCarloRun {
 
 // rank of the scenario named `scenario` (as the user gave it). CSV: a row per intervention.
 [[nodiscard]] std::string render_rank(const std::string& scenario, const RankReport& report, Format format);
-// sweep: the text shows the best `text_rows` points; JSON and CSV every point.
+// sweep: the text shows the best `text_rows` points; JSON and CSV every point of result.points
+// (sweep() kept those), each rendered alone, so memory is the text's, not a JSON tree's.
 [[nodiscard]] std::string render_sweep(const SweepResult& result, Format format, int text_rows = 20);
 // sweep at concurrency levels: the best point per level.
 [[nodiscard]] std::string render_concurrency_sweep(const ConcurrencySweep& sweep, Format format);

@@ -109,11 +109,17 @@ struct SweepPoint {
 
 struct SweepResult {
   std::vector<std::string> keys;
-  std::vector<SweepPoint> points;  // best first, infeasible ones last
-  std::size_t infeasible = 0;      // points that do not fit in memory (kept in `points`, marked)
+  // The best `keep` points of sweep(), best first, infeasible ones last (in grid order); every valid
+  // point when keep is kKeepEveryPoint.
+  std::vector<SweepPoint> points;
+  std::size_t valid = 0;           // points evaluated that are not invalid (feasible or not), kept or not
+  std::size_t infeasible = 0;      // of them, points that do not fit in memory (those kept are marked)
   std::size_t invalid = 0;         // combinations skipped
-  std::string invalid_example;     // the first one's reason
-  double baseline_tokens_per_s = 0.0;  // plain decoding of the last point evaluated
+  std::string invalid_example;     // the first one's reason, in grid order
+  double baseline_tokens_per_s = 0.0;  // plain decoding of the last feasible point in grid order
+  // The lowest and highest plain decoding rate over every feasible point (0 when none is feasible).
+  double plain_low_tokens_per_s = 0.0;
+  double plain_high_tokens_per_s = 0.0;
   bool fast_path = false;          // every axis a scenario field: points set values on one loaded scenario
   std::size_t total = 0;           // points in the grid
   std::size_t evaluated = 0;       // points tried: total, or fewer when interrupted
@@ -121,6 +127,12 @@ struct SweepResult {
 };
 
 using SweepProgress = std::function<void(std::size_t done, std::size_t total)>;
+
+// A grid has at most 10^7 points (grid_size), and a concurrency sweep makes at most 10^7
+// evaluations in all (kMaxSweepEvaluations).
+inline constexpr std::size_t kMaxSweepPoints = 10'000'000;
+// sweep()'s `keep` for every valid point.
+inline constexpr std::size_t kKeepEveryPoint = static_cast<std::size_t>(-1);
 
 // The number of points of the grid over `axes`. Throws specsim::Error naming the option for an axis
 // with no values, a key given on two axes, workload.concurrency as an axis, or more than 10^7 points.
@@ -134,8 +146,12 @@ using SweepProgress = std::function<void(std::size_t done, std::size_t total)>;
 // valid (naming the axis key of the first failure). `stop`,
 // when given, is read before each point (a signal handler may set it): once set, the sweep returns
 // the points evaluated so far, best first, with `interrupted` set.
+// `keep` bounds the points returned, and the memory the sweep holds: the best `keep` (then infeasible
+// ones in grid order), while the counts, the plain range and the first invalid point cover every
+// point evaluated. Points are not held beyond that: a view that shows the top N asks for N.
 [[nodiscard]] SweepResult sweep(const std::string& scenario, const std::vector<std::string>& patches,
                                 const std::vector<SweepAxis>& axes, const DataDir& data = DataDir(),
-                                const SweepProgress& progress = {}, const std::atomic<bool>* stop = nullptr);
+                                const SweepProgress& progress = {}, const std::atomic<bool>* stop = nullptr,
+                                std::size_t keep = kKeepEveryPoint);
 
 }  // namespace specsim

@@ -506,6 +506,40 @@ struct DraftCounts {
 // Per implementation name, the statistics lines' counts at the last request.
 using LlamaServerTotals = std::map<std::string, DraftCounts>;
 
+// The growth of the statistics lines from line k on over `totals` (k ends past them); `now` gets
+// their counts per implementation. Every count is a plausible token count (at most 2^53, never
+// negative), and so is every running sum: no sum can overflow.
+DraftCounts statistics_growth(const std::vector<std::string>& lines, std::size_t& k, const std::string& file,
+                              const LlamaServerTotals& totals, LlamaServerTotals& now) {
+  DraftCounts request;
+  const double limit = plausible_range(Magnitude::kTokenCount).max;
+  for (; k < lines.size() && lines[k].find("statistics ") != std::string::npos; ++k) {
+    const std::string_view line = lines[k];
+    const auto drafts = statistics_count(line, "#gen drafts");
+    const auto gen = statistics_count(line, "#gen tokens");
+    const auto acc = statistics_count(line, "#acc tokens");
+    if (!drafts || !gen || !acc) break;
+    const SourceLocation at{file, static_cast<int>(k) + 1, 0};
+    for (const auto& [key, v] : {std::pair<const char*, std::int64_t>{"#gen drafts", *drafts},
+                                 {"#gen tokens", *gen}, {"#acc tokens", *acc}}) {
+      if (const std::string why = implausible(double(v), Magnitude::kTokenCount); !why.empty()) throw Error(at, key, why);
+    }
+    const std::size_t from = line.find("statistics ") + 11, colon = line.find(':', from);
+    const std::string name(trim(line.substr(from, colon - from)));
+    const DraftCounts before = totals.count(name) ? totals.at(name) : DraftCounts{};
+    request.drafts += *drafts - before.drafts;
+    request.generated += *gen - before.generated;
+    request.accepted += *acc - before.accepted;
+    for (const std::int64_t sum : {request.drafts, request.generated, request.accepted}) {
+      if (std::abs(double(sum)) > limit) {
+        throw Error(at, "statistics", "the statistics lines grow by more than a token count holds (2^53)");
+      }
+    }
+    now[name] = {*drafts, *gen, *acc};
+  }
+  return request;
+}
+
 std::optional<LogRecord> parse_llama_server(const std::vector<std::string>& lines, std::size_t i,
                                             const std::string& file, LlamaServerTotals& totals) {
   const std::size_t marker = lines[i].find(kLlamaServerMarker);
@@ -538,23 +572,9 @@ std::optional<LogRecord> parse_llama_server(const std::vector<std::string>& line
     p.fail(rate_col, "draft acceptance rate", "expected accepted/generated = " + fmt(accepted / generated) +
                                                   ", got " + fmt(rate));
   }
-  DraftCounts request;  // the growth of the statistics lines that follow
   LlamaServerTotals now = totals;
   std::size_t k = i + 1;
-  for (; k < lines.size() && lines[k].find("statistics ") != std::string::npos; ++k) {
-    const std::string_view line = lines[k];
-    const auto drafts = statistics_count(line, "#gen drafts");
-    const auto gen = statistics_count(line, "#gen tokens");
-    const auto acc = statistics_count(line, "#acc tokens");
-    if (!drafts || !gen || !acc) break;
-    const std::size_t from = line.find("statistics ") + 11, colon = line.find(':', from);
-    const std::string name(trim(line.substr(from, colon - from)));
-    const DraftCounts before = totals.count(name) ? totals.at(name) : DraftCounts{};
-    request.drafts += *drafts - before.drafts;
-    request.generated += *gen - before.generated;
-    request.accepted += *acc - before.accepted;
-    now[name] = {*drafts, *gen, *acc};
-  }
+  const DraftCounts request = statistics_growth(lines, k, file, totals, now);  // this request's drafts
   if (k == i + 1) {
     p.fail(0, "", "no 'statistics NAME: ... #gen drafts = N ...' line after it, so no draft count (llama-server "
                   "prints one per draft implementation after this line; keep them in the log, or give the "
@@ -897,6 +917,13 @@ std::vector<LogRecord> sglang_records(const std::vector<Sample>& samples, const 
   std::map<std::string, const Sample*> running;  // series -> latest num_running_reqs before it
   for (const auto& s : samples) {
     if (s.name == "sglang:num_running_reqs") {
+      // A request count weights the intervals and is kept as an int: whole and plausible first.
+      if (s.value != std::floor(s.value)) {
+        throw Error({file, s.line, s.value_column}, s.name, "expected a whole number of requests, got " + fmt(s.value));
+      }
+      if (const std::string why = implausible(s.value, Magnitude::kCount); !why.empty()) {
+        throw Error({file, s.line, s.value_column}, s.name, why);
+      }
       running[series_of(s)] = &s;
       continue;
     }

@@ -45,12 +45,21 @@ NcclArch nccl_arch(GpuArch a) {
   return NcclArch::kAmpere;
 }
 
-// The search graph NCCL would build (docs/references/nccl.md#search-graph): PCIe P2P boxes 2 channels x PCI_BW 12 GB/s (the
-// worked example of docs/references/nccl.md#worked-example); without P2P, traffic is staged through the host: 1 channel x
-// 5 GB/s as an 8x 4090 host logged (nccl-tests issue 307); NVSwitch: per-link 20.6 GB/s (SM90) or
-// 40.1 (SM100) over 16 channels (estimate: NCCL's ring over NVSwitch uses most of the 18 links).
+// NCCL models a socket-to-socket link (a SYS path) at AMD_BW = 16 GB/s on AMD CPUs (topo.h,
+// topo.cc ncclTopoGetInterCpuBw; Intel 6-40 GB/s by CPU model). The CPU vendor is not in the
+// topology: AMD's, the CPU of the public SYS logs (docs/references/nccl.md#link-class-prior).
+constexpr double kInterSocketBytesPerS = 16e9;
 }  // namespace
 
+// The search graph NCCL would build for the ring's link class (docs/references/nccl.md#link-class-prior):
+//   NVLink:            16 channels x the per-link bandwidth, 20.6 GB/s (SM90) or 40.1 (SM100)
+//   PIX, PXB, PHB, NODE with P2P: 2 channels x PCI_BW 12 GB/s (docs/references/nccl.md#worked-example;
+//                      graph-mode tables of Gen5 boxes agree with it, #prior-spread)
+//   SYS with P2P:      the same, capped by the socket link NCCL assumes (16 GB/s)
+//   no P2P (SHM):      1 channel x 5 GB/s, as an 8x RTX 4090 host logged (nccl-tests issue 307), each
+//                      step kShmStepExtraLatencyS dearer (through_host)
+// NCCL's tuning model itself tells the PCIe classes apart only through these graphs and its one PCI
+// latency column (tuning.cc#L283-L286).
 NcclPriorConfig nccl_prior_config(const Topology& topology, const GpuSpec& gpu, int ranks) {
   NcclPriorConfig c;
   c.ranks = std::max(2, ranks);
@@ -69,14 +78,18 @@ NcclPriorConfig nccl_prior_config(const Topology& topology, const GpuSpec& gpu, 
     c.link = NcclLink::kNvlink;
     c.graph_channels = 16;
     c.channel_bandwidth_bytes_per_s = c.arch == NcclArch::kBlackwell ? 40.1e9 : 20.6e9;
-  } else if (topology.p2p && gpu.p2p_supported) {
-    c.link = NcclLink::kPci;
-    c.graph_channels = 2;
-    c.channel_bandwidth_bytes_per_s = 12e9;
-  } else {
-    c.link = NcclLink::kPci;
+    return c;
+  }
+  c.link = NcclLink::kPci;
+  if (!(topology.p2p && gpu.p2p_supported)) {
     c.graph_channels = 1;
     c.channel_bandwidth_bytes_per_s = 5e9;
+    c.through_host = true;
+    return c;
+  }
+  // NcclPriorConfig's graph is the PCIe P2P one: 2 channels x 12 GB/s.
+  if (topology.link == LinkClass::kSys) {
+    c.channel_bandwidth_bytes_per_s = std::min(c.channel_bandwidth_bytes_per_s, kInterSocketBytesPerS / c.graph_channels);
   }
   if (topology.nodes > 1 && topology.network) {
     c.gpus_per_node = topology.gpus_per_node;

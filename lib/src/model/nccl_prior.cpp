@@ -244,8 +244,9 @@ NcclPriorEstimate estimate(const NcclPriorConfig& c, NcclAlgo algo, NcclProto pr
   const int a = idx(algo), p = idx(proto);
   const int steps = all_reduce ? 2 * (c.ranks - 1) : c.ranks - 1;
   const bool rccl = c.library == CollectiveLibrary::kRccl;
-  const double hop_us = rccl ? (c.link == NcclLink::kNvlink ? kRcclXgmiHopUs[a][p] : kRcclPciHopUs[a][p])
-                             : (c.link == NcclLink::kNvlink ? kNvlinkHopUs[a][p] : kPciHopUs[a][p]);
+  const double hop_us = (rccl ? (c.link == NcclLink::kNvlink ? kRcclXgmiHopUs[a][p] : kRcclPciHopUs[a][p])
+                              : (c.link == NcclLink::kNvlink ? kNvlinkHopUs[a][p] : kPciHopUs[a][p])) +
+                        (c.through_host ? kShmStepExtraLatencyS / kUs : 0.0);
   // One node: nsteps intra-node hops for Ring and for the intra-node Tree chain
   // (tuning.cc#L289-L291, #L393-L417). Across nodes NCCL's NET path (RCCL's is not modelled).
   const bool across = c.nodes() > 1;

@@ -18,29 +18,57 @@ nlohmann::json set_json(const std::vector<std::string>& keys, const std::vector<
   return set;
 }
 
-nlohmann::json sweep_json(const SweepResult& r) {
+nlohmann::json point_json(const SweepResult& r, const SweepPoint& p) {
+  const nlohmann::json set = set_json(r.keys, p.values);
+  if (!p.infeasible.empty()) return {{"set", set}, {"feasible", false}, {"infeasible", p.infeasible}};
+  return {{"set", set}, {"tokens_per_s", p.tokens_per_s}, {"speedup", p.speedup}, {"tokens_per_cycle", p.tokens_per_cycle},
+          {"cycle_s", p.cycle_s}, {"baseline_tokens_per_s", p.baseline_tokens_per_s}};
+}
+
+// The sweep's JSON object without its points ("points" an empty array).
+nlohmann::json sweep_head_json(const SweepResult& r) {
   nlohmann::json j;
   j["baseline_tokens_per_s"] = r.baseline_tokens_per_s;
   j["invalid"] = r.invalid;
   j["invalid_example"] = r.invalid_example;
   j["points"] = nlohmann::json::array();
   if (r.infeasible > 0) j["infeasible"] = r.infeasible;
-  for (const auto& p : r.points) {
-    const nlohmann::json set = set_json(r.keys, p.values);
-    if (!p.infeasible.empty()) {
-      j["points"].push_back({{"set", set}, {"feasible", false}, {"infeasible", p.infeasible}});
-      continue;
-    }
-    j["points"].push_back({{"set", set}, {"tokens_per_s", p.tokens_per_s}, {"speedup", p.speedup},
-                           {"tokens_per_cycle", p.tokens_per_cycle}, {"cycle_s", p.cycle_s},
-                           {"baseline_tokens_per_s", p.baseline_tokens_per_s}});
-  }
+  // Fewer points than valid ones: the listing is the best of them (--top).
+  if (r.points.size() < r.valid) j["valid"] = r.valid;
   if (r.interrupted) {
     j["interrupted"] = true;
     j["evaluated"] = r.evaluated;
     j["total"] = r.total;
   }
   return j;
+}
+
+// dump(1) of the whole object, written a point at a time: a million points never stand in memory
+// as JSON values (each costs about 1 KB there), only as the text they print as.
+std::string sweep_json_text(const SweepResult& r) {
+  const std::string head = sweep_head_json(r).dump(1);
+  constexpr std::string_view kEmpty = "\"points\": []";
+  const std::size_t at = head.find(kEmpty);
+  if (r.points.empty() || at == std::string::npos) return head + "\n";
+  std::string out = head.substr(0, at) + "\"points\": [";
+  for (std::size_t i = 0; i < r.points.size(); ++i) {
+    // An item of an array at depth 1 opens at 2 spaces, its lines 2 deeper than alone.
+    std::string item = point_json(r, r.points[i]).dump(1);
+    out += i == 0 ? "\n  " : ",\n  ";
+    for (std::size_t nl = item.find('\n'); nl != std::string::npos; nl = item.find('\n', nl + 3)) item.insert(nl + 1, "  ");
+    out += item;
+  }
+  return out + "\n ]" + head.substr(at + kEmpty.size()) + "\n";
+}
+
+// The CSV table a point at a time (the header once), for the same reason.
+std::string sweep_csv_text(const SweepResult& r, const std::vector<CsvColumn>& columns) {
+  std::string out = csv_table(columns, nlohmann::json::array());
+  for (const auto& p : r.points) {
+    const std::string table = csv_table(columns, nlohmann::json::array({point_json(r, p)}));
+    out += table.substr(table.find('\n') + 1);
+  }
+  return out;
 }
 
 // The axes' columns, named by their keys (as the text's header names them), then `figures`.
@@ -89,18 +117,14 @@ std::string sweep_text(const SweepResult& r, int rows) {
   }
   // Axes on the model, the box or the compute terms move plain decoding too: then each row shows
   // its own plain rate, which its speedup is against.
-  const auto feasible_end = r.points.end() - static_cast<std::ptrdiff_t>(r.infeasible);  // infeasible points sort last
-  const auto [low, high] = std::minmax_element(r.points.begin(), feasible_end, [](const auto& a, const auto& b) {
-    return a.baseline_tokens_per_s < b.baseline_tokens_per_s;
-  });
-  const bool plain_varies = r.points.begin() != feasible_end && low->baseline_tokens_per_s != high->baseline_tokens_per_s;
+  const bool plain_varies = r.plain_low_tokens_per_s != r.plain_high_tokens_per_s;
   if (plain_varies) {
     std::snprintf(buf, sizeof buf,
                   "specsim sweep: %zu valid, %zu invalid skipped; plain decoding %.1f to %.1f tok/s (per row)\n",
-                  r.points.size(), r.invalid, low->baseline_tokens_per_s, high->baseline_tokens_per_s);
+                  r.valid, r.invalid, r.plain_low_tokens_per_s, r.plain_high_tokens_per_s);
   } else {
     std::snprintf(buf, sizeof buf, "specsim sweep: %zu valid, %zu invalid skipped; plain decoding %.1f tok/s\n",
-                  r.points.size(), r.invalid, r.baseline_tokens_per_s);
+                  r.valid, r.invalid, r.baseline_tokens_per_s);
   }
   out += buf;
   if (r.invalid) out += "  first invalid: " + r.invalid_example + "\n";
@@ -244,11 +268,10 @@ std::vector<CsvColumn> concurrency_csv_columns(const std::vector<std::string>& c
 std::string render_sweep(const SweepResult& result, Format format, int text_rows) {
   switch (format) {
     case Format::kText: return sweep_text(result, text_rows);
-    case Format::kJson: return sweep_json(result).dump(1) + "\n";
+    case Format::kJson: return sweep_json_text(result);
     case Format::kCsv:
-      return csv_table(axis_columns(result.keys, {"set"},
-                                    {"tokens_per_s", "speedup", "tokens_per_cycle", "cycle_s", "baseline_tokens_per_s"}),
-                       sweep_json(result)["points"]);
+      return sweep_csv_text(result, axis_columns(result.keys, {"set"}, {"tokens_per_s", "speedup", "tokens_per_cycle",
+                                                                        "cycle_s", "baseline_tokens_per_s"}));
   }
   return "";
 }

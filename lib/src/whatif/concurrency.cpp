@@ -177,7 +177,8 @@ ConcurrencySweep sweep_by_concurrency(const std::string& scenario, const std::ve
     // (as_measured) there too.
     std::vector<std::string> at = patches;
     at.push_back(std::string(kBatchKey) + "=" + std::to_string(c));
-    const SweepResult r = sweep(scenario, at, axes, data, {}, stop);
+    // The level shows its best point only: one kept, the grid's counts beside it.
+    const SweepResult r = sweep(scenario, at, axes, data, {}, stop, 1);
     if (r.interrupted) {
       out.interrupted = true;  // this level's grid is partial: left out
       break;

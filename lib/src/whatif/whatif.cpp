@@ -368,17 +368,90 @@ class PointEvaluator {
 
 namespace {
 
-// One grid point's outcome, in its slot whatever thread computed it.
-struct Outcome {
-  std::optional<SweepPoint> point;  // its figures; the values are filled in by collect_points
-  std::string invalid;      // why not, when invalid
-  std::string invalid_key;  // the key the error names
-  bool done = false;
+// A point's figures and its place in the grid; its axis values are read off the axes at the end.
+struct GridPoint {
+  std::size_t n = 0;
+  double tokens_per_s = 0.0;
+  double speedup = 0.0;
+  double tokens_per_cycle = 0.0;
+  double cycle_s = 0.0;
+  double baseline_tokens_per_s = 0.0;
+};
+
+// Faster first; equal rates in grid order (what a stable sort of the whole grid gives).
+bool better(const GridPoint& a, const GridPoint& b) {
+  return a.tokens_per_s != b.tokens_per_s ? a.tokens_per_s > b.tokens_per_s : a.n < b.n;
+}
+
+// What one worker keeps of the points it evaluated (issue 36): counts over all of them, the `keep`
+// best feasible ones, its first `keep` infeasible ones and its first invalid one. Its size is bounded
+// by `keep`, not by the grid, so a 10^7-point grid shown as a top 3 needs no memory per point.
+// Each worker takes blocks in grid order, so "first" within a worker is the lowest grid index.
+struct GridTally {
+  std::size_t keep = 0;
+  std::size_t evaluated = 0;
+  std::size_t infeasible = 0;
+  std::size_t invalid = 0;
+  std::vector<GridPoint> best;  // a heap by better(), the worst on top; at most `keep`
+  std::vector<std::pair<std::size_t, std::string>> first_infeasible;  // grid order; at most `keep`
+  std::optional<std::size_t> first_invalid;  // grid index
+  std::string invalid_message, invalid_key;
+  std::optional<GridPoint> last;  // the feasible point latest in grid order
+  double plain_low = 0.0, plain_high = 0.0;  // plain tokens/s over feasible points (when `last` is set)
+
+  void add(const GridPoint& p) {
+    ++evaluated;
+    plain_low = last ? std::min(plain_low, p.baseline_tokens_per_s) : p.baseline_tokens_per_s;
+    plain_high = last ? std::max(plain_high, p.baseline_tokens_per_s) : p.baseline_tokens_per_s;
+    if (!last || p.n > last->n) last = p;
+    keep_best(p);
+  }
+  void keep_best(const GridPoint& p) {
+    if (keep == 0) return;
+    best.push_back(p);
+    std::push_heap(best.begin(), best.end(), better);
+    if (best.size() > keep) {
+      std::pop_heap(best.begin(), best.end(), better);
+      best.pop_back();
+    }
+  }
+  void add_infeasible(std::size_t n, std::string why) {
+    ++evaluated;
+    ++infeasible;
+    if (first_infeasible.size() < keep) first_infeasible.emplace_back(n, std::move(why));
+  }
+  void add_invalid(std::size_t n, const Error& e) {
+    ++evaluated;
+    ++invalid;
+    if (first_invalid && *first_invalid < n) return;
+    first_invalid = n;
+    invalid_message = e.what();
+    invalid_key = e.key_path();
+  }
+  // `other`'s points into this one, as if one worker had evaluated both.
+  void merge(GridTally& other) {
+    for (const auto& p : other.best) keep_best(p);
+    if (other.last) {
+      plain_low = last ? std::min(plain_low, other.plain_low) : other.plain_low;
+      plain_high = last ? std::max(plain_high, other.plain_high) : other.plain_high;
+      if (!last || other.last->n > last->n) last = other.last;
+    }
+    evaluated += other.evaluated;
+    infeasible += other.infeasible;
+    invalid += other.invalid;
+    for (auto& f : other.first_infeasible) first_infeasible.push_back(std::move(f));
+    std::sort(first_infeasible.begin(), first_infeasible.end());
+    if (first_infeasible.size() > keep) first_infeasible.resize(keep);
+    if (other.first_invalid && (!first_invalid || *other.first_invalid < *first_invalid)) {
+      first_invalid = other.first_invalid;
+      invalid_message = std::move(other.invalid_message);
+      invalid_key = std::move(other.invalid_key);
+    }
+  }
 };
 
 struct GridRun {
-  std::vector<Outcome> outcomes;  // in grid order
-  std::size_t finished = 0;
+  GridTally tally;  // every worker's, merged
   bool interrupted = false;
 };
 
@@ -400,7 +473,7 @@ std::size_t grid_size(const std::vector<SweepAxis>& axes) {
       }
     }
     total *= a.values.size();
-    if (total > 10'000'000) throw Error({"--vary", 0, 0}, a.key, "the grid exceeds 10^7 points");
+    if (total > kMaxSweepPoints) throw Error({"--vary", 0, 0}, a.key, "the grid exceeds 10^7 points");
   }
   return total;
 }
@@ -414,20 +487,38 @@ void grid_index(std::size_t n, const std::vector<SweepAxis>& axes, std::vector<s
   }
 }
 
-// Every point, on all cores. Points are independent: workers take blocks of consecutive points and
-// each outcome lands in its slot, so the result (and the first invalid point) does not depend on
-// the threads. An invalid point is an outcome; any other exception ends the run and is rethrown.
+// Point n into the worker's tally: its figures, why it cannot run, or why it is invalid.
+void evaluate_point(const PointEvaluator& evaluate, std::size_t n, const std::vector<std::size_t>& index,
+                    GridTally& tally) {
+  try {
+    std::string infeasible;
+    if (const auto p = evaluate(index, infeasible)) {
+      tally.add({n, p->spec_tokens_per_s, p->speedup, p->tokens_per_cycle, p->cycle_s, p->baseline_tokens_per_s});
+    } else {
+      tally.add_infeasible(n, std::move(infeasible));
+    }
+  } catch (const Error& e) {
+    tally.add_invalid(n, e);
+  }
+}
+
+// Every point, on all cores. Points are independent: workers take blocks of consecutive points, each
+// into its own tally, merged at the end; what is kept (the best, the first infeasible and invalid
+// points in grid order) does not depend on the threads. An invalid point is an outcome; any other
+// exception ends the run and is rethrown.
 GridRun evaluate_grid(const PointEvaluator& evaluate, const std::vector<SweepAxis>& axes, std::size_t total,
-                      const SweepProgress& progress, const std::atomic<bool>* stop) {
-  GridRun run;
-  run.outcomes.resize(total);
+                      std::size_t keep, const SweepProgress& progress, const std::atomic<bool>* stop) {
+  constexpr std::size_t kBlock = 256;
+  const std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, total / kBlock + 1);
+  std::vector<GridTally> tallies(threads);
   std::atomic<std::size_t> next{0};
   std::atomic<std::size_t> finished{0};
   std::atomic<bool> interrupted{false};
   std::mutex failure_mutex;
   std::exception_ptr failure;
-  constexpr std::size_t kBlock = 256;
-  const auto work = [&](bool reports_progress) {
+  const auto work = [&](std::size_t worker) {
+    GridTally& tally = tallies[worker];
+    tally.keep = keep;
     std::vector<std::size_t> index(axes.size());
     for (std::size_t start; (start = next.fetch_add(kBlock)) < total;) {
       for (std::size_t n = start; n < std::min(total, start + kBlock); ++n) {
@@ -436,99 +527,98 @@ GridRun evaluate_grid(const PointEvaluator& evaluate, const std::vector<SweepAxi
           return;
         }
         grid_index(n, axes, index);
-        Outcome& o = run.outcomes[n];
         try {
-          std::string infeasible;
-          if (const auto p = evaluate(index, infeasible)) {
-            o.point = SweepPoint{{}, p->spec_tokens_per_s, p->speedup, p->tokens_per_cycle, p->cycle_s, p->baseline_tokens_per_s, {}};
-          } else {
-            o.point = SweepPoint{};
-            o.point->infeasible = std::move(infeasible);
-          }
-        } catch (const Error& e) {
-          o.invalid = e.what();
-          o.invalid_key = e.key_path();
+          evaluate_point(evaluate, n, index, tally);
         } catch (...) {
           const std::lock_guard lock(failure_mutex);
           if (!failure) failure = std::current_exception();
           interrupted.store(true);
           return;
         }
-        o.done = true;
         ++finished;
       }
-      if (reports_progress && progress) progress(finished.load(), total);
+      if (worker == 0 && progress) progress(finished.load(), total);
     }
   };
-  const std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, total / kBlock + 1);
   {
     std::vector<std::jthread> workers;
-    for (std::size_t t = 1; t < threads; ++t) workers.emplace_back(work, false);
-    work(true);
+    for (std::size_t t = 1; t < threads; ++t) workers.emplace_back(work, t);
+    work(0);
   }
   if (failure) std::rethrow_exception(failure);
-  run.finished = finished.load();
-  run.interrupted = interrupted.load() && run.finished < total;
+  GridRun run;
+  run.tally = std::move(tallies[0]);
+  for (std::size_t t = 1; t < threads; ++t) run.tally.merge(tallies[t]);
+  run.interrupted = interrupted.load() && finished.load() < total;
   return run;
 }
 
-// The evaluated points into `result` in grid order, with their axis values; the first invalid
-// point as the example. Returns the axis key that point's error names ("" when none does).
-std::string collect_points(const std::vector<SweepAxis>& axes, const GridRun& run, SweepResult& result) {
-  result.points.reserve(run.finished);
-  std::string first_invalid_key;
+// The point's axis values, one per axis.
+std::vector<std::string> values_of(std::size_t n, const std::vector<SweepAxis>& axes) {
   std::vector<std::size_t> index(axes.size());
-  for (std::size_t n = 0; n < run.outcomes.size(); ++n) {
-    const Outcome& o = run.outcomes[n];
-    if (!o.done) continue;
-    ++result.evaluated;
-    grid_index(n, axes, index);
-    std::vector<std::string> values;
-    for (std::size_t i = 0; i < axes.size(); ++i) values.push_back(axes[i].values[index[i]]);
-    if (o.point) {
-      if (o.point->infeasible.empty()) result.baseline_tokens_per_s = o.point->baseline_tokens_per_s;
-      result.points.push_back(*o.point);
-      result.points.back().values = std::move(values);
-    } else if (result.invalid++ == 0) {
-      std::string at;
-      for (std::size_t i = 0; i < axes.size(); ++i) at += (i ? " " : "") + axes[i].key + "=" + values[i];
-      result.invalid_example = at + ": " + o.invalid;
-      for (const auto& a : axes) {
-        if (o.invalid_key == a.key) first_invalid_key = a.key;
-      }
-    }
+  grid_index(n, axes, index);
+  std::vector<std::string> values;
+  for (std::size_t i = 0; i < axes.size(); ++i) values.push_back(axes[i].values[index[i]]);
+  return values;
+}
+
+// The tally into `result`: the kept points best first (infeasible ones last, in grid order), with their
+// axis values; the counts; the first invalid point as the example. Returns the axis key that point's
+// error names ("" when none does).
+std::string collect_points(const std::vector<SweepAxis>& axes, GridTally& tally, SweepResult& result) {
+  result.evaluated = tally.evaluated;
+  result.invalid = tally.invalid;
+  result.infeasible = tally.infeasible;
+  result.valid = tally.evaluated - tally.invalid;
+  if (tally.last) {
+    result.baseline_tokens_per_s = tally.last->baseline_tokens_per_s;
+    result.plain_low_tokens_per_s = tally.plain_low;
+    result.plain_high_tokens_per_s = tally.plain_high;
   }
-  return first_invalid_key;
+  std::sort_heap(tally.best.begin(), tally.best.end(), better);
+  for (const GridPoint& p : tally.best) {
+    result.points.push_back(
+        SweepPoint{values_of(p.n, axes), p.tokens_per_s, p.speedup, p.tokens_per_cycle, p.cycle_s, p.baseline_tokens_per_s, {}});
+  }
+  for (auto& [n, why] : tally.first_infeasible) {
+    if (result.points.size() >= tally.keep) break;
+    SweepPoint point;
+    point.values = values_of(n, axes);
+    point.infeasible = std::move(why);
+    result.points.push_back(std::move(point));
+  }
+  if (!tally.first_invalid) return "";
+  const std::vector<std::string> values = values_of(*tally.first_invalid, axes);
+  std::string at, key;
+  for (std::size_t i = 0; i < axes.size(); ++i) {
+    at += (i ? " " : "") + axes[i].key + "=" + values[i];
+    if (tally.invalid_key == axes[i].key) key = axes[i].key;
+  }
+  result.invalid_example = at + ": " + tally.invalid_message;
+  return key;
 }
 
 }  // namespace
 
 SweepResult sweep(const std::string& scenario, const std::vector<std::string>& patches,
                   const std::vector<SweepAxis>& axes, const DataDir& data, const SweepProgress& progress,
-                  const std::atomic<bool>* stop) {
+                  const std::atomic<bool>* stop, std::size_t keep) {
   SweepResult result;
   const std::size_t total = grid_size(axes);
   for (const auto& a : axes) result.keys.push_back(a.key);
   const PointEvaluator evaluate(scenario, patches, axes, data);
   result.fast_path = evaluate.on_values();
   result.total = total;
-  const GridRun run = evaluate_grid(evaluate, axes, total, progress, stop);
+  GridRun run = evaluate_grid(evaluate, axes, total, keep, progress, stop);
   result.interrupted = run.interrupted;
-  const std::string first_invalid_key = collect_points(axes, run, result);
+  const std::string first_invalid_key = collect_points(axes, run.tally, result);
   if (progress && !result.interrupted) progress(total, total);
-  if (result.points.empty() && !result.interrupted) {
+  if (result.valid == 0 && !result.interrupted) {
     std::string keys;
     for (const auto& a : axes) keys += (keys.empty() ? "" : ", ") + a.key;
     throw Error({"--vary", 0, 0}, first_invalid_key.empty() ? keys : first_invalid_key,
                 "none of the " + std::to_string(total) + " points is valid; the first: " + result.invalid_example);
   }
-  // Best first; points that cannot run last, in grid order.
-  std::stable_sort(result.points.begin(), result.points.end(), [](const SweepPoint& a, const SweepPoint& b) {
-    if (a.infeasible.empty() != b.infeasible.empty()) return a.infeasible.empty();
-    return a.tokens_per_s > b.tokens_per_s;
-  });
-  result.infeasible = static_cast<std::size_t>(std::count_if(
-      result.points.begin(), result.points.end(), [](const SweepPoint& p) { return !p.infeasible.empty(); }));
   return result;
 }
 
