@@ -1,6 +1,7 @@
 // Helpers shared by the tests that run the command line in-process.
 #pragma once
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -23,6 +24,16 @@ inline Result run(std::vector<std::string> args) {
   std::ostringstream out, err;
   const int code = specsim::cli::run(args, {out, err});
   return {code, out.str(), err.str()};
+}
+
+// The shipped scenarios (models/scenarios/*.yaml), in name order.
+inline std::vector<std::filesystem::path> shipped_scenarios() {
+  std::vector<std::filesystem::path> out;
+  for (const auto& e : std::filesystem::directory_iterator(std::string(SPECSIM_SOURCE_DIR) + "/models/scenarios")) {
+    if (e.path().extension() == ".yaml") out.push_back(e.path());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 // A fresh directory per test, removed on exit.

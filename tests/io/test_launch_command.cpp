@@ -23,14 +23,7 @@ using specsim::Engine;
 
 namespace {
 
-std::vector<std::filesystem::path> shipped_scenarios() {
-  std::vector<std::filesystem::path> out;
-  for (const auto& e : std::filesystem::directory_iterator(std::string(SPECSIM_SOURCE_DIR) + "/models/scenarios")) {
-    if (e.path().extension() == ".yaml") out.push_back(e.path());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
+using specsim::test::shipped_scenarios;
 
 // The scenario `init --from-command` writes for `text` on `topology`, loaded.
 specsim::Scenario scenario_from(const std::string& text, const std::string& topology, int batch = 1) {

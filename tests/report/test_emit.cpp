@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_run.hpp"
 #include "specsim/emit.hpp"
 #include "specsim/engine_flags.hpp"
 #include "specsim/error.hpp"
@@ -23,14 +24,7 @@ namespace {
 
 const std::vector<Engine> kEngines = {Engine::kVllm, Engine::kSglang, Engine::kTrtllm};
 
-std::vector<std::filesystem::path> shipped_scenarios() {
-  std::vector<std::filesystem::path> out;
-  for (const auto& e : std::filesystem::directory_iterator(std::string(SPECSIM_SOURCE_DIR) + "/models/scenarios")) {
-    if (e.path().extension() == ".yaml") out.push_back(e.path());
-  }
-  std::sort(out.begin(), out.end());
-  return out;
-}
+using specsim::test::shipped_scenarios;
 
 // The launch, or nullopt when the engine cannot run the setting (an Error at --emit).
 std::optional<specsim::EmittedLaunch> try_emit(const specsim::Scenario& s, Engine e) {

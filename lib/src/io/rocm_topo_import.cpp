@@ -17,6 +17,7 @@
 
 #include "specsim/error.hpp"
 #include "specsim/topo_import.hpp"
+#include "io/topo_import_common.hpp"
 
 namespace specsim {
 
@@ -250,24 +251,15 @@ Topology parse_rocm_smi_topo(const std::string& text, const std::string& file, c
   }
   const ShowTopo topo = read_show_topo(text, file);
   check_tables(topo, file);
-  Topology t;
-  t.name = options.name;
-  t.description = options.description.empty() ? "imported from rocm-smi --showtopo (" + file + ")" : options.description;
-  t.gpu = options.gpu;
-  t.gpus = static_cast<int>(topo.tables.at("Link Type").rows.size());
-  t.p2p = options.p2p;
-  t.pcie_generation = options.pcie_generation;
+  Topology t = detail::imported_topology(options, "rocm-smi --showtopo", file,
+                                         static_cast<int>(topo.tables.at("Link Type").rows.size()));
   const auto n = static_cast<std::size_t>(t.gpus);
-  t.pair_links.assign(n, std::vector<LinkClass>(n, LinkClass::kNvlink));
-  t.pair_nvlinks.assign(n, std::vector<int>(n, 0));
   for (std::size_t i = 0; i < n; ++i) {
     for (std::size_t j = 0; j < n; ++j) {
       if (i != j) t.pair_links[i][j] = pair_class(topo, i, j, file);
     }
   }
-  const auto [ring, nvlinks] = ring_link(t);
-  t.link = ring;
-  t.nvlinks = nvlinks;
+  detail::set_ring_link(t);
   if (static_cast<int>(topo.numa.size()) == t.gpus && topo.numa.rbegin()->first == t.gpus - 1) {
     for (const auto& [gpu, node] : topo.numa) t.numa_nodes.push_back(node);
   }

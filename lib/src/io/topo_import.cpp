@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "specsim/error.hpp"
+#include "io/topo_import_common.hpp"
 
 namespace specsim {
 
@@ -206,16 +207,8 @@ Matrix read_matrix(const std::string& text, const std::string& file) {
 }
 
 Topology topology_from(const Matrix& m, const std::string& file, const TopoImportOptions& options) {
-  Topology t;
-  t.name = options.name;
-  t.description = options.description.empty() ? "imported from nvidia-smi topo -m (" + file + ")" : options.description;
-  t.gpu = options.gpu;
-  t.gpus = m.header->gpus;
-  t.p2p = options.p2p;
-  t.pcie_generation = options.pcie_generation;
+  Topology t = detail::imported_topology(options, "nvidia-smi topo -m", file, m.header->gpus);
   const auto n = static_cast<std::size_t>(t.gpus);
-  t.pair_links.assign(n, std::vector<LinkClass>(n, LinkClass::kNvlink));
-  t.pair_nvlinks.assign(n, std::vector<int>(n, 0));
   for (std::size_t i = 0; i < n; ++i) {
     for (std::size_t j = 0; j < n; ++j) {
       if (i == j) continue;
@@ -223,9 +216,7 @@ Topology topology_from(const Matrix& m, const std::string& file, const TopoImpor
       t.pair_nvlinks[i][j] = parse_nvlink_count(m.cells[i][j]);
     }
   }
-  const auto [ring, nvlinks] = ring_link(t);
-  t.link = ring;
-  t.nvlinks = nvlinks;
+  detail::set_ring_link(t);
   bool all_numa = true;
   for (const auto& node : m.numa) all_numa = all_numa && node.has_value();
   if (all_numa) {
@@ -292,5 +283,29 @@ std::string render_topology_yaml(const Topology& t, const std::string& source, c
   for (std::string c; std::getline(lines, c);) out += c.empty() ? "#\n" : "# " + c + "\n";
   return out + y.c_str() + "\n";
 }
+
+namespace detail {
+
+Topology imported_topology(const TopoImportOptions& options, const std::string& tool, const std::string& file, int gpus) {
+  Topology t;
+  t.name = options.name;
+  t.description = options.description.empty() ? "imported from " + tool + " (" + file + ")" : options.description;
+  t.gpu = options.gpu;
+  t.gpus = gpus;
+  t.p2p = options.p2p;
+  t.pcie_generation = options.pcie_generation;
+  const auto n = static_cast<std::size_t>(gpus);
+  t.pair_links.assign(n, std::vector<LinkClass>(n, LinkClass::kNvlink));
+  t.pair_nvlinks.assign(n, std::vector<int>(n, 0));
+  return t;
+}
+
+void set_ring_link(Topology& t) {
+  const auto [ring, nvlinks] = ring_link(t);
+  t.link = ring;
+  t.nvlinks = nvlinks;
+}
+
+}  // namespace detail
 
 }  // namespace specsim
