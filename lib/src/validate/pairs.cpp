@@ -38,7 +38,9 @@ std::vector<Setting> settings_of(const std::vector<InterventionKey>& keys) {
   };
   std::map<std::string, std::vector<const InterventionKey*>> kinds;
   for (const InterventionKey& k : keys) kinds[k.kind].push_back(&k);
-  for (const auto& [kind, members] : kinds) {
+  for (const auto& entry : kinds) {
+    const std::string& kind = entry.first;
+    const std::vector<const InterventionKey*>& members = entry.second;  // a named copy: lambdas capture no bindings before clang 16
     bool plain_too = false;
     for (const InterventionKey* k : members) plain_too = plain_too || k->plain_too;
     out.push_back({kind,
