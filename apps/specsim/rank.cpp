@@ -31,9 +31,10 @@ void run_rank(const RankOptions& o, Io& io) {
   const DataDir data;
   std::vector<std::string> patches = o.patches;
   if (o.accept) patches.push_back("acceptance.accept=" + std::to_string(*o.accept));
+  const Scenario loaded = load_scenario(o.scenario, patches, data);
   std::string catalogue_path = o.priorities;
   if (catalogue_path.empty()) {
-    const std::string name = load_scenario(o.scenario, patches, data).interventions;
+    const std::string& name = loaded.interventions;
     if (name.empty()) {
       throw specsim::Error("scenario '" + o.scenario + "' names no intervention catalogue (key `interventions`); pass --priorities FILE");
     }
@@ -41,7 +42,7 @@ void run_rank(const RankOptions& o, Io& io) {
   }
   const InterventionCatalogue catalogue = load_interventions(catalogue_path);
   const RankReport r = rank(o.scenario, patches, catalogue, data, o.path_steps);
-  const std::vector<LaunchProblem> problems = launch_problems(load_scenario(o.scenario, patches, data));
+  const std::vector<LaunchProblem> problems = launch_problems(loaded);
   std::optional<EmittedLaunch> launch;
   if (o.emit) launch = emit_launch(top_pick(o.scenario, patches, r, data), *o.emit);
   io.out << emitted(with_problems(render_rank(o.scenario, r, o.format), o.format, problems), o.format, launch);

@@ -217,10 +217,11 @@ std::string launch_entry(const ScenarioInit& init, const std::string& key, int i
   return entry(key.substr(key.rfind('.') + 1), scalar(value), launch_origin(init, key), indent);
 }
 
-// MTP drafts with the target's own modules and n-gram lookup with none: no `draft:`.
+// Whether the launch's method names a draft model (kInitMethods' draft_file; MTP drafts with the
+// target's own modules and n-gram lookup with none). A launch that states no method: the EAGLE-3 default.
 bool needs_draft(const ScenarioInit& init) {
   const std::string method = launch_value(init, "speculation.method");
-  return method != "mtp" && method != "ngram";
+  return method.empty() || init_method(method).draft_file;
 }
 
 // What a scenario written by `specsim init` names, loaded and checked, with where each comes from.
