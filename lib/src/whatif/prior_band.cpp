@@ -71,11 +71,32 @@ std::vector<ComputeUniforms> latin_hypercube(int n, std::mt19937_64& g) {
   return points;
 }
 
+// The priors' draws are kept sorted: the model error pairs each with one normal draw in that order,
+// so the order is part of the band.
 void set_percentiles(PredictionBand& band, std::vector<double> rates) {
   std::sort(rates.begin(), rates.end());
   band.p10_tokens_per_s = nearest_rank(rates, 0.1);
   band.p50_tokens_per_s = nearest_rank(rates, 0.5);
   band.p90_tokens_per_s = nearest_rank(rates, 0.9);
+  band.draws = std::move(rates);
+}
+
+// The same three nearest ranks without sorting all draws (nothing pairs with the final ones):
+// each nth_element leaves the ranks below it on its left, so the next runs on what is left.
+void select_percentiles(PredictionBand& band, std::vector<double> rates) {
+  const std::size_t n = rates.size();
+  const auto rank = [n](double q) {
+    const auto r = static_cast<std::size_t>(std::ceil(q * static_cast<double>(n)));
+    return std::min(n - 1, r == 0 ? 0 : r - 1);
+  };
+  const auto at = [&](std::size_t from, double q) {
+    const auto k = rates.begin() + std::ptrdiff_t(rank(q));
+    std::nth_element(rates.begin() + std::ptrdiff_t(from), k, rates.end());
+    return *k;
+  };
+  band.p10_tokens_per_s = at(0, 0.1);
+  band.p50_tokens_per_s = at(rank(0.1), 0.5);
+  band.p90_tokens_per_s = at(rank(0.5), 0.9);
   band.draws = std::move(rates);
 }
 
@@ -272,7 +293,7 @@ PredictionBand with_model_error(PredictionBand priors, double point_tokens_per_s
     r *= std::exp(z * (z < 0.0 ? error.sigma_below : error.sigma_above));
   }
   band.samples = int(rates.size());
-  set_percentiles(band, std::move(rates));
+  select_percentiles(band, std::move(rates));
   // One tail's error alone moves the draws one way and can pull the other percentile inside the
   // priors' band: the model error only ever widens it.
   band.p10_tokens_per_s = std::min(band.p10_tokens_per_s, band.priors_p10_tokens_per_s);
