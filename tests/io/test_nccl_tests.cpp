@@ -68,6 +68,19 @@ TEST_CASE("every shipped nccl-tests log parses with its rank count and rows", "[
     // '33554432 ... 1284.81 26.12 45.70': a time wider than %7.2f (getFloatStr, docs/references/nccl.md#nccl-tests-columns b).
     CHECK_THAT(t.rows[22].out_of_place.time_s, WithinRel(1284.81e-6, 1e-12));
   }
+  SECTION("2x8 H100 over InfiniBand: 16 ranks on two hosts, the library's bare version banner") {
+    const auto log = specsim::parse_nccl_tests_file(kShared + "qoofyk-2x8xH100-xe9680-ib.log");
+    const auto& t = log.tables.at(0);
+    CHECK(log.nccl_version == "2.26.2");  // line 29: 'NCCL version 2.26.2+cuda12.8', no 'NCCL INFO' prefix
+    CHECK(t.ranks == 16);                 // '#  Rank  0' .. '#  Rank 15' over bm-h100-01 and -02
+    CHECK(t.rows.size() == 32);           // 8 B .. 16 GiB: 2^3 .. 2^34
+    CHECK(t.graph_launches == 0);
+    // Line 44: '8192  2048  float  sum  -1  32.12  0.26  0.48  0  31.67  0.26  0.48  0'
+    CHECK(t.rows[10].line == 44);
+    CHECK_THAT(t.rows[10].in_place.time_s, WithinRel(31.67e-6, 1e-12));
+    // Line 65: the 16 GiB row, times wider than %7.2f: '68652  250.24  469.21 ... 68668'
+    CHECK_THAT(t.rows[31].in_place.time_s, WithinRel(68668e-6, 1e-12));
+  }
   SECTION("2x RTX 2080 Ti: 2022-2025 layout, footer, 1 GiB rows printed with %7.0f") {
     const auto log = specsim::parse_nccl_tests_file(kShared + "anthonyhoo-2x2080ti-nop2p-pix.log");
     const auto& t = log.tables.at(0);

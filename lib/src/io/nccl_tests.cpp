@@ -515,7 +515,14 @@ class Parser {
     }
     // Newer NCCL ends the line with a full stop ('... set by environment to 0.'), older without.
     static const std::regex kEnv(R"(NCCL INFO (NCCL_[A-Z0-9_]+) set by environment to (\S+?)\.?(?:\s|$))");
-    if (text.find("NCCL INFO") == std::string_view::npos) return;  // the regexes below need it
+    // The library's own banner, printed without the INFO prefix ('NCCL version 2.26.2+cuda12.8').
+    static const std::regex kBanner(R"(^\s*NCCL version (\d+\.\d+\.\d+)(?:\+\S*)?\s*$)");
+    if (text.find("NCCL INFO") == std::string_view::npos) {
+      if (log_.nccl_version.empty() && std::regex_search(text.begin(), text.end(), m, kBanner)) {
+        log_.nccl_version = m[1].str();
+      }
+      return;  // the regexes below need it
+    }
     if (std::regex_search(text.begin(), text.end(), m, kNcclVersion)) {
       if (log_.nccl_version.empty()) log_.nccl_version = m[1].str();
     } else if (std::regex_search(text.begin(), text.end(), m, kEnv)) {
