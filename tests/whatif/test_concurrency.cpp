@@ -90,7 +90,7 @@ TEST_CASE("concurrency: measured at batch 32, the level c = 32 is plain predict,
   REQUIRE(at_32.concurrency == 32);
   CHECK_THAT(at_32.plain_aggregate_tokens_per_s, WithinRel(p.baseline_tokens_per_s, 1e-12));
   CHECK_THAT(at_32.spec_aggregate_tokens_per_s, WithinRel(p.spec_tokens_per_s, 1e-12));
-  CHECK_THAT(at_32.spec_aggregate_tokens_per_s, WithinRel(1262.6, 1e-4));
+  CHECK_THAT(at_32.spec_aggregate_tokens_per_s, WithinRel(1257.8, 1e-4));  // validate's as163 bs32 row
   // The other levels are `--set workload.batch=c` on the same file: calibrated at 32 too.
   const specsim::CycleModel at_1(specsim::load_scenario(row, {"workload.batch=1"}, kRoot));
   CHECK_THAT(cp.levels[0].spec_aggregate_tokens_per_s, WithinRel(at_1.predict().spec_tokens_per_s, 1e-12));

@@ -50,6 +50,9 @@ struct Calibration {
   // The engine's speculative overheads (HostSettings): set by the scenario or the engine's prior.
   CalibratedValue spec_extra_per_cycle_s;
   CalibratedValue draft_step_overhead_s;
+  // Per request beyond the first, per cycle, as charged: 0 where async scheduling hides it or the
+  // rule is off (the origin says which).
+  CalibratedValue spec_per_request_s;
   // Eager launches (ComputeSettings): set, a compute profile's, calibrated (a measured eager verify
   // makes the overlap perfect) or the prior. The exponent is infinite for max(gpu, host).
   CalibratedValue eager_launch_per_kernel_s;

@@ -163,6 +163,9 @@ struct ModelRules {
   // only; off, to every method of the engine. Applied where the scenario is loaded for validation
   // (the loader scopes it for every other command).
   bool engine_prior_scoped_to_method = true;
+  // The engine's per-request prior (spec_per_request) charged per request beyond the first where the
+  // speculative run is synchronous; off, the cycle's engine terms do not grow with the batch.
+  bool spec_per_request = true;
   [[nodiscard]] bool operator==(const ModelRules&) const = default;
 };
 [[nodiscard]] std::vector<std::pair<std::string, bool ModelRules::*>> model_rule_names();
@@ -259,6 +262,10 @@ struct HostSettings {
   // sampling). Unset in the scenario, they come from the engine's prior (EnginePrior).
   double spec_extra_per_cycle_s = 0.0;
   double draft_step_overhead_s = 0.0;
+  // Per request beyond the first, per cycle: the speculative path's work that grows with the batch
+  // (sampling and the accept walk, draft KV slots, tree masks, per-request state). Unset in the
+  // scenario, the engine's prior (EnginePrior::spec_per_request); hidden under async scheduling.
+  double spec_per_request_s = 0.0;
   // speculation.method ngram: the host's lookup, per context token of each request per cycle.
   double ngram_lookup_per_token_s = kPriorNgramLookupPerTokenS.value;
 };
@@ -276,6 +283,9 @@ struct EnginePrior {
   std::string source;
   Term cycle_overhead;       // per speculative cycle (of default_spec_version where versions are given)
   Term draft_step_overhead;  // per draft forward (the draft extend included)
+  // Per request beyond the first, per cycle (HostSettings::spec_per_request_s): the evidence's
+  // per-cycle terms were measured at batch 1, so they hold one request's share.
+  std::optional<Term> spec_per_request;
   // The per-cycle prior of each speculative worker version the file prices apart (`spec_versions:`),
   // e.g. SGLang's v1 and v2; empty = one worker. engine.spec_version picks one at load.
   std::vector<std::pair<std::string, Term>> cycle_overhead_by_version;

@@ -737,6 +737,7 @@ static EnginePrior load_engine_prior_file(const std::string& path) {
     e.draft_step_overhead = read_prior_term(d);
   }
   if (auto h = r.optional_child("plain_step_host")) e.plain_step_host = read_prior_term(*h);
+  if (auto q = r.optional_child("spec_per_request")) e.spec_per_request = read_prior_term(*q);
   read_spec_versions(r, e);
   e.methods = read_methods(r, "methods");
   if (auto a = r.optional_child("async_scheduling")) e.async_scheduling = read_async_default(*a);
@@ -1829,6 +1830,7 @@ void apply_engine_prior(Scenario& s, const DataDir& data, const YamlReader& r) {
     s.engine_prior = std::move(prior);
     s.host.spec_extra_per_cycle_s = s.engine_prior->cycle_overhead.value_s;
     s.host.draft_step_overhead_s = s.engine_prior->draft_step_overhead.value_s;
+    if (s.engine_prior->spec_per_request) s.host.spec_per_request_s = s.engine_prior->spec_per_request->value_s;
   } else if (!s.engine.spec_version.empty()) {
     r.fail("engine", "spec_version = " + s.engine.spec_version + ": engine '" + s.engine.name +
                          "' has no file in models/engines, so no worker versions to pick from");
@@ -1857,6 +1859,7 @@ void read_host(YamlReader& r, Scenario& s) {
     h->ignore("decode_per_step");
     if (auto v = h->optional_quantity("spec_extra_per_cycle", Quantity::kDuration)) s.host.spec_extra_per_cycle_s = *v;
     if (auto v = h->optional_quantity("draft_step_overhead", Quantity::kDuration)) s.host.draft_step_overhead_s = *v;
+    if (auto v = h->optional_quantity("spec_per_request", Quantity::kDuration)) s.host.spec_per_request_s = *v;
     if (auto v = h->optional_quantity("ngram_lookup_per_token", Quantity::kDuration)) {
       // Priced only where the host looks tokens up: on another method the value would be ignored.
       if (s.speculation.method != "ngram") {

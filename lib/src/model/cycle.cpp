@@ -127,7 +127,8 @@ std::vector<std::pair<std::string, bool ModelRules::*>> model_rule_names() {
           {"efficiency-to-short-step", &ModelRules::efficiency_to_short_step},
           {"efficiency-to-long-step", &ModelRules::efficiency_to_long_step},
           {"host-prior-without-step", &ModelRules::host_prior_without_step},
-          {"engine-prior-scoped-to-method", &ModelRules::engine_prior_scoped_to_method}};
+          {"engine-prior-scoped-to-method", &ModelRules::engine_prior_scoped_to_method},
+          {"spec-per-request", &ModelRules::spec_per_request}};
 }
 
 bool launches_eagerly(const Scenario& s) {
@@ -174,6 +175,21 @@ AsyncScheduling async_scheduling_of(const Scenario& s) {
                                 "'s async methods (" + methods + "; " + file + ")");
   return a;
 }
+
+namespace {
+
+// The per-request term as the cycle pays it: a value set always, else the engine's prior where the
+// speculative run is synchronous (an async run does this host work while the GPU runs the forwards;
+// docs/references/batch-speculation.md#per-request-prior) and the rule is on.
+CalibratedValue spec_per_request_of(const Scenario& s, std::string origin) {
+  if (s.explicit_keys.count("host.spec_per_request")) return {s.host.spec_per_request_s, std::move(origin)};
+  if (!s.rules.spec_per_request) return {0.0, "0 (rule spec-per-request off)"};
+  const AsyncScheduling::Run run = async_scheduling_of(s).speculative;
+  if (run.on) return {0.0, "0: hidden, the speculative run is async (" + run.origin + "); the " + origin};
+  return {s.host.spec_per_request_s, std::move(origin)};
+}
+
+}  // namespace
 
 CycleModel::CycleModel(Scenario scenario) : CycleModel(std::move(scenario), nullptr, true) {}
 
@@ -269,6 +285,8 @@ void CycleModel::apply_calibration() {
                                            origin("host.spec_extra_per_cycle", prior ? &prior->cycle_overhead : nullptr)};
     calibration_.draft_step_overhead_s = {s.host.draft_step_overhead_s,
                                           origin("host.draft_step_overhead", prior ? &prior->draft_step_overhead : nullptr)};
+    calibration_.spec_per_request_s = spec_per_request_of(s, origin("host.spec_per_request",
+                                                                    prior && prior->spec_per_request ? &*prior->spec_per_request : nullptr));
   }
   eager_origins(s, calibration_);
   comm_ = CommModel::build(s, calibration_.eager_overhead_per_op_s.value, 2.0 * s.compute.kernel_floor_s);
@@ -953,8 +971,9 @@ double CycleModel::spec_host_s(double draft_forwards, double tau) const {
   const double lookup = scenario_.speculation.runs_draft_forwards()
                             ? 0.0
                             : h.ngram_lookup_per_token_s * scenario_.batch * scenario_.context_tokens;
+  const double per_request = calibration_.spec_per_request_s.value * std::max(0.0, scenario_.batch - 1.0);
   return host + calibration_.unhidden_host_s + h.spec_extra_per_cycle_s + draft_forwards * h.draft_step_overhead_s +
-         lookup;
+         per_request + lookup;
 }
 
 }  // namespace specsim

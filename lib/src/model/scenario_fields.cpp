@@ -80,6 +80,8 @@ const ScenarioField kFields[] = {
      [](Scenario& s, auto v) { s.host.spec_extra_per_cycle_s = *v; }},
     {"host.draft_step_overhead", FieldKind::kDuration, false,
      [](Scenario& s, auto v) { s.host.draft_step_overhead_s = *v; }},
+    {"host.spec_per_request", FieldKind::kDuration, false,
+     [](Scenario& s, auto v) { s.host.spec_per_request_s = *v; }},
     {"host.ngram_lookup_per_token", FieldKind::kDuration, false,
      [](Scenario& s, auto v) { s.host.ngram_lookup_per_token_s = *v; }},
 };

@@ -276,6 +276,10 @@ std::string calibration_text(const CycleModel& model, const Prediction& p) {
      << cal.spec_extra_per_cycle_s.origin << ")\n";
   os << "    engine overhead per draft forward " << format_duration(cal.draft_step_overhead_s.value) << "  ("
      << cal.draft_step_overhead_s.origin << ")\n";
+  if (s.batch > 1) {
+    os << "    engine overhead per request beyond the first " << format_duration(cal.spec_per_request_s.value) << "  ("
+       << cal.spec_per_request_s.origin << ")\n";
+  }
   if (launches_eagerly(s)) {
     os << "    eager launch per kernel " << format_duration(cal.eager_launch_per_kernel_s.value) << "  ("
        << cal.eager_launch_per_kernel_s.origin << ")\n";
@@ -410,6 +414,7 @@ nlohmann::json prediction_json(const CycleModel& model, const Prediction& p) {
                       {"host_decode_s", value_json(cal.host_decode_s)},
                       {"spec_extra_per_cycle_s", value_json(cal.spec_extra_per_cycle_s)},
                       {"draft_step_overhead_s", value_json(cal.draft_step_overhead_s)},
+                      {"spec_per_request_s", value_json(cal.spec_per_request_s)},
                       {"comm_calibrated", cal.comm_calibrated},
                       {"comm_source", cal.comm_source},
                       {"warnings", cal.warnings}};

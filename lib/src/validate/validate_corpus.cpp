@@ -72,6 +72,9 @@ Scenario load_row(const std::string& file, const DataDir& data, const ModelRules
     s.engine_prior = load_engine_prior(data.resolve(DataKind::kEngine, s.engine.name));
     if (!s.explicit_keys.count("host.spec_extra_per_cycle")) s.host.spec_extra_per_cycle_s = s.engine_prior->cycle_overhead.value_s;
     if (!s.explicit_keys.count("host.draft_step_overhead")) s.host.draft_step_overhead_s = s.engine_prior->draft_step_overhead.value_s;
+    if (!s.explicit_keys.count("host.spec_per_request") && s.engine_prior->spec_per_request) {
+      s.host.spec_per_request_s = s.engine_prior->spec_per_request->value_s;
+    }
     s.engine_prior_skipped.clear();
   }
   if (!s.validation) {
@@ -113,6 +116,7 @@ std::vector<RowInput> inputs_of(const ValidationRow& row, const Scenario& sc, co
   in.push_back(duration("host per plain step", "host", cal.host_decode_s));
   in.push_back(duration("spec overhead per cycle", "extra", cal.spec_extra_per_cycle_s));
   in.push_back(duration("draft step overhead", "step", cal.draft_step_overhead_s));
+  if (sc.batch > 1) in.push_back(duration("spec per request beyond the first", "req", cal.spec_per_request_s));
   if (async_scheduling_of(sc).cycle_pays_hidden_host()) {
     in.push_back(duration("host per synchronous step", "sync", cal.sync_step_host_s));
   }

@@ -223,6 +223,11 @@ PredictionBand prior_band(const CycleModel& model, const Prediction& p, int samp
   PredictionBand band;
   const bool cycle_prior = s.engine_prior && is_prior(cal.spec_extra_per_cycle_s);
   const bool step_prior = s.engine_prior && is_prior(cal.draft_step_overhead_s);
+  // Drawn only where it is charged (batch > 1, a synchronous speculative run): a batch-1 band is the
+  // same draws as without the term.
+  const double others = std::max(0.0, s.batch - 1.0);
+  const bool request_prior =
+      s.engine_prior && s.engine_prior->spec_per_request && is_prior(cal.spec_per_request_s) && others > 0.0;
   // A synchronous cycle beside an async plain step pays the engine's sync host prior.
   const bool sync_prior = s.engine_prior && s.engine_prior->plain_step_host &&
                           async_scheduling_of(s).cycle_pays_hidden_host() && is_prior(cal.sync_step_host_s);
@@ -239,6 +244,7 @@ PredictionBand prior_band(const CycleModel& model, const Prediction& p, int samp
   if (compute.all_to_all) band.terms.push_back("all-to-all latency");
   if (cycle_prior) band.terms.push_back("engine overhead per cycle");
   if (step_prior) band.terms.push_back("engine overhead per draft forward");
+  if (request_prior) band.terms.push_back("engine overhead per request");
   if (sync_prior) band.terms.push_back("host per synchronous step");
   if (band.terms.empty() || samples <= 0) {
     band.p10_tokens_per_s = band.p50_tokens_per_s = band.p90_tokens_per_s = p.spec_tokens_per_s;
@@ -248,6 +254,7 @@ PredictionBand prior_band(const CycleModel& model, const Prediction& p, int samp
   const LogNormal c = cycle_prior ? through(s.engine_prior->cycle_overhead) : LogNormal{};
   const LogNormal d = step_prior ? through(s.engine_prior->draft_step_overhead) : LogNormal{};
   const LogNormal h = sync_prior ? through(*s.engine_prior->plain_step_host) : LogNormal{};
+  const LogNormal q = request_prior ? through(*s.engine_prior->spec_per_request) : LogNormal{};
   std::mt19937_64 g(seed);
   // The cycle is linear in the engine terms: each draw of them alone costs a division. A draw of
   // the compute priors recalibrates the model (the host time is what the plain step leaves), so
@@ -259,15 +266,17 @@ PredictionBand prior_band(const CycleModel& model, const Prediction& p, int samp
   std::vector<double> rates;
   rates.reserve(std::size_t(samples));
   const double emitted = s.batch * p.tokens_per_cycle;
-  const double own_base_s =
-      p.cycle_s - cal.spec_extra_per_cycle_s.value - forwards * cal.draft_step_overhead_s.value - cal.unhidden_host_s;
+  const double own_base_s = p.cycle_s - cal.spec_extra_per_cycle_s.value -
+                            forwards * cal.draft_step_overhead_s.value - cal.unhidden_host_s -
+                            (request_prior ? others * cal.spec_per_request_s.value : 0.0);
   for (const ComputeShift& shift : shifts) {
     for (int i = 0; i < per_shift; ++i) {
       const double extra = cycle_prior ? draw(g, c) : cal.spec_extra_per_cycle_s.value;
       const double step = step_prior ? draw(g, d) : cal.draft_step_overhead_s.value;
       // The drawn synchronous step's host time, over what the (drawn) plain step left exposed.
       const double unhidden = sync_prior ? std::max(0.0, draw(g, h) - shift.step_host_s) : cal.unhidden_host_s;
-      rates.push_back(emitted / (own_base_s + shift.base_delta_s + extra + forwards * step + unhidden));
+      const double requests = request_prior ? others * draw(g, q) : 0.0;
+      rates.push_back(emitted / (own_base_s + shift.base_delta_s + extra + forwards * step + unhidden + requests));
     }
   }
   band.samples = samples;
