@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 
+#include "specsim/acceptance.hpp"
 #include "specsim/comm_model.hpp"
 #include "specsim/compute_fit.hpp"
 #include "specsim/nccl_prior.hpp"
@@ -1892,6 +1893,30 @@ void check_block_acceptance(YamlReader& r, const Scenario& s) {
   }
 }
 
+// The acceptance fits the draft's shape (acceptance_problems, the rule predict applies): a tau or a
+// rate list the chain or tree cannot emit fails here, at its key, so `check` refuses it too.
+void check_acceptance_fits_shape(YamlReader& r, const Scenario& s) {
+  if (s.speculation.drafts_block()) return;  // check_block_acceptance
+  const std::vector<std::string> problems = acceptance_problems(s.acceptance, s.speculation.shape);
+  if (problems.empty()) return;
+  YamlReader a = r.child("acceptance");
+  std::string key = "accept";
+  for (const char* form : {"tokens_per_cycle", "per_position", "unconditional", "accept"}) {
+    if (a.has(form)) {
+      key = form;
+      break;
+    }
+  }
+  std::string message;
+  const std::string named = "acceptance." + key + " ";  // the key a.fail names already
+  for (const auto& p : problems) {
+    message += (message.empty() ? "" : "; ") + (p.rfind(named, 0) == 0 ? p.substr(named.size()) : p);
+  }
+  a.fail(key, message + " (speculation: " + std::to_string(s.speculation.shape.num_steps) + " steps, top-k " +
+                  std::to_string(s.speculation.shape.eagle_topk) + ", " +
+                  std::to_string(s.speculation.shape.num_draft_tokens) + " draft tokens)");
+}
+
 // The target, the draft and their roles; false when the target failed (what needs it is then
 // skipped). A draft that failed stays an empty TransformerSpec, which no parallel rule refuses.
 bool read_models(YamlReader& r, Scenario& s, const DataDir& data, Problems& problems) {
@@ -1973,6 +1998,7 @@ Scenario read_scenario(YamlReader& r, const DataDir& data, Problems& problems) {
     s.acceptance = read_acceptance(a);
   });
   if (shape_ok && acceptance_ok) problems.run([&] { check_block_acceptance(r, s); });
+  if (shape_ok && acceptance_ok) problems.run([&] { check_acceptance_fits_shape(r, s); });
   problems.run([&] { read_compute_block(r, s, data); });
   const bool comm_ok = problems.run([&] { read_comm_block(r, s); });
   if (comm_ok && parallel_ok) problems.run([&] { load_comm_profiles(r, s, data); });
