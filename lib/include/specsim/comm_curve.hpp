@@ -37,7 +37,6 @@
 
 namespace specsim {
 
-struct NcclTestsTable;
 
 struct CurvePoint {
   double bytes = 0.0;
@@ -123,17 +122,6 @@ class MeasuredCurve {
   std::vector<double> upper_side_latency_s_;   // NCCL's Simple latency above a switch, else NaN
   CurveOptions options_;
 };
-
-// Which half of an nccl-tests row a curve uses; the model uses out-of-place unless told.
-enum class NcclTestsColumn { kOutOfPlace, kInPlace };
-
-// The rows of one table as curve points (rows of size 0 carry no size information and are left
-// out), and the curve fitted with the table's rank count.
-[[nodiscard]] std::vector<CurvePoint> curve_points(const NcclTestsTable& table,
-                                                   NcclTestsColumn column = NcclTestsColumn::kOutOfPlace);
-[[nodiscard]] MeasuredCurve curve_from_table(const NcclTestsTable& table,
-                                             NcclTestsColumn column = NcclTestsColumn::kOutOfPlace,
-                                             CurveOptions options = {});
 
 // What a curve is a curve of. `implementation` names the collective implementation ("nccl",
 // "nccl:NCCL_ALGO=Ring", "custom_one_shot"); `mode` is "eager" or "graph" (CUDA graph replay).

@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "specsim/compute_profile.hpp"
 #include "specsim/hardware.hpp"
 #include "specsim/model_spec.hpp"
 #include "specsim/scenario.hpp"
@@ -30,22 +31,6 @@ namespace specsim {
 // (Llama-3.1-8B: 64 * 2 * 218M flop / 495 TFLOP/s = 56 us < 436 MB / 3.8 TB/s = 115 us per layer).
 inline constexpr int kMemoryBoundMaxTokens = 64;
 
-// One measured forward: one TP rank, batch 1, `tokens` new tokens against `context_tokens` cached.
-struct ComputeStep {
-  std::string model;  // the CSV's model name
-  std::string gpu;
-  int tp = 1;
-  std::optional<int> layers_timed;
-  int tokens = 1;
-  double context_tokens = 0;
-  LaunchMode mode = LaunchMode::kGraph;
-  double time_s = 0;
-  int line = 0;  // in the CSV, 1-based
-};
-
-// Reads `model,gpu,tp,[layers_timed,]tokens,context,mode,time_<unit>` (the unit in the time column's
-// name: time_s, time_ms, time_us; other columns are ignored). Errors name file, line and column.
-[[nodiscard]] std::vector<ComputeStep> read_compute_steps_csv(const std::string& path);
 
 // A measured row with the shapes it needs.
 struct ComputeFitInput {
@@ -131,14 +116,6 @@ struct ForwardFit {
 [[nodiscard]] ForwardFit fit_forward_steps(const ForwardFitBasis& basis, ComputeSettings settings, double decode_step_s,
                                            std::optional<std::pair<double, double>> second = std::nullopt);
 
-// A compute profile: calibration/profiles/*.yaml with kind compute_profile.
-struct ComputeProfile {
-  std::string name;
-  std::string description;
-  std::string source;
-  std::string gpu;           // the GPU it was measured on
-  ComputeSettings settings;  // its `compute:` block over the defaults
-};
 
 // Written by `specsim calibrate compute`; the provenance a profile records besides the fit.
 struct ComputeProfileProvenance {
@@ -155,7 +132,5 @@ struct ComputeProfileProvenance {
 [[nodiscard]] std::string render_compute_profile_yaml(const ComputeProfile& profile, const ComputeFitResult& fit,
                                                       const ComputeProfileProvenance& provenance);
 
-// Defined in load.cpp (it reads YAML through the library's one reader).
-[[nodiscard]] ComputeProfile load_compute_profile(const std::string& path);
 
 }  // namespace specsim

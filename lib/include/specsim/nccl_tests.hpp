@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "specsim/comm_curve.hpp"
+
 namespace specsim {
 
 // One half of a row: the out-of-place or the in-place measurement.
@@ -101,5 +103,17 @@ inline constexpr double kMaxNcclTestsSeconds = 3600.0;
                                             const ParseOptions& options = {});
 [[nodiscard]] NcclTestsLog parse_nccl_tests_file(const std::string& path,
                                                  const ParseOptions& options = {});
+
+// Which half of an nccl-tests row a curve uses; the model uses out-of-place unless told.
+enum class NcclTestsColumn { kOutOfPlace, kInPlace };
+
+// The rows of one table as the model's curve points (rows of size 0 carry no size information and
+// are left out), and the curve fitted with the table's rank count: where a parsed log becomes a
+// model value (the model never sees the parser's types).
+[[nodiscard]] std::vector<CurvePoint> curve_points(const NcclTestsTable& table,
+                                                   NcclTestsColumn column = NcclTestsColumn::kOutOfPlace);
+[[nodiscard]] MeasuredCurve curve_from_table(const NcclTestsTable& table,
+                                             NcclTestsColumn column = NcclTestsColumn::kOutOfPlace,
+                                             CurveOptions options = {});
 
 }  // namespace specsim

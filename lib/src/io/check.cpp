@@ -7,7 +7,7 @@
 #include <iterator>
 #include <sstream>
 
-#include "specsim/compute_fit.hpp"
+#include "specsim/compute_profile.hpp"
 #include "specsim/intervention.hpp"
 #include "specsim/load.hpp"
 #include "specsim/units.hpp"

@@ -13,7 +13,7 @@
 
 #include "specsim/acceptance.hpp"
 #include "specsim/comm_model.hpp"
-#include "specsim/compute_fit.hpp"
+#include "specsim/compute_profile.hpp"
 #include "specsim/nccl_prior.hpp"
 #include "specsim/units.hpp"
 #include "specsim/plausibility.hpp"

@@ -567,4 +567,20 @@ NcclTestsLog parse_nccl_tests_file(const std::string& path, const ParseOptions& 
   return parse_nccl_tests(in, path, options);
 }
 
+std::vector<CurvePoint> curve_points(const NcclTestsTable& table, NcclTestsColumn column) {
+  std::vector<CurvePoint> out;
+  for (const auto& row : table.rows) {
+    if (row.size_bytes <= 0.0) continue;
+    const auto& half = column == NcclTestsColumn::kOutOfPlace ? row.out_of_place : row.in_place;
+    out.push_back({row.size_bytes, half.time_s});
+  }
+  return out;
+}
+
+MeasuredCurve curve_from_table(const NcclTestsTable& table, NcclTestsColumn column,
+                               CurveOptions options) {
+  options.ranks = table.ranks;
+  return MeasuredCurve::fit(curve_points(table, column), options);
+}
+
 }  // namespace specsim

@@ -10,7 +10,6 @@
 
 #include "specsim/error.hpp"
 #include "specsim/nccl_prior.hpp"
-#include "specsim/nccl_tests.hpp"
 
 namespace specsim {
 namespace {
@@ -443,22 +442,6 @@ bool MeasuredCurve::in_measured_range(double bytes) const {
 }
 
 std::vector<double> MeasuredCurve::step_bytes() const { return steps_bytes_; }
-
-std::vector<CurvePoint> curve_points(const NcclTestsTable& table, NcclTestsColumn column) {
-  std::vector<CurvePoint> out;
-  for (const auto& row : table.rows) {
-    if (row.size_bytes <= 0.0) continue;
-    const auto& half = column == NcclTestsColumn::kOutOfPlace ? row.out_of_place : row.in_place;
-    out.push_back({row.size_bytes, half.time_s});
-  }
-  return out;
-}
-
-MeasuredCurve curve_from_table(const NcclTestsTable& table, NcclTestsColumn column,
-                               CurveOptions options) {
-  options.ranks = table.ranks;
-  return MeasuredCurve::fit(curve_points(table, column), options);
-}
 
 HoldoutReport holdout(std::vector<CurvePoint> points, int every_k, double max_bytes,
                       const CurveOptions& options, std::optional<std::size_t> first_held_out) {
