@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
+#include "specsim/calibrate_nccl.hpp"
 #include "specsim/comm_curve.hpp"
 #include "specsim/hardware.hpp"
 #include "specsim/nccl_tests.hpp"
 #include "specsim/profile_writer.hpp"
-#include "specsim/sha256.hpp"
 
 namespace {
 
@@ -49,23 +49,14 @@ const ParsedLog& parsed_log() {
 }
 
 void BM_CalibrateNccl25Rows(benchmark::State& state) {
+  specsim::NcclCalibrationRequest request;
+  request.logs = {log_path()};
+  request.profile_name = "bench";
+  request.holdout_every = 2;
   for (auto _ : state) {
-    const specsim::NcclTestsLog log = specsim::parse_nccl_tests_file(log_path());
-    const specsim::NcclTestsTable& table = log.tables.at(0);
-    const auto points = specsim::curve_points(table);
-    const auto options = options_for(table.ranks);
-    const auto curve = specsim::MeasuredCurve::fit(points, options);
-
-    specsim::CommProfileProvenance prov;
-    prov.files.push_back({log_path(), specsim::sha256_file_hex(log_path())});
-    prov.regimes = curve.regimes();
-    prov.holdout = specsim::holdout(points, 2, 1e300, options);
-    specsim::CommProfile profile;
-    profile.name = "bench";
-    profile.implementation = "nccl";
-    profile.ranks = table.ranks;
-    for (const auto& p : points) profile.points.push_back({p.bytes, p.time_s});
-    const std::string yaml = specsim::render_comm_profile_yaml(profile, prov);
+    // The library's pipeline, as `specsim calibrate nccl` runs it (calibrate_nccl.hpp).
+    const specsim::NcclCalibration c = specsim::calibrate_nccl(request);
+    const std::string yaml = specsim::render_comm_profile_yaml(c.profile, c.provenance);
     benchmark::DoNotOptimize(yaml.data());
   }
   state.counters["rows"] = 25;
