@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "specsim/comm_table.hpp"
 #include "specsim/comm_scaling.hpp"
 #include "specsim/concurrency.hpp"
 #include "specsim/cycle.hpp"
@@ -93,33 +94,6 @@ struct MonteCarloRun {
 [[nodiscard]] std::string render_breakeven(const std::string& scenario, const BreakEvenReport& report,
                                            Format format);
 
-// All-reduce times per message size from a comm profile (specsim comm), measured at the rank count
-// or estimated from others (comm_scaling.hpp).
-struct CommTable {
-  struct Point {
-    double bytes = 0.0;
-    double time_s = 0.0;
-    bool in_measured_range = true;  // false: the curve extrapolates past the measured sizes
-    // The library's analytic model of the box (--topology) at this size, graph mode: what specsim uses
-    // where no table is measured. Absent without a topology.
-    std::optional<double> prior_s;
-  };
-  int ranks = 0;
-  std::string collective = "all_reduce";  // what the profiles time: all_reduce or all_to_all
-  std::string mode;     // the profiles' launch mode, "graph" or "eager"
-  std::string profile;  // the profile measured at `ranks`; "" for an estimate
-  std::string nccl_version;  // that profile's NCCL release; "" when it does not say
-  // The collective library whose model gives prior_s: "RCCL" on a box of AMD GPUs, else "NCCL"
-  // (collective_library in hardware.hpp).
-  std::string library = "NCCL";
-  // For an estimate only: the measured rank counts it rests on, how it scales from them, and the
-  // profiles named with their counts (rank_sources()).
-  std::vector<int> from_ranks;
-  RankScaling rank_scaling = RankScaling::kPowerLaw;
-  std::string estimated_from;
-  std::vector<Point> points;
-  [[nodiscard]] bool measured_at_ranks() const { return !profile.empty(); }
-};
 // Text: a line per size. JSON: {"points": [{bytes, time_s}]} (with `prior_s` and `measured_over_prior`
 // when a topology gave NCCL's model), and for an estimate `ranks`, `measured_at_ranks`,
 // `from_ranks`, `rank_scaling` ("power" or "nccl"). CSV: a row per size.
