@@ -3,8 +3,8 @@
 // keys `specsim predict --json` prints, because it is the same rendering, not a second one.
 //
 // A Scenario keeps the name or path and the `key=value` patches it was loaded with beside the loaded
-// value: predict uses the value, while sweep and rank reload the scenario per point from name and
-// patches (whatif.hpp), as the command line does.
+// value: predict and rank use the value, while sweep (and rank for an intervention whose keys are not
+// scenario fields) load the scenario again from name and patches (whatif.hpp), as the command line does.
 //
 // specsim::Error becomes specsim.Error with the library's message (file:line:column: key: what) and
 // its parts as attributes.
@@ -81,19 +81,14 @@ std::string sweep_json(const PyScenario& p, const std::vector<std::string>& vary
   return render_sweep(sweep(p.source, patches, axes, data_dir()), Format::kJson);
 }
 
-// rank --json over `priorities`, else the catalogue the scenario names.
+// rank --json over `priorities`, else the scenario's catalogue (rank_catalogue), with the box's own;
+// with the launch problems, as the command prints them.
 std::string rank_json(const PyScenario& p, const std::string& priorities, int path_steps) {
-  std::string catalogue = priorities;
-  if (catalogue.empty()) {
-    if (p.scenario.interventions.empty()) {
-      throw Error("scenario '" + p.source + "' names no intervention catalogue (key `interventions`); pass priorities=FILE");
-    }
-    catalogue = data_dir().resolve(DataKind::kInterventions, p.scenario.interventions);
-  }
-  // The report points into the catalogue (RankedIntervention::intervention): it must outlive it.
-  const InterventionCatalogue interventions = load_interventions(catalogue);
-  const RankReport r = rank(p.source, p.patches, interventions, data_dir(), path_steps);
-  return render_rank(p.source, r, Format::kJson);
+  const InterventionCatalogue catalogue = rank_catalogue(p.scenario, priorities, data_dir());
+  const RankReport r = rank(p.scenario, p.source, p.patches, catalogue, data_dir(), path_steps);
+  const std::string out = render_rank(p.source, r, Format::kJson);
+  const auto problems = launch_problems(p.scenario);
+  return problems.empty() ? out : with_launch_problems(out, problems);
 }
 
 std::string validate_json(const std::vector<std::string>& paths, const std::string& calibrate_on) {

@@ -119,7 +119,8 @@ def sweep(scenario, vary=None, concurrency=None):
 
 def rank(scenario, priorities=None, path_steps=4):
     """`specsim rank --json`: each intervention of the catalogue (`priorities`, a file, else the one
-    the scenario names) alone, by predicted gain, then the cumulative plan."""
+    the scenario names, else models/interventions/any-box.yaml, with what the scenario's box adds)
+    that applies to this box, alone, by predicted gain, then the cumulative plan."""
     return json.loads(_core.rank_json(scenario, os.fspath(priorities) if priorities else "", path_steps))
 
 

@@ -137,3 +137,9 @@ def test_check_returns_the_normalised_file():
     out = subprocess.run([os.environ["SPECSIM_BIN"], "check", str(ROOT / "models/gpu/h200.yaml")],
                          check=True, capture_output=True, text=True).stdout
     assert out.endswith(text)  # the command opens with a "# FILE: ok" line
+
+
+def test_rank_runs_on_every_shipped_scenario_as_the_command_does():
+    # Without a catalogue of its own, every box ranks the catalogue for any box (issue 35 item 4).
+    for name in specsim.scenarios():
+        assert specsim.rank(specsim.load(name), path_steps=1) == cli_json("rank", "--scenario", name, "--path-steps", "1"), name
