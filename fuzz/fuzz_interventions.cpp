@@ -3,7 +3,7 @@
 // text and reads the keys its constraints test, as `rank` does before it predicts.
 #include "scratch_file.hpp"
 #include "specsim/error.hpp"
-#include "specsim/intervention.hpp"
+#include "specsim/interventions.hpp"
 #include "specsim/load.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

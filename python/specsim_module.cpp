@@ -3,8 +3,8 @@
 // keys `specsim predict --json` prints, because it is the same rendering, not a second one.
 //
 // A Scenario keeps the name or path and the `key=value` patches it was loaded with beside the loaded
-// value: predict uses the value, while sweep and rank reload the scenario per point from name and
-// patches (whatif.hpp), as the command line does.
+// value: predict and rank use the value, while sweep (and rank for an intervention whose keys are not
+// scenario fields) load the scenario again from name and patches (whatif.hpp), as the command line does.
 //
 // specsim::Error becomes specsim.Error with the library's message (file:line:column: key: what) and
 // its parts as attributes.
@@ -51,9 +51,9 @@ PyScenario load(const std::string& name_or_path, const std::vector<std::string>&
   return {name_or_path, patches, load_scenario(name_or_path, patches, data_dir())};
 }
 
-// predict --json: the concurrency table when the scenario lists levels, else one batch; with the
-// launch problems, as the command prints them.
-std::string predict_json(const PyScenario& p) {
+// predict --json as the command prints it: the concurrency table when the scenario lists levels,
+// else one batch, with the launch problems.
+std::string predict_document(const PyScenario& p) {
   Scenario s = p.scenario;
   std::vector<std::string> warnings = acceptance_warnings(s);
   const std::vector<LaunchProblem> problems = launch_problems(s);
@@ -66,6 +66,59 @@ std::string predict_json(const PyScenario& p) {
   const CycleModel model(std::move(s));
   return with_problems(render_prediction(model, model.predict(), Format::kJson, warnings));
 }
+
+// `--emit ENGINE`'s engine; an unknown name lists the three.
+Engine engine_named(const std::string& name) {
+  if (const auto e = parse_engine(name)) return *e;
+  std::string valid;
+  for (const auto& n : engine_names()) valid += (valid.empty() ? "" : ", ") + n;
+  throw Error({"--emit", 0, 0}, "", "'" + name + "' is not an engine (" + valid + ")");
+}
+
+// The launch `predict --emit ENGINE` prints for the scenario as it stands.
+EmittedLaunch predict_launch(const PyScenario& p, const std::string& engine) {
+  return emit_launch(p.scenario, engine_named(engine));
+}
+
+// The launch `sweep --emit ENGINE` prints: the best point of the grid over `vary`, or with
+// concurrency levels (these, or the scenario's) the best per level. Raises when no point can run.
+EmittedLaunch sweep_launch(const PyScenario& p, const std::vector<std::string>& vary, const std::string& concurrency,
+                           const std::string& engine) {
+  const Engine e = engine_named(engine);
+  std::vector<SweepAxis> axes;
+  for (const auto& v : vary) axes.push_back(parse_vary(v));
+  std::vector<std::string> patches = p.patches;
+  if (!concurrency.empty()) patches.push_back("workload.concurrency=" + concurrency);
+  if (!concurrency.empty() || !p.scenario.concurrency.empty()) {
+    const std::vector<ConcurrencySweep> buckets = sweep_by_workload(p.source, patches, axes, data_dir());
+    if (buckets.size() != 1) {
+      throw Error({"--emit", 0, 0}, "", "one launch per workload: fix the condition axes with set= (" +
+                                            std::to_string(buckets.size()) + " buckets)");
+    }
+    return emit_launch(emit_levels(p.source, patches, buckets.front(), data_dir()), e);
+  }
+  if (axes.empty()) throw Error("emit: vary is required (a dict of key -> values) unless there are concurrency levels");
+  const SweepResult r = sweep(p.source, patches, axes, data_dir(), {}, nullptr, 1);
+  if (r.points.empty() || !r.points.front().infeasible.empty()) {
+    throw Error({"--emit", 0, 0}, "", "no point of the sweep fits in GPU memory: nothing to launch");
+  }
+  for (auto& patch : point_patches(r.keys, r.points.front())) patches.push_back(std::move(patch));
+  return emit_launch(load_scenario(p.source, patches, data_dir()), e);
+}
+
+// What `specsim predict|sweep --emit ENGINE` prints: the launch as a shell snippet.
+std::string emit_script(const PyScenario& p, const std::string& engine, const std::vector<std::string>& vary,
+                        const std::string& concurrency) {
+  if (vary.empty() && concurrency.empty()) return predict_launch(p, engine).script;
+  return sweep_launch(p, vary, concurrency, engine).script;
+}
+
+// predict --json, with `emit` an engine's launch under "launch" (predict --json --emit ENGINE).
+std::string predict_json(const PyScenario& p, const std::string& emit) {
+  const std::string out = predict_document(p);
+  return emit.empty() ? out : with_launch(out, predict_launch(p, emit));
+}
+
 
 // sweep --json: the best point per concurrency level when there are levels (the scenario's, or
 // `concurrency` given here, which replaces them), else every point of the grid.
@@ -81,19 +134,15 @@ std::string sweep_json(const PyScenario& p, const std::vector<std::string>& vary
   return render_sweep(sweep(p.source, patches, axes, data_dir()), Format::kJson);
 }
 
-// rank --json over `priorities`, else the catalogue the scenario names.
-std::string rank_json(const PyScenario& p, const std::string& priorities, int path_steps) {
-  std::string catalogue = priorities;
-  if (catalogue.empty()) {
-    if (p.scenario.interventions.empty()) {
-      throw Error("scenario '" + p.source + "' names no intervention catalogue (key `interventions`); pass priorities=FILE");
-    }
-    catalogue = data_dir().resolve(DataKind::kInterventions, p.scenario.interventions);
-  }
-  // The report points into the catalogue (RankedIntervention::intervention): it must outlive it.
-  const InterventionCatalogue interventions = load_interventions(catalogue);
-  const RankReport r = rank(p.source, p.patches, interventions, data_dir(), path_steps);
-  return render_rank(p.source, r, Format::kJson);
+// rank --json over `priorities`, else the scenario's catalogue (rank_catalogue), with the box's own;
+// with the launch problems as the command prints them, and with `emit` the top pick's launch.
+std::string rank_json(const PyScenario& p, const std::string& priorities, int path_steps, const std::string& emit) {
+  const InterventionCatalogue catalogue = rank_catalogue(p.scenario, priorities, data_dir());
+  const RankReport r = rank(p.scenario, p.source, p.patches, catalogue, data_dir(), path_steps);
+  std::string out = render_rank(p.source, r, Format::kJson);
+  if (const auto problems = launch_problems(p.scenario); !problems.empty()) out = with_launch_problems(out, problems);
+  if (emit.empty()) return out;
+  return with_launch(out, emit_launch(top_pick(p.source, p.patches, r, data_dir()), engine_named(emit)));
 }
 
 std::string validate_json(const std::vector<std::string>& paths, const std::string& calibrate_on) {
@@ -163,9 +212,10 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("interventions", [](const PyScenario& p) { return p.scenario.interventions; });
 
   m.def("load", &load, py::arg("name_or_path"), py::arg("patches"));
-  m.def("predict_json", &predict_json, py::arg("scenario"));
+  m.def("predict_json", &predict_json, py::arg("scenario"), py::arg("emit"));
+  m.def("emit_script", &emit_script, py::arg("scenario"), py::arg("engine"), py::arg("vary"), py::arg("concurrency"));
   m.def("sweep_json", &sweep_json, py::arg("scenario"), py::arg("vary"), py::arg("concurrency"));
-  m.def("rank_json", &rank_json, py::arg("scenario"), py::arg("priorities"), py::arg("path_steps"));
+  m.def("rank_json", &rank_json, py::arg("scenario"), py::arg("priorities"), py::arg("path_steps"), py::arg("emit"));
   m.def("validate_json", &validate_json, py::arg("paths"), py::arg("calibrate_on"));
   m.def("breakeven_json", &breakeven_json, py::arg("scenario"));
   m.def("run_command", &run_command, py::arg("args"));

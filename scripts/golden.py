@@ -39,9 +39,8 @@ def commands():
             (f"predict-{path.stem}", ["predict", "--scenario", s, "--json"]),
             (f"predict-{path.stem}-accept-0.747", ["predict", "--scenario", s, "--accept", "0.747", "--json"]),
         ]
-        # rank needs the scenario's intervention catalogue; a box without one has nothing to rank.
-        if re.search(r"^interventions:", path.read_text(), re.M):
-            out.append((f"rank-{path.stem}", ["rank", "--scenario", s, "--json"]))
+        # rank on every box: models/interventions/any-box.yaml where its preconditions hold.
+        out.append((f"rank-{path.stem}", ["rank", "--scenario", s, "--json"]))
         # A block drafter's shape is its block (speculation.block_size), not a depth.
         block = re.search(r"^\s*method:\s*dflash", path.read_text(), re.M)
         draft_axis = "speculation.block_size=2,4,8,12,16" if block else "speculation.num_steps=1..5"

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The library's layering (docs/library.md#layout): a file under lib/src/<layer>/ includes only
-headers of its own layer or of layers below it. A public header (lib/include/specsim/x.hpp) belongs
+"""The library's layering (docs/library.md#layout): a file under lib/src/<layer>/, and a public
+header of that layer, includes only headers of its own layer or of layers below it. A public header (lib/include/specsim/x.hpp) belongs
 to the layer whose folder holds x.cpp; a header without one (scenario.hpp, report.hpp) to the layer
 named in HEADER_LAYER. Exit 1, naming file, line and the include, on every arrow that points up."""
 import pathlib
@@ -11,7 +11,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 # Data flows upward: util (errors, units, YAML) -> model (values and the cost model) -> io (files and
 # logs into model values) -> calibrate -> whatif -> validate -> report.
 ORDER = ["util", "model", "io", "calibrate", "whatif", "validate", "report"]
-HEADER_LAYER = {"scenario": "model", "report": "report"}
+HEADER_LAYER = {"scenario": "model", "report": "report", "intervention": "model"}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
 
@@ -34,8 +34,9 @@ def main():
     layers = header_layers()
     rank = {name: i for i, name in enumerate(ORDER)}
     problems = []
-    for path in sorted((ROOT / "lib/src").rglob("*.[ch]pp")):
-        layer = path.relative_to(ROOT / "lib/src").parts[0]
+    files = [(p, p.relative_to(ROOT / "lib/src").parts[0]) for p in sorted((ROOT / "lib/src").rglob("*.[ch]pp"))]
+    files += [(p, layers[f"specsim/{p.name}"]) for p in sorted((ROOT / "lib/include/specsim").glob("*.hpp"))]
+    for path, layer in files:
         if layer not in rank:
             problems.append(f"{path.relative_to(ROOT)}: folder '{layer}' is not a layer of {ORDER}")
             continue
@@ -52,7 +53,7 @@ def main():
     if problems:
         print(f"layering.py: {len(problems)} include(s) against the layers {' < '.join(ORDER)}")
         return 1
-    print(f"layering.py: every include under lib/src points down ({' < '.join(ORDER)})")
+    print(f"layering.py: every include under lib/src and lib/include points down ({' < '.join(ORDER)})")
     return 0
 
 

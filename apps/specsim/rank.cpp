@@ -32,16 +32,8 @@ void run_rank(const RankOptions& o, Io& io) {
   std::vector<std::string> patches = o.patches;
   if (o.accept) patches.push_back("acceptance.accept=" + std::to_string(*o.accept));
   const Scenario loaded = load_scenario(o.scenario, patches, data);
-  std::string catalogue_path = o.priorities;
-  if (catalogue_path.empty()) {
-    const std::string& name = loaded.interventions;
-    if (name.empty()) {
-      throw specsim::Error("scenario '" + o.scenario + "' names no intervention catalogue (key `interventions`); pass --priorities FILE");
-    }
-    catalogue_path = data.resolve(DataKind::kInterventions, name);
-  }
-  const InterventionCatalogue catalogue = load_interventions(catalogue_path);
-  const RankReport r = rank(o.scenario, patches, catalogue, data, o.path_steps);
+  const InterventionCatalogue catalogue = rank_catalogue(loaded, o.priorities, data);
+  const RankReport r = rank(loaded, o.scenario, patches, catalogue, data, o.path_steps);
   const std::vector<LaunchProblem> problems = launch_problems(loaded);
   std::optional<EmittedLaunch> launch;
   if (o.emit) launch = emit_launch(top_pick(o.scenario, patches, r, data), *o.emit);
@@ -57,7 +49,7 @@ void setup_rank(CLI::App& app, Io& io) {
   auto opts = std::make_shared<RankOptions>();
   CLI::App* sub = app.add_subcommand("rank", "Rank tuning interventions by predicted gain");
   sub->add_option("--scenario", opts->scenario, "Scenario name or file")->capture_default_str();
-  sub->add_option("--priorities", opts->priorities, "Intervention catalogue file (default: the scenario's)")
+  sub->add_option("--priorities", opts->priorities, "Intervention catalogue file (default: the scenario's `interventions`, else models/interventions/any-box.yaml); the box's own interventions are added")
       ->check(CLI::ExistingFile);
   sub->add_option("--accept", opts->accept, "First-position acceptance")->check(CLI::Range(0.0, 1.0));
   sub->add_option("--set", opts->patches, "Patch a scenario field: key=value")->allow_extra_args(false);

@@ -31,6 +31,40 @@ struct TopologyImportOptions {
   bool force = false;
 };
 
+// What `topology import` prints after writing `output`: the ring NCCL would build, P2P and PCIe
+// with where each came from, the pairs per link class, and the NUMA nodes.
+std::string import_report(const Topology& t, const std::string& output, const std::string& tool,
+                          const std::string& p2p_from, const std::string& pcie_from) {
+  const auto [slowest, slowest_nvlinks] = slowest_pair_link(t);
+  std::string ring = "1 GPU, no ring (no GPU-to-GPU link; TP1 only)";
+  if (t.gpus > 1) {
+    ring = std::to_string(t.gpus) + " GPUs, ring link " + link_name(t.link, t.nvlinks);
+    ring += slowest == t.link && slowest_nvlinks == t.nvlinks
+                ? " (slowest pair)"
+                : " (a ring over " + link_name(t.link, t.nvlinks) + " pairs avoids the slowest pair, " +
+                      link_name(slowest, slowest_nvlinks) + ", as NCCL's search does)";
+  }
+  std::string report = "wrote " + output + ": " + ring + ", p2p " + (t.p2p ? "on" : "off") + " (from " + p2p_from +
+                       "), PCIe Gen" +
+                       std::to_string(t.pcie_generation) + " (from " + pcie_from + ")\n";
+  std::map<std::string, int> pairs;
+  for (int i = 0; i < t.gpus; ++i) {
+    for (int j = i + 1; j < t.gpus; ++j) ++pairs[link_name(t.pair_links[i][j], t.pair_nvlinks[i][j])];
+  }
+  report += "  pairs:";
+  for (const auto& [cls, count] : pairs) report += " " + cls + " " + std::to_string(count);
+  report += "\n";
+  if (!t.numa_nodes.empty()) {
+    report += "  numa:";
+    for (const int n : t.numa_nodes) report += " " + std::to_string(n);
+    report += "\n";
+  } else {
+    report += tool == "rocm-smi" ? "  numa: not in the output (no Numa Nodes block for every GPU)\n"
+                                 : "  numa: not in the output (no numeric NUMA Affinity column)\n";
+  }
+  return report;
+}
+
 void run_topology_import(const TopologyImportOptions& o, Io& io) {
   OutputOptions output;
   output.inputs = {o.input, o.gpu};  // --gpu names an input too: as a path, or resolved below
@@ -96,34 +130,7 @@ void run_topology_import(const TopologyImportOptions& o, Io& io) {
   write_file_atomically(o.output, render_topology_yaml(t, command + ": " + file, comments), output,
                         [](const std::string& tmp) { (void)load_topology(tmp); });
 
-  const auto [slowest, slowest_nvlinks] = slowest_pair_link(t);
-  std::string ring = "1 GPU, no ring (no GPU-to-GPU link; TP1 only)";
-  if (t.gpus > 1) {
-    ring = std::to_string(t.gpus) + " GPUs, ring link " + link_name(t.link, t.nvlinks);
-    ring += slowest == t.link && slowest_nvlinks == t.nvlinks
-                ? " (slowest pair)"
-                : " (a ring over " + link_name(t.link, t.nvlinks) + " pairs avoids the slowest pair, " +
-                      link_name(slowest, slowest_nvlinks) + ", as NCCL's search does)";
-  }
-  std::string report = "wrote " + o.output + ": " + ring + ", p2p " + (t.p2p ? "on" : "off") + " (from " + p2p_from +
-                       "), PCIe Gen" +
-                       std::to_string(t.pcie_generation) + " (from " + pcie_from + ")\n";
-  std::map<std::string, int> pairs;
-  for (int i = 0; i < t.gpus; ++i) {
-    for (int j = i + 1; j < t.gpus; ++j) ++pairs[link_name(t.pair_links[i][j], t.pair_nvlinks[i][j])];
-  }
-  report += "  pairs:";
-  for (const auto& [cls, count] : pairs) report += " " + cls + " " + std::to_string(count);
-  report += "\n";
-  if (!t.numa_nodes.empty()) {
-    report += "  numa:";
-    for (const int n : t.numa_nodes) report += " " + std::to_string(n);
-    report += "\n";
-  } else {
-    report += tool == "rocm-smi" ? "  numa: not in the output (no Numa Nodes block for every GPU)\n"
-                                 : "  numa: not in the output (no numeric NUMA Affinity column)\n";
-  }
-  io.out << report;
+  io.out << import_report(t, o.output, tool, p2p_from, pcie_from);
 }
 
 }  // namespace

@@ -18,7 +18,7 @@ import tempfile
 from . import _core
 from ._core import Error, Scenario
 
-__all__ = ["Error", "Scenario", "load", "predict", "sweep", "rank", "validate", "calibrate_nccl",
+__all__ = ["Error", "Scenario", "load", "predict", "sweep", "rank", "emit", "validate", "calibrate_nccl",
            "breakeven", "comm", "check", "scenarios", "data_dir", "set_data_dir"]
 
 
@@ -76,10 +76,12 @@ def load(name_or_path, set=None):
     return _core.load(os.fspath(name_or_path), _patches(set))
 
 
-def predict(scenario):
+def predict(scenario, emit=None):
     """`specsim predict --json` for a loaded scenario: a dict with "speculative", "baseline", ...,
-    or the per-level table when the scenario lists workload.concurrency."""
-    return json.loads(_core.predict_json(scenario))
+    or the per-level table when the scenario lists workload.concurrency. With `emit` ("vllm",
+    "sglang" or "trtllm") the launch that runs it on that engine under "launch", as
+    `predict --json --emit ENGINE` adds it."""
+    return json.loads(_core.predict_json(scenario, emit or ""))
 
 
 def _axis(key, values):
@@ -117,10 +119,23 @@ def sweep(scenario, vary=None, concurrency=None):
     return pandas.json_normalize(rows)
 
 
-def rank(scenario, priorities=None, path_steps=4):
+def rank(scenario, priorities=None, path_steps=4, emit=None):
     """`specsim rank --json`: each intervention of the catalogue (`priorities`, a file, else the one
-    the scenario names) alone, by predicted gain, then the cumulative plan."""
-    return json.loads(_core.rank_json(scenario, os.fspath(priorities) if priorities else "", path_steps))
+    the scenario names, else models/interventions/any-box.yaml, with what the scenario's box adds)
+    that applies to this box, alone, by predicted gain, then the cumulative plan. With `emit` an
+    engine name, the launch of the top pick under "launch" (`rank --json --emit ENGINE`)."""
+    return json.loads(_core.rank_json(scenario, os.fspath(priorities) if priorities else "", path_steps, emit or ""))
+
+
+def emit(scenario, engine, vary=None, concurrency=None):
+    """The launch that runs a setting on a serving engine ("vllm", "sglang" or "trtllm"), as the
+    shell snippet the command prints: the scenario as it stands (`specsim predict --emit ENGINE`),
+    or with `vary` / `concurrency` (as sweep() takes them) the best point of that sweep, per level
+    where there are levels (`specsim sweep --emit ENGINE`). A setting the engine cannot run raises
+    specsim.Error naming it, with the command's message."""
+    axes = [_axis(k, v) for k, v in (vary or {}).items()]
+    levels = ",".join(str(int(c)) for c in concurrency) if concurrency else ""
+    return _core.emit_script(scenario, engine, axes, levels)
 
 
 def validate(paths=None, calibrate_on=""):

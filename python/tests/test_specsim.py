@@ -137,3 +137,51 @@ def test_check_returns_the_normalised_file():
     out = subprocess.run([os.environ["SPECSIM_BIN"], "check", str(ROOT / "models/gpu/h200.yaml")],
                          check=True, capture_output=True, text=True).stdout
     assert out.endswith(text)  # the command opens with a "# FILE: ok" line
+
+
+def cli_text(*args):
+    """`specsim ARGS` as it prints: (exit code, stdout, stderr)."""
+    out = subprocess.run([os.environ["SPECSIM_BIN"], *args], capture_output=True, text=True)
+    return out.returncode, out.stdout, out.stderr
+
+
+def test_emit_is_predict_emit_on_every_shipped_scenario_and_engine():
+    # The same launch script the command prints; where the engine cannot run the setting, the same
+    # refusal as specsim.Error (the command exits 1 with it).
+    for name in specsim.scenarios():
+        s = specsim.load(name)
+        for engine in ("vllm", "sglang", "trtllm"):
+            code, out, err = cli_text("predict", "--scenario", name, "--emit", engine)
+            if code == 0:
+                assert specsim.emit(s, engine) == out, (name, engine)
+            else:
+                with pytest.raises(specsim.Error) as e:
+                    specsim.emit(s, engine)
+                assert str(e.value) in err, (name, engine)
+
+
+def test_emit_of_a_sweep_is_sweep_emit():
+    s = specsim.load(KIMI)
+    _, out, _ = cli_text("sweep", "--scenario", KIMI, "--vary", "speculation.num_steps=1,2,3,4", "--emit", "sglang")
+    assert specsim.emit(s, "sglang", vary={"speculation.num_steps": range(1, 5)}) == out
+    # Per concurrency level (both pick the same K here: one command).
+    _, out, _ = cli_text("sweep", "--scenario", KIMI, "--vary", "speculation.num_steps=1..3", "--concurrency", "1,4",
+                         "--emit", "trtllm")
+    assert specsim.emit(s, "trtllm", vary={"speculation.num_steps": "1..3"}, concurrency=[1, 4]) == out
+    assert "trtllm-serve" in out
+
+
+def test_predict_and_rank_carry_the_launch_with_emit():
+    s = specsim.load(KIMI)
+    got = specsim.predict(s, emit="vllm")
+    assert got == cli_json("predict", "--scenario", KIMI, "--emit", "vllm")
+    assert got["launch"]["engine"] == "vllm"
+    assert specsim.rank(s, emit="sglang") == cli_json("rank", "--scenario", KIMI, "--emit", "sglang")
+    with pytest.raises(specsim.Error, match="'tgi' is not an engine"):
+        specsim.emit(s, "tgi")
+
+
+def test_rank_runs_on_every_shipped_scenario_as_the_command_does():
+    # Without a catalogue of its own, every box ranks the catalogue for any box (issue 35 item 4).
+    for name in specsim.scenarios():
+        assert specsim.rank(specsim.load(name), path_steps=1) == cli_json("rank", "--scenario", name, "--path-steps", "1"), name

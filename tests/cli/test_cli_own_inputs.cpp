@@ -93,7 +93,7 @@ TEST_CASE("rank: launches 0 is refused, --path-steps 0 says no plan was asked fo
   TempDir dir("specsim-rank-launches");
   const std::string catalogue = (dir.path / "c.yaml").string();
   std::ofstream(catalogue) << specsim::test::replaced_once(
-      read_text(kRoot + "/models/interventions/8x-rtx-pro-6000-pcie5.yaml"), "effort: {launches: 1,", "effort: {launches: 0,");
+      read_text(kRoot + "/models/interventions/any-box.yaml"), "effort: {launches: 1,", "effort: {launches: 0,");
   const auto zero = run({"rank", "--priorities", catalogue});
   CHECK(zero.code == 1);
   CHECK_THAT(zero.err, Contains(catalogue) && Contains("launches: must be > 0"));

@@ -14,7 +14,7 @@
 
 #include "specsim/engine_log.hpp"
 #include "specsim/error.hpp"
-#include "specsim/intervention.hpp"
+#include "specsim/interventions.hpp"
 #include "specsim/load.hpp"
 #include "specsim/nccl_tests.hpp"
 #include "specsim/topo_import.hpp"
@@ -285,6 +285,15 @@ const std::map<std::string, Expected>& corpus() {
       {"topology/nvlink-count-overflow.yaml", {"link: 'NV99999999999' is not a link class", 9}},
       {"topology/unknown-link-class.yaml", {"link: 'PCIE' is not a link class (NV#, XGMI, PIX, PXB, PHB, NODE, SYS)", 9}},
       {"topology/zero-gpus.yaml", {"gpus: = 0: must be in [1, 10000000]", 6}},
+      {"topology/unknown-failure-check.yaml",
+       {"failures_seen[0].check: 'tree-under-graphs' is not one of: nccl-tree-under-graphs, custom-allreduce-sm12x-capture", 10}},
+      // Intervention catalogues: preconditions name scenario facts (preconditions.hpp) and their values.
+      {"interventions/unknown-precondition.yaml",
+       {"interventions[0].when.linkk: not a scenario fact a precondition can test (did you mean 'link'?); the facts: link, p2p", 8}},
+      {"interventions/precondition-value.yaml",
+       {"interventions[0].when[0].link: 'nvswitch' is not one of: pcie, nvlink, xgmi, network", 9}},
+      {"interventions/constraint-without-condition.yaml",
+       {"interventions[0].constraints[0].when: a constraint needs the condition under which the intervention fails", 10}},
   };
   return table;
 }

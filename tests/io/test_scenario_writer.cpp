@@ -135,7 +135,8 @@ TEST_CASE("init: vLLM, a measured table at another rank count, and the engine's 
   CHECK_THAT(text, Contains("measured at 8 ranks, not 4"));
   CHECK_THAT(text, Contains("rank_scaling: nccl"));
   CHECK_THAT(text, Contains("routing_skew 1: uniform routing"));  // a MoE target
-  CHECK_THAT(text, Contains("interventions: 8x-rtx-pro-6000-pcie5"));
+  CHECK_THAT(text, Contains("interventions: `specsim rank` tries models/interventions/any-box.yaml") &&
+                       Contains("what models/topology/8x-rtx-pro-6000-pcie5.yaml measured on this box"));
   const specsim::Scenario s = specsim::load_scenario_text(text, "init.yaml");
   CHECK(s.engine.name == "vllm");
   CHECK(s.comm.rank_scaling == "nccl");

@@ -52,6 +52,14 @@ const std::map<std::string, Probe> kProbes = {
     {"host.draft_step_overhead", {"200us", "inf"}},
     {"host.spec_per_request", {"50us", "inf"}},
     {"host.ngram_lookup_per_token", {"1us", "inf"}},
+    {"engine.decode_mode", {"eager", "fast"}},
+    {"engine.verify_mode", {"graph", "captured"}},
+    {"engine.draft_mode", {"piecewise", "1"}},
+    {"comm.nccl_algo", {"tree", "star"}},
+    {"comm.nccl_proto", {"simple", "ll256"}},
+    {"comm.implementation", {"custom_oneshot", "magic"}},
+    {"comm.fuse_residual_norm", {"true", "maybe"}},
+    {"parallel.draft_tp", {"1", "0"}},
 };
 
 double spec_rate(const specsim::SweepResult& r) {

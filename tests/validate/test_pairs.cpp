@@ -141,7 +141,7 @@ TEST_CASE("pairs: the data directory's catalogue names the intervention keys, th
   const auto keys = specsim::intervention_keys(kRoot);
   std::map<std::string, specsim::InterventionKey> by_key;
   for (const auto& k : keys) by_key[k.key] = k;
-  // models/interventions/8x-rtx-pro-6000-pcie5.yaml: custom-oneshot-allreduce is in group allreduce-impl.
+  // models/interventions/any-box.yaml: custom-oneshot-allreduce is in group allreduce-impl.
   REQUIRE(by_key.count("comm.implementation") == 1);
   CHECK(by_key["comm.implementation"].kind == "allreduce-impl");
   CHECK(by_key["comm.implementation"].plain_too);

@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "specsim/intervention.hpp"
+
 namespace specsim {
 
 // The GPU generation, as NCCL's tuning tables bucket it (Ada takes Ampere's row) and as a GPU file
@@ -17,6 +19,7 @@ namespace specsim {
 enum class GpuArch { kVolta, kAmpere, kAda, kHopper, kBlackwell, kCdna3, kCdna4 };
 [[nodiscard]] const char* to_string(GpuArch a);
 [[nodiscard]] std::optional<GpuArch> parse_gpu_arch(const std::string& text);
+[[nodiscard]] std::vector<std::string> gpu_arch_names();  // "volta", ..., "cdna4"
 // True for AMD's generations (CDNA): ROCm, HIP graphs and RCCL instead of CUDA and NCCL.
 [[nodiscard]] bool is_amd(GpuArch a);
 // The collective library a box of these GPUs runs: "RCCL" on AMD, "NCCL" otherwise. Reports name it.
@@ -82,6 +85,13 @@ struct Network {
   [[nodiscard]] double node_bandwidth_bytes_per_s() const { return rails * nic_bandwidth_bytes_per_s; }
 };
 
+// A launch check (launch_checks.hpp) seen failing on one box: `what` says what was seen and where
+// it is recorded. The check itself holds on every box; this fact is said on this box only.
+struct FailureSeen {
+  std::string check;  // a launch_check_names() entry
+  std::string what;
+};
+
 struct Topology {
   std::string name;
   std::string description;
@@ -105,6 +115,11 @@ struct Topology {
   int nodes = 1;
   int gpus_per_node = 0;             // = gpus on one node
   std::optional<Network> network;    // set exactly when nodes > 1
+  // What was measured on this box and holds for it alone (`failures_seen:`, `interventions:` in the
+  // file): rank adds these interventions to the catalogue for any box, and a launch check that
+  // fails here says so. Empty for a box without such measurements (and an imported one).
+  std::vector<FailureSeen> failures_seen;
+  std::vector<Intervention> interventions;
 
   // GPUs of one node (gpus when the file gives no nodes).
   [[nodiscard]] int node_gpus() const { return gpus_per_node > 0 ? gpus_per_node : gpus; }

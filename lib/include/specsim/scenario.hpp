@@ -51,6 +51,10 @@ struct EngineSettings {
   std::string spec_version;
 };
 
+// The speculation methods a scenario may name (speculation.method), as SpeculationSettings::method
+// describes them.
+[[nodiscard]] const std::vector<std::string>& speculation_method_names();
+
 struct SpeculationSettings {
   // eagle3, eagle, mtp, draft_model (a draft forward per step), ngram (prompt lookup on the host)
   // or dflash (a block drafter: one forward per cycle over a block of block_size slots).
@@ -500,7 +504,7 @@ struct Scenario {
   std::optional<CommProfile> all_to_all_profile;  // comm.all_to_all_profile, loaded
   std::vector<CommProfile> comm_rank_profiles;  // comm.rank_profiles, loaded
   Parallelism parallel;
-  std::string interventions;  // models/interventions catalogue for `rank`; empty = none
+  std::string interventions;  // models/interventions catalogue for `rank`; empty = kDefaultCatalogue (any-box)
   int batch = 1;           // requests decoded together; the batch the measurements were taken at
   // workload.concurrency: batches to predict at, each the scenario at batch = c on the calibration
   // made at `batch` (concurrency.hpp). Empty = the single batch above.

@@ -1,6 +1,7 @@
 // The scalar keys of a scenario that a what-if can change on a loaded Scenario value, without
-// reading a file again: the draft shape, acceptance, workload, and the compute, comm and host
-// terms. Sweeps parse each axis value once and set it on a copy of the loaded scenario per point;
+// reading a file again: the draft shape, acceptance, workload, the compute, comm and host terms,
+// and the launch settings interventions switch (launch modes, NCCL_ALGO/PROTO, the all-reduce
+// implementation, the draft's TP). Sweeps parse each axis value once and set it on a copy of the loaded scenario per point;
 // every other key goes through the loader (load_scenario with a `--set` patch).
 //
 // Values are read as in a scenario file (units, "calibrate" where the file allows it) and within
@@ -38,6 +39,11 @@ struct FieldValue {
 // when the text is malformed or out of the key's range.
 [[nodiscard]] FieldValue parse_field_value(const std::string& key, const std::string& text,
                                            const SourceLocation& where);
+
+[[nodiscard]] const char* field_key(const FieldValue& v);
+
+// Whether `s` holds the value already (a patch of it would change nothing).
+[[nodiscard]] bool field_holds(const Scenario& s, const FieldValue& v);
 
 // Sets the value on `s` and records the key as set by a patch (explicit_keys, patched_keys).
 void set_field(Scenario& s, const FieldValue& v);

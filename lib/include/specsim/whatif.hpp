@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "specsim/cycle.hpp"
-#include "specsim/intervention.hpp"
+#include "specsim/interventions.hpp"
 #include "specsim/load.hpp"
 #include "specsim/monte_carlo.hpp"
 
@@ -43,7 +43,7 @@ struct BreakEvenReport {
 // ---- rank ---------------------------------------------------------------------------------------
 
 struct RankedIntervention {
-  const Intervention* intervention = nullptr;
+  Intervention intervention;   // as offered on this box (`{library}` written out)
   bool feasible = false;
   std::string reason;          // why not, when infeasible
   double tokens_per_s = 0.0;   // speculative tokens/s with this intervention
@@ -67,22 +67,40 @@ struct PlanStep {
 };
 
 struct RankReport {
-  std::string catalogue;
+  std::string catalogue;  // its name, "+ BOX" when the box's topology file adds interventions
   double baseline_tokens_per_s = 0.0;   // plain decoding
   double scenario_tokens_per_s = 0.0;   // speculative, as the scenario stands
   // Why the scenario as it stands cannot run (it does not fit in memory); "" when it can. Its
   // figures above are still computed, as the point the interventions start from.
   std::string scenario_infeasible;
   std::vector<RankedIntervention> ranked;  // feasible by gain, then infeasible
+  // The catalogue's interventions not offered here: their preconditions do not hold on this box, or
+  // the scenario already has what they set.
+  std::vector<std::string> not_offered;
   std::vector<const RankedIntervention*> by_gain_per_effort;  // feasible ones
   std::vector<PlanStep> path;           // apply the best, re-rank the rest
   std::string gain_band_origin;         // where the gain bands come from; "" without them
   int path_steps = 4;                   // the plan's length asked for; 0: no plan
 };
 
-// Each intervention alone on `scenario` + `patches`, then the cumulative path of up to
-// `path_steps` (stopping when nothing gains), at most one intervention per group.
+// Each intervention of `catalogue` and of the scenario's box (Topology::interventions) alone on
+// `scenario` + `patches`, where its preconditions hold and it changes something, then the cumulative
+// path of up to `path_steps` (stopping when nothing gains), at most one intervention per group. An
+// intervention is infeasible when one of its constraints holds once applied, a launch check fails
+// that did not before (launch_checks.hpp), or it does not fit in memory. The scenario is loaded once:
+// interventions whose keys are scenario fields are set on its value and share its calibration; the
+// others (parallel.tp, comm.profile, ...) load it again with their patches.
+// The catalogue rank reads for `s`: the file `priorities` when given, else the catalogue the
+// scenario names (`interventions:`), else models/interventions/any-box.yaml (kDefaultCatalogue).
+[[nodiscard]] InterventionCatalogue rank_catalogue(const Scenario& s, const std::string& priorities,
+                                                   const DataDir& data = DataDir());
+
 [[nodiscard]] RankReport rank(const std::string& scenario, const std::vector<std::string>& patches,
+                              const InterventionCatalogue& catalogue, const DataDir& data = DataDir(),
+                              int path_steps = 4);
+// The same on `loaded`, which is load_scenario(scenario, patches, data) already made (the scenario is
+// then not read again unless an intervention's key is not a scenario field).
+[[nodiscard]] RankReport rank(const Scenario& loaded, const std::string& scenario, const std::vector<std::string>& patches,
                               const InterventionCatalogue& catalogue, const DataDir& data = DataDir(),
                               int path_steps = 4);
 

@@ -8,8 +8,9 @@
 #include <sstream>
 
 #include "specsim/compute_profile.hpp"
-#include "specsim/intervention.hpp"
+#include "specsim/interventions.hpp"
 #include "specsim/load.hpp"
+#include "specsim/preconditions.hpp"
 #include "specsim/units.hpp"
 #include "util/yaml_reader.hpp"
 
@@ -100,6 +101,17 @@ void emit_gpu(YAML::Emitter& e, const std::string& path, const DataDir&) {
   e << YAML::Key << "p2p_supported" << YAML::Value << g.p2p_supported;
 }
 
+void emit_intervention_list(YAML::Emitter& e, const std::vector<Intervention>& list) {
+  e << YAML::Key << "interventions" << YAML::Value << YAML::BeginSeq;
+  for (const auto& i : list) {
+    e << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << i.name << YAML::Key << "patches"
+      << YAML::Value << i.patches;
+    if (!i.when.always()) e << YAML::Key << "when" << YAML::Value << to_string(i.when);
+    e << YAML::EndMap;
+  }
+  e << YAML::EndSeq;
+}
+
 void emit_topology(YAML::Emitter& e, const std::string& path, const DataDir&) {
   const Topology t = load_topology(path);
   e << YAML::Key << "name" << YAML::Value << t.name << YAML::Key << "gpu" << YAML::Value << t.gpu;
@@ -127,6 +139,15 @@ void emit_topology(YAML::Emitter& e, const std::string& path, const DataDir&) {
     e << YAML::Key << "rails" << YAML::Value << t.network->rails << YAML::EndMap;
   }
   e << YAML::Key << "comm_profile" << YAML::Value << t.comm_profile;
+  if (!t.failures_seen.empty()) {
+    e << YAML::Key << "failures_seen" << YAML::Value << YAML::BeginSeq;
+    for (const auto& f : t.failures_seen) {
+      e << YAML::BeginMap << YAML::Key << "check" << YAML::Value << f.check << YAML::Key << "what" << YAML::Value << f.what
+        << YAML::EndMap;
+    }
+    e << YAML::EndSeq;
+  }
+  if (!t.interventions.empty()) emit_intervention_list(e, t.interventions);
 }
 
 void emit_comm_profile(YAML::Emitter& e, const std::string& path, const DataDir&) {
@@ -218,12 +239,7 @@ void emit_model_error(YAML::Emitter& e, const std::string& path, const DataDir&)
 void emit_interventions(YAML::Emitter& e, const std::string& path, const DataDir&) {
   const InterventionCatalogue c = load_interventions(path);
   e << YAML::Key << "name" << YAML::Value << c.name;
-  e << YAML::Key << "interventions" << YAML::Value << YAML::BeginSeq;
-  for (const auto& i : c.interventions) {
-    e << YAML::Flow << YAML::BeginMap << YAML::Key << "name" << YAML::Value << i.name << YAML::Key << "patches"
-      << YAML::Value << i.patches << YAML::EndMap;
-  }
-  e << YAML::EndSeq;
+  emit_intervention_list(e, c.interventions);
 }
 
 void emit_model_file(YAML::Emitter& e, const std::string& path, const DataDir&) { emit_model(e, load_model(path)); }

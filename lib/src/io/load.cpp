@@ -14,10 +14,12 @@
 #include "specsim/acceptance.hpp"
 #include "specsim/comm_model.hpp"
 #include "specsim/compute_profile.hpp"
+#include "specsim/launch_checks.hpp"
 #include "specsim/nccl_prior.hpp"
 #include "specsim/units.hpp"
 #include "specsim/plausibility.hpp"
 #include "io/hf_config.hpp"
+#include "io/interventions.hpp"
 #include "model/scenario_bounds.hpp"
 #include "util/yaml_reader.hpp"
 
@@ -37,7 +39,7 @@ const int kMaxCount = static_cast<int>(plausible_range(Magnitude::kCount).max);
 // step allows that rounding and catches a part copied wrong.
 constexpr double kVerifyPartsTolerance = 0.05;
 constexpr double kTpotTolerance = 0.01;  // rounding of a published TPOT against the rate
-const std::vector<std::string> kMethods{"eagle3", "eagle", "mtp", "draft_model", "ngram", "dflash"};
+const std::vector<std::string>& kMethods = speculation_method_names();
 
 std::string join(const std::vector<std::string>& items) {
   std::string out;
@@ -420,6 +422,20 @@ void read_nodes(YamlReader& r, Topology& t) {
   if (auto n = r.optional_child("network")) t.network = read_network(*n, t);
 }
 
+// What was measured on this box alone: launch checks seen failing here (`failures_seen:`) and the
+// interventions whose figures come from this box (`interventions:`, as a catalogue's entries).
+void read_box_facts(YamlReader& r, Topology& t) {
+  if (r.has("failures_seen")) {
+    const std::vector<std::string> checks = launch_check_names();
+    for (YamlReader f : r.sequence("failures_seen")) {
+      FailureSeen seen{f.choice("check", checks), f.string("what")};
+      f.finish();
+      t.failures_seen.push_back(std::move(seen));
+    }
+  }
+  if (r.has("interventions")) t.interventions = detail::read_interventions(r, "interventions");
+}
+
 // The keys of a topology, in a models/topology file or inline under a scenario's `topology:`.
 Topology read_topology_keys(YamlReader& r) {
   Topology t;
@@ -457,6 +473,7 @@ Topology read_topology_keys(YamlReader& r) {
     t.nvlinks = nvlinks;
   }
   t.comm_profile = r.optional_string("comm_profile", "");
+  read_box_facts(r, t);
   r.finish();
   return t;
 }

@@ -406,8 +406,8 @@ std::string init_header(const ScenarioInit& init, const InitParts& parts, int ba
   return y.str();
 }
 
-// The files the scenario names: model, draft, topology, GPU and rank's catalogue.
-std::string init_files(const ScenarioInit& init, const InitParts& parts, const DataDir& data) {
+// The files the scenario names: model, draft, topology and GPU; and what rank tries there.
+std::string init_files(const ScenarioInit& init, const InitParts& parts) {
   const TransformerSpec& model = parts.model;
   const TransformerSpec& draft = parts.draft;
   std::string y;
@@ -426,14 +426,12 @@ std::string init_files(const ScenarioInit& init, const InitParts& parts, const D
   if (!init.gpu.empty() && !parts.imported) {
     y += entry("gpu", scalar(parts.gpu_ref), "--gpu: replaces the topology's " + parts.topology.gpu);
   }
-  // rank's catalogue, when this box has one.
-  const auto catalogues = data.names(DataKind::kInterventions);
-  if (!parts.imported && std::find(catalogues.begin(), catalogues.end(), parts.topology.name) != catalogues.end()) {
-    y += entry("interventions", parts.topology.name, "models/interventions: what `specsim rank` tries on this box");
-  } else {
-    y += comment("interventions: none for this box in models/interventions; `specsim rank --priorities FILE` "
-                 "takes a catalogue");
-  }
+  // rank's catalogue: the one for any box, with what this box's topology file adds.
+  y += comment(std::string("interventions: `specsim rank` tries models/interventions/any-box.yaml where its preconditions "
+                           "hold") +
+               (parts.imported || parts.topology.interventions.empty()
+                    ? ""
+                    : ", and what models/topology/" + parts.topology.name + ".yaml measured on this box"));
   return y;
 }
 
@@ -728,7 +726,7 @@ std::string render_scenario_init(const ScenarioInit& init, const DataDir& data) 
   const InitParts parts = load_init_parts(init, data);
   const int batch = init.batch.value_or(kAssumedBatch);
   const long long context = init.context.value_or(kAssumedContext);
-  const std::string text = init_header(init, parts, batch) + init_launch(init) + init_files(init, parts, data) +
+  const std::string text = init_header(init, parts, batch) + init_launch(init) + init_files(init, parts) +
                            init_parallel_and_workload(init, batch, context) + init_engine(parts.engine, init) +
                            init_speculation(parts.method, parts.draft, parts.engine, init) +
                            init_acceptance(init, parts.method) + init_compute(parts.model) +

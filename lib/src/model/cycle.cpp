@@ -121,6 +121,11 @@ bool any_forward_in(const Scenario& s, Pred in_mode) {
 
 }  // namespace
 
+const std::vector<std::string>& speculation_method_names() {
+  static const std::vector<std::string> names{"eagle3", "eagle", "mtp", "draft_model", "ngram", "dflash"};
+  return names;
+}
+
 std::vector<std::pair<std::string, bool ModelRules::*>> model_rule_names() {
   return {{"prefill-per-output-token", &ModelRules::prefill_per_output_token},
           {"end-to-end-residual-per-request", &ModelRules::end_to_end_residual_per_request},

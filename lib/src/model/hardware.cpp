@@ -26,6 +26,12 @@ const char* to_string(GpuArch a) {
   return "?";
 }
 
+std::vector<std::string> gpu_arch_names() {
+  std::vector<std::string> names;
+  for (const auto& [arch, name] : kArchNames) names.emplace_back(name);
+  return names;
+}
+
 std::optional<GpuArch> parse_gpu_arch(const std::string& text) {
   for (const auto& [arch, name] : kArchNames) {
     if (text == name) return arch;

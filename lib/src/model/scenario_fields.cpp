@@ -2,88 +2,175 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <span>
 
+#include "specsim/comm_model.hpp"
 #include "specsim/units.hpp"
 #include "model/scenario_bounds.hpp"
 
 namespace specsim {
 
-enum class FieldKind { kCount, kNumber, kDuration };
+// kChoice: one of the names choices() gives, held as its index; kBoolean: true or false, held as 1 or 0.
+enum class FieldKind { kCount, kNumber, kDuration, kChoice, kBoolean };
 
 struct ScenarioField {
   const char* key;
   FieldKind kind;  // kCount and kNumber are held to kScenarioBounds' range, durations to units::parse's
   bool calibrate = false;  // "calibrate" is a value
   void (*set)(Scenario&, std::optional<double>);
+  // The value `s` holds, encoded as set() takes it (nullopt: "calibrate"): what a patch that would
+  // change nothing is told apart by.
+  std::optional<double> (*get)(const Scenario&);
+  std::vector<std::string> (*choices)() = nullptr;  // kChoice only, as the loader lists them
 };
 
 namespace {
 
 int as_int(std::optional<double> v) { return static_cast<int>(*v); }
 
+std::vector<std::string> mode_names() { return {"graph", "eager", "piecewise"}; }
+std::vector<std::string> nccl_algo_names() { return {"auto", "ring", "tree"}; }
+std::vector<std::string> nccl_proto_names() { return {"auto", "ll", "ll128", "simple"}; }
+
+// The index of `name` among `names` (the loader refused any other name).
+double index_of(const std::vector<std::string>& names, const std::string& name) {
+  return static_cast<double>(std::find(names.begin(), names.end(), name) - names.begin());
+}
+LaunchMode mode_at(std::optional<double> v) {
+  const LaunchMode modes[] = {LaunchMode::kGraph, LaunchMode::kEager, LaunchMode::kPiecewise};
+  return modes[as_int(v)];
+}
+std::optional<double> mode_index(LaunchMode m) { return index_of(mode_names(), to_string(m)); }
+std::string name_at(std::vector<std::string> (*names)(), std::optional<double> v) { return names()[as_int(v)]; }
+
+// A value a getter cannot state as set() takes it (the acceptance's rate of a measured profile):
+// unequal to every value, so a patch of it is never taken for one that changes nothing.
+constexpr double kUnstated = std::numeric_limits<double>::quiet_NaN();
+
+using Get = std::optional<double>;
+
 const ScenarioField kFields[] = {
-    {"workload.batch", FieldKind::kCount, false, [](Scenario& s, auto v) { s.batch = as_int(v); }},
+    {"workload.batch", FieldKind::kCount, false, [](Scenario& s, auto v) { s.batch = as_int(v); },
+     [](const Scenario& s) -> Get { return s.batch; }},
     {"workload.context", FieldKind::kCount, false,
-     [](Scenario& s, auto v) { s.context_tokens = std::floor(*v); }},
+     [](Scenario& s, auto v) { s.context_tokens = std::floor(*v); },
+     [](const Scenario& s) -> Get { return s.context_tokens; }},
     {"speculation.num_steps", FieldKind::kCount, false,
-     [](Scenario& s, auto v) { s.speculation.shape.num_steps = as_int(v); }},
+     [](Scenario& s, auto v) { s.speculation.shape.num_steps = as_int(v); },
+     [](const Scenario& s) -> Get { return s.speculation.shape.num_steps; }},
     {"speculation.eagle_topk", FieldKind::kCount, false,
-     [](Scenario& s, auto v) { s.speculation.shape.eagle_topk = as_int(v); }},
+     [](Scenario& s, auto v) { s.speculation.shape.eagle_topk = as_int(v); },
+     [](const Scenario& s) -> Get { return s.speculation.shape.eagle_topk; }},
     {"speculation.num_draft_tokens", FieldKind::kCount, false,
-     [](Scenario& s, auto v) { s.speculation.shape.num_draft_tokens = as_int(v); }},
+     [](Scenario& s, auto v) { s.speculation.shape.num_draft_tokens = as_int(v); },
+     [](const Scenario& s) -> Get { return s.speculation.shape.num_draft_tokens; }},
     // A block drafter's block (speculation.method dflash): a chain of block_size verified tokens.
     {"speculation.block_size", FieldKind::kCount, false,
      [](Scenario& s, auto v) {
        s.speculation.shape.num_steps = as_int(v) - 1;
        s.speculation.shape.num_draft_tokens = as_int(v);
-     }},
+     },
+     [](const Scenario& s) -> Get { return s.speculation.shape.num_steps + 1; }},
     {"acceptance.accept", FieldKind::kNumber, false,
-     [](Scenario& s, auto v) { s.acceptance = with_accept_rate(std::move(s.acceptance), *v); }},
+     [](Scenario& s, auto v) { s.acceptance = with_accept_rate(std::move(s.acceptance), *v); },
+     [](const Scenario&) -> Get { return kUnstated; }},
     {"compute.bandwidth_efficiency", FieldKind::kNumber, true,
-     [](Scenario& s, auto v) { s.compute.bandwidth_efficiency = v; }},
+     [](Scenario& s, auto v) { s.compute.bandwidth_efficiency = v; },
+     [](const Scenario& s) -> Get { return s.compute.bandwidth_efficiency; }},
     {"compute.flop_efficiency", FieldKind::kNumber, false,
-     [](Scenario& s, auto v) { s.compute.flop_efficiency = *v; }},
+     [](Scenario& s, auto v) { s.compute.flop_efficiency = *v; },
+     [](const Scenario& s) -> Get { return s.compute.flop_efficiency; }},
     {"compute.routing_skew", FieldKind::kNumber, true,
-     [](Scenario& s, auto v) { s.compute.routing_skew = v; }},
+     [](Scenario& s, auto v) { s.compute.routing_skew = v; },
+     [](const Scenario& s) -> Get { return s.compute.routing_skew; }},
     {"compute.expert_bandwidth_efficiency", FieldKind::kNumber, false,
-     [](Scenario& s, auto v) { s.compute.expert_bandwidth_efficiency = v; }},
+     [](Scenario& s, auto v) { s.compute.expert_bandwidth_efficiency = v; },
+     [](const Scenario& s) -> Get { return s.compute.expert_bandwidth_efficiency.value_or(kUnstated); }},
     {"compute.kv_efficiency_decode", FieldKind::kNumber, false,
-     [](Scenario& s, auto v) { s.compute.kv_efficiency_decode = v; }},
+     [](Scenario& s, auto v) { s.compute.kv_efficiency_decode = v; },
+     [](const Scenario& s) -> Get { return s.compute.kv_efficiency_decode.value_or(kUnstated); }},
     {"compute.kv_efficiency_verify", FieldKind::kNumber, false,
-     [](Scenario& s, auto v) { s.compute.kv_efficiency_verify = v; }},
+     [](Scenario& s, auto v) { s.compute.kv_efficiency_verify = v; },
+     [](const Scenario& s) -> Get { return s.compute.kv_efficiency_verify.value_or(kUnstated); }},
     {"compute.kv_verify_ratio", FieldKind::kNumber, false,
-     [](Scenario& s, auto v) { s.compute.kv_verify_ratio = *v; }},
+     [](Scenario& s, auto v) { s.compute.kv_verify_ratio = *v; },
+     [](const Scenario& s) -> Get { return s.compute.kv_verify_ratio; }},
     {"compute.eager_overlap_exponent", FieldKind::kNumber, false,
-     [](Scenario& s, auto v) { s.compute.eager_overlap_exponent = v; }},
+     [](Scenario& s, auto v) { s.compute.eager_overlap_exponent = v; },
+     [](const Scenario& s) -> Get { return s.compute.eager_overlap_exponent.value_or(kUnstated); }},
     {"compute.kernel_floor", FieldKind::kDuration, false,
-     [](Scenario& s, auto v) { s.compute.kernel_floor_s = *v; }},
+     [](Scenario& s, auto v) { s.compute.kernel_floor_s = *v; },
+     [](const Scenario& s) -> Get { return s.compute.kernel_floor_s; }},
     {"compute.eager_launch_per_kernel", FieldKind::kDuration, false,
-     [](Scenario& s, auto v) { s.compute.eager_launch_per_kernel_s = *v; }},
+     [](Scenario& s, auto v) { s.compute.eager_launch_per_kernel_s = *v; },
+     [](const Scenario& s) -> Get { return s.compute.eager_launch_per_kernel_s.value_or(kUnstated); }},
     {"compute.graph_launch", FieldKind::kDuration, false,
-     [](Scenario& s, auto v) { s.compute.graph_launch_s = *v; }},
+     [](Scenario& s, auto v) { s.compute.graph_launch_s = *v; },
+     [](const Scenario& s) -> Get { return s.compute.graph_launch_s; }},
     {"compute.eager_multi_token_step", FieldKind::kDuration, false,
-     [](Scenario& s, auto v) { s.compute.eager_multi_token_step_s = *v; }},
+     [](Scenario& s, auto v) { s.compute.eager_multi_token_step_s = *v; },
+     [](const Scenario& s) -> Get { return s.compute.eager_multi_token_step_s; }},
     {"compute.multi_token_step", FieldKind::kDuration, false,
-     [](Scenario& s, auto v) { s.compute.multi_token_step_s = *v; }},
+     [](Scenario& s, auto v) { s.compute.multi_token_step_s = *v; },
+     [](const Scenario& s) -> Get { return s.compute.multi_token_step_s; }},
     {"compute.per_token_layer", FieldKind::kDuration, false,
-     [](Scenario& s, auto v) { s.compute.per_token_layer_s = *v; }},
-    {"comm.scale", FieldKind::kNumber, false, [](Scenario& s, auto v) { s.comm.scale = *v; }},
-    {"comm.overlap", FieldKind::kNumber, false, [](Scenario& s, auto v) { s.comm.overlap = *v; }},
-    {"comm.min_channels", FieldKind::kCount, false, [](Scenario& s, auto v) { s.comm.min_channels = as_int(v); }},
-    {"comm.max_channels", FieldKind::kCount, false, [](Scenario& s, auto v) { s.comm.max_channels = as_int(v); }},
+     [](Scenario& s, auto v) { s.compute.per_token_layer_s = *v; },
+     [](const Scenario& s) -> Get { return s.compute.per_token_layer_s; }},
+    {"comm.scale", FieldKind::kNumber, false, [](Scenario& s, auto v) { s.comm.scale = *v; },
+     [](const Scenario& s) -> Get { return s.comm.scale; }},
+    {"comm.overlap", FieldKind::kNumber, false, [](Scenario& s, auto v) { s.comm.overlap = *v; },
+     [](const Scenario& s) -> Get { return s.comm.overlap; }},
+    {"comm.min_channels", FieldKind::kCount, false, [](Scenario& s, auto v) { s.comm.min_channels = as_int(v); },
+     [](const Scenario& s) -> Get { return s.comm.min_channels; }},
+    {"comm.max_channels", FieldKind::kCount, false, [](Scenario& s, auto v) { s.comm.max_channels = as_int(v); },
+     [](const Scenario& s) -> Get { return s.comm.max_channels; }},
     {"comm.eager_overhead_per_op", FieldKind::kDuration, true,
-     [](Scenario& s, auto v) { s.comm.eager_overhead_per_op_s = v; }},
+     [](Scenario& s, auto v) { s.comm.eager_overhead_per_op_s = v; },
+     [](const Scenario& s) -> Get { return s.comm.eager_overhead_per_op_s; }},
     {"host.decode_per_step", FieldKind::kDuration, true,
-     [](Scenario& s, auto v) { s.host.decode_per_step_s = v; }},
+     [](Scenario& s, auto v) { s.host.decode_per_step_s = v; },
+     [](const Scenario& s) -> Get { return s.host.decode_per_step_s; }},
     {"host.spec_extra_per_cycle", FieldKind::kDuration, false,
-     [](Scenario& s, auto v) { s.host.spec_extra_per_cycle_s = *v; }},
+     [](Scenario& s, auto v) { s.host.spec_extra_per_cycle_s = *v; },
+     [](const Scenario& s) -> Get { return s.host.spec_extra_per_cycle_s; }},
     {"host.draft_step_overhead", FieldKind::kDuration, false,
-     [](Scenario& s, auto v) { s.host.draft_step_overhead_s = *v; }},
+     [](Scenario& s, auto v) { s.host.draft_step_overhead_s = *v; },
+     [](const Scenario& s) -> Get { return s.host.draft_step_overhead_s; }},
     {"host.spec_per_request", FieldKind::kDuration, false,
-     [](Scenario& s, auto v) { s.host.spec_per_request_s = *v; }},
+     [](Scenario& s, auto v) { s.host.spec_per_request_s = *v; },
+     [](const Scenario& s) -> Get { return s.host.spec_per_request_s; }},
     {"host.ngram_lookup_per_token", FieldKind::kDuration, false,
-     [](Scenario& s, auto v) { s.host.ngram_lookup_per_token_s = *v; }},
+     [](Scenario& s, auto v) { s.host.ngram_lookup_per_token_s = *v; },
+     [](const Scenario& s) -> Get { return s.host.ngram_lookup_per_token_s; }},
+    // The launch settings an intervention switches (models/interventions): choices and switches as
+    // the loader reads them (load.cpp read_engine, read_comm_block, read_parallel).
+    {"engine.decode_mode", FieldKind::kChoice, false,
+     [](Scenario& s, auto v) { s.engine.decode_mode = mode_at(v); },
+     [](const Scenario& s) -> Get { return mode_index(s.engine.decode_mode); }, mode_names},
+    {"engine.verify_mode", FieldKind::kChoice, false,
+     [](Scenario& s, auto v) { s.engine.verify_mode = mode_at(v); },
+     [](const Scenario& s) -> Get { return mode_index(s.engine.verify_mode); }, mode_names},
+    {"engine.draft_mode", FieldKind::kChoice, false,
+     [](Scenario& s, auto v) { s.engine.draft_mode = mode_at(v); },
+     [](const Scenario& s) -> Get { return mode_index(s.engine.draft_mode); }, mode_names},
+    {"comm.nccl_algo", FieldKind::kChoice, false,
+     [](Scenario& s, auto v) { s.comm.nccl_algo = name_at(nccl_algo_names, v); },
+     [](const Scenario& s) -> Get { return index_of(nccl_algo_names(), s.comm.nccl_algo); }, nccl_algo_names},
+    {"comm.nccl_proto", FieldKind::kChoice, false,
+     [](Scenario& s, auto v) { s.comm.nccl_proto = name_at(nccl_proto_names, v); },
+     [](const Scenario& s) -> Get { return index_of(nccl_proto_names(), s.comm.nccl_proto); }, nccl_proto_names},
+    {"comm.implementation", FieldKind::kChoice, false,
+     [](Scenario& s, auto v) { s.comm.implementation = name_at(allreduce_implementation_names, v); },
+     [](const Scenario& s) -> Get { return index_of(allreduce_implementation_names(), s.comm.implementation); },
+     allreduce_implementation_names},
+    {"comm.fuse_residual_norm", FieldKind::kBoolean, false,
+     [](Scenario& s, auto v) { s.comm.fuse_residual_norm = *v != 0.0; },
+     [](const Scenario& s) -> Get { return s.comm.fuse_residual_norm ? 1.0 : 0.0; }},
+    // 1 or tp (settle_fields); the draft's heads divide either, as the loader checked them at tp.
+    {"parallel.draft_tp", FieldKind::kCount, false,
+     [](Scenario& s, auto v) { s.parallel.draft_tp = as_int(v); },
+     [](const Scenario& s) -> Get { return s.parallel.draft_ranks(); }},
 };
 
 // The keys whose value calibration reads (CycleModel::calibrate_with_overrides takes a set value
@@ -126,6 +213,21 @@ FieldValue parse_field_value(const std::string& key, const std::string& text, co
   if (f == nullptr) throw Error(where, key, "not a field a what-if can set on a loaded scenario");
   FieldValue out{f, std::nullopt};
   if (f->calibrate && text == "calibrate") return out;
+  if (f->kind == FieldKind::kChoice) {
+    const std::vector<std::string> names = f->choices();
+    if (std::find(names.begin(), names.end(), text) == names.end()) {
+      std::string valid;
+      for (const auto& n : names) valid += (valid.empty() ? "" : ", ") + n;
+      throw Error(where, key, "'" + text + "' is not one of: " + valid);
+    }
+    out.value = index_of(names, text);
+    return out;
+  }
+  if (f->kind == FieldKind::kBoolean) {
+    if (text != "true" && text != "false") throw Error(where, key, "expected true or false, got '" + text + "'");
+    out.value = text == "true" ? 1.0 : 0.0;
+    return out;
+  }
   if (f->kind == FieldKind::kDuration) {
     try {
       out.value = units::parse(text, units::Quantity::kDuration);
@@ -152,6 +254,10 @@ FieldValue parse_field_value(const std::string& key, const std::string& text, co
   out.value = v;
   return out;
 }
+
+const char* field_key(const FieldValue& v) { return v.field->key; }
+
+bool field_holds(const Scenario& s, const FieldValue& v) { return v.field->get(s) == v.value; }
 
 void set_field(Scenario& s, const FieldValue& v) {
   v.field->set(s, v.value);
@@ -196,6 +302,14 @@ std::string settle_fields(Scenario& s) {
   }
   if (s.comm.min_channels && s.comm.max_channels && s.comm.min_channels > s.comm.max_channels) {
     return "comm.min_channels must not exceed max_channels";
+  }
+  // The loader's rules for the launch settings (load.cpp read_comm_block, read_parallel), on values.
+  if (s.comm.custom_max_bytes && s.comm.implementation != "engine") {
+    return "comm.custom_max_bytes applies to comm.implementation: engine only";
+  }
+  if (s.parallel.draft_tp && *s.parallel.draft_tp != 1 && *s.parallel.draft_tp != s.parallel.tp) {
+    return "parallel.draft_tp = " + std::to_string(*s.parallel.draft_tp) +
+           ": the draft runs at TP 1 (replicated on every rank) or at the target's TP (" + std::to_string(s.parallel.tp) + ")";
   }
   // The loader's rules for n-gram lookup (load.cpp read_speculation_shape, read_host), on values.
   if (s.speculation.method == "ngram" && sp.eagle_topk > 1) {

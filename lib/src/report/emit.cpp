@@ -432,7 +432,7 @@ Scenario top_pick(const std::string& scenario, const std::vector<std::string>& p
                   const DataDir& data) {
   std::vector<std::string> all = patches;
   if (!report.ranked.empty() && report.ranked.front().feasible && report.ranked.front().gain > 0.0) {
-    const auto& pick = report.ranked.front().intervention->patches;
+    const auto& pick = report.ranked.front().intervention.patches;
     all.insert(all.end(), pick.begin(), pick.end());
   }
   return load_scenario(scenario, all, data);

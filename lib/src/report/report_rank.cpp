@@ -23,17 +23,18 @@ nlohmann::json breakdown(const Prediction& p) {
 
 nlohmann::json intervention_json(const RankedIntervention& x) {
   const auto figure = [&](double v) { return x.feasible ? nlohmann::json(v) : nlohmann::json(nullptr); };
-  nlohmann::json e = {{"name", x.intervention->name},
+  nlohmann::json e = {{"name", x.intervention.name},
+                      {"description", x.intervention.description},
                       {"tokens_per_s", figure(x.tokens_per_s)},
                       {"gain", figure(x.gain)},
                       {"gain_per_launch", figure(x.gain_per_launch)},
                       {"feasible", x.feasible},
                       {"reason", x.reason},
-                      {"effort_launches", x.intervention->effort_launches},
-                      {"effort_hours", x.intervention->effort_hours},
+                      {"effort_launches", x.intervention.effort_launches},
+                      {"effort_hours", x.intervention.effort_hours},
                       {"comm_calibrated", x.comm_calibrated},
-                      {"patches", x.intervention->patches},
-                      {"risk", x.intervention->risk},
+                      {"patches", x.intervention.patches},
+                      {"risk", x.intervention.risk},
                       {"gain_band", x.gain_band ? nlohmann::json{{"p10", x.gain_band->first}, {"p90", x.gain_band->second},
                                                                  {"too_close_to_call", x.too_close_to_call()}}
                                                 : nlohmann::json(nullptr)}};
@@ -53,6 +54,7 @@ nlohmann::json rank_json(const RankReport& r) {
   if (!r.scenario_infeasible.empty()) j["scenario_infeasible"] = r.scenario_infeasible;
   j["interventions"] = nlohmann::json::array();
   for (const auto& x : r.ranked) j["interventions"].push_back(intervention_json(x));
+  j["not_offered"] = r.not_offered;
   j["path"] = nlohmann::json::array();
   for (const auto& s : r.path) {
     j["path"].push_back({{"name", s.name}, {"tokens_per_s", s.tokens_per_s}, {"gain", s.gain},
@@ -66,16 +68,18 @@ std::string ranked_lines(const RankReport& r) {
   for (const auto& x : r.ranked) {
     char buf[512];
     if (x.feasible) {
-      std::snprintf(buf, sizeof buf, "  %-38s %9.1f %+8.1f %9.1f %12.1f  %s%s\n", x.intervention->name.c_str(),
-                    x.tokens_per_s, x.gain, x.intervention->effort_launches, x.gain_per_launch,
+      std::snprintf(buf, sizeof buf, "  %-38s %9.1f %+8.1f %9.1f %12.1f  %s%s\n", x.intervention.name.c_str(),
+                    x.tokens_per_s, x.gain, x.intervention.effort_launches, x.gain_per_launch,
                     x.tokens_per_s > x.prediction.baseline_tokens_per_s ? "beats plain decoding" : "",
                     (std::string(x.comm_calibrated ? "" : " [all-reduce uncalibrated]") +
                      (x.too_close_to_call() ? " [gain within specsim's error]" : ""))
                         .c_str());
+      out += buf;
     } else {
-      std::snprintf(buf, sizeof buf, "  %-38s   INFEASIBLE: %s\n", x.intervention->name.c_str(), x.reason.c_str());
+      // The reason is as long as it needs to be: no fixed buffer.
+      std::snprintf(buf, sizeof buf, "  %-38s   INFEASIBLE: ", x.intervention.name.c_str());
+      out += buf + x.reason + "\n";
     }
-    out += buf;
   }
   return out;
 }
@@ -106,12 +110,16 @@ std::string rank_text(const std::string& scenario, const RankReport& r) {
          fmt("%.1f", r.baseline_tokens_per_s) + " tok/s\n";
   if (!r.scenario_infeasible.empty()) out += "  INFEASIBLE as it stands: " + r.scenario_infeasible + "\n";
   out += "\n" + ranked_lines(r);
+  if (r.ranked.empty()) {
+    out += "  nothing in " + r.catalogue + " applies here (" + std::to_string(r.not_offered.size()) +
+           " not offered: their preconditions do not hold, or the scenario has what they set)\n";
+  }
   if (!r.gain_band_origin.empty()) {
     out += "  [gain within specsim's error]: the gain's p10-p90 holds 0, from " + r.gain_band_origin + "\n";
   }
-  out += "\n  best gain per launch: ";
+  out += "\n  best gain per launch: " + std::string(r.by_gain_per_effort.empty() ? "none" : "");
   for (std::size_t i = 0; i < r.by_gain_per_effort.size() && i < 3; ++i) {
-    out += (i ? ", " : "") + r.by_gain_per_effort[i]->intervention->name + " (" +
+    out += (i ? ", " : "") + r.by_gain_per_effort[i]->intervention.name + " (" +
            fmt("%+.1f", r.by_gain_per_effort[i]->gain_per_launch) + ")";
   }
   return out + plan_lines(r);

@@ -8,7 +8,7 @@
 #include <set>
 #include <tuple>
 
-#include "specsim/intervention.hpp"
+#include "specsim/interventions.hpp"
 #include "specsim/load.hpp"
 #include "specsim/monte_carlo.hpp"
 #include "specsim/validate_corpus.hpp"
@@ -186,16 +186,23 @@ bool shape_or_tp(const Intervention& iv) {
 std::vector<InterventionKey> intervention_keys(const DataDir& data) {
   std::map<std::string, InterventionKey> by_key;
   for (const InterventionKey& k : kEngineSettings) by_key.emplace(k.key, k);
+  // Every catalogue's interventions, then those a box's topology file adds for that box alone.
+  std::vector<Intervention> all;
   for (const std::string& name : data.names(DataKind::kInterventions)) {
     const InterventionCatalogue c = load_interventions(data.resolve(DataKind::kInterventions, name));
-    for (const Intervention& iv : c.interventions) {
-      if (shape_or_tp(iv)) continue;
-      for (const std::string& patch : iv.patches) {
-        const std::string key = patch.substr(0, patch.find('='));
-        const bool plain_too = std::none_of(std::begin(kSpeculativeOnlyKeys), std::end(kSpeculativeOnlyKeys),
-                                            [&](const char* k) { return key == k; });
-        by_key.emplace(key, InterventionKey{key, iv.group.empty() ? iv.name : iv.group, plain_too});
-      }
+    all.insert(all.end(), c.interventions.begin(), c.interventions.end());
+  }
+  for (const std::string& name : data.names(DataKind::kTopology)) {
+    const Topology t = load_topology(data.resolve(DataKind::kTopology, name));
+    all.insert(all.end(), t.interventions.begin(), t.interventions.end());
+  }
+  for (const Intervention& iv : all) {
+    if (shape_or_tp(iv)) continue;
+    for (const std::string& patch : iv.patches) {
+      const std::string key = patch.substr(0, patch.find('='));
+      const bool plain_too = std::none_of(std::begin(kSpeculativeOnlyKeys), std::end(kSpeculativeOnlyKeys),
+                                          [&](const char* k) { return key == k; });
+      by_key.emplace(key, InterventionKey{key, iv.group.empty() ? iv.name : iv.group, plain_too});
     }
   }
   std::vector<InterventionKey> out;

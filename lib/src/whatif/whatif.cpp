@@ -1,3 +1,4 @@
+#include "specsim/interventions.hpp"
 #include "specsim/whatif.hpp"
 
 #include <boost/math/tools/roots.hpp>
@@ -10,7 +11,9 @@
 #include <thread>
 
 #include "specsim/error.hpp"
+#include "specsim/launch_checks.hpp"
 #include "specsim/memory_fit.hpp"
+#include "specsim/preconditions.hpp"
 #include "specsim/scenario_fields.hpp"
 
 namespace specsim {
@@ -77,30 +80,144 @@ namespace specsim {
 
 namespace {
 
-RankedIntervention evaluate(const std::string& scenario, const std::vector<std::string>& base,
-                            const Intervention& iv, const DataDir& data, double current_tokens_per_s) {
+// An intervention as offered on this box, with its patches parsed as values where every key is a
+// scenario field (scenario_fields.hpp); empty `fields` means the loader applies them (a key such
+// as parallel.tp or comm.profile, a `key*=factor`, or a value the field table refuses: the loader's
+// message is then the one reported).
+struct Offer {
+  Intervention iv;
+  std::optional<std::vector<FieldValue>> fields;
+};
+
+std::optional<std::vector<FieldValue>> field_patches(const Intervention& iv) {
+  std::vector<FieldValue> out;
+  for (const std::string& p : iv.patches) {
+    const auto eq = p.find('=');
+    if (eq == std::string::npos || eq == 0 || p[eq - 1] == '*' || !is_scenario_field(p.substr(0, eq))) return std::nullopt;
+    try {
+      out.push_back(parse_field_value(p.substr(0, eq), p.substr(eq + 1), {"--set " + p, 0, 0}));
+    } catch (const Error&) {
+      return std::nullopt;
+    }
+  }
+  return out;
+}
+
+// The catalogue's interventions and then the box's own (its topology file), texts written for the
+// box; a box entry of a name the catalogue has already is left to the catalogue's.
+std::vector<Offer> offers(const InterventionCatalogue& catalogue, const Scenario& s) {
+  std::vector<Offer> out;
+  const auto add = [&](Intervention iv) {
+    for (const Offer& o : out) {
+      if (o.iv.name == iv.name) return;
+    }
+    iv.description = for_box(iv.description, s);
+    iv.risk = for_box(iv.risk, s);
+    for (Constraint& c : iv.constraints) c.reason = for_box(c.reason, s);
+    std::optional<std::vector<FieldValue>> fields = field_patches(iv);
+    out.push_back({std::move(iv), std::move(fields)});
+  };
+  for (const Intervention& iv : catalogue.interventions) add(iv);
+  for (const Intervention& iv : s.topology.interventions) add(iv);
+  return out;
+}
+
+// One point of the plan: the scenario with the interventions applied so far, and those patches.
+struct RankState {
+  Scenario scenario;
+  std::vector<std::string> patches;  // the user's, then each applied intervention's
+  // Every applied intervention was set on values and none set a key calibration reads: the base's
+  // calibration holds here.
+  bool shares_calibration = true;
+  std::vector<LaunchProblem> problems;
+};
+
+class Ranker {
+ public:
+  Ranker(const Scenario& loaded, const std::string& scenario, const std::vector<std::string>& patches,
+         const DataDir& data)
+      : scenario_(scenario), data_(data) {
+    base_.scenario = loaded;
+    base_.patches = patches;
+    base_.problems = launch_problems(base_.scenario);
+    measured_ = base_.scenario.as_measured ? base_.scenario.as_measured
+                                           : std::make_shared<const Scenario>(base_.scenario);
+    calibration_ = calibrate(base_.scenario);
+  }
+
+  [[nodiscard]] const RankState& base() const { return base_; }
+  [[nodiscard]] const Calibration& calibration() const { return calibration_; }
+
+  // Whether `o` is offered at `state`: its preconditions hold there and its patches change something.
+  [[nodiscard]] static bool offered(const Offer& o, const RankState& state) {
+    if (!holds(o.iv.when, state.scenario)) return false;
+    if (!o.fields) return true;
+    return !std::all_of(o.fields->begin(), o.fields->end(),
+                        [&](const FieldValue& f) { return field_holds(state.scenario, f); });
+  }
+
+  // `state` with `o` applied: on values when its patches are fields, else loaded again.
+  [[nodiscard]] RankState applied(const RankState& state, const Offer& o) const {
+    RankState next;
+    next.patches = state.patches;
+    next.patches.insert(next.patches.end(), o.iv.patches.begin(), o.iv.patches.end());
+    next.shares_calibration = state.shares_calibration && o.fields &&
+                              std::none_of(o.fields->begin(), o.fields->end(),
+                                           [](const FieldValue& f) { return field_affects_calibration(field_key(f)); });
+    if (!o.fields) {
+      next.scenario = load_scenario(scenario_, next.patches, data_);
+    } else {
+      next.scenario = state.scenario;
+      if (!next.scenario.as_measured) next.scenario.as_measured = measured_;
+      for (const FieldValue& f : *o.fields) set_field(next.scenario, f);
+      if (const std::string why = settle_fields(next.scenario); !why.empty()) throw Error(why);
+    }
+    next.problems = launch_problems(next.scenario);
+    return next;
+  }
+
+  [[nodiscard]] RankedIntervention evaluate(const RankState& state, const Offer& o, double current) const;
+
+ private:
+  const std::string& scenario_;
+  const DataDir& data_;
+  RankState base_;
+  std::shared_ptr<const Scenario> measured_;
+  Calibration calibration_;  // the base's: what every value-patched point shares
+};
+
+// Why the launch of `next` fails where `state`'s did not (a launch check, launch_checks.hpp); "".
+std::string new_launch_failure(const RankState& state, const RankState& next) {
+  for (const LaunchProblem& p : next.problems) {
+    if (!p.fails) continue;
+    const bool before = std::any_of(state.problems.begin(), state.problems.end(), [&](const LaunchProblem& q) {
+      return q.check == p.check && q.setting == p.setting;
+    });
+    if (!before) return describe(p);
+  }
+  return "";
+}
+
+RankedIntervention Ranker::evaluate(const RankState& state, const Offer& o, double current) const {
   RankedIntervention r;
-  r.intervention = &iv;
-  std::vector<std::string> patches = base;
-  patches.insert(patches.end(), iv.patches.begin(), iv.patches.end());
+  r.intervention = o.iv;
   try {
-    for (const Constraint& c : iv.constraints) {
-      std::vector<std::string> keys;
-      for (const auto& w : c.when) keys.push_back(w.first);
-      const auto values = scenario_fields(scenario, patches, keys, data);
-      bool all = true;
-      for (std::size_t i = 0; i < keys.size(); ++i) all = all && values[i] == c.when[i].second;
-      if (all) {
+    RankState next = applied(state, o);
+    const Scenario& s = next.scenario;
+    for (const Constraint& c : o.iv.constraints) {
+      if (holds(c.when, s)) {
         r.reason = c.reason;
         return r;
       }
     }
-    Scenario s = load_scenario(scenario, patches, data);
+    if (r.reason = new_launch_failure(state, next); !r.reason.empty()) return r;
     if (const MemoryFit fit = memory_fit(s); !fit.fits()) {
       r.reason = describe_overflow(s, fit);
       return r;
     }
-    const CycleModel model(std::move(s));
+    // A value patch leaves calibration as it was unless it sets a calibrated key.
+    const CycleModel model = next.shares_calibration ? CycleModel(std::move(next.scenario), calibration_)
+                                                     : CycleModel(std::move(next.scenario));
     r.prediction = model.predict();
     r.comm_calibrated = model.calibration().comm_calibrated;
   } catch (const Error& e) {
@@ -109,40 +226,88 @@ RankedIntervention evaluate(const std::string& scenario, const std::vector<std::
   }
   r.feasible = true;
   r.tokens_per_s = r.prediction.spec_tokens_per_s;
-  r.gain = r.tokens_per_s - current_tokens_per_s;
-  r.gain_per_launch = r.gain / iv.effort_launches;  // > 0: load_interventions refuses 0
+  r.gain = r.tokens_per_s - current;
+  r.gain_per_launch = r.gain / o.iv.effort_launches;  // > 0: load_interventions refuses 0
   return r;
+}
+
+// Each gain's band: the measured/predicted ratio of gains on the fit set's pairs applied to this
+// one's ratio (docs/validation.md#pairs). Those pairs are K sweeps and draft changes; a catalogue
+// change of another kind borrows their spread, which the origin says.
+void add_gain_bands(const Scenario& s, double now, RankReport& report) {
+  const auto& e = s.model_error;
+  if (!e || e->gain_pairs == 0) return;
+  report.gain_band_origin = "specsim's error on " + std::to_string(e->gain_pairs) +
+                            " measured gains of the validation fit set (K sweeps and draft changes; " + e->origin + ")";
+  for (auto& r : report.ranked) {
+    if (!r.feasible || !(now > 0)) continue;
+    const double ratio = r.tokens_per_s / now;
+    r.gain_band = std::pair{now * (ratio * std::exp(e->gain_residual_p10) - 1.0),
+                            now * (ratio * std::exp(e->gain_residual_p90) - 1.0)};
+  }
+}
+
+// The cumulative plan: apply the best, re-rank the rest on top of it (each offered where its
+// preconditions hold on the plan so far), at most one intervention per group.
+void plan(const Ranker& ranker, const std::vector<Offer>& all, double now, RankReport& report) {
+  RankState state = ranker.base();
+  std::vector<std::string> used_names, used_groups;
+  double level = now;
+  for (int step = 0; step < report.path_steps; ++step) {
+    const Offer* best = nullptr;
+    RankedIntervention best_value;
+    for (const Offer& o : all) {
+      if (std::find(used_names.begin(), used_names.end(), o.iv.name) != used_names.end()) continue;
+      if (!o.iv.group.empty() && std::find(used_groups.begin(), used_groups.end(), o.iv.group) != used_groups.end()) continue;
+      if (!Ranker::offered(o, state)) continue;
+      RankedIntervention r = ranker.evaluate(state, o, level);
+      if (r.feasible && r.gain > 0 && (!best || r.gain > best_value.gain)) {
+        best_value = std::move(r);
+        best = &o;
+      }
+    }
+    if (!best) break;
+    state = ranker.applied(state, *best);
+    used_names.push_back(best->iv.name);
+    if (!best->iv.group.empty()) used_groups.push_back(best->iv.group);
+    report.path.push_back({best->iv.name, best_value.tokens_per_s, best_value.gain,
+                           best_value.prediction.baseline_tokens_per_s, state.patches});
+    level = best_value.tokens_per_s;
+  }
 }
 
 }  // namespace
 
+InterventionCatalogue rank_catalogue(const Scenario& s, const std::string& priorities, const DataDir& data) {
+  if (!priorities.empty()) return load_interventions(priorities);
+  return load_interventions(data.resolve(DataKind::kInterventions, s.interventions.empty() ? kDefaultCatalogue : s.interventions));
+}
+
 RankReport rank(const std::string& scenario, const std::vector<std::string>& patches,
                 const InterventionCatalogue& catalogue, const DataDir& data, int path_steps) {
+  return rank(load_scenario(scenario, patches, data), scenario, patches, catalogue, data, path_steps);
+}
+
+RankReport rank(const Scenario& loaded, const std::string& scenario, const std::vector<std::string>& patches,
+                const InterventionCatalogue& catalogue, const DataDir& data, int path_steps) {
   RankReport report;
-  report.catalogue = catalogue.name;
   report.path_steps = path_steps;
-  Scenario base = load_scenario(scenario, patches, data);
+  const Ranker ranker(loaded, scenario, patches, data);
+  const Scenario& base = ranker.base().scenario;
+  report.catalogue = catalogue.name + (base.topology.interventions.empty() ? "" : " + " + base.topology.name);
   if (const MemoryFit fit = memory_fit(base); !fit.fits()) report.scenario_infeasible = describe_overflow(base, fit);
-  const CycleModel current(std::move(base));
-  const Prediction now = current.predict();
+  const Prediction now = CycleModel(base, ranker.calibration()).predict();
   report.baseline_tokens_per_s = now.baseline_tokens_per_s;
   report.scenario_tokens_per_s = now.spec_tokens_per_s;
-  for (const auto& iv : catalogue.interventions) {
-    report.ranked.push_back(evaluate(scenario, patches, iv, data, now.spec_tokens_per_s));
-  }
-  // Each gain's band: the measured/predicted ratio of gains on the fit set's pairs applied to this
-  // one's ratio (docs/validation.md#pairs). Those pairs are K sweeps and draft changes; a catalogue
-  // change of another kind borrows their spread, which the origin says.
-  if (const auto& e = current.scenario().model_error; e && e->gain_pairs > 0) {
-    report.gain_band_origin = "specsim's error on " + std::to_string(e->gain_pairs) +
-                              " measured gains of the validation fit set (K sweeps and draft changes; " + e->origin + ")";
-    for (auto& r : report.ranked) {
-      if (!r.feasible || !(now.spec_tokens_per_s > 0)) continue;
-      const double ratio = r.tokens_per_s / now.spec_tokens_per_s;
-      r.gain_band = std::pair{now.spec_tokens_per_s * (ratio * std::exp(e->gain_residual_p10) - 1.0),
-                              now.spec_tokens_per_s * (ratio * std::exp(e->gain_residual_p90) - 1.0)};
+  const std::vector<Offer> all = offers(catalogue, base);
+  for (const Offer& o : all) {
+    if (Ranker::offered(o, ranker.base())) {
+      report.ranked.push_back(ranker.evaluate(ranker.base(), o, now.spec_tokens_per_s));
+    } else {
+      report.not_offered.push_back(o.iv.name);
     }
   }
+  add_gain_bands(base, now.spec_tokens_per_s, report);
   std::stable_sort(report.ranked.begin(), report.ranked.end(), [](const auto& a, const auto& b) {
     if (a.feasible != b.feasible) return a.feasible;
     return a.gain > b.gain;
@@ -152,32 +317,7 @@ RankReport rank(const std::string& scenario, const std::vector<std::string>& pat
   }
   std::stable_sort(report.by_gain_per_effort.begin(), report.by_gain_per_effort.end(),
                    [](const auto* a, const auto* b) { return a->gain_per_launch > b->gain_per_launch; });
-
-  // The cumulative plan: apply the best, re-rank the rest on top of it.
-  std::vector<std::string> applied = patches;
-  std::vector<std::string> used_names, used_groups;
-  double level = now.spec_tokens_per_s;
-  for (int step = 0; step < path_steps; ++step) {
-    const RankedIntervention* best = nullptr;
-    RankedIntervention best_value;
-    for (const auto& iv : catalogue.interventions) {
-      if (std::find(used_names.begin(), used_names.end(), iv.name) != used_names.end()) continue;
-      if (!iv.group.empty() && std::find(used_groups.begin(), used_groups.end(), iv.group) != used_groups.end()) continue;
-      RankedIntervention r = evaluate(scenario, applied, iv, data, level);
-      if (r.feasible && r.gain > 0 && (!best || r.gain > best_value.gain)) {
-        best_value = r;
-        best = &best_value;
-      }
-    }
-    if (!best) break;
-    const Intervention& iv = *best_value.intervention;
-    applied.insert(applied.end(), iv.patches.begin(), iv.patches.end());
-    used_names.push_back(iv.name);
-    if (!iv.group.empty()) used_groups.push_back(iv.group);
-    report.path.push_back({iv.name, best_value.tokens_per_s, best_value.gain,
-                           best_value.prediction.baseline_tokens_per_s, applied});
-    level = best_value.tokens_per_s;
-  }
+  plan(ranker, all, now.spec_tokens_per_s, report);
   return report;
 }
 
