@@ -11,7 +11,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 # Data flows upward: util (errors, units, YAML) -> model (values and the cost model) -> io (files and
 # logs into model values) -> calibrate -> whatif -> validate -> report.
 ORDER = ["util", "model", "io", "calibrate", "whatif", "validate", "report"]
-HEADER_LAYER = {"scenario": "model", "report": "report", "intervention": "model"}
+HEADER_LAYER = {"scenario": "model", "report": "report", "intervention": "model", "specsim": "report"}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
 

@@ -10,9 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "specsim/cycle.hpp"
-#include "specsim/error.hpp"
-#include "specsim/load.hpp"
+#include "specsim/specsim.hpp"
 
 int main(int argc, char** argv) {
   std::string data_dir = SPECSIM_INSTALLED_DATA_DIR;
