@@ -282,6 +282,8 @@ struct EnginePrior {
     double value_s = 0.0;
     double p10_s = 0.0;
     double p90_s = 0.0;
+    // How a report names it: "prior: engine NAME, p10-p90 A to B (models/engines/NAME.yaml)".
+    std::string origin;
   };
   std::string name;
   std::string source;

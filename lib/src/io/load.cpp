@@ -760,6 +760,14 @@ static EnginePrior load_engine_prior_file(const std::string& path) {
   e.methods = read_methods(r, "methods");
   if (auto a = r.optional_child("async_scheduling")) e.async_scheduling = read_async_default(*a);
   r.finish();
+  const auto name = [&e](EnginePrior::Term& t) {
+    t.origin = "prior: engine " + e.name + ", p10-p90 " + units::format_duration(t.p10_s) + " to " +
+               units::format_duration(t.p90_s) + " (models/engines/" + e.name + ".yaml)";
+  };
+  for (EnginePrior::Term* t : {&e.cycle_overhead, &e.draft_step_overhead}) name(*t);
+  if (e.plain_step_host) name(*e.plain_step_host);
+  if (e.spec_per_request) name(*e.spec_per_request);
+  for (auto& [version, term] : e.cycle_overhead_by_version) name(term);
   return e;
 }
 

@@ -78,13 +78,13 @@ void eager_origins(const Scenario& s, Calibration& cal) {
   const auto profile = "profile: " + s.compute.profile + " (fitted, calibration/profiles/" + s.compute.profile + ".yaml)";
   const ComputeSettings& c = s.compute;
   const auto& launch = kPriorEagerLaunchPerKernelS;
-  cal.eager_launch_per_kernel_s = {
-      c.eager_launch_per_kernel_or_prior_s(),
-      s.explicit_keys.count("compute.eager_launch_per_kernel") ? "set"
-      : c.eager_launch_per_kernel_s                          ? profile
-                                                             : prior(units::format_duration(launch.value),
-                                                                     units::format_duration(launch.p10),
-                                                                     units::format_duration(launch.p90))};
+  // The priors' texts are constants: formatted once, not per what-if point.
+  static const std::string launch_prior =
+      prior(units::format_duration(launch.value), units::format_duration(launch.p10), units::format_duration(launch.p90));
+  cal.eager_launch_per_kernel_s = {c.eager_launch_per_kernel_or_prior_s(),
+                                   s.explicit_keys.count("compute.eager_launch_per_kernel") ? "set"
+                                   : c.eager_launch_per_kernel_s                          ? profile
+                                                                                          : launch_prior};
   const auto& exponent = kPriorEagerOverlapExponent;
   std::string origin;
   if (s.explicit_keys.count("compute.eager_overlap_exponent")) {
@@ -95,20 +95,19 @@ void eager_origins(const Scenario& s, Calibration& cal) {
   } else if (c.eager_overlap_exponent) {
     origin = profile;
   } else {
-    origin = prior(units::format_fixed(exponent.value, 2), units::format_fixed(exponent.p10, 1),
-                   units::format_fixed(exponent.p90, 1));
+    static const std::string exponent_prior = prior(units::format_fixed(exponent.value, 2),
+                                                    units::format_fixed(exponent.p10, 1), units::format_fixed(exponent.p90, 1));
+    origin = exponent_prior;
   }
   cal.eager_overlap_exponent = {c.eager_overlap_exponent_or_prior(), origin};
   const auto& wait = kPriorPiecewiseGpuPerAttentionS;
-  cal.piecewise_gpu_per_attention_s = {
-      c.piecewise_gpu_per_attention_s.value_or(wait.value),
-      s.explicit_keys.count("compute.piecewise_gpu_per_attention") ? "set"
-      : c.piecewise_gpu_per_attention_s                            ? profile
-                                                                   : "prior: " + units::format_duration(wait.value) +
-                                                                         ", p10-p90 " + units::format_duration(wait.p10) +
-                                                                         " to " + units::format_duration(wait.p90) +
-                                                                         " (one H200, calibration/compute/h200-piecewise.csv; "
-                                                                         "docs/model.md#launch-modes)"};
+  static const std::string wait_prior = "prior: " + units::format_duration(wait.value) + ", p10-p90 " +
+                                        units::format_duration(wait.p10) + " to " + units::format_duration(wait.p90) +
+                                        " (one H200, calibration/compute/h200-piecewise.csv; docs/model.md#launch-modes)";
+  cal.piecewise_gpu_per_attention_s = {c.piecewise_gpu_per_attention_s.value_or(wait.value),
+                                       s.explicit_keys.count("compute.piecewise_gpu_per_attention") ? "set"
+                                       : c.piecewise_gpu_per_attention_s                            ? profile
+                                                                                                    : wait_prior};
 }
 
 // Whether any forward of `s` (the target's decode and verify, the draft's where it runs) is in a
@@ -282,8 +281,7 @@ void CycleModel::apply_calibration() {
       if (s.explicit_keys.count(key)) return "set";
       if (!term && !s.engine_prior_skipped.empty()) return "prior: 0 (" + s.engine_prior_skipped + ")";
       if (!term) return "prior: 0 (no models/engines file for engine '" + s.engine.name + "')";
-      return "prior: engine " + s.engine_prior->name + ", p10-p90 " + units::format_duration(term->p10_s) + " to " +
-             units::format_duration(term->p90_s) + " (models/engines/" + s.engine_prior->name + ".yaml)";
+      return term->origin;  // "prior: engine NAME, p10-p90 ... (models/engines/NAME.yaml)", written at load
     };
     const auto* prior = s.engine_prior ? &*s.engine_prior : nullptr;
     calibration_.spec_extra_per_cycle_s = {s.host.spec_extra_per_cycle_s,
