@@ -352,7 +352,7 @@ TEST_CASE("output: a target with a legal 255-byte name is writable (the temporar
   CHECK(listing(dir.path) == std::set<std::string>{name});
 }
 
-TEST_CASE("output: OutputFile writes in pieces; uncommitted, it leaves the target and no temporary", "[output]") {
+TEST_CASE("output: OutputFile writes in pieces, and uncommitted it leaves the target and no temporary", "[output]") {
   TempDir dir("specsim_test_output_stream");
   const fs::path target = dir.path / "grid.csv";
   spit(target, "old\n");

@@ -428,7 +428,7 @@ TEST_CASE("sweep --stream: only with CSV or JSON, not with --top, --emit or conc
   CHECK_THAT(with({"--csv", "--concurrency", "1,4"}).err, Contains("a concurrency sweep prints a row per level"));
 }
 
-TEST_CASE("sweep -o: the output goes to the file, atomically; inputs and failed writes leave files as they were",
+TEST_CASE("sweep -o: the output goes to the file atomically, and inputs and failed writes leave files as they were",
           "[sweep][output]") {
   specsim::test::TempDir dir("specsim_test_sweep_output");
   const std::string grid_csv = (dir.path / "grid.csv").string();
