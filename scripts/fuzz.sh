@@ -29,6 +29,7 @@ targets=(
   "fuzz_load|8192|models calibration/profiles tests/data/valid/hf tests/data/invalid/gpu tests/data/invalid/scenario"
   "fuzz_set_patch|512|fuzz/seeds/set_patch"
   "fuzz_topo_import|8192|tests/data/valid/topo tests/data/invalid/topo"
+  "fuzz_rocm_topo|8192|fuzz/seeds/rocm_topo tests/data/valid/topo tests/data/invalid/topo"
   "fuzz_compute_csv|8192|calibration/compute"
   "fuzz_interventions|8192|models/interventions"
   "fuzz_cli_values|512|fuzz/seeds/cli_values"

@@ -1,6 +1,8 @@
 // Helpers shared by the tests that run the command line in-process.
 #pragma once
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -36,10 +38,13 @@ inline std::vector<std::filesystem::path> shipped_scenarios() {
   return out;
 }
 
-// A fresh directory per test, removed on exit.
+// A fresh directory per test, removed on exit. Its name carries the process id: ctest runs test
+// cases side by side, and test runs of other checkouts share /tmp (two runs of the concurrent-writers
+// test removed each other's directory).
 struct TempDir {
   std::filesystem::path path;
-  explicit TempDir(const std::string& name) : path(std::filesystem::temp_directory_path() / name) {
+  explicit TempDir(const std::string& name)
+      : path(std::filesystem::temp_directory_path() / (name + "-" + std::to_string(::getpid()))) {
     std::filesystem::remove_all(path);
     std::filesystem::create_directories(path);
   }

@@ -14,6 +14,7 @@ commands=(
   "breakeven"
   "rank"
   "sweep --vary speculation.num_steps=1..3"
+  "sweep --vary speculation.num_steps=1..3 --csv --stream"
   "validate tests/data/valid/validation --json"
   "init --model llama-3.1-8b --draft llama-3.1-8b-eagle3 --topology 8x-h200-nvswitch --engine sglang --tp 1"
   "--help"

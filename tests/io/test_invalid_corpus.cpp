@@ -250,6 +250,8 @@ const std::map<std::string, Expected>& corpus() {
        {"comm.all_to_all_profile: profile 'h200-8x-nvswitch-aic-nccl' times all_reduce, this key takes an all_to_all table", 23}},
       {"scenario/comm-nccl-version-not-a-release.yaml",
        {"comm.nccl_version: 'v2.29' is not an NCCL release (MAJOR.MINOR[.PATCH], e.g. 2.29.7)", 22}},
+      {"scenario/comm-nccl-p2p-level-node.yaml",
+       {"comm.nccl_p2p_level: 'node' is nvidia-smi's class; NCCL has no such level and counts that path as PHB: use phb", 22}},
       {"scenario/deepep-on-pcie.yaml", {"parallel.moe_a2a: = deepep: DeepEP needs NVLink with full peer access", 11}},
       {"scenario/moe-a2a-without-ep.yaml",
        {"parallel.moe_a2a: = deepep: an all-to-all backend moves tokens between expert-parallel ranks", 10}},
@@ -283,6 +285,9 @@ const std::map<std::string, Expected>& corpus() {
       {"topology/nodes-times-per-node.yaml", {"gpus_per_node: nodes (2) x gpus_per_node (4) = 8, but gpus = 16", 7}},
       {"topology/nodes-without-network.yaml", {"nodes: = 2: a multi-node topology needs `network:`", 6}},
       {"topology/nvlink-count-overflow.yaml", {"link: 'NV99999999999' is not a link class", 9}},
+      {"topology/cpu-by-marketing-name.yaml",
+       {"cpu: 'EPYC 7542' is not a host CPU NCCL tells apart (amd, intel-broadwell, intel-skylake, intel-sapphire-rapids, "
+        "intel-emerald-rapids, arm)", 10}},
       {"topology/unknown-link-class.yaml", {"link: 'PCIE' is not a link class (NV#, XGMI, PIX, PXB, PHB, NODE, SYS)", 9}},
       {"topology/zero-gpus.yaml", {"gpus: = 0: must be in [1, 10000000]", 6}},
       {"topology/unknown-failure-check.yaml",

@@ -10,6 +10,7 @@
 #include "specsim/scenario.hpp"
 #include "specsim/load.hpp"
 #include "specsim/comm_model.hpp"
+#include "specsim/cycle.hpp"
 #include "specsim/error.hpp"
 #include "specsim/nccl_prior.hpp"
 #include "specsim/nccl_tests.hpp"
@@ -158,38 +159,128 @@ TEST_CASE("the all-reduce prior's spread is the pooled ratio of the shipped grap
   CHECK_THAT(0.5 * (ratios[15] + ratios[16]), WithinAbs(0.99, 0.005));  // the prior is unbiased: value 1
 }
 
-TEST_CASE("the all-reduce prior depends on the ring's link class and P2P as NCCL's graph and the logs do", "[nccl_prior][link]") {
-  // docs/references/nccl.md#link-class-prior: 8 ranks, Blackwell caps, 8 KiB.
+namespace {
+
+// The prior on an 8-GPU Blackwell box whose driver grants P2P, 8 KiB (docs/references/nccl.md#link-class-prior).
+struct LinkBox {
   specsim::GpuSpec gpu;
-  gpu.architecture = specsim::GpuArch::kBlackwell;
   specsim::Topology box;
-  box.gpus = 8;
-  const auto prior_us = [&](specsim::LinkClass link, bool p2p, double bytes) {
-    box.link = link;
-    box.p2p = p2p;
-    return specsim::nccl_prior_pick(specsim::nccl_prior_config(box, gpu, 8), bytes).time_s * 1e6;
-  };
-  constexpr double kB = 8192;
-  // P2P through the PCIe tree: Ring LL, 6.6 + 14 x 1.0 = 20.6 us; bus 2 x 12 GB/s, LL half of it,
-  // algBw 12 x 8/14 = 6.857 GB/s: + 8192 B / 6.857 GB/s = 1.195 us -> 21.79 us.
-  for (const auto link : {specsim::LinkClass::kPix, specsim::LinkClass::kPxb, specsim::LinkClass::kPhb,
-                          specsim::LinkClass::kNode}) {
-    CHECK_THAT(prior_us(link, true, kB), WithinRel(20.6 + 8192.0 / (12.0 * 8 / 14 * 1e3), 1e-9));
+  LinkBox() {
+    gpu.architecture = specsim::GpuArch::kBlackwell;
+    box.gpus = 8;
   }
-  // P2P over SYS: the socket link NCCL assumes (AMD_BW 16 GB/s) caps the bus: 20.6 + 8192 / (8 x 8/14 x 1e3) = 22.39 us.
-  const double sys_p2p = prior_us(specsim::LinkClass::kSys, true, kB);
-  CHECK_THAT(sys_p2p, WithinRel(20.6 + 8192.0 / (8.0 * 8 / 14 * 1e3), 1e-9));
-  // No P2P (SHM): each of the 14 steps 1.28 us dearer, 1 channel x 5 GB/s:
-  // 6.6 + 14 x 2.28 + 8192 / (2.5 x 8/14 x 1e3) = 38.52 + 5.73 = 44.25 us, for every class.
-  const double sys_shm = prior_us(specsim::LinkClass::kSys, false, kB);
-  CHECK_THAT(sys_shm, WithinRel(6.6 + 14 * 2.28 + 8192.0 / (2.5 * 8 / 14 * 1e3), 1e-9));
-  CHECK_THAT(prior_us(specsim::LinkClass::kPix, false, kB), WithinRel(sys_shm, 1e-12));
+  double us(specsim::LinkClass link, const specsim::NcclP2pSettings& nccl = {}, int ranks = 8, double bytes = 8192) {
+    box.link = link;
+    return specsim::nccl_prior_pick(specsim::nccl_prior_config(box, gpu, ranks, nccl), bytes).time_s * 1e6;
+  }
+  std::string rule(specsim::LinkClass link, const specsim::NcclP2pSettings& nccl = {}, int ranks = 8) {
+    box.link = link;
+    return specsim::nccl_transport(box, gpu, ranks, nccl).rule;
+  }
+};
+
+// NCCL's tuning model at 8 ranks, Blackwell caps, 8 KiB, Ring LL (NCCL's pick in every case below):
+// latency 6.6 + 14 steps x 1.0 us (PCI column) = 20.6 us; bus bandwidth channels x per-channel, LL
+// half of it; algBw = bus x 8/14.
+// P2P through the PCIe tree, 2 x 12 GB/s: + 8192 B / (12 x 8/14 GB/s) = 1.195 us -> 21.79 us.
+const double kP2pUs = 20.6 + 8192.0 / (12.0 * 8 / 14 * 1e3);
+// SHM through host memory: each step 1.28 us dearer, 1 channel x 5 GB/s:
+// 6.6 + 14 x 2.28 + 8192 / (2.5 x 8/14 x 1e3) = 38.52 + 5.73 = 44.25 us.
+const double kShmUs = 6.6 + 14 * 2.28 + 8192.0 / (2.5 * 8 / 14 * 1e3);
+// P2P over SYS, the socket link NCCL gives an AMD host (AMD_BW 16 GB/s) caps the 2 channels at 8 GB/s:
+// 20.6 + 8192 / (8 x 8/14 x 1e3) = 22.39 us.
+const double kSysAmdUs = 20.6 + 8192.0 / (8.0 * 8 / 14 * 1e3);
+
+specsim::NcclP2pSettings level(const std::string& l) { return {l, ""}; }
+
+}  // namespace
+
+TEST_CASE("the all-reduce prior follows NCCL's P2P level by link class (2.23.4+, default)", "[nccl_prior][link]") {
+  LinkBox b;
+  using specsim::LinkClass;
+  // paths.cc#L355-L368 at v2.30.7-1: P2P up to PXB; 8 GPUs on the node, so AMD's SYS exception is off.
+  CHECK_THAT(b.us(LinkClass::kPix), WithinRel(kP2pUs, 1e-9));  // PATH_PIX 4 <= PXB 5
+  CHECK_THAT(b.us(LinkClass::kPxb), WithinRel(kP2pUs, 1e-9));  // PATH_PXB 5 <= PXB 5
+  CHECK_THAT(b.us(LinkClass::kPhb), WithinRel(kShmUs, 1e-9));  // PATH_PHB 8 > 5: through the CPU, SHM
+  CHECK_THAT(b.us(LinkClass::kNode), WithinRel(kShmUs, 1e-9)); // nvidia-smi NODE is NCCL's PATH_PHB
+  CHECK_THAT(b.us(LinkClass::kSys), WithinRel(kShmUs, 1e-9));  // PATH_SYS 9 > 5
+  // The report says which rule each class fell under.
+  CHECK_THAT(b.rule(LinkClass::kPix), Contains("PIX ring: P2P, within NCCL 2.23.4+'s default P2P level PXB"));
+  CHECK_THAT(b.rule(LinkClass::kPxb), Contains("PXB ring: P2P, within NCCL 2.23.4+'s default P2P level PXB"));
+  CHECK_THAT(b.rule(LinkClass::kPhb), Contains("PHB ring: SHM through host memory, beyond NCCL 2.23.4+'s default P2P level PXB") &&
+                                          Contains("cpu not stated: AMD assumed, prior") &&
+                                          Contains("comm.nccl_p2p_level: phb (NCCL_P2P_LEVEL=PHB) gives P2P"));
+  CHECK_THAT(b.rule(LinkClass::kNode), Contains("NODE ring (NCCL's PHB): SHM through host memory") &&
+                                           Contains("comm.nccl_p2p_level: phb"));
+  CHECK_THAT(b.rule(LinkClass::kSys), Contains("SYS ring: SHM through host memory") && Contains("nccl_p2p_level: sys"));
   // The direction of the logs (calibration/nccl/): 8x SYS without P2P 44.02 us at 8 KiB
-  // (chlc-8x4090-nop2p-sys.log) is slower than 8x SYS with P2P, 37.00 us (aikitoria-8x5090-p2p-turin.log);
-  // saturated, 15.0 GB/s of bus bandwidth against 45.7: the prior is slower without P2P at both ends.
-  CHECK(sys_shm > sys_p2p);
-  CHECK(prior_us(specsim::LinkClass::kSys, false, 128 << 20) > 2 * prior_us(specsim::LinkClass::kSys, true, 128 << 20));
-  CHECK(sys_p2p > prior_us(specsim::LinkClass::kPix, true, kB));  // the socket link caps SYS below PCI_BW x 2
-  // NVLink is untouched by the PCIe rules: 16 channels x 40.1 GB/s, NVLink latencies.
-  CHECK(prior_us(specsim::LinkClass::kNvlink, true, kB) < 20.6);
+  // (chlc-8x4090-nop2p-sys.log) is slower than 8x SYS with NCCL_P2P_LEVEL=SYS, 37.00 us
+  // (aikitoria-8x5090-p2p-turin.log); saturated, 15.0 GB/s of bus bandwidth against 45.7.
+  const double sys_p2p = b.us(LinkClass::kSys, level("sys"));
+  CHECK(kShmUs > sys_p2p);
+  CHECK(b.us(LinkClass::kSys, {}, 8, 128 << 20) > 2 * b.us(LinkClass::kSys, level("sys"), 8, 128 << 20));
+}
+
+TEST_CASE("the all-reduce prior under NCCL_P2P_LEVEL, the host CPU, two GPUs on AMD and older releases",
+          "[nccl_prior][link]") {
+  LinkBox b;
+  using specsim::LinkClass;
+  // NCCL_P2P_LEVEL (comm.nccl_p2p_level) replaces the default: PHB reaches PHB and NODE, not SYS.
+  CHECK_THAT(b.us(LinkClass::kPhb, level("phb")), WithinRel(kP2pUs, 1e-9));
+  CHECK_THAT(b.us(LinkClass::kNode, level("phb")), WithinRel(kP2pUs, 1e-9));
+  CHECK_THAT(b.us(LinkClass::kSys, level("phb")), WithinRel(kShmUs, 1e-9));
+  CHECK_THAT(b.rule(LinkClass::kNode, level("phb")), Contains("P2P, within NCCL_P2P_LEVEL=PHB (comm.nccl_p2p_level)"));
+  // SYS: the socket link by host CPU (topo.h): AMD 16 GB/s -> 22.39 us (the CPU not stated is AMD);
+  // Skylake-class Intel 10 GB/s caps each of 2 channels at 5: 20.6 + 8192 / (5 x 8/14 x 1e3) = 23.47 us;
+  // Emerald Rapids 40 GB/s leaves PCI_BW's 12: 21.79 us.
+  CHECK_THAT(b.us(LinkClass::kSys, level("sys")), WithinRel(kSysAmdUs, 1e-9));
+  b.box.cpu = specsim::HostCpu::kIntelSkylake;
+  CHECK_THAT(b.us(LinkClass::kSys, level("sys")), WithinRel(20.6 + 8192.0 / (5.0 * 8 / 14 * 1e3), 1e-9));
+  b.box.cpu = specsim::HostCpu::kIntelEmeraldRapids;
+  CHECK_THAT(b.us(LinkClass::kSys, level("sys")), WithinRel(kP2pUs, 1e-9));
+  // NCCL_P2P_DISABLE=1 (loc) sends even PIX, and NVLink, through host memory.
+  CHECK_THAT(b.us(LinkClass::kPix, level("loc")), WithinRel(kShmUs, 1e-9));
+  CHECK_THAT(b.us(LinkClass::kNvlink, level("loc")), WithinRel(kShmUs, 1e-9));
+  // Two GPUs of an AMD host: SYS is within the default level. 2 ranks, Ring LL: 6.6 + 2 x 1.0 = 8.6 us;
+  // 2 x 8 GB/s, LL half, algBw 8 x 2/2: + 8192 / 8e3 = 1.024 us -> 9.624 us. On Intel the same pair
+  // goes through host memory: 6.6 + 2 x 2.28 + 8192 / (2.5 x 2/2 x 1e3) = 11.16 + 3.277 = 14.44 us.
+  b.box.cpu = specsim::HostCpu::kAmd;
+  CHECK_THAT(b.us(LinkClass::kSys, {}, 2), WithinRel(8.6 + 8192.0 / 8e3, 1e-9));
+  CHECK_THAT(b.rule(LinkClass::kSys, {}, 2), Contains("P2P, within NCCL 2.23.4+'s default P2P level SYS for at most two GPUs on AMD (cpu: amd, 2 GPUs"));
+  b.box.cpu = specsim::HostCpu::kIntelSapphireRapids;
+  CHECK_THAT(b.us(LinkClass::kSys, {}, 2), WithinRel(6.6 + 2 * 2.28 + 8192.0 / 2.5e3, 1e-9));
+  // Before 2.23.4 (paths.cc at v2.22.3-1): SYS, but PXB on Intel and ARM.
+  const specsim::NcclP2pSettings v222{"auto", "2.22.3"};
+  b.box.cpu.reset();
+  CHECK_THAT(b.us(LinkClass::kPhb, v222), WithinRel(kP2pUs, 1e-9));
+  CHECK_THAT(b.us(LinkClass::kSys, v222), WithinRel(kSysAmdUs, 1e-9));
+  CHECK_THAT(b.rule(LinkClass::kSys, v222), Contains("NCCL 2.22.3's default P2P level SYS (cpu not stated: AMD assumed, prior"));
+  b.box.cpu = specsim::HostCpu::kArm;
+  CHECK_THAT(b.us(LinkClass::kPhb, v222), WithinRel(kShmUs, 1e-9));
+  CHECK_THAT(b.us(LinkClass::kPxb, v222), WithinRel(kP2pUs, 1e-9));
+  // A driver without P2P (the topology's p2p off, or a card without it) is SHM whatever the level.
+  b.box.p2p = false;
+  CHECK_THAT(b.us(LinkClass::kPix, level("sys")), WithinRel(kShmUs, 1e-9));
+  CHECK_THAT(b.rule(LinkClass::kPix, level("sys")), Contains("the topology has p2p off"));
+  // NVLink keeps its graph under the default level: 16 channels x 40.1 GB/s, NVLink latencies.
+  b.box.p2p = true;
+  CHECK(b.us(LinkClass::kNvlink) < 20.6);
+}
+
+TEST_CASE("predict names NCCL's P2P rule the ring's class fell under", "[nccl_prior][link][report]") {
+  // 8x RTX PRO 6000 on two sockets (NODE inside, SYS across; no comm_profile): the prior prices it.
+  const specsim::DataDir data(SPECSIM_SOURCE_DIR);
+  auto source = [&](std::vector<std::string> patches) {
+    patches.push_back("topology=8x-rtx-pro-6000-pcie5-2socket");
+    patches.push_back("comm.custom_profile=");
+    patches.push_back("comm.implementation=nccl");
+    const specsim::Scenario s = specsim::load_scenario(specsim::kDefaultScenario, patches, data);
+    return specsim::CycleModel(s).calibration().comm_source;
+  };
+  CHECK_THAT(source({}), Contains("uncalibrated") && Contains("SYS ring: SHM through host memory, beyond NCCL 2.23.4+'s "
+                                                               "default P2P level PXB (cpu not stated: AMD assumed, prior"));
+  CHECK_THAT(source({"comm.nccl_p2p_level=sys"}), Contains("SYS ring: P2P, within NCCL_P2P_LEVEL=SYS (comm.nccl_p2p_level)"));
+  CHECK_THAT(source({"comm.nccl_version=2.22.3"}), Contains("SYS ring: P2P, within NCCL 2.22.3's default P2P level SYS"));
+  // A misspelt level is refused with the valid names.
+  CHECK_THROWS_WITH(source({"comm.nccl_p2p_level=node"}), Contains("nccl_p2p_level") && Contains("counts that path as PHB"));
 }

@@ -351,3 +351,41 @@ TEST_CASE("output: a target with a legal 255-byte name is writable (the temporar
   CHECK(slurp(target) == "x: 2\n");
   CHECK(listing(dir.path) == std::set<std::string>{name});
 }
+
+TEST_CASE("output: OutputFile writes in pieces, and uncommitted it leaves the target and no temporary", "[output]") {
+  TempDir dir("specsim_test_output_stream");
+  const fs::path target = dir.path / "grid.csv";
+  spit(target, "old\n");
+  {
+    specsim::OutputFile file(target.string());
+    // 100,000 rows of 11 bytes = 1.1 MB, past the 64 KiB buffer many times: the temporary holds
+    // what was written so far, the target still the old text.
+    for (int i = 0; i < 100000; ++i) file.write("row,123456\n");
+    CHECK(slurp(target) == "old\n");
+    CHECK(listing(dir.path).size() == 2);  // the target and one temporary
+  }  // destroyed without a commit: an exception or a run that keeps nothing
+  CHECK(slurp(target) == "old\n");
+  CHECK(listing(dir.path) == std::set<std::string>{"grid.csv"});
+  {
+    specsim::OutputFile file(target.string());
+    file.write("a,b\n");
+    file.write("1,2\n");
+    file.commit();
+    CHECK_THROWS_WITH(file.write("3,4\n"), Contains("written after it was committed"));
+  }
+  CHECK(slurp(target) == "a,b\n1,2\n");
+  CHECK(listing(dir.path) == std::set<std::string>{"grid.csv"});
+}
+
+TEST_CASE("output: OutputFile on /dev/full with force fails at the write that fills it", "[output]") {
+  specsim::OutputOptions force;
+  force.force = true;
+  specsim::OutputFile file("/dev/full", force);
+  // The first 64 KiB go to the buffer; the write that passes it reaches the device and fails.
+  const std::string row(1024, 'x');
+  CHECK_THROWS_WITH(
+      [&] {
+        for (int i = 0; i < 100; ++i) file.write(row);
+      }(),
+      Contains("-o /dev/full: write failed: No space left on device"));
+}

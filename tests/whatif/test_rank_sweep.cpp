@@ -263,7 +263,8 @@ TEST_CASE("sweep: JSON and CSV list every point, the best N with --top, and refu
   const auto started = std::chrono::steady_clock::now();
   const Run big = run({"sweep", "--vary", "workload.context=1000..2000", "--vary", "host.decode_per_step=1us..1000us:1000", "--json"});
   CHECK(big.code == specsim::cli::kExitUsage);
-  CHECK_THAT(big.err, Contains("--json") && Contains("1001000 points exceed the 1000000") && Contains("--top N"));
+  CHECK_THAT(big.err, Contains("--json") && Contains("1001000 points exceed the 1000000") && Contains("--top N") &&
+                         Contains("--stream"));
   CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(5));
   CHECK(run({"sweep", "--vary", "workload.context=1000..2000", "--vary", "host.decode_per_step=1us..1000us:1000", "--csv"}).code ==
         specsim::cli::kExitUsage);
@@ -328,4 +329,174 @@ TEST_CASE("rank: an intervention with several bad values names them all (issue 1
   // Batch 0 against its bound, tp = 3 against Kimi K2.5's 64 attention heads: one reason, both lines.
   CHECK_THAT(broken->reason, Contains("2 problems:") && Contains("--set workload.batch=0: workload.batch") &&
                                           Contains("--set parallel.tp=3: parallel.tp: tp = 3 on kimi-k2.5"));
+}
+
+namespace {
+
+// The lines of `text`, each with its newline.
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line + "\n");
+  return lines;
+}
+
+}  // namespace
+
+TEST_CASE("sweep --stream: the CSV rows the listing prints, byte for byte, in grid order", "[sweep][stream]") {
+  // Batch 64 does not fit (2 of the 4 points are INFEASIBLE rows); accept moves the figures.
+  for (const std::vector<std::string>& axes :
+       {std::vector<std::string>{"--vary", "speculation.num_steps=1..3", "--vary", "acceptance.accept=0.6,0.8"},
+        std::vector<std::string>{"--vary", "workload.batch=1,64", "--vary", "speculation.num_steps=2,3"}}) {
+    std::vector<std::string> args = {"sweep"};
+    args.insert(args.end(), axes.begin(), axes.end());
+    args.push_back("--csv");
+    const Run listed = run(args);
+    args.push_back("--stream");
+    const Run streamed = run(args);
+    REQUIRE(listed.code == 0);
+    REQUIRE(streamed.code == 0);
+    CHECK(streamed.err == listed.err);  // the INFEASIBLE count on stderr, as before
+    const auto want = lines_of(listed.out);
+    auto got = lines_of(streamed.out);
+    const bool batch = axes[1] == "workload.batch=1,64";
+    REQUIRE(got.size() == want.size());
+    REQUIRE(got.size() == (batch ? 1u + 4 : 1u + 6));  // the header, then 4 or 6 points
+    CHECK(got.front() == want.front());  // the header
+    // Grid order: the odometer over the axes, the last fastest (1,0.6 / 1,0.8 / 2,0.6 ... or
+    // 1,2 / 1,3 / 64,2 / 64,3).
+    std::vector<std::string> order;
+    for (std::size_t i = 1; i < got.size(); ++i) order.push_back(got[i].substr(0, got[i].find(',', got[i].find(',') + 1)));
+    if (batch) {
+      CHECK(order == std::vector<std::string>{"1,2", "1,3", "64,2", "64,3"});
+    } else {
+      CHECK(order == std::vector<std::string>{"1,0.6", "1,0.8", "2,0.6", "2,0.8", "3,0.6", "3,0.8"});
+    }
+    // The same rows as the best-first listing, each byte for byte.
+    std::sort(got.begin() + 1, got.end());
+    auto sorted_want = want;
+    std::sort(sorted_want.begin() + 1, sorted_want.end());
+    CHECK(got == sorted_want);
+  }
+}
+
+TEST_CASE("sweep --stream: JSON with order grid, the listing's points and counts", "[sweep][stream]") {
+  const std::vector<std::string> grid = {"sweep", "--vary", "workload.batch=1,64", "--vary", "speculation.num_steps=2,3",
+                                         "--json"};
+  nlohmann::json listed = run_json(grid);
+  std::vector<std::string> args = grid;
+  args.push_back("--stream");
+  nlohmann::json streamed = run_json(args);
+  CHECK(streamed["order"] == "grid");
+  REQUIRE(streamed["points"].size() == 4);
+  CHECK(streamed["points"][0]["set"]["workload.batch"] == "1");
+  CHECK(streamed["points"][2]["feasible"] == false);  // batch 64, in grid order
+  auto sorted = [](nlohmann::json points) {
+    std::sort(points.begin(), points.end(), [](const auto& a, const auto& b) { return a.dump() < b.dump(); });
+    return points;
+  };
+  CHECK(sorted(streamed["points"]) == sorted(listed["points"]));
+  // Every other key as the listing gives it (baseline, invalid, invalid_example, infeasible).
+  streamed.erase("points");
+  streamed.erase("order");
+  listed.erase("points");
+  CHECK(streamed == listed);
+  CHECK(streamed["infeasible"] == 2);
+  // The library hands the points over in grid order, the same ones a full sweep keeps.
+  const std::vector<specsim::SweepAxis> axes{specsim::parse_vary("workload.batch=1,64"),
+                                             specsim::parse_vary("speculation.num_steps=2,3")};
+  std::vector<specsim::SweepPoint> handed;
+  const auto r = specsim::sweep(specsim::kDefaultScenario, {}, axes, kRoot, {}, nullptr, 0,
+                                [&handed](const specsim::SweepPoint& p) { handed.push_back(p); });
+  CHECK(r.points.empty());  // keep 0: nothing held
+  REQUIRE(handed.size() == 4);
+  CHECK(handed[1].values == std::vector<std::string>{"1", "3"});
+  CHECK(handed[3].infeasible != "");
+  CHECK(r.valid == 4);
+  CHECK(r.infeasible == 2);
+}
+
+TEST_CASE("sweep --stream: only with CSV or JSON, not with --top, --emit or concurrency levels", "[sweep][stream]") {
+  const std::vector<std::string> grid = {"sweep", "--vary", "speculation.num_steps=1..3", "--stream"};
+  auto with = [&grid](std::vector<std::string> extra) {
+    std::vector<std::string> args = grid;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run(args);
+  };
+  const Run text = with({});
+  CHECK(text.code == specsim::cli::kExitUsage);
+  CHECK_THAT(text.err, Contains("--stream") && Contains("give --csv or --json"));
+  CHECK(with({"--csv", "--top", "2"}).code == specsim::cli::kExitUsage);
+  CHECK_THAT(with({"--json", "--emit", "vllm"}).err, Contains("--emit needs the best point"));
+  CHECK_THAT(with({"--csv", "--concurrency", "1,4"}).err, Contains("a concurrency sweep prints a row per level"));
+}
+
+TEST_CASE("sweep -o: the output goes to the file atomically, and inputs and failed writes leave files as they were",
+          "[sweep][output]") {
+  specsim::test::TempDir dir("specsim_test_sweep_output");
+  const std::string grid_csv = (dir.path / "grid.csv").string();
+  const std::vector<std::string> grid = {"sweep", "--vary", "speculation.num_steps=1..3", "--vary",
+                                         "acceptance.accept=0.6,0.8", "--csv", "--stream"};
+  const Run printed = run(grid);
+  std::vector<std::string> args = grid;
+  args.insert(args.end(), {"-o", grid_csv});
+  const Run written = run(args);
+  REQUIRE(written.code == 0);
+  CHECK(written.out.empty());
+  CHECK(specsim::test::read_text(grid_csv) == printed.out);
+  // The listing and the text go to a file too.
+  const Run text = run({"sweep", "--vary", "speculation.num_steps=1..3", "-o", grid_csv});
+  REQUIRE(text.code == 0);
+  CHECK_THAT(specsim::test::read_text(grid_csv), Contains("specsim sweep: 3 valid"));
+  // The scenario read is refused as the output, by name or by path; it stays as it was.
+  const std::string scenario = std::string(SPECSIM_SOURCE_DIR) + "/models/scenarios/" + specsim::kDefaultScenario + ".yaml";
+  const std::string before = specsim::test::read_text(scenario);
+  const Run own = run({"sweep", "--vary", "speculation.num_steps=1..3", "--csv", "--stream", "-o", scenario});
+  CHECK(own.code == specsim::cli::kExitInput);
+  CHECK_THAT(own.err, Contains("is the input") && Contains("of this command"));
+  CHECK(specsim::test::read_text(scenario) == before);
+  // A value of --vary that names a file is an input too.
+  const std::string model = std::string(SPECSIM_SOURCE_DIR) + "/models/llm/llama-3.1-8b.yaml";
+  CHECK(run({"sweep", "--vary", "model=" + model, "--csv", "-o", model}).code == specsim::cli::kExitInput);
+  // 1,001,000 points, which the best-first listing refuses, are accepted streamed; a write that
+  // fails stops the grid at the first full buffer (64 KiB, ~1000 rows), not after it ran.
+  const auto started = std::chrono::steady_clock::now();
+  const Run full = run({"sweep", "--vary", "workload.context=1000..2000", "--vary", "host.decode_per_step=1us..1000us:1000",
+                        "--csv", "--stream", "-o", "/dev/full", "--force"});
+  CHECK(full.code == specsim::cli::kExitInput);
+  CHECK_THAT(full.err, Contains("-o /dev/full: write failed: No space left on device"));
+  CHECK(std::chrono::steady_clock::now() - started < std::chrono::seconds(60));
+}
+
+TEST_CASE("sweep --stream -o: SIGINT keeps the points done in a complete JSON file and exits 130",
+          "[sweep][signal][stream]") {
+  specsim::test::TempDir dir("specsim_test_sweep_sigint");
+  const std::string out = (dir.path / "grid.json").string();
+  // 2000 scenario reloads take seconds (the slow path, as in the SIGINT test above).
+  std::string values;
+  for (int i = 0; i < 2000; ++i) values += (i ? "," : "") + std::to_string(1000 + i) + "ns";
+  struct sigaction before {};
+  REQUIRE(sigaction(SIGINT, nullptr, &before) == 0);
+  auto result = std::async(std::launch::async, [&] {
+    return run({"sweep", "--vary", "compute.kernel_floor=" + values, "--json", "--stream", "-o", out});
+  });
+  bool installed = false;
+  for (int i = 0; i < 10000 && !installed; ++i) {
+    struct sigaction now {};
+    sigaction(SIGINT, nullptr, &now);
+    installed = now.sa_handler != before.sa_handler;
+    if (!installed) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  REQUIRE(installed);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // a few points first
+  REQUIRE(kill(getpid(), SIGINT) == 0);
+  const Run r = result.get();
+  CHECK(r.code == specsim::cli::kExitInterrupted);
+  CHECK_THAT(r.err, Contains("sweep interrupted (SIGINT) after") && Contains("written to " + out));
+  const auto j = nlohmann::json::parse(specsim::test::read_text(out));
+  CHECK(j["interrupted"] == true);
+  CHECK(j["total"] == 2000);
+  CHECK(j["evaluated"].get<std::size_t>() < 2000);
+  // Every point evaluated is in the file (none is invalid here).
+  CHECK(j["points"].size() == j["evaluated"].get<std::size_t>());
 }

@@ -43,12 +43,37 @@ class MeasuredCurve;
 class RankScaledCurve;
 struct NcclPriorConfig;
 
+// What NCCL's choice of transport depends on beyond the box: NCCL_P2P_LEVEL and the release.
+struct NcclP2pSettings {
+  std::string p2p_level = "auto";  // comm.nccl_p2p_level: auto | loc | nvl | pix | pxb | phb | sys
+  std::string nccl_version;        // comm.nccl_version; "" = not stated: the rule of 2.23.4 and later
+};
+
+// Whether NCCL moves the ring's data GPU to GPU (P2P) or through host memory (the SHM transport),
+// and the rule of NCCL's that decided it, for reports. NCCL's ncclTopoCheckP2p (src/graph/paths.cc at
+// v2.30.7-1, L355-L368) uses P2P on a pair when its path type is at most the P2P level:
+//   NCCL_P2P_LEVEL when set (comm.nccl_p2p_level); else PXB from 2.23.4, raised to SYS on an AMD x86
+//   host whose communicator has at most two GPUs on the node; before 2.23.4 SYS, PXB on Intel and ARM.
+// Path types in order: NVL < PIX < PXB < PHB < SYS. nvidia-smi's NODE is NCCL's PHB: NCCL's CPU node
+// is a NUMA domain and any path through it is PATH_PHB (paths.cc#L89-L90). Beyond the level NCCL routes
+// the pair through the CPU (addInterStep, paths.cc#L762-L773) and SHM carries it. The driver must grant
+// P2P too (the topology's `p2p`, the card's `p2p_supported`). RCCL (AMD GPUs) keeps the topology's
+// `p2p` as it is: its own P2P level is not modelled. An unstated CPU is taken as AMD (the host of the
+// public PCIe logs) and the rule says so.
+struct NcclTransport {
+  bool p2p = true;
+  std::string rule;  // "PHB ring: SHM through host memory: beyond NCCL's default P2P level PXB (2.23.4+)"
+};
+[[nodiscard]] NcclTransport nccl_transport(const Topology& topology, const GpuSpec& gpu, int ranks,
+                                           const NcclP2pSettings& settings = {});
+
 // NCCL's model of a box (nccl_prior.hpp): link, architecture, and the search graph NCCL would
-// build for it by the ring's link class and P2P (docs/references/nccl.md#link-class-prior): PCIe
-// P2P 2 channels x 12 GB/s, capped at NCCL's 16 GB/s socket link over SYS; no P2P 1 x 5 GB/s with
-// SHM's dearer steps; NVSwitch 16 x per-link bw. Across nodes it also carries the ranks per node and
-// the network's bandwidth per node.
-[[nodiscard]] NcclPriorConfig nccl_prior_config(const Topology& topology, const GpuSpec& gpu, int ranks);
+// build for it by the ring's link class and transport (nccl_transport; docs/references/nccl.md#link-class-prior):
+// PCIe P2P 2 channels x 12 GB/s, capped over SYS at NCCL's socket link for the host CPU (AMD 16 GB/s);
+// SHM 1 x 5 GB/s with dearer steps; NVSwitch 16 x per-link bw. Across nodes it also carries the ranks
+// per node and the network's bandwidth per node.
+[[nodiscard]] NcclPriorConfig nccl_prior_config(const Topology& topology, const GpuSpec& gpu, int ranks,
+                                                const NcclP2pSettings& settings = {});
 // "8x 50 GB/s InfiniBand": the network of a multi-node topology, for reports; empty without one.
 [[nodiscard]] std::string network_text(const Topology& topology);
 // A profile's measured curve, fitted with its rank count; NCCL's LL -> Simple switch is looked for

@@ -65,6 +65,18 @@ enum class LinkClass { kNvlink, kXgmi, kPix, kPxb, kPhb, kNode, kSys };
 // classes the one with fewer links is slower.
 [[nodiscard]] bool slower_link(LinkClass a, int a_nvlinks, LinkClass b, int b_nvlinks);
 
+// The host CPU as NCCL classifies it (src/graph/topo.cc at v2.30.7-1: the vendor from cpuid, an Intel
+// model from family 6 model id: >= 0xCF Emerald Rapids, >= 0x8F Sapphire Rapids, >= 0x55 Skylake,
+// older Broadwell; L744-L751). It sets NCCL's default P2P level (paths.cc ncclTopoCheckP2p) and the
+// bandwidth NCCL gives the link between two sockets (ncclTopoGetInterCpuBw, topo.cc#L60-L82).
+// A topology file's `cpu:`; docs/references/nccl.md#link-class-prior.
+enum class HostCpu { kAmd, kIntelBroadwell, kIntelSkylake, kIntelSapphireRapids, kIntelEmeraldRapids, kArm };
+// "amd", "intel-broadwell", "intel-skylake", "intel-sapphire-rapids", "intel-emerald-rapids", "arm"
+[[nodiscard]] const char* to_string(HostCpu c);
+[[nodiscard]] std::optional<HostCpu> parse_host_cpu(const std::string& text);
+// Every name parse_host_cpu takes, comma-separated, for messages.
+[[nodiscard]] std::string host_cpu_names();
+
 // The network between the nodes of a multi-node topology (`network:` in the file): one NIC per rail,
 // each on its own switch plane, as in NVIDIA's DGX H100 layout of eight 400 Gb/s ConnectX-7 ports
 // per node (docs/references/hardware.md#dgx-h100-network).
@@ -120,6 +132,9 @@ struct Topology {
   // fails here says so. Empty for a box without such measurements (and an imported one).
   std::vector<FailureSeen> failures_seen;
   std::vector<Intervention> interventions;
+  // The host CPU (`cpu:`); empty when the file does not say. NCCL's P2P level and its socket-link
+  // bandwidth depend on it; the all-reduce prior then assumes AMD and says so (comm_model.hpp).
+  std::optional<HostCpu> cpu;
 
   // GPUs of one node (gpus when the file gives no nodes).
   [[nodiscard]] int node_gpus() const { return gpus_per_node > 0 ? gpus_per_node : gpus; }

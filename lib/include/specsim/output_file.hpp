@@ -21,8 +21,12 @@
 // that pid has no process and the file is a minute old.
 #pragma once
 
+#include <sys/types.h>
+
+#include <cstddef>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace specsim {
@@ -42,6 +46,37 @@ struct OutputOptions {
 // Throws specsim::Error when writing `path` would be refused (see the header comment). Commands
 // call it before their work so that a refusal costs nothing; write_file_atomically calls it again.
 void check_output_target(const std::string& path, const OutputOptions& options = {});
+
+// The same, a piece at a time, for an output written while it is computed (`sweep --stream -o`):
+// the constructor checks the target and creates the temporary file; write() appends (buffered);
+// commit() fsyncs, runs `check` and renames (or links, with `exclusive`). Destroyed without a commit
+// (an exception, an interrupted run that chose not to keep its output) it removes the temporary,
+// and the target is untouched. A device or FIFO target (with `force`) is written in place as the
+// pieces come. Errors are specsim::Error naming the path, as write_file_atomically's.
+class OutputFile {
+ public:
+  OutputFile(const std::string& path, const OutputOptions& options = {});
+  ~OutputFile();
+  OutputFile(const OutputFile&) = delete;
+  OutputFile& operator=(const OutputFile&) = delete;
+
+  void write(std::string_view text);
+  void commit(const std::function<void(const std::string& tmp_path)>& check = {});
+
+ private:
+  void flush();
+
+  static constexpr std::size_t kBufferBytes = 1 << 16;  // one write(2) per 64 KiB, not per row
+  std::string path_;       // as given, for messages
+  OutputOptions options_;
+  std::string target_;     // the file the rename replaces (symlinks followed)
+  std::string dir_;        // its directory, fsynced after the rename
+  std::string tmp_;        // the temporary file; "" once renamed, or when writing in place
+  int fd_ = -1;            // -1 once committed
+  bool in_place_ = false;  // a device or FIFO, written directly (force)
+  mode_t mode_ = 0;        // the mode the target ends with
+  std::string buffer_;
+};
 
 // Writes `text` to `path` as the header comment describes. `check`, when given, runs on the
 // complete temporary file before the rename (it is not run for an in-place write to a device).

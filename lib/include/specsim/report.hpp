@@ -85,6 +85,25 @@ struct MonteCarloRun {
 // sweep: the text shows the best `text_rows` points; JSON and CSV every point of result.points
 // (sweep() kept those), each rendered alone, so memory is the text's, not a JSON tree's.
 [[nodiscard]] std::string render_sweep(const SweepResult& result, Format format, int text_rows = 20);
+// sweep --stream: every point of a grid in grid order, rendered as sweep() hands it over (SweepSink),
+// so that no point is held. CSV: the header row and the rows render_sweep prints. JSON: one
+// document, `"order": "grid"` first, then `"points"` (each object as render_sweep prints it), then
+// the counts render_sweep gives (`invalid`, `invalid_example`, `baseline_tokens_per_s`, `infeasible`,
+// `interrupted`, `evaluated`, `total`), known only at the end. Text has no such view (throws Error).
+class SweepStream {
+ public:
+  SweepStream(std::vector<std::string> keys, Format format);
+  // The point, preceded by the head (CSV's header row; JSON up to `"points": [`) when it is the first.
+  [[nodiscard]] std::string point(const SweepPoint& p);
+  // What closes the listing: the head when no point came, then (JSON) the counts of `result`.
+  [[nodiscard]] std::string end(const SweepResult& result) const;
+
+ private:
+  [[nodiscard]] std::string head() const;
+  std::vector<std::string> keys_;
+  Format format_;
+  std::size_t points_ = 0;
+};
 // sweep at concurrency levels: the best point per level.
 [[nodiscard]] std::string render_concurrency_sweep(const ConcurrencySweep& sweep, Format format);
 // sweep_by_workload's buckets: render_concurrency_sweep when there is one without conditions; else a

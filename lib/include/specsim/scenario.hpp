@@ -248,6 +248,9 @@ struct CommSettings {
   std::string nccl_version;
   std::string nccl_algo = "auto";               // auto | ring | tree (NCCL_ALGO)
   std::string nccl_proto = "auto";              // auto | ll | ll128 | simple (NCCL_PROTO)
+  // NCCL_P2P_LEVEL: the farthest path class over which NCCL uses P2P between GPUs; auto = NCCL's own
+  // rule by release and host CPU (comm_model.hpp nccl_transport). loc is NCCL_P2P_DISABLE=1.
+  std::string nccl_p2p_level = "auto";          // auto | loc | nvl | pix | pxb | phb | sys
   int min_channels = 0;                         // NCCL_MIN_NCHANNELS; 0 = unset
   int max_channels = 0;                         // NCCL_MAX_NCHANNELS; 0 = unset
   double scale = 1.0;                           // multiplies every all-reduce (what-if: `comm.scale*=0.5`)

@@ -145,6 +145,11 @@ struct SweepResult {
 };
 
 using SweepProgress = std::function<void(std::size_t done, std::size_t total)>;
+// Given each point that is not invalid (feasible or not), in grid order, as the grid runs: a view
+// that lists every point writes it out here instead of asking sweep() to keep it (`sweep --stream`).
+// Calls come one at a time, from whichever worker finished the earlier points; an exception thrown
+// here (a failed write) stops the grid and leaves sweep().
+using SweepSink = std::function<void(const SweepPoint& point)>;
 
 // A grid has at most 10^7 points (grid_size), and a concurrency sweep makes at most 10^7
 // evaluations in all (kMaxSweepEvaluations).
@@ -167,9 +172,12 @@ inline constexpr std::size_t kKeepEveryPoint = static_cast<std::size_t>(-1);
 // `keep` bounds the points returned, and the memory the sweep holds: the best `keep` (then infeasible
 // ones in grid order), while the counts, the plain range and the first invalid point cover every
 // point evaluated. Points are not held beyond that: a view that shows the top N asks for N.
+// `sink`, when given, gets every point that is not invalid in grid order as it is evaluated (the
+// grid's order: the last axis fastest); after a stop, every point evaluated, with a gap where a
+// worker's block was cut short. A grid of any size then needs no memory per point (keep = 0).
 [[nodiscard]] SweepResult sweep(const std::string& scenario, const std::vector<std::string>& patches,
                                 const std::vector<SweepAxis>& axes, const DataDir& data = DataDir(),
                                 const SweepProgress& progress = {}, const std::atomic<bool>* stop = nullptr,
-                                std::size_t keep = kKeepEveryPoint);
+                                std::size_t keep = kKeepEveryPoint, const SweepSink& sink = {});
 
 }  // namespace specsim

@@ -130,6 +130,7 @@ void emit_topology(YAML::Emitter& e, const std::string& path, const DataDir&) {
     e << YAML::EndSeq;
   }
   if (!t.numa_nodes.empty()) e << YAML::Key << "numa" << YAML::Value << YAML::Flow << t.numa_nodes;
+  if (t.cpu) e << YAML::Key << "cpu" << YAML::Value << to_string(*t.cpu);
   if (t.nodes > 1 && t.network) {
     e << YAML::Key << "nodes" << YAML::Value << t.nodes << YAML::Key << "gpus_per_node" << YAML::Value << t.gpus_per_node;
     e << YAML::Key << "network" << YAML::Value << YAML::BeginMap;

@@ -474,6 +474,11 @@ Topology read_topology_keys(YamlReader& r) {
   }
   t.comm_profile = r.optional_string("comm_profile", "");
   read_box_facts(r, t);
+  if (r.has("cpu")) {
+    const std::string cpu = r.string("cpu");
+    t.cpu = parse_host_cpu(cpu);
+    if (!t.cpu) r.fail("cpu", "'" + cpu + "' is not a host CPU NCCL tells apart (" + host_cpu_names() + ")");
+  }
   r.finish();
   return t;
 }
@@ -1803,6 +1808,11 @@ void read_comm_block(YamlReader& r, Scenario& s) {
     s.comm.nccl_version = read_nccl_version(*c, "nccl_version");
     s.comm.nccl_algo = c->optional_choice("nccl_algo", {"auto", "ring", "tree"}, "auto");
     s.comm.nccl_proto = c->optional_choice("nccl_proto", {"auto", "ll", "ll128", "simple"}, "auto");
+    if (c->has("nccl_p2p_level") && c->string("nccl_p2p_level") == "node") {
+      c->fail("nccl_p2p_level", "'node' is nvidia-smi's class; NCCL has no such level and counts that path as PHB: use phb");
+    }
+    s.comm.nccl_p2p_level =
+        c->optional_choice("nccl_p2p_level", {"auto", "loc", "nvl", "pix", "pxb", "phb", "sys"}, "auto");
     s.comm.min_channels = static_cast<int>(bounded_integer(*c, "comm.min_channels", 0));
     s.comm.max_channels = static_cast<int>(bounded_integer(*c, "comm.max_channels", 0));
     s.comm.scale = bounded_number(*c, "comm.scale", 1.0);

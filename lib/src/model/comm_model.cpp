@@ -45,27 +45,116 @@ NcclArch nccl_arch(GpuArch a) {
   return NcclArch::kAmpere;
 }
 
-// NCCL models a socket-to-socket link (a SYS path) at AMD_BW = 16 GB/s on AMD CPUs (topo.h,
-// topo.cc ncclTopoGetInterCpuBw; Intel 6-40 GB/s by CPU model). The CPU vendor is not in the
-// topology: AMD's, the CPU of the public SYS logs (docs/references/nccl.md#link-class-prior).
-constexpr double kInterSocketBytesPerS = 16e9;
+// The bandwidth NCCL gives the link between two sockets, by host CPU (ncclTopoGetInterCpuBw,
+// topo.cc#L60-L82, constants topo.h#L26-L34 at v2.30.7-1): AMD_BW 16, BDW_QPI_BW 6, SKL_QPI_BW 10,
+// SRP_QPI_BW 22, ERP_QPI_BW 40, ARM_BW 6 GB/s.
+double inter_socket_bandwidth(HostCpu cpu) {
+  switch (cpu) {
+    case HostCpu::kAmd: return 16e9;
+    case HostCpu::kIntelBroadwell: return 6e9;
+    case HostCpu::kIntelSkylake: return 10e9;
+    case HostCpu::kIntelSapphireRapids: return 22e9;
+    case HostCpu::kIntelEmeraldRapids: return 40e9;
+    case HostCpu::kArm: return 6e9;
+  }
+  return 16e9;
+}
+
+// NCCL's path types (src/include/graph.h at v2.30.7-1: PATH_LOC 0, NVL 1, PIX 4, PXB 5, PHB 8, SYS 9)
+// and the NCCL_P2P_LEVEL names of those a P2P level can be.
+constexpr std::pair<int, const char*> kNcclPathTypes[] = {{0, "LOC"}, {1, "NVL"}, {4, "PIX"},
+                                                          {5, "PXB"}, {8, "PHB"}, {9, "SYS"}};
+constexpr int kPathPxb = 5, kPathSys = 9;
+
+const char* nccl_path_name(int type) {
+  for (const auto& [t, name] : kNcclPathTypes) {
+    if (t == type) return name;
+  }
+  return "?";
+}
+
+// comm.nccl_p2p_level's name ("sys") as NCCL's path type.
+int nccl_path_type(const std::string& level) {
+  for (const auto& [t, name] : kNcclPathTypes) {
+    std::string lower = name;
+    for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (lower == level) return t;
+  }
+  throw Error("comm.nccl_p2p_level: '" + level + "' is not one of auto, loc, nvl, pix, pxb, phb, sys");
+}
+
+// The ring's link class as NCCL's path type: nvidia-smi's NODE is NCCL's PHB (paths.cc#L89-L90);
+// NVLink and xGMI are NVL.
+int nccl_path_type(LinkClass c) {
+  switch (c) {
+    case LinkClass::kNvlink:
+    case LinkClass::kXgmi: return 1;
+    case LinkClass::kPix: return 4;
+    case LinkClass::kPxb: return 5;
+    case LinkClass::kPhb:
+    case LinkClass::kNode: return 8;
+    case LinkClass::kSys: return 9;
+  }
+  return kPathSys;
+}
+
+// NCCL's default P2P level for this host and release, and the words that say which rule gave it.
+std::pair<int, std::string> default_p2p_level(const Topology& t, int ranks, const std::string& nccl_version) {
+  const HostCpu cpu = t.cpu.value_or(HostCpu::kAmd);
+  const std::string host = t.cpu ? std::string("cpu: ") + to_string(cpu) : "cpu not stated: AMD assumed, prior";
+  const auto version = parse_nccl_version(nccl_version);
+  if (version && *version < kNcclPriorTablesSince) {
+    // paths.cc at v2.22.3-1, L280-L304: "use P2P whenever we can", but not through Intel or ARM CPUs.
+    const int level = cpu == HostCpu::kAmd ? kPathSys : kPathPxb;
+    return {level, "NCCL " + nccl_version + "'s default P2P level " + nccl_path_name(level) + " (" + host +
+                       "; before 2.23.4 SYS, PXB on Intel and ARM)"};
+  }
+  const int node_gpus = std::min(ranks, t.node_gpus());
+  if (cpu == HostCpu::kAmd && node_gpus <= 2) {
+    return {kPathSys, "NCCL 2.23.4+'s default P2P level SYS for at most two GPUs on AMD (" + host + ", " +
+                          std::to_string(node_gpus) + " GPUs on the node)"};
+  }
+  return {kPathPxb, "NCCL 2.23.4+'s default P2P level PXB (" + host + "; SYS only for at most two GPUs on AMD)"};
+}
+
 }  // namespace
 
-// The search graph NCCL would build for the ring's link class (docs/references/nccl.md#link-class-prior):
+NcclTransport nccl_transport(const Topology& t, const GpuSpec& gpu, int ranks, const NcclP2pSettings& settings) {
+  const std::string ring = link_name(t.link, t.nvlinks) + " ring" + (t.link == LinkClass::kNode ? " (NCCL's PHB)" : "");
+  if (!t.p2p) return {false, ring + ": SHM through host memory (the topology has p2p off)"};
+  if (!gpu.p2p_supported) return {false, ring + ": SHM through host memory (the card has no P2P: p2p_supported false)"};
+  if (is_amd(gpu.architecture)) return {true, ring + ": P2P (the topology's p2p; RCCL's P2P level is not modelled)"};
+  const int path = nccl_path_type(t.link);
+  std::pair<int, std::string> level;
+  if (settings.p2p_level != "auto") {
+    const int type = nccl_path_type(settings.p2p_level);
+    level = {type, std::string("NCCL_P2P_LEVEL=") + nccl_path_name(type) + " (comm.nccl_p2p_level)"};
+  } else {
+    level = default_p2p_level(t, ranks, settings.nccl_version);
+  }
+  if (path <= level.first) return {true, ring + ": P2P, within " + level.second};
+  std::string lower = nccl_path_name(path);
+  for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return {false, ring + ": SHM through host memory, beyond " + level.second + "; comm.nccl_p2p_level: " + lower +
+                     " (NCCL_P2P_LEVEL=" + nccl_path_name(path) + ") gives P2P"};
+}
+
+// The search graph NCCL would build for the ring's link class and transport (docs/references/nccl.md#link-class-prior):
 //   NVLink:            16 channels x the per-link bandwidth, 20.6 GB/s (SM90) or 40.1 (SM100)
 //   PIX, PXB, PHB, NODE with P2P: 2 channels x PCI_BW 12 GB/s (docs/references/nccl.md#worked-example;
 //                      graph-mode tables of Gen5 boxes agree with it, #prior-spread)
-//   SYS with P2P:      the same, capped by the socket link NCCL assumes (16 GB/s)
-//   no P2P (SHM):      1 channel x 5 GB/s, as an 8x RTX 4090 host logged (nccl-tests issue 307), each
+//   SYS with P2P:      the same, capped by the socket link NCCL assumes for the host CPU
+//   SHM (no P2P):      1 channel x 5 GB/s, as an 8x RTX 4090 host logged (nccl-tests issue 307), each
 //                      step kShmStepExtraLatencyS dearer (through_host)
-// NCCL's tuning model itself tells the PCIe classes apart only through these graphs and its one PCI
-// latency column (tuning.cc#L283-L286).
-NcclPriorConfig nccl_prior_config(const Topology& topology, const GpuSpec& gpu, int ranks) {
+// Which transport: nccl_transport. NCCL's tuning model itself tells the PCIe classes apart only
+// through these graphs and its one PCI latency column (tuning.cc#L283-L286).
+NcclPriorConfig nccl_prior_config(const Topology& topology, const GpuSpec& gpu, int ranks, const NcclP2pSettings& settings) {
   NcclPriorConfig c;
   c.ranks = std::max(2, ranks);
   c.arch = nccl_arch(gpu.architecture);
   c.library = is_amd(gpu.architecture) ? CollectiveLibrary::kRccl : CollectiveLibrary::kNccl;
-  if (topology.link == LinkClass::kXgmi && gpu.xgmi_link_bandwidth_bytes_per_s) {
+  const bool p2p = nccl_transport(topology, gpu, c.ranks, settings).p2p;
+  if (p2p && topology.link == LinkClass::kXgmi && gpu.xgmi_link_bandwidth_bytes_per_s) {
     // RCCL's xGMI mesh: one ring per link a GPU has to its peers, as the 8-GPU platform's 7 links
     // carry its ring set (rome_model_79); each at RCCL's own per-link speed, kRcclXgmiLinkShare of
     // the datasheet's (docs/references/nccl.md#rccl).
@@ -74,14 +163,14 @@ NcclPriorConfig nccl_prior_config(const Topology& topology, const GpuSpec& gpu, 
     c.channel_bandwidth_bytes_per_s = kRcclXgmiLinkShare * *gpu.xgmi_link_bandwidth_bytes_per_s;
     return c;
   }
-  if (topology.link == LinkClass::kNvlink) {
+  if (p2p && topology.link == LinkClass::kNvlink) {
     c.link = NcclLink::kNvlink;
     c.graph_channels = 16;
     c.channel_bandwidth_bytes_per_s = c.arch == NcclArch::kBlackwell ? 40.1e9 : 20.6e9;
     return c;
   }
   c.link = NcclLink::kPci;
-  if (!(topology.p2p && gpu.p2p_supported)) {
+  if (!p2p) {
     c.graph_channels = 1;
     c.channel_bandwidth_bytes_per_s = 5e9;
     c.through_host = true;
@@ -89,7 +178,8 @@ NcclPriorConfig nccl_prior_config(const Topology& topology, const GpuSpec& gpu, 
   }
   // NcclPriorConfig's graph is the PCIe P2P one: 2 channels x 12 GB/s.
   if (topology.link == LinkClass::kSys) {
-    c.channel_bandwidth_bytes_per_s = std::min(c.channel_bandwidth_bytes_per_s, kInterSocketBytesPerS / c.graph_channels);
+    const double socket = inter_socket_bandwidth(topology.cpu.value_or(HostCpu::kAmd));
+    c.channel_bandwidth_bytes_per_s = std::min(c.channel_bandwidth_bytes_per_s, socket / c.graph_channels);
   }
   if (topology.nodes > 1 && topology.network) {
     c.gpus_per_node = topology.gpus_per_node;
@@ -188,6 +278,15 @@ double send_bandwidth(const Scenario& s) {
   return s.topology.link == LinkClass::kXgmi && link ? *link : p2p_bandwidth(s);
 }
 
+// An all-reduce priced by NCCL's model alone. On PCIe the ring's class decides NCCL's transport: the
+// report says which of NCCL's rules it fell under (nccl_transport).
+std::string prior_source(const Scenario& s, const NcclP2pSettings& nccl) {
+  std::string out = std::string("uncalibrated: ") + collective_library(s.gpu.architecture) +
+                    "'s analytic model (tuning.cc) for this topology";
+  if (s.topology.link == LinkClass::kNvlink || s.topology.link == LinkClass::kXgmi) return out;
+  return out + "; " + nccl_transport(s.topology, s.gpu, s.parallel.tp, nccl).rule;
+}
+
 // " (NCCL 2.29.2)" after a measured table's name; empty when the table does not say its release.
 std::string release_text(const CommProfile& p) { return p.nccl_version.empty() ? "" : " (NCCL " + p.nccl_version + ")"; }
 
@@ -284,6 +383,9 @@ std::vector<std::string> allreduce_implementation_names() {
 CommModel CommModel::baseline(const Scenario& s) {
   CommSettings plain;
   plain.profile = s.comm.profile;
+  // The deployment's NCCL (release, P2P level) is a fact of the box measured, not a what-if.
+  plain.nccl_version = s.comm.nccl_version;
+  plain.nccl_p2p_level = s.comm.nccl_p2p_level;
   return build(s, plain, nullptr, 0.0, 0.0);
 }
 
@@ -308,7 +410,8 @@ CommModel CommModel::build(const Scenario& s, const CommSettings& c, const CommP
   m.implementation_ = &*impl;
   m.custom_max_bytes_ = c.custom_max_bytes.value_or(kEngineCustomMaxBytes);
   auto prior = std::make_shared<Prior>();
-  prior->measured = nccl_prior_config(s.topology, s.gpu, s.parallel.tp);
+  const NcclP2pSettings nccl{c.nccl_p2p_level, c.nccl_version};
+  prior->measured = nccl_prior_config(s.topology, s.gpu, s.parallel.tp, nccl);
   prior->what_if = prior->measured;
   if (c.nccl_algo != "auto") prior->what_if.algos = {parse_nccl_algo(c.nccl_algo)};
   if (c.nccl_proto != "auto") prior->what_if.protos = {parse_nccl_proto(c.nccl_proto)};
@@ -337,8 +440,7 @@ CommModel CommModel::build(const Scenario& s, const CommSettings& c, const CommP
                   " by " + to_string(m.nccl_curve_->method());
     }
   } else {
-    m.source_ = std::string("uncalibrated: ") + collective_library(s.gpu.architecture) +
-                "'s analytic model (tuning.cc) for this topology";
+    m.source_ = prior_source(s, nccl);
   }
   const bool custom = c.implementation == "custom_oneshot" || c.implementation == "custom_twoshot";
   if (custom && !(s.topology.p2p && s.gpu.p2p_supported)) {

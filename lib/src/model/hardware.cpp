@@ -4,6 +4,7 @@
 #include <bit>
 #include <cctype>
 #include <cstdint>
+#include <string>
 #include <utility>
 
 namespace specsim {
@@ -50,6 +51,36 @@ const char* to_string(LinkClass c) {
     case LinkClass::kSys: return "SYS";
   }
   return "?";
+}
+
+namespace {
+constexpr std::pair<HostCpu, const char*> kHostCpuNames[] = {
+    {HostCpu::kAmd, "amd"},
+    {HostCpu::kIntelBroadwell, "intel-broadwell"},
+    {HostCpu::kIntelSkylake, "intel-skylake"},
+    {HostCpu::kIntelSapphireRapids, "intel-sapphire-rapids"},
+    {HostCpu::kIntelEmeraldRapids, "intel-emerald-rapids"},
+    {HostCpu::kArm, "arm"}};
+}  // namespace
+
+const char* to_string(HostCpu c) {
+  for (const auto& [cpu, name] : kHostCpuNames) {
+    if (cpu == c) return name;
+  }
+  return "?";
+}
+
+std::optional<HostCpu> parse_host_cpu(const std::string& text) {
+  for (const auto& [cpu, name] : kHostCpuNames) {
+    if (text == name) return cpu;
+  }
+  return std::nullopt;
+}
+
+std::string host_cpu_names() {
+  std::string out;
+  for (const auto& [cpu, name] : kHostCpuNames) out += (out.empty() ? "" : ", ") + std::string(name);
+  return out;
 }
 
 namespace {

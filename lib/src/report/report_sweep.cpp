@@ -3,8 +3,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <utility>
 
 #include "report/csv.hpp"
+#include "specsim/error.hpp"
 #include "specsim/report.hpp"
 
 namespace specsim {
@@ -18,8 +20,8 @@ nlohmann::json set_json(const std::vector<std::string>& keys, const std::vector<
   return set;
 }
 
-nlohmann::json point_json(const SweepResult& r, const SweepPoint& p) {
-  const nlohmann::json set = set_json(r.keys, p.values);
+nlohmann::json point_json(const std::vector<std::string>& keys, const SweepPoint& p) {
+  const nlohmann::json set = set_json(keys, p.values);
   if (!p.infeasible.empty()) return {{"set", set}, {"feasible", false}, {"infeasible", p.infeasible}};
   return {{"set", set}, {"tokens_per_s", p.tokens_per_s}, {"speedup", p.speedup}, {"tokens_per_cycle", p.tokens_per_cycle},
           {"cycle_s", p.cycle_s}, {"baseline_tokens_per_s", p.baseline_tokens_per_s}};
@@ -43,6 +45,14 @@ nlohmann::json sweep_head_json(const SweepResult& r) {
   return j;
 }
 
+// The point as an item of `"points"` in dump(1): an item of an array at depth 1 opens at 2 spaces,
+// its lines 2 deeper than alone; after the array's `[` when `first`, else after a comma.
+std::string json_point_item(const std::vector<std::string>& keys, const SweepPoint& p, bool first) {
+  std::string item = point_json(keys, p).dump(1);
+  for (std::size_t nl = item.find('\n'); nl != std::string::npos; nl = item.find('\n', nl + 3)) item.insert(nl + 1, "  ");
+  return (first ? "\n  " : ",\n  ") + item;
+}
+
 // dump(1) of the whole object, written a point at a time: a million points never stand in memory
 // as JSON values (each costs about 1 KB there), only as the text they print as.
 std::string sweep_json_text(const SweepResult& r) {
@@ -51,23 +61,22 @@ std::string sweep_json_text(const SweepResult& r) {
   const std::size_t at = head.find(kEmpty);
   if (r.points.empty() || at == std::string::npos) return head + "\n";
   std::string out = head.substr(0, at) + "\"points\": [";
-  for (std::size_t i = 0; i < r.points.size(); ++i) {
-    // An item of an array at depth 1 opens at 2 spaces, its lines 2 deeper than alone.
-    std::string item = point_json(r, r.points[i]).dump(1);
-    out += i == 0 ? "\n  " : ",\n  ";
-    for (std::size_t nl = item.find('\n'); nl != std::string::npos; nl = item.find('\n', nl + 3)) item.insert(nl + 1, "  ");
-    out += item;
-  }
+  for (std::size_t i = 0; i < r.points.size(); ++i) out += json_point_item(r.keys, r.points[i], i == 0);
   return out + "\n ]" + head.substr(at + kEmpty.size()) + "\n";
 }
 
+std::vector<CsvColumn> sweep_csv_columns(const std::vector<std::string>& keys);
+
+// The point's CSV row (without the header).
+std::string csv_point_row(const std::vector<std::string>& keys, const SweepPoint& p) {
+  const std::string table = csv_table(sweep_csv_columns(keys), nlohmann::json::array({point_json(keys, p)}));
+  return table.substr(table.find('\n') + 1);
+}
+
 // The CSV table a point at a time (the header once), for the same reason.
-std::string sweep_csv_text(const SweepResult& r, const std::vector<CsvColumn>& columns) {
-  std::string out = csv_table(columns, nlohmann::json::array());
-  for (const auto& p : r.points) {
-    const std::string table = csv_table(columns, nlohmann::json::array({point_json(r, p)}));
-    out += table.substr(table.find('\n') + 1);
-  }
+std::string sweep_csv_text(const SweepResult& r) {
+  std::string out = csv_table(sweep_csv_columns(r.keys), nlohmann::json::array());
+  for (const auto& p : r.points) out += csv_point_row(r.keys, p);
   return out;
 }
 
@@ -249,6 +258,11 @@ nlohmann::json workload_sweep_json(const std::vector<ConcurrencySweep>& buckets)
   return out;
 }
 
+// A sweep point's columns: the axes by their keys, then its figures.
+std::vector<CsvColumn> sweep_csv_columns(const std::vector<std::string>& keys) {
+  return axis_columns(keys, {"set"}, {"tokens_per_s", "speedup", "tokens_per_cycle", "cycle_s", "baseline_tokens_per_s"});
+}
+
 std::vector<CsvColumn> concurrency_csv_columns(const std::vector<std::string>& condition_keys,
                                                const std::vector<std::string>& keys) {
   std::vector<CsvColumn> figures;
@@ -269,11 +283,36 @@ std::string render_sweep(const SweepResult& result, Format format, int text_rows
   switch (format) {
     case Format::kText: return sweep_text(result, text_rows);
     case Format::kJson: return sweep_json_text(result);
-    case Format::kCsv:
-      return sweep_csv_text(result, axis_columns(result.keys, {"set"}, {"tokens_per_s", "speedup", "tokens_per_cycle",
-                                                                        "cycle_s", "baseline_tokens_per_s"}));
+    case Format::kCsv: return sweep_csv_text(result);
   }
   return "";
+}
+
+SweepStream::SweepStream(std::vector<std::string> keys, Format format) : keys_(std::move(keys)), format_(format) {
+  if (format == Format::kText) throw Error("sweep: a streamed listing is CSV or JSON, not text");
+}
+
+std::string SweepStream::head() const {
+  if (format_ == Format::kCsv) return csv_table(sweep_csv_columns(keys_), nlohmann::json::array());
+  return "{\n \"order\": \"grid\",\n \"points\": [";
+}
+
+std::string SweepStream::point(const SweepPoint& p) {
+  const bool first = points_++ == 0;
+  const std::string row = format_ == Format::kCsv ? csv_point_row(keys_, p) : json_point_item(keys_, p, first);
+  return first ? head() + row : row;
+}
+
+// JSON: the counts after the points, as render_sweep gives them but `valid` (every valid point is
+// listed) and `points`, each key on its line at depth 1.
+std::string SweepStream::end(const SweepResult& result) const {
+  const std::string opening = points_ == 0 ? head() : "";
+  if (format_ == Format::kCsv) return opening;
+  nlohmann::json counts = sweep_head_json(result);
+  counts.erase("points");
+  counts.erase("valid");
+  const std::string text = counts.dump(1);  // "{\n ...\n}"
+  return opening + (points_ == 0 ? "]" : "\n ]") + ",\n" + text.substr(2, text.size() - 4) + "\n}\n";
 }
 
 // CSV: a row per level, `concurrency` first, then the best point's values and figures (no

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <optional>
+#include <utility>
 
 #include "specsim/error.hpp"
 
@@ -119,8 +120,8 @@ std::string temp_template(const fs::path& dir, const fs::path& target) {
 // write to a target first removes that target's temporaries whose writer is gone: the name's pid
 // has no process (kill(pid, 0) fails with ESRCH), the file is ours and older than kStaleTempAge.
 // The age guards a writer in another pid namespace sharing the directory, whose pid means nothing
-// here; a live writer takes milliseconds from mkstemp to rename. Best effort: a directory that
-// cannot be listed is left as it is.
+// here: a live writer renames within milliseconds, or, streaming (OutputFile), touches the file at
+// every buffer it writes. Best effort: a directory that cannot be listed is left as it is.
 constexpr auto kStaleTempAge = std::chrono::seconds(60);
 
 std::optional<pid_t> temp_writer(const std::string& name, const std::string& prefix) {
@@ -181,61 +182,80 @@ void check_output_target(const std::string& path, const OutputOptions& o) {
   }
 }
 
-void write_file_atomically(const std::string& path, const std::string& text, const OutputOptions& o,
-                           const std::function<void(const std::string& tmp_path)>& check) {
-  check_output_target(path, o);
-  const fs::path target = target_of(path, o);
-  const auto existing = stat_of(target);
-
+OutputFile::OutputFile(const std::string& path, const OutputOptions& options) : path_(path), options_(options) {
+  check_output_target(path, options);
+  target_ = target_of(path, options).string();
+  const auto existing = stat_of(target_);
   if (existing && !S_ISREG(existing->st_mode)) {  // allowed by --force: write in place
-    const int fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) throw output_error(o, path, "cannot open: " + errno_text(errno));
-    try {
-      write_all(fd, text, o, path);
-    } catch (...) {
-      ::close(fd);
-      throw;
-    }
-    if (::close(fd) != 0) throw output_error(o, path, "write failed: " + errno_text(errno));
+    fd_ = ::open(target_.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd_ < 0) throw output_error(options, path, "cannot open: " + errno_text(errno));
+    in_place_ = true;
     return;
   }
+  // A replaced file keeps its mode; a new one gets what open(2) would have given it.
+  mode_ = existing ? (existing->st_mode & 07777) : new_file_mode();
+  const fs::path target(target_);
+  dir_ = (target.has_parent_path() ? target.parent_path() : fs::path(".")).string();
+  remove_stale_temps(dir_, target);
+  tmp_ = temp_template(dir_, target);
+  fd_ = ::mkostemp(tmp_.data(), O_CLOEXEC);
+  if (fd_ < 0) throw output_error(options, path, "cannot create a file in " + dir_ + ": " + errno_text(errno));
+}
 
-  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  remove_stale_temps(dir, target);
-  std::string tmp = temp_template(dir, target);
-  const int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
-  if (fd < 0) {
-    throw output_error(o, path, "cannot create a file in " + dir.string() + ": " + errno_text(errno));
+OutputFile::~OutputFile() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!tmp_.empty()) ::unlink(tmp_.c_str());
+}
+
+void OutputFile::write(std::string_view text) {
+  if (fd_ < 0) throw output_error(options_, path_, "written after it was committed");
+  buffer_.append(text);
+  if (buffer_.size() >= kBufferBytes) flush();
+}
+
+void OutputFile::flush() {
+  write_all(fd_, buffer_, options_, in_place_ ? path_ : tmp_);
+  buffer_.clear();
+}
+
+void OutputFile::commit(const std::function<void(const std::string& tmp_path)>& check) {
+  flush();
+  const int fd = std::exchange(fd_, -1);
+  if (in_place_) {
+    if (::close(fd) != 0) throw output_error(options_, path_, "write failed: " + errno_text(errno));
+    return;
   }
-  bool open = true;
-  try {
-    write_all(fd, text, o, tmp);
-    // A replaced file keeps its mode; a new one gets what open(2) would have given it.
-    if (::fchmod(fd, existing ? (existing->st_mode & 07777) : new_file_mode()) != 0) {
-      throw output_error(o, tmp, "cannot set the file mode: " + errno_text(errno));
-    }
-    if (::fsync(fd) != 0) throw output_error(o, tmp, "fsync failed: " + errno_text(errno));
-    open = false;
-    if (::close(fd) != 0) throw output_error(o, tmp, "write failed: " + errno_text(errno));
-    if (check) check(tmp);
-    if (o.exclusive) {
-      // A new file only: link(2) fails with EEXIST where another writer got there first, which a
-      // check before the write cannot see (two `init -o new.yaml` at once).
-      if (::link(tmp.c_str(), target.c_str()) != 0) {
-        const int e = errno;
-        throw output_error(o, path, e == EEXIST ? "already exists; pass --force to replace it"
-                                                : "cannot create it: " + errno_text(e));
-      }
-      ::unlink(tmp.c_str());
-    } else if (::rename(tmp.c_str(), target.c_str()) != 0) {
-      throw output_error(o, path, "cannot rename " + tmp + " to it: " + errno_text(errno));
-    }
-  } catch (...) {
-    if (open) ::close(fd);
-    ::unlink(tmp.c_str());
-    throw;
+  if (::fchmod(fd, mode_) != 0) {
+    ::close(fd);
+    throw output_error(options_, tmp_, "cannot set the file mode: " + errno_text(errno));
   }
-  fsync_directory(dir);
+  if (::fsync(fd) != 0) {
+    ::close(fd);
+    throw output_error(options_, tmp_, "fsync failed: " + errno_text(errno));
+  }
+  if (::close(fd) != 0) throw output_error(options_, tmp_, "write failed: " + errno_text(errno));
+  if (check) check(tmp_);
+  if (options_.exclusive) {
+    // A new file only: link(2) fails with EEXIST where another writer got there first, which a
+    // check before the write cannot see (two `init -o new.yaml` at once).
+    if (::link(tmp_.c_str(), target_.c_str()) != 0) {
+      const int e = errno;
+      throw output_error(options_, path_, e == EEXIST ? "already exists; pass --force to replace it"
+                                                      : "cannot create it: " + errno_text(e));
+    }
+    ::unlink(tmp_.c_str());
+  } else if (::rename(tmp_.c_str(), target_.c_str()) != 0) {
+    throw output_error(options_, path_, "cannot rename " + tmp_ + " to it: " + errno_text(errno));
+  }
+  tmp_.clear();
+  fsync_directory(dir_);
+}
+
+void write_file_atomically(const std::string& path, const std::string& text, const OutputOptions& o,
+                           const std::function<void(const std::string& tmp_path)>& check) {
+  OutputFile file(path, o);
+  file.write(text);
+  file.commit(check);
 }
 
 }  // namespace specsim

@@ -6,8 +6,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <chrono>
+#include <condition_variable>
 #include <exception>
+#include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "specsim/error.hpp"
@@ -627,14 +631,32 @@ void grid_index(std::size_t n, const std::vector<SweepAxis>& axes, std::vector<s
   }
 }
 
-// Point n into the worker's tally: its figures, why it cannot run, or why it is invalid.
+// The values of the point at `index`, one per axis.
+std::vector<std::string> values_at(const std::vector<std::size_t>& index, const std::vector<SweepAxis>& axes) {
+  std::vector<std::string> values;
+  for (std::size_t i = 0; i < axes.size(); ++i) values.push_back(axes[i].values[index[i]]);
+  return values;
+}
+
+// Point n into the worker's tally: its figures, why it cannot run, or why it is invalid. With
+// `streamed`, a point that is not invalid is also appended there, for the sink.
 void evaluate_point(const PointEvaluator& evaluate, std::size_t n, const std::vector<std::size_t>& index,
-                    GridTally& tally) {
+                    const std::vector<SweepAxis>& axes, GridTally& tally, std::vector<SweepPoint>* streamed) {
   try {
     std::string infeasible;
     if (const auto p = evaluate(index, infeasible)) {
       tally.add({n, p->spec_tokens_per_s, p->speedup, p->tokens_per_cycle, p->cycle_s, p->baseline_tokens_per_s});
+      if (streamed) {
+        streamed->push_back(SweepPoint{values_at(index, axes), p->spec_tokens_per_s, p->speedup, p->tokens_per_cycle,
+                                       p->cycle_s, p->baseline_tokens_per_s, {}});
+      }
     } else {
+      if (streamed) {
+        SweepPoint point;
+        point.values = values_at(index, axes);
+        point.infeasible = infeasible;
+        streamed->push_back(std::move(point));
+      }
       tally.add_infeasible(n, std::move(infeasible));
     }
   } catch (const Error& e) {
@@ -642,54 +664,137 @@ void evaluate_point(const PointEvaluator& evaluate, std::size_t n, const std::ve
   }
 }
 
-// Every point, on all cores. Points are independent: workers take blocks of consecutive points, each
-// into its own tally, merged at the end; what is kept (the best, the first infeasible and invalid
-// points in grid order) does not depend on the threads. An invalid point is an outcome; any other
-// exception ends the run and is rethrown.
-GridRun evaluate_grid(const PointEvaluator& evaluate, const std::vector<SweepAxis>& axes, std::size_t total,
-                      std::size_t keep, const SweepProgress& progress, const std::atomic<bool>* stop) {
-  constexpr std::size_t kBlock = 256;
-  const std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, total / kBlock + 1);
-  std::vector<GridTally> tallies(threads);
+// Hands the points to the sink in grid order while the workers finish their blocks out of order: a
+// finished block waits here until every block before it is handed on. A worker more than
+// kMaxBlocksAhead blocks ahead of the first unfinished one waits before it starts the next, so what
+// waits is bounded by blocks, not by the grid. The sink runs under the lock, one block at a time.
+class OrderedSink {
+ public:
+  OrderedSink(const SweepSink& sink, std::size_t block) : sink_(sink), block_(block) {}
+
+  // Before the block at `start`: waits while it runs too far ahead, unless the run is stopping.
+  void wait_turn(std::size_t start, const std::function<bool()>& stopping) {
+    std::unique_lock lock(mutex_);
+    while (start >= next_ + kMaxBlocksAhead * block_ && !stopping()) {
+      // Also woken by time: a SIGINT sets `stopping` from a handler, which cannot notify.
+      turn_.wait_for(lock, std::chrono::milliseconds(50));
+    }
+  }
+
+  // The block at `start` is done: every point of it, or those done before a stop (then the
+  // blocks after it are handed on after it, with a gap where points were not evaluated).
+  void done(std::size_t start, std::vector<SweepPoint> points) {
+    const std::lock_guard lock(mutex_);
+    waiting_.emplace(start, std::move(points));
+    hand_on(false);
+    turn_.notify_all();
+  }
+
+  // After the workers: the blocks still waiting behind one a stop cut short.
+  void finish() {
+    const std::lock_guard lock(mutex_);
+    hand_on(true);
+  }
+
+ private:
+  static constexpr std::size_t kMaxBlocksAhead = 8;
+
+  void hand_on(bool all) {
+    while (!waiting_.empty() && (all || waiting_.begin()->first == next_)) {
+      for (const SweepPoint& p : waiting_.begin()->second) sink_(p);
+      next_ = waiting_.begin()->first + block_;
+      waiting_.erase(waiting_.begin());
+    }
+  }
+
+  const SweepSink& sink_;
+  const std::size_t block_;
+  std::mutex mutex_;
+  std::condition_variable turn_;
+  std::size_t next_ = 0;  // the start of the first block not handed on
+  std::map<std::size_t, std::vector<SweepPoint>> waiting_;
+};
+
+// What the workers of evaluate_grid share.
+struct GridShared {
+  GridShared(const PointEvaluator& e, const std::vector<SweepAxis>& a, std::size_t n, const SweepProgress& p,
+             const std::atomic<bool>* s, OrderedSink* o)
+      : evaluate(e), axes(a), total(n), progress(p), stop(s), ordered(o) {}
+
+  const PointEvaluator& evaluate;
+  const std::vector<SweepAxis>& axes;
+  const std::size_t total;
+  const SweepProgress& progress;
+  const std::atomic<bool>* const stop;
+  OrderedSink* const ordered;  // streaming: the sink in grid order
   std::atomic<std::size_t> next{0};
   std::atomic<std::size_t> finished{0};
   std::atomic<bool> interrupted{false};
   std::mutex failure_mutex;
   std::exception_ptr failure;
-  const auto work = [&](std::size_t worker) {
-    GridTally& tally = tallies[worker];
-    tally.keep = keep;
-    std::vector<std::size_t> index(axes.size());
-    for (std::size_t start; (start = next.fetch_add(kBlock)) < total;) {
-      for (std::size_t n = start; n < std::min(total, start + kBlock); ++n) {
-        if ((stop != nullptr && stop->load()) || interrupted.load()) {
-          interrupted.store(true);
-          return;
-        }
-        grid_index(n, axes, index);
-        try {
-          evaluate_point(evaluate, n, index, tally);
-        } catch (...) {
-          const std::lock_guard lock(failure_mutex);
-          if (!failure) failure = std::current_exception();
-          interrupted.store(true);
-          return;
-        }
-        ++finished;
+
+  [[nodiscard]] bool stopping() const { return (stop != nullptr && stop->load()) || interrupted.load(); }
+  void fail() {
+    const std::lock_guard lock(failure_mutex);
+    if (!failure) failure = std::current_exception();
+    interrupted.store(true);
+  }
+};
+
+constexpr std::size_t kGridBlock = 256;
+
+// One worker: blocks of consecutive points into its tally (and, streaming, to the sink) until the
+// grid is done, a stop is asked for, or something fails.
+void grid_worker(GridShared& g, GridTally& tally, bool reports_progress) {
+  std::vector<std::size_t> index(g.axes.size());
+  for (std::size_t start; (start = g.next.fetch_add(kGridBlock)) < g.total;) {
+    std::vector<SweepPoint> block;
+    try {
+      if (g.ordered) g.ordered->wait_turn(start, [&g] { return g.stopping(); });
+      bool stopped = false;
+      for (std::size_t n = start; n < std::min(g.total, start + kGridBlock); ++n) {
+        if ((stopped = g.stopping())) break;
+        grid_index(n, g.axes, index);
+        evaluate_point(g.evaluate, n, index, g.axes, tally, g.ordered ? &block : nullptr);
+        ++g.finished;
       }
-      if (worker == 0 && progress) progress(finished.load(), total);
+      if (g.ordered) g.ordered->done(start, std::move(block));
+      if (stopped) {
+        g.interrupted.store(true);
+        return;
+      }
+    } catch (...) {
+      g.fail();
+      return;
     }
-  };
+    if (reports_progress && g.progress) g.progress(g.finished.load(), g.total);
+  }
+}
+
+// Every point, on all cores. Points are independent: workers take blocks of consecutive points, each
+// into its own tally, merged at the end; what is kept (the best, the first infeasible and invalid
+// points in grid order) does not depend on the threads. An invalid point is an outcome; any other
+// exception (the sink's included) ends the run and is rethrown.
+GridRun evaluate_grid(const PointEvaluator& evaluate, const std::vector<SweepAxis>& axes, std::size_t total,
+                      std::size_t keep, const SweepProgress& progress, const std::atomic<bool>* stop,
+                      const SweepSink& sink) {
+  const std::size_t threads = std::clamp<std::size_t>(std::thread::hardware_concurrency(), 1, total / kGridBlock + 1);
+  std::vector<GridTally> tallies(threads);
+  for (auto& t : tallies) t.keep = keep;
+  std::optional<OrderedSink> ordered;
+  if (sink) ordered.emplace(sink, kGridBlock);
+  GridShared g(evaluate, axes, total, progress, stop, ordered ? &*ordered : nullptr);
   {
     std::vector<std::jthread> workers;
-    for (std::size_t t = 1; t < threads; ++t) workers.emplace_back(work, t);
-    work(0);
+    for (std::size_t t = 1; t < threads; ++t) workers.emplace_back([&g, &tallies, t] { grid_worker(g, tallies[t], false); });
+    grid_worker(g, tallies[0], true);
   }
-  if (failure) std::rethrow_exception(failure);
+  if (g.failure) std::rethrow_exception(g.failure);
+  if (ordered) ordered->finish();
   GridRun run;
   run.tally = std::move(tallies[0]);
   for (std::size_t t = 1; t < threads; ++t) run.tally.merge(tallies[t]);
-  run.interrupted = interrupted.load() && finished.load() < total;
+  run.interrupted = g.interrupted.load() && g.finished.load() < total;
   return run;
 }
 
@@ -697,9 +802,7 @@ GridRun evaluate_grid(const PointEvaluator& evaluate, const std::vector<SweepAxi
 std::vector<std::string> values_of(std::size_t n, const std::vector<SweepAxis>& axes) {
   std::vector<std::size_t> index(axes.size());
   grid_index(n, axes, index);
-  std::vector<std::string> values;
-  for (std::size_t i = 0; i < axes.size(); ++i) values.push_back(axes[i].values[index[i]]);
-  return values;
+  return values_at(index, axes);
 }
 
 // The tally into `result`: the kept points best first (infeasible ones last, in grid order), with their
@@ -742,14 +845,14 @@ std::string collect_points(const std::vector<SweepAxis>& axes, GridTally& tally,
 
 SweepResult sweep(const std::string& scenario, const std::vector<std::string>& patches,
                   const std::vector<SweepAxis>& axes, const DataDir& data, const SweepProgress& progress,
-                  const std::atomic<bool>* stop, std::size_t keep) {
+                  const std::atomic<bool>* stop, std::size_t keep, const SweepSink& sink) {
   SweepResult result;
   const std::size_t total = grid_size(axes);
   for (const auto& a : axes) result.keys.push_back(a.key);
   const PointEvaluator evaluate(scenario, patches, axes, data);
   result.fast_path = evaluate.on_values();
   result.total = total;
-  GridRun run = evaluate_grid(evaluate, axes, total, keep, progress, stop);
+  GridRun run = evaluate_grid(evaluate, axes, total, keep, progress, stop, sink);
   result.interrupted = run.interrupted;
   const std::string first_invalid_key = collect_points(axes, run.tally, result);
   if (progress && !result.interrupted) progress(total, total);
