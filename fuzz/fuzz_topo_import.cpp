@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "scratch_file.hpp"
+#include "topo_round_trip.hpp"
 #include "specsim/error.hpp"
 #include "specsim/load.hpp"
 #include "specsim/topo_import.hpp"
@@ -23,18 +24,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const specsim::Error&) {
     return 0;
   }
-  const std::string yaml = specsim::render_topology_yaml(imported, "<fuzz>", "# fuzz");
-  specsim::fuzz::write_file(path, reinterpret_cast<const std::uint8_t*>(yaml.data()), yaml.size());
-  specsim::Topology back;
-  try {
-    back = specsim::load_topology(path);
-  } catch (const specsim::Error& e) {
-    std::fprintf(stderr, "imported topology does not load back: %s\n%s\n", e.what(), yaml.c_str());
-    std::abort();
-  }
-  SPECSIM_FUZZ_ASSERT(back.gpus == imported.gpus);
-  SPECSIM_FUZZ_ASSERT(back.pair_links == imported.pair_links);
-  SPECSIM_FUZZ_ASSERT(back.pair_nvlinks == imported.pair_nvlinks);
-  SPECSIM_FUZZ_ASSERT(back.numa_nodes == imported.numa_nodes);
+  specsim::fuzz::check_round_trip(imported, path);
   return 0;
 }

@@ -32,6 +32,19 @@ nlohmann::json run_json(std::vector<std::string> args) {
   REQUIRE(r.code == 0);
   return nlohmann::json::parse(r.out);
 }
+
+// Whether the SIGINT handler stops being `before` within 10 s: the sweep started on another thread
+// has installed its own.
+bool handler_replaced(const struct sigaction& before) {
+  for (int i = 0; i < 10000; ++i) {
+    struct sigaction now {};
+    sigaction(SIGINT, nullptr, &now);
+    if (now.sa_handler != before.sa_handler) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return false;
+}
+
 }  // namespace
 
 TEST_CASE("rank: the default catalogue, Tree with graph capture infeasible, a plan", "[rank]") {
@@ -277,14 +290,7 @@ TEST_CASE("sweep: SIGINT prints the partial table and exits 130", "[sweep][signa
   struct sigaction before {};
   REQUIRE(sigaction(SIGINT, nullptr, &before) == 0);
   auto result = std::async(std::launch::async, [&] { return run({"sweep", "--vary", "compute.kernel_floor=" + values}); });
-  bool installed = false;
-  for (int i = 0; i < 10000 && !installed; ++i) {
-    struct sigaction now {};
-    sigaction(SIGINT, nullptr, &now);
-    installed = now.sa_handler != before.sa_handler;
-    if (!installed) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  REQUIRE(installed);
+  REQUIRE(handler_replaced(before));
   REQUIRE(kill(getpid(), SIGINT) == 0);
   const Run r = result.get();
   CHECK(r.code == specsim::cli::kExitInterrupted);
@@ -479,14 +485,7 @@ TEST_CASE("sweep --stream -o: SIGINT keeps the points done in a complete JSON fi
   auto result = std::async(std::launch::async, [&] {
     return run({"sweep", "--vary", "compute.kernel_floor=" + values, "--json", "--stream", "-o", out});
   });
-  bool installed = false;
-  for (int i = 0; i < 10000 && !installed; ++i) {
-    struct sigaction now {};
-    sigaction(SIGINT, nullptr, &now);
-    installed = now.sa_handler != before.sa_handler;
-    if (!installed) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  REQUIRE(installed);
+  REQUIRE(handler_replaced(before));
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // a few points first
   REQUIRE(kill(getpid(), SIGINT) == 0);
   const Run r = result.get();
