@@ -126,8 +126,11 @@ TEST_CASE("NCCL variables map to comm keys and every other setting is listed as 
   CHECK(listed("--port 30000"));
   CHECK(listed("--trust-remote-code"));
   CHECK(listed("NCCL_NTHREADS=512"));
-  CHECK(listed("NCCL_P2P_LEVEL=SYS"));
-  CHECK(r.unmodelled.size() == 4);
+  CHECK(r.values.at("comm.nccl_p2p_level") == "sys");  // NCCL_P2P_LEVEL=SYS
+  CHECK(r.unmodelled.size() == 3);
+  // A level NCCL does not name is listed, not guessed.
+  specsim::apply_environment(r, {{"NCCL_P2P_LEVEL", "NODE"}}, "nccl.env");
+  CHECK(listed("NCCL_P2P_LEVEL=NODE"));
 }
 
 TEST_CASE("the home case's sitecustomize.py with NCCL_ALGO=Tree under CUDA graphs is flagged before launch") {

@@ -13,6 +13,7 @@
 #include "cli_run.hpp"
 #include "specsim/emit.hpp"
 #include "specsim/engine_flags.hpp"
+#include "specsim/launch_command.hpp"
 #include "specsim/error.hpp"
 #include "specsim/load.hpp"
 #include "specsim/memory_fit.hpp"
@@ -122,6 +123,13 @@ TEST_CASE("NCCL what-ifs become the launch's environment") {
   const std::vector<std::pair<std::string, std::string>> want = {{"NCCL_PROTO", "LL"}, {"NCCL_MAX_NCHANNELS", "4"}};
   CHECK(launch.commands.at(0).env == want);
   CHECK_THAT(launch.script, Contains("export NCCL_PROTO=LL\nexport NCCL_MAX_NCHANNELS=4\n"));
+  // NCCL's P2P level, and back through init's reader.
+  const specsim::Scenario sys = specsim::load_scenario(specsim::kDefaultScenario, {"comm.nccl_p2p_level=sys"});
+  const auto env = specsim::emit_launch(sys, Engine::kSglang).commands.at(0).env;
+  CHECK(std::find(env.begin(), env.end(), std::pair<std::string, std::string>{"NCCL_P2P_LEVEL", "SYS"}) != env.end());
+  specsim::LaunchReading back;
+  specsim::apply_environment(back, env, "emitted");
+  CHECK(back.values.at("comm.nccl_p2p_level") == "sys");
 }
 
 TEST_CASE("the best draft length per concurrency becomes TensorRT-LLM's draft_len_schedule when it falls") {

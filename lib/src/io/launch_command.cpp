@@ -556,6 +556,11 @@ bool apply_nccl(LaunchReading& r, const std::string& key, const std::string& val
     return put("comm.nccl_algo", v.substr(10));
   }
   if (key == "NCCL_PROTO" && (v == "ll" || v == "ll128" || v == "simple")) return put("comm.nccl_proto", v);
+  // NCCL_P2P_LEVEL's named levels (NCCL's paths.cc); its legacy numbers and nvidia-smi's NODE are
+  // left unmodelled rather than guessed.
+  if (key == "NCCL_P2P_LEVEL" && (v == "loc" || v == "nvl" || v == "pix" || v == "pxb" || v == "phb" || v == "sys")) {
+    return put("comm.nccl_p2p_level", v);
+  }
   const bool channels = key == "NCCL_MIN_NCHANNELS" || key == "NCCL_MAX_NCHANNELS";
   const bool count = !v.empty() && v.size() < 3 && std::all_of(v.begin(), v.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
   if (channels && count && std::stoi(v) <= 64) return put(key == "NCCL_MIN_NCHANNELS" ? "comm.min_channels" : "comm.max_channels", v);

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 
 #include "specsim/error.hpp"
@@ -68,6 +69,11 @@ std::vector<std::pair<std::string, std::string>> nccl_env(const Scenario& s) {
   if (s.comm.nccl_proto == "simple") env.emplace_back("NCCL_PROTO", "Simple");
   if (s.comm.min_channels > 0) env.emplace_back("NCCL_MIN_NCHANNELS", std::to_string(s.comm.min_channels));
   if (s.comm.max_channels > 0) env.emplace_back("NCCL_MAX_NCHANNELS", std::to_string(s.comm.max_channels));
+  if (s.comm.nccl_p2p_level != "auto") {
+    std::string level = s.comm.nccl_p2p_level;
+    for (char& c : level) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    env.emplace_back("NCCL_P2P_LEVEL", level);
+  }
   return env;
 }
 
