@@ -96,7 +96,10 @@ std::vector<std::string> untrue_claims(const specsim::RankReport& r, const specs
   const BoxTruth b = truth_of(s);
   std::vector<std::string> out;
   for (const auto& x : r.ranked) {
-    const std::string why = untrue(x.intervention.name, x.intervention.description + " " + x.intervention.risk + " " + x.reason, b);
+    std::string why = untrue(x.intervention.name, x.intervention.description + " " + x.intervention.risk + " " + x.reason, b);
+    // "[all-reduce uncalibrated]" on a deployment with no collective at all.
+    const bool collectives = x.prediction.decode.collectives.size() + x.prediction.verify.collectives.size() > 0;
+    if (why.empty() && !x.comm_calibrated && !collectives && x.reason.empty()) why = "an uncalibrated all-reduce where none runs";
     if (!why.empty()) out.push_back(x.intervention.name + " on " + s.name + " (" + b.topology + ", tp " + std::to_string(b.tp) + "): " + why);
   }
   for (const auto& step : r.path) {

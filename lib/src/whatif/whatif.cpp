@@ -223,7 +223,9 @@ RankedIntervention Ranker::evaluate(const RankState& state, const Offer& o, doub
     const CycleModel model = next.shares_calibration ? CycleModel(std::move(next.scenario), calibration_)
                                                      : CycleModel(std::move(next.scenario));
     r.prediction = model.predict();
-    r.comm_calibrated = model.calibration().comm_calibrated;
+    // A deployment with no collective (TP1, one-rank draft) has no all-reduce to call uncalibrated.
+    const Scenario& at = model.scenario();
+    r.comm_calibrated = model.calibration().comm_calibrated || (at.parallel.tp < 2 && at.parallel.draft_ranks() < 2);
   } catch (const Error& e) {
     r.reason = e.what();
     return r;
