@@ -91,6 +91,16 @@ TEST_CASE("compute_fit: held-out error on the H200 forward measurements", "[comp
   // reports ~0.43 ms vs 0.12 ms per layer for cuDNN vs flash at C = 32768, and even flash with
   // T >= 2 does not split the KV length at batch 1.
   CHECK(*fit.settings.kv_efficiency_verify < 0.5 * *fit.settings.kv_efficiency_decode);
+  // No efficiency above the datasheet (issue 31): unbounded, this fit asked for eta_bw 1.044; it is
+  // pinned at 1, and so is the KV decode term that would take the excess, on all rows and on half.
+  for (const specsim::ComputeSettings& s : {fit.settings, fit.holdout_settings}) {
+    for (const auto& e : {s.bandwidth_efficiency, s.expert_bandwidth_efficiency, s.kv_efficiency_decode,
+                          s.kv_efficiency_verify}) {
+      if (e) CHECK(*e <= 1.0);
+    }
+    CHECK(s.flop_efficiency <= 1.0);
+  }
+  CHECK(*fit.settings.bandwidth_efficiency == 1.0);
 }
 
 TEST_CASE("compute_fit: recovers known parameters from synthetic rows", "[compute_fit]") {

@@ -106,15 +106,15 @@ TEST_CASE("forward: a profile fitted on half the grid predicts the held-out half
                                        {"--profile", profile.string()});
     INFO("line " << s.line << ": " << rows[i].text);
     errors.push_back(std::abs(predicted / s.time_s - 1.0));
-    // h200-torch-compute.yaml records 12.08% as the worst held-out error of this model and mode
-    // (the same split and fit); no held-out row may be worse.
-    CHECK(errors.back() <= 0.1209);
+    // h200-torch-compute.yaml records 11.45% as the worst held-out error of this model and mode
+    // (the same split and fit, efficiencies bounded at 100%); no held-out row may be worse.
+    CHECK(errors.back() <= 0.1146);
   }
   // 7 token counts (1..64) x 4 contexts, half of them held out.
   REQUIRE(errors.size() == 14);
   std::sort(errors.begin(), errors.end());
-  // The recorded held-out median, 2.64%, is the mean of the 7th and 8th of the 14 errors.
-  CHECK_THAT((errors[6] + errors[7]) / 2.0, WithinAbs(0.0264, 0.0001));
+  // The recorded held-out median, 2.16%, is the mean of the 7th and 8th of the 14 errors.
+  CHECK_THAT((errors[6] + errors[7]) / 2.0, WithinAbs(0.0216, 0.0001));
 }
 
 TEST_CASE("forward: --decode-step solves eta_bw from one step and predicts other steps", "[forward]") {

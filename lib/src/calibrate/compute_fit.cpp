@@ -145,7 +145,27 @@ ComputeSettings fit_linear(const std::vector<const ComputeFitInput*>& linear, co
     active[kWeights] = false;
     b -= a.col(kWeights) / *options.bandwidth_efficiency;
   }
+  // An efficiency is at most 1 (the datasheet's bandwidth): a column whose fit asks for more is
+  // pinned at 1 (its time moved to the right-hand side) and the rest refitted, the most violated
+  // first, as a negative term is pinned at 0. What the model's bytes cannot explain then goes to
+  // the fixed terms, not into an efficiency above 100% (issue 31).
+  std::vector<int> at_datasheet;
   Eigen::VectorXd x = nonnegative_relative_lsq(a, t, b, active);
+  for (;;) {
+    int worst = -1;
+    for (int j : {kWeights, kExperts, kKvDecode, kKvVerify}) {
+      if (active[j] && x(j) > 0 && x(j) < 1.0 && (worst < 0 || x(j) < x(worst))) worst = j;
+    }
+    if (worst < 0) break;
+    active[worst] = false;
+    at_datasheet.push_back(worst);
+    b -= a.col(worst);
+    x = nonnegative_relative_lsq(a, t, b, active);
+  }
+  for (int j : at_datasheet) {
+    active[j] = true;
+    x(j) = 1.0;
+  }
   if (options.bandwidth_efficiency) {
     active[kWeights] = true;
     x(kWeights) = 1.0 / *options.bandwidth_efficiency;
