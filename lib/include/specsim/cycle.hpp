@@ -151,6 +151,9 @@ struct AsyncScheduling {
 [[nodiscard]] bool launches_eagerly(const Scenario& scenario);
 // The same for piecewise mode alone: only then does the GPU's wait per eager attention part enter.
 [[nodiscard]] bool runs_piecewise(const Scenario& scenario);
+// Whether a forward of `scenario` runs a collective (target or draft over more than one rank): only
+// then does an all-reduce price, calibrated or not, enter the prediction.
+[[nodiscard]] bool runs_collectives(const Scenario& scenario);
 
 // The free parameters of `scenario` calibrated from its measurements, under the conditions they were
 // taken in (Scenario::as_measured, Measurements::box), each with its origin; a calibrated key the

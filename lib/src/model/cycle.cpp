@@ -143,6 +143,8 @@ bool runs_piecewise(const Scenario& s) {
   return any_forward_in(s, [](LaunchMode m) { return m == LaunchMode::kPiecewise; });
 }
 
+bool runs_collectives(const Scenario& s) { return s.parallel.tp > 1 || s.parallel.draft_ranks() > 1; }
+
 namespace {
 
 // One run's regime: the scenario's setting, else the engine's default.

@@ -1,24 +1,17 @@
 // What `specsim calibrate compute` prints once the profile is written (calibrate_compute.hpp).
-#include <cstdio>
 #include <string>
 
 #include "specsim/calibrate_compute.hpp"
+#include "report/text.hpp"
 #include "specsim/units.hpp"
 
 namespace specsim {
 
 namespace {
 
-std::string percent(double f) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * f);
-  return buf;
-}
+std::string percent(double f) { return text::percent(f, 1); }
 
-std::string pad(std::string s, std::size_t width) {
-  if (s.size() < width) s.append(width - s.size(), ' ');
-  return s;
-}
+using text::pad;
 
 std::string error_table(const std::vector<ComputeErrorSummary>& list) {
   std::string t = "  " + pad("model", 26) + pad("mode", 7) + pad("rows", 6) + pad("median", 9) + "worst\n";
@@ -44,9 +37,8 @@ std::string describe(const ComputeSettings& s) {
   t += "  eager_launch_per_kernel      " + units::format_duration(s.eager_launch_per_kernel_or_prior_s()) + " host, per kernel\n";
   t += "  eager_multi_token_step       " + units::format_duration(s.eager_multi_token_step_s) + " host, per layer once q > 1\n";
   if (s.eager_overlap_exponent) {
-    char p[32];
-    std::snprintf(p, sizeof p, "%.2f", *s.eager_overlap_exponent);
-    t += std::string("  eager_overlap_exponent       ") + p + "   (gpu^p + host^p)^(1/p)\n";
+    t += "  eager_overlap_exponent       " + units::format_fixed(*s.eager_overlap_exponent, 2) +
+         "   (gpu^p + host^p)^(1/p)\n";
   }
   return t;
 }

@@ -1,32 +1,19 @@
 // What `specsim calibrate nccl` prints once the profile is written (calibrate_nccl.hpp).
-#include <cmath>
-#include <cstdio>
 #include <string>
 
 #include "specsim/calibrate_nccl.hpp"
+#include "report/text.hpp"
 #include "specsim/units.hpp"
 
 namespace specsim {
 
 namespace {
 
-std::string percent(double fraction) {
-  if (!std::isfinite(fraction)) return "n/a";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f%%", 100.0 * fraction);
-  return buf;
-}
+std::string percent(double fraction) { return text::percent(fraction, 2); }
 
-std::string us(double seconds) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f us", seconds * 1e6);
-  return buf;
-}
+std::string us(double seconds) { return units::format_fixed(seconds * 1e6, 2) + " us"; }
 
-std::string pad(std::string s, std::size_t width) {
-  if (s.size() < width) s.append(width - s.size(), ' ');
-  return s;
-}
+using text::pad;
 
 std::string regimes_text(const std::vector<Regime>& regimes) {
   std::string out = "fit residuals per regime (|fit/measured - 1| of the regime's alpha-beta line):\n";

@@ -295,7 +295,7 @@ std::string calibration_text(const CycleModel& model, const Prediction& p) {
     const CalibratedValue lookup = ngram_lookup(s);
     os << "    n-gram lookup per context token " << format_duration(lookup.value) << "  (" << lookup.origin << ")\n";
   }
-  if (s.parallel.tp > 1) {
+  if (runs_collectives(s)) {
     os << "    all-reduce: " << cal.comm_source << (cal.comm_calibrated ? "" : "  [UNCALIBRATED]") << "\n";
   }
   if (!cal.all_to_all_source.empty()) {

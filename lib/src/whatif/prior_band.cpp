@@ -141,8 +141,7 @@ ComputePriors compute_priors(const Scenario& s, const Calibration& cal) {
   const bool eager = launches_eagerly(s);
   c.eager_launch = eager && is_prior(cal.eager_launch_per_kernel_s);
   c.eager_overlap = eager && is_prior(cal.eager_overlap_exponent);
-  const bool collectives = s.parallel.tp > 1 || s.parallel.draft_ranks() > 1;
-  c.allreduce = collectives && !cal.comm_calibrated;
+  c.allreduce = runs_collectives(s) && !cal.comm_calibrated;
   c.piecewise_gpu = runs_piecewise(s) && is_prior(cal.piecewise_gpu_per_attention_s);
   c.all_to_all = !cal.all_to_all_source.empty() && !cal.all_to_all_calibrated && !s.comm.all_to_all_latency_s;
   return c;

@@ -224,8 +224,7 @@ RankedIntervention Ranker::evaluate(const RankState& state, const Offer& o, doub
                                                      : CycleModel(std::move(next.scenario));
     r.prediction = model.predict();
     // A deployment with no collective (TP1, one-rank draft) has no all-reduce to call uncalibrated.
-    const Scenario& at = model.scenario();
-    r.comm_calibrated = model.calibration().comm_calibrated || (at.parallel.tp < 2 && at.parallel.draft_ranks() < 2);
+    r.comm_calibrated = model.calibration().comm_calibrated || !runs_collectives(model.scenario());
   } catch (const Error& e) {
     r.reason = e.what();
     return r;
