@@ -77,14 +77,8 @@ std::vector<std::string> files_read(const SweepOptions& o) {
   } catch (const Error&) {
     // Not a data-directory name: the path itself, added above.
   }
-  for (const char* folder : {"models", "calibration"}) {
-    std::error_code ec;
-    const std::filesystem::path root = std::filesystem::path(data.root()) / folder;
-    for (auto it = std::filesystem::recursive_directory_iterator(root, ec);
-         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-      if (it->is_regular_file(ec)) read.push_back(it->path().string());
-    }
-  }
+  const std::vector<std::string> data_files = data.files();
+  read.insert(read.end(), data_files.begin(), data_files.end());
   for (const auto* options : {&o.patches, &o.vary}) {
     for (const std::string& option : *options) {
       const auto eq = option.find('=');

@@ -39,14 +39,9 @@ std::vector<std::string> files_read(const std::vector<std::string>& rows, const 
   const DataDir data;
   read.push_back(validation_split_file(data));
   const std::filesystem::path error_file = std::filesystem::weakly_canonical(model_error_file(data));
-  for (const char* folder : {"models", "calibration"}) {
+  for (const std::string& file : data.files()) {
     std::error_code ec;
-    const std::filesystem::path root = std::filesystem::path(data.root()) / folder;
-    for (auto it = std::filesystem::recursive_directory_iterator(root, ec);
-         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
-      if (!it->is_regular_file(ec) || std::filesystem::weakly_canonical(it->path(), ec) == error_file) continue;
-      read.push_back(it->path().string());
-    }
+    if (std::filesystem::weakly_canonical(file, ec) != error_file) read.push_back(file);
   }
   return read;
 }

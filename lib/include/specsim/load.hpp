@@ -27,6 +27,9 @@ class DataDir {
   // A name or a path to an existing file; unknown names list the valid ones.
   [[nodiscard]] std::string resolve(DataKind kind, const std::string& name_or_path) const;
   [[nodiscard]] std::vector<std::string> names(DataKind kind) const;
+  // Every file under models/ and calibration/: what a command that loads data may read, and so what
+  // its output may not replace (output_file.hpp's own-input refusal).
+  [[nodiscard]] std::vector<std::string> files() const;
 
  private:
   std::string root_;

@@ -644,6 +644,18 @@ std::vector<std::string> DataDir::names(DataKind kind) const {
   return out;
 }
 
+std::vector<std::string> DataDir::files() const {
+  std::vector<std::string> out;
+  for (const char* folder : {"models", "calibration"}) {
+    std::error_code ec;
+    for (auto it = fs::recursive_directory_iterator(fs::path(root_) / folder, ec);
+         !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      if (it->is_regular_file(ec)) out.push_back(it->path().string());
+    }
+  }
+  return out;
+}
+
 std::string DataDir::resolve(DataKind kind, const std::string& name) const {
   const bool path_like = name.find('/') != std::string::npos ||
                          name.ends_with(".yaml") || name.ends_with(".json") || name.ends_with(".yml");
