@@ -272,11 +272,11 @@ TEST_CASE("cli: a tree SGLang cannot draft fails at load naming the --set option
 }
 
 TEST_CASE("cli: predict and sweep report every problem at once, each with its option (issue 14)", "[cli][invalid]") {
-  // Three rules of three blocks: two bounds and tp against Kimi K2.5's 64 attention heads.
+  // Three rules of three blocks: two bounds, and tp against the 64 attention heads of Kimi K2.5 and of its head.
   const auto predict = run({"predict", "--set", "speculation.num_steps=0", "--set", "workload.batch=0", "--set",
                             "parallel.tp=3"});
   CHECK(predict.code == specsim::cli::kExitInput);
-  CHECK_THAT(predict.err, Contains("3 problems:") &&
+  CHECK_THAT(predict.err, Contains("4 problems:") &&
                               Contains("--set speculation.num_steps=0: speculation.num_steps: = 0: must be in [1, 64]") &&
                               Contains("--set workload.batch=0: workload.batch: = 0: must be in [1, 1000000]") &&
                               Contains("--set parallel.tp=3: parallel.tp: tp = 3 on ") &&
@@ -291,7 +291,7 @@ TEST_CASE("cli: predict and sweep report every problem at once, each with its op
   // its bad values: tp = 3 against the 64 heads, batch 0 against its bound.
   const auto point = run({"sweep", "--vary", "parallel.tp=3,8", "--vary", "workload.batch=0,1"});
   CHECK(point.code == 0);
-  CHECK_THAT(point.out, Contains("first invalid: parallel.tp=3 workload.batch=0: 2 problems:") &&
+  CHECK_THAT(point.out, Contains("first invalid: parallel.tp=3 workload.batch=0: 3 problems:") &&
                             Contains("--set workload.batch=0: workload.batch: = 0") &&
                             Contains("--set parallel.tp=3: parallel.tp: tp = 3 on kimi-k2.5: tp must divide the 64"));
 }

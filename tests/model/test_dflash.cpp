@@ -11,6 +11,7 @@
 #include "specsim/load.hpp"
 #include "specsim/memory_fit.hpp"
 #include "specsim/scenario_fields.hpp"
+#include "specsim/scenario_rules.hpp"
 #include "specsim/scenario_writer.hpp"
 
 using Catch::Matchers::Contains;
@@ -130,14 +131,18 @@ TEST_CASE("dflash: block_size set on a loaded scenario predicts what --set does"
   auto by_field = base;
   const specsim::SourceLocation where{"--vary", 0, 0};
   specsim::set_field(by_field, specsim::parse_field_value("speculation.block_size", "8", where));
-  REQUIRE(specsim::settle_fields(by_field).empty());
+  REQUIRE(specsim::what_if_problems(by_field).empty());
   CHECK(by_field.speculation.shape.num_draft_tokens == 8);
   CHECK_THAT(specsim::CycleModel(by_field).predict().spec_tokens_per_s,
              WithinRel(specsim::CycleModel(by_set).predict().spec_tokens_per_s, 1e-9));
   // num_steps is no block drafter's key: both refuse it.
   auto steps = base;
   specsim::set_field(steps, specsim::parse_field_value("speculation.num_steps", "7", where));
-  CHECK_THAT(specsim::settle_fields(steps), Contains("vary speculation.block_size"));
+  const auto problems = specsim::what_if_problems(steps);
+  REQUIRE(problems.size() == 1);
+  // The same rule the loader applies, at the patch that broke it.
+  CHECK_THAT(problems[0].what(), Contains("--set speculation.num_steps: speculation.num_steps: speculation.method dflash "
+                                          "drafts one block per cycle: state speculation.block_size"));
   CHECK_THROWS_WITH(specsim::load_scenario(kScenario, {"speculation.num_steps=7"}, kRoot),
                     Contains("state speculation.block_size"));
 }

@@ -331,9 +331,11 @@ TEST_CASE("rank: an intervention with several bad values names them all (issue 1
                                    [](const specsim::RankedIntervention& r) { return r.intervention.name == "broken"; });
   REQUIRE(broken != report.ranked.end());
   CHECK_FALSE(broken->feasible);
-  // Batch 0 against its bound, tp = 3 against Kimi K2.5's 64 attention heads: one reason, both lines.
-  CHECK_THAT(broken->reason, Contains("2 problems:") && Contains("--set workload.batch=0: workload.batch") &&
-                                          Contains("--set parallel.tp=3: parallel.tp: tp = 3 on kimi-k2.5"));
+  // Batch 0 against its bound, tp = 3 against the 64 attention heads of Kimi K2.5 and of its
+  // EAGLE-3 head (the draft runs at the target's TP): one reason, every line.
+  CHECK_THAT(broken->reason, Contains("3 problems:") && Contains("--set workload.batch=0: workload.batch") &&
+                                          Contains("--set parallel.tp=3: parallel.tp: tp = 3 on kimi-k2.5:") &&
+                                          Contains("--set parallel.tp=3: parallel.tp: tp = 3 on kimi-k2.5-eagle3:"));
 }
 
 namespace {

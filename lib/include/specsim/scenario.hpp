@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "specsim/acceptance.hpp"
+#include "specsim/origins.hpp"
 #include "specsim/hardware.hpp"
 #include "specsim/model_spec.hpp"
 
@@ -483,6 +484,8 @@ struct Parallelism {
   // them on one rank when dp = tp), and holds only their KV cache; the MoE layers stay TP/EP over all
   // ranks, with every group's tokens gathered before them and scattered back after. 1 = off.
   int attention_dp = 1;
+  // `attention_dp: true`: one group per rank, dp = tp, whatever tp a what-if sets.
+  bool attention_dp_all = false;
   [[nodiscard]] bool data_parallel_attention() const { return attention_dp > 1; }
   // Experts reached through an all-to-all backend (dispatch and combine) rather than the all-reduce.
   [[nodiscard]] bool runs_all_to_all() const { return ep > 1 && moe_a2a != MoeA2aBackend::kNone; }
@@ -500,6 +503,9 @@ struct Scenario {
   std::string name;
   std::string description;
   std::string file;  // where it was loaded from
+  // Where each key came from (file:line:col or a patch): what the rules on values
+  // (scenario_rules.hpp) report against. Empty for a scenario built in code.
+  std::shared_ptr<const Origins> origins;
   TransformerSpec model;
   TransformerSpec draft;
   GpuSpec gpu;

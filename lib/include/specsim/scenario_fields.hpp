@@ -45,13 +45,9 @@ struct FieldValue {
 // Whether `s` holds the value already (a patch of it would change nothing).
 [[nodiscard]] bool field_holds(const Scenario& s, const FieldValue& v);
 
-// Sets the value on `s` and records the key as set by a patch (explicit_keys, patched_keys).
+// Sets the value on `s`, records the key as set by a patch (explicit_keys, patched_keys) and
+// derives what the loader derives from it (a chain verifies num_steps + 1 tokens). The rules that
+// join several fields are what_if_problems' (scenario_rules.hpp), the loader's own.
 void set_field(Scenario& s, const FieldValue& v);
-
-// After set_field: derives what the set fields imply (a chain verifies num_steps + 1 tokens) and
-// checks the rules that join several fields (the draft shape, channel bounds, what calibration
-// can solve); returns the first broken one, empty when they hold. The loader states the same
-// rules with file and line; this is what points that skip the loader are held to.
-[[nodiscard]] std::string settle_fields(Scenario& s);
 
 }  // namespace specsim

@@ -18,6 +18,7 @@
 #include "specsim/nccl_prior.hpp"
 #include "specsim/units.hpp"
 #include "specsim/plausibility.hpp"
+#include "specsim/scenario_rules.hpp"
 #include "io/hf_config.hpp"
 #include "io/interventions.hpp"
 #include "model/scenario_bounds.hpp"
@@ -118,6 +119,11 @@ class Problems {
   void add(const Error& e) {
     const auto same = [&](const Error& p) { return std::string(p.what()) == e.what(); };
     if (std::none_of(list_.begin(), list_.end(), same)) list_.push_back(e);
+  }
+  // Records every problem a rule found; true when there were none.
+  bool add_all(const std::vector<Error>& found) {
+    for (const Error& e : found) add(e);
+    return found.empty();
   }
   [[nodiscard]] bool empty() const { return list_.empty(); }
   std::vector<Error> take() { return std::move(list_); }
@@ -1281,25 +1287,6 @@ ValidationSource read_validation_source(YamlReader& v) {
   return out;
 }
 
-// comm.all_to_all_profile, loaded: it prices parallel.moe_a2a's dispatch and combine among the ep
-// ranks, so it needs that backend and that rank count. A table that nothing would read is an error,
-// not a silent no-op.
-std::optional<CommProfile> load_all_to_all_profile(YamlReader& r, const Scenario& s, std::optional<CommProfile> p) {
-  if (!p) return p;
-  const auto fail = [&](const std::string& why) {
-    throw Error(r.location_of("comm"), "comm.all_to_all_profile", "profile '" + p->name + "' " + why);
-  };
-  if (!s.parallel.runs_all_to_all()) {
-    fail("times an all-to-all, but the scenario runs none: it needs parallel.ep > 1 with parallel.moe_a2a: deepep "
-         "(a what-if without the backend clears it too: --set comm.all_to_all_profile=)");
-  }
-  if (p->ranks != s.parallel.ep) {
-    fail("was measured at " + std::to_string(p->ranks) + " ranks, the scenario's all-to-all runs among ep = " +
-         std::to_string(s.parallel.ep));
-  }
-  return p;
-}
-
 // What the scenario's NCCL release (comm.nccl_version) says about the tables and the prior it uses:
 // notes, never errors, since a table from another release is still the best measurement at hand.
 void note_nccl_release(Scenario& s) {
@@ -1342,7 +1329,7 @@ void note_nccl_release(Scenario& s) {
 // The comm profiles the scenario names (comm.profile, custom_profile, rank_profiles,
 // all_to_all_profile), each checked against the box and tp; `r` is the scenario's root, for locations.
 void load_comm_profiles(YamlReader& r, Scenario& s, const DataDir& data) {
-  auto load_profile = [&](const std::string& name, const char* key, bool scalable) -> std::optional<CommProfile> {
+  auto load_profile = [&](const std::string& name, const char* key) -> std::optional<CommProfile> {
     if (name.empty()) return std::nullopt;
     std::string path;
     try {
@@ -1376,28 +1363,14 @@ void load_comm_profiles(YamlReader& r, Scenario& s, const DataDir& data) {
                         " ranks, more than the " + std::to_string(s.topology.gpus) + " GPUs of " + s.topology.name +
                         ": it comes from another box");
     }
-    if (s.parallel.tp > 1 && p.ranks != s.parallel.tp && !scalable) {
-      throw Error(r.location_of("comm"), std::string("comm.") + key,
-                  "profile '" + p.name + "' was measured at " + std::to_string(p.ranks) +
-                      " ranks, the scenario runs tp = " + std::to_string(s.parallel.tp) +
-                      (std::string(key) == "profile" ? " (comm.rank_scaling: nccl or power estimates it)" : ""));
-    }
     return p;
   };
-  const bool scalable = s.comm.rank_scaling != "off";
-  s.comm_profile = load_profile(s.comm.profile, "profile", scalable);
-  s.custom_profile = load_profile(s.comm.custom_profile, "custom_profile", false);
-  s.all_to_all_profile = load_all_to_all_profile(r, s, load_profile(s.comm.all_to_all_profile, "all_to_all_profile", true));
-  if (s.comm.all_to_all_latency_s) {
-    const auto fail = [&](const std::string& why) { throw Error(r.location_of("comm"), "comm.all_to_all_latency", why); };
-    if (!s.parallel.runs_all_to_all()) {
-      fail("sets the all-to-all's latency, but the scenario runs none: it needs parallel.ep > 1 with parallel.moe_a2a: "
-           "deepep (a what-if without the backend clears it too: --set comm.all_to_all_latency=)");
-    }
-    if (s.all_to_all_profile) fail("comm.all_to_all_profile prices the all-to-all already: set one of the two");
-  }
+  // Whether each table fits tp and ep is comm_profile_problems'.
+  s.comm_profile = load_profile(s.comm.profile, "profile");
+  s.custom_profile = load_profile(s.comm.custom_profile, "custom_profile");
+  s.all_to_all_profile = load_profile(s.comm.all_to_all_profile, "all_to_all_profile");
   for (const auto& name : s.comm.rank_profiles) {
-    CommProfile p = *load_profile(name, "rank_profiles", true);
+    CommProfile p = *load_profile(name, "rank_profiles");
     if (!s.comm_profile) throw Error(r.location_of("comm"), "comm.rank_profiles", "needs comm.profile as well");
     if (p.mode != s.comm_profile->mode) {
       throw Error(r.location_of("comm"), "comm.rank_profiles",
@@ -1527,114 +1500,31 @@ Measurements read_measurements(YamlReader& m, const Scenario& s, const DataDir& 
   return out;
 }
 
-// parallel.ep and parallel.moe_a2a against the target and the box (docs/references/models.md#expert-parallel).
-void check_expert_parallel(const YamlReader& p, const Scenario& s) {
-  const Parallelism& par = s.parallel;
-  if (par.ep > 1) {
-    const std::string ep = "= " + std::to_string(par.ep);
-    if (!s.model.moe) {
-      p.fail("ep", ep + ": expert parallelism needs an MoE target; '" + s.model.name + "' has no routed experts");
-    }
-    if (s.model.moe->experts % par.ep != 0) {
-      p.fail("ep", ep + ": must divide the " + std::to_string(s.model.moe->experts) + " routed experts of '" +
-                       s.model.name + "' (each rank holds experts / ep whole experts)");
-    }
-    if (par.ep > par.tp || par.tp % par.ep != 0) {
-      p.fail("ep", ep + ": must divide parallel.tp (" + std::to_string(par.tp) +
-                       "): ep groups of whole experts, each expert split over the group's tp / ep ranks "
-                       "(TensorRT-LLM --tp 8 --ep 4; SGLang --ep 8 with --tp 8)");
-    }
-  }
-  if (par.moe_a2a != MoeA2aBackend::kNone) {
-    const std::string a2a = std::string("= ") + to_string(par.moe_a2a);
-    if (par.ep <= 1 || par.ep != par.tp) {
-      p.fail("moe_a2a", a2a + ": an all-to-all backend moves tokens between expert-parallel ranks, one per GPU; "
-                              "set parallel.ep = parallel.tp (" + std::to_string(par.tp) + ")");
-    }
-    const auto [link, nvlinks] = slowest_pair_link(s.topology);
-    if (link != LinkClass::kNvlink || !s.topology.p2p) {
-      p.fail("moe_a2a", a2a + ": DeepEP needs NVLink with full peer access between every pair of GPUs "
-                              "(https://github.com/deepseek-ai/DeepEP, Requirements); topology '" + s.topology.name +
-                              "' joins some of its GPUs over " + link_name(link, nvlinks) +
-                              (s.topology.p2p ? "" : " without peer access"));
-    }
-  }
-}
-
-// parallel.attention_dp against the target and tp (docs/references/models.md#dp-attention): SGLang
-// runs data-parallel attention beside MoE layers that stay tensor or expert parallel over the ranks.
-// `said`: the key's value as the file wrote it ("true", or the number of dp groups); empty when
-// absent or false.
-void check_attention_dp(const YamlReader& p, const Scenario& s, const std::string& said) {
-  if (said.empty()) return;
-  if (!s.model.moe) {
-    p.fail("attention_dp", "= " + said + ": data-parallel attention needs an MoE target, whose MoE layers stay split "
-                           "over the ranks; '" + s.model.name + "' has no routed experts (use more engine replicas instead)");
-  }
-  if (s.parallel.tp < 2) {
-    p.fail("attention_dp", "= " + said + ": needs parallel.tp > 1 (attention is split over the tp ranks by request, "
-                           "SGLang --dp-size <= --tp); tp = " + std::to_string(s.parallel.tp));
-  } else if (s.parallel.attention_dp > s.parallel.tp || s.parallel.tp % s.parallel.attention_dp != 0) {
-    p.fail("attention_dp", "= " + said + ": the dp groups must divide tp = " +
-                           std::to_string(s.parallel.tp) + " (SGLang runs attention TP of tp / dp in each group); "
-                           "true means dp = tp");
-  }
-}
-
 // `attention_dp: true` is dp = tp (the DeepSeek command), `false` off, a number the dp groups.
-// Returns what the file said (see check_attention_dp).
-std::string read_attention_dp(YamlReader& p, Parallelism& parallel) {
-  if (!p.has("attention_dp")) return "";
+void read_attention_dp(YamlReader& p, Parallelism& parallel) {
+  if (!p.has("attention_dp")) return;
   const std::string text = p.optional_string("attention_dp", "");
-  if (text == "false") return "";
+  if (text == "false") return;
   if (text == "true") {
     parallel.attention_dp = parallel.tp;
-    return text;
+    parallel.attention_dp_all = true;
+    return;
   }
   // Not in kScenarioBounds: that table's integers do not take `true`.
   parallel.attention_dp = static_cast<int>(p.optional_integer("attention_dp", 1, 1, 1024));
-  return parallel.attention_dp == 1 ? "" : std::to_string(parallel.attention_dp);  // one group: plain TP
 }
 
-// `parallel:` tp, pp, draft_tp, ep, moe_a2a and attention_dp, checked against the box, both models'
-// heads and the target's experts.
+// `parallel:` tp, pp, draft_tp, ep, moe_a2a and attention_dp; parallel_problems checks them against
+// the box, both models' heads and the target's experts.
 void read_parallel(YamlReader& r, Scenario& s) {
   YamlReader p = r.child("parallel");
   s.parallel.tp = static_cast<int>(bounded_integer(p, "parallel.tp"));
   s.parallel.pp = static_cast<int>(bounded_integer(p, "parallel.pp", 1));
-  if (p.has("draft_tp")) {
-    s.parallel.draft_tp = static_cast<int>(bounded_integer(p, "parallel.draft_tp"));
-    if (*s.parallel.draft_tp != 1 && *s.parallel.draft_tp != s.parallel.tp) {
-      p.fail("draft_tp", "= " + std::to_string(*s.parallel.draft_tp) + ": the draft runs at TP 1 (replicated on every rank) "
-                         "or at the target's TP (" + std::to_string(s.parallel.tp) + "), as vLLM's draft_tensor_parallel_size");
-    }
-  }
+  if (p.has("draft_tp")) s.parallel.draft_tp = static_cast<int>(bounded_integer(p, "parallel.draft_tp"));
   s.parallel.ep = static_cast<int>(bounded_integer(p, "parallel.ep", 1));
   s.parallel.moe_a2a = *parse_moe_a2a_backend(p.optional_choice("moe_a2a", moe_a2a_backend_names(), "none"));
-  const std::string attention_dp = read_attention_dp(p, s.parallel);
+  read_attention_dp(p, s.parallel);
   p.finish();
-  if (s.parallel.tp * s.parallel.pp > s.topology.gpus) {
-    p.fail("tp", "= " + std::to_string(s.parallel.tp) + (s.parallel.pp > 1 ? " x pp " + std::to_string(s.parallel.pp) : "") + ": the topology '" +
-                     s.topology.name + "' has only " + std::to_string(s.topology.gpus) + " GPUs");
-  }
-  if (s.parallel.pp > s.model.layers) p.fail("pp", "more pipeline stages than layers");
-  const int per_node = s.topology.gpus_per_node;
-  if (s.topology.nodes > 1 && s.parallel.tp % per_node != 0 && per_node % s.parallel.tp != 0) {
-    // NCCL's hierarchical model and the engines place a TP group inside one node or over whole nodes.
-    p.fail("tp", "= " + std::to_string(s.parallel.tp) + ": on '" + s.topology.name + "' (" + std::to_string(per_node) +
-                     " GPUs per node) a tp group must fit in one node or fill whole nodes (a divisor or a multiple of " +
-                     std::to_string(per_node) + ")");
-  }
-  for (const TransformerSpec* m : {&s.model, &s.draft}) {
-    const int ranks = m == &s.draft ? s.parallel.draft_ranks() : s.parallel.tp;
-    try {
-      if (std::string note = check_tensor_parallel(*m, ranks); !note.empty()) s.notes.push_back(note);
-    } catch (const Error& e) {
-      p.fail(m == &s.draft && s.parallel.draft_tp ? "draft_tp" : "tp", e.message());
-    }
-  }
-  check_expert_parallel(p, s);
-  check_attention_dp(p, s, attention_dp);
 }
 
 // `workload:` the measured batch, the context and the concurrency levels; each key's problem is
@@ -1700,36 +1590,11 @@ DraftShape read_shape(YamlReader& sp) {
   const int chain_tokens = shape.num_steps + 1;
   shape.num_draft_tokens = static_cast<int>(bounded_integer(sp, "speculation.num_draft_tokens", chain_tokens));
   if (shape.eagle_topk == 1) shape.num_draft_tokens = chain_tokens;
-  if (const std::string problem = num_draft_tokens_problem(shape); !problem.empty()) {
-    sp.fail("num_draft_tokens", problem);
-  }
   return shape;
 }
 
-// `speculation.parallel_drafting`: block drafting, refused where the engine refuses it. vLLM
-// accepts the flag with EAGLE heads and draft models only (config/speculative.py: "Only compatible
-// with EAGLE and draft model methods"); its block draft is one chain of K mask slots, with no tree
-// path; SGLang's EAGLE worker has no such flag (docs/references/specdec.md#parallel-drafting).
-bool read_parallel_drafting(YamlReader& sp, const Scenario& s) {
-  if (!sp.optional_boolean("parallel_drafting", false)) return false;
-  const std::string& method = s.speculation.method;
-  if (method != "eagle3" && method != "eagle" && method != "draft_model") {
-    sp.fail("parallel_drafting", "true needs a drafter trained to draft several tokens in one forward (an EAGLE head "
-                                 "such as P-EAGLE, or a draft model): vLLM allows it with eagle, eagle3 and draft_model "
-                                 "only, not with speculation.method " + method);
-  }
-  if (s.engine.name != "vllm") {
-    sp.fail("parallel_drafting", "true is vLLM's speculative_config flag (--speculative-config "
-                                 "'{\"parallel_drafting\": true}'); engine.name is '" + s.engine.name +
-                                 "', whose EAGLE worker drafts one token per forward: set engine.name: vllm");
-  }
-  if (s.speculation.shape.eagle_topk > 1) {
-    sp.fail("parallel_drafting", "true drafts one chain of num_steps tokens in one forward, but speculation.eagle_topk = " +
-                                 std::to_string(s.speculation.shape.eagle_topk) +
-                                 " asks for a tree: vLLM's parallel drafting has no tree path; set eagle_topk: 1");
-  }
-  return true;
-}
+// `speculation.parallel_drafting`: block drafting (speculation_problems says where it runs).
+bool read_parallel_drafting(YamlReader& sp) { return sp.optional_boolean("parallel_drafting", false); }
 
 // A block drafter's shape: `speculation.block_size` tokens verified per cycle as a chain, the first
 // the last verified token and the rest drafted (num_steps = block_size - 1); the drafter's trained
@@ -1737,12 +1602,8 @@ bool read_parallel_drafting(YamlReader& sp, const Scenario& s) {
 // --speculative-dflash-block-size) is this block; vLLM's num_speculative_tokens is block_size - 1
 // (docs/references/specdec.md#dflash). A block larger than the drafter was trained on is noted.
 DraftShape read_block_shape(YamlReader& sp, Scenario& s) {
-  for (const char* key : {"num_steps", "eagle_topk", "num_draft_tokens"}) {
-    if (sp.has(key)) {
-      sp.fail(key, "speculation.method dflash drafts one block per cycle: state speculation.block_size (tokens "
-                   "verified per cycle, SGLang's --speculative-num-draft-tokens), not " + std::string(key));
-    }
-  }
+  // A chain's or a tree's keys beside the block: speculation_problems refuses them.
+  for (const char* key : {"num_steps", "eagle_topk", "num_draft_tokens"}) sp.ignore(key);
   const int trained = s.draft.dflash ? s.draft.dflash->block_size : 0;
   if (!sp.has("block_size") && trained == 0) sp.fail("block_size", "required: the drafter's block was not read");
   const int block = static_cast<int>(sp.has("block_size") ? bounded_integer(sp, "speculation.block_size") : trained);
@@ -1762,22 +1623,11 @@ void read_speculation_shape(YamlReader& r, Scenario& s) {
   sp.ignore("method");  // read with the draft
   if (s.speculation.drafts_block()) {
     s.speculation.shape = read_block_shape(sp, s);
-    s.speculation.parallel_drafting = read_parallel_drafting(sp, s);
-    sp.finish();
-    return;
+  } else {
+    sp.ignore("block_size");  // a block drafter's key: speculation_problems refuses it here
+    s.speculation.shape = read_shape(sp);
   }
-  if (sp.has("block_size")) {
-    sp.fail("block_size", "is a block drafter's key (speculation.method dflash); " + s.speculation.method +
-                              " states num_steps, eagle_topk and num_draft_tokens");
-  }
-  s.speculation.shape = read_shape(sp);
-  // n-gram lookup proposes one chain from the prompt (vLLM's and SGLang's ngram proposers): a tree
-  // of it is not something either engine drafts.
-  if (s.speculation.method == "ngram" && s.speculation.shape.eagle_topk > 1) {
-    sp.fail("eagle_topk", "= " + std::to_string(s.speculation.shape.eagle_topk) +
-                              ": speculation.method ngram proposes one chain by prompt lookup; set eagle_topk: 1");
-  }
-  s.speculation.parallel_drafting = read_parallel_drafting(sp, s);
+  s.speculation.parallel_drafting = read_parallel_drafting(sp);
   sp.finish();
 }
 
@@ -1792,10 +1642,6 @@ void read_compute_block(YamlReader& r, Scenario& s, const DataDir& data) {
     }
     c->ignore("profile");
     read_compute_keys(*c, s.compute);
-    if (!s.compute.bandwidth_efficiency && !s.compute.routing_skew) {
-      c->fail("routing_skew", "only one of bandwidth_efficiency and routing_skew can be 'calibrate' "
-                              "(one measured verify compute time fixes one parameter)");
-    }
     c->finish();
   }
 }
@@ -1810,9 +1656,6 @@ void read_comm_block(YamlReader& r, Scenario& s) {
     c->ignore("eager_overhead_per_op");
     s.comm.implementation = c->optional_choice("implementation", allreduce_implementation_names(), "nccl");
     s.comm.custom_max_bytes = c->optional_quantity("custom_max_bytes", Quantity::kBytes);
-    if (s.comm.custom_max_bytes && s.comm.implementation != "engine") {
-      c->fail("custom_max_bytes", "applies to comm.implementation: engine only");
-    }
     s.comm.custom_profile = c->optional_string("custom_profile", "");
     s.comm.all_to_all_profile = c->optional_string("all_to_all_profile", "");
     s.comm.all_to_all_latency_s = c->optional_quantity("all_to_all_latency", Quantity::kDuration);
@@ -1833,12 +1676,6 @@ void read_comm_block(YamlReader& r, Scenario& s) {
     s.comm.rank_scaling = c->optional_choice("rank_scaling", {"off", "nccl", "power"}, "off");
     // A YAML list or comma-separated names, so that `--set comm.rank_profiles=a,b` can patch them.
     s.comm.rank_profiles = c->optional_names("rank_profiles");
-    if (!s.comm.rank_profiles.empty() && s.comm.rank_scaling == "off") {
-      c->fail("rank_profiles", "needs comm.rank_scaling: power or nccl");
-    }
-    if (s.comm.min_channels && s.comm.max_channels && s.comm.min_channels > s.comm.max_channels) {
-      c->fail("min_channels", "must not exceed max_channels");
-    }
     c->finish();
   } else {
     s.comm.profile = s.topology.comm_profile;
@@ -1908,60 +1745,9 @@ void read_host(YamlReader& r, Scenario& s) {
     if (auto v = h->optional_quantity("spec_extra_per_cycle", Quantity::kDuration)) s.host.spec_extra_per_cycle_s = *v;
     if (auto v = h->optional_quantity("draft_step_overhead", Quantity::kDuration)) s.host.draft_step_overhead_s = *v;
     if (auto v = h->optional_quantity("spec_per_request", Quantity::kDuration)) s.host.spec_per_request_s = *v;
-    if (auto v = h->optional_quantity("ngram_lookup_per_token", Quantity::kDuration)) {
-      // Priced only where the host looks tokens up: on another method the value would be ignored.
-      if (s.speculation.method != "ngram") {
-        h->fail("ngram_lookup_per_token", "prices speculation.method ngram's prompt lookup; this scenario drafts with " +
-                                              s.speculation.method + ", which never runs it");
-      }
-      s.host.ngram_lookup_per_token_s = *v;
-    }
+    if (auto v = h->optional_quantity("ngram_lookup_per_token", Quantity::kDuration)) s.host.ngram_lookup_per_token_s = *v;
     h->finish();
   }
-}
-
-// A block drafter's acceptance fits its block (docs/model.md#block-drafters): a cycle emits at most
-// block_size tokens (block_size - 1 drafted and accepted, then the bonus), and its per-position
-// rates cover at most the block_size - 1 drafted slots.
-void check_block_acceptance(YamlReader& r, const Scenario& s) {
-  if (!s.speculation.drafts_block()) return;
-  const int block = s.speculation.shape.num_draft_tokens;
-  YamlReader a = r.child("acceptance");
-  if (const auto* m = std::get_if<MeasuredTau>(&s.acceptance.kind); m && m->tokens_per_cycle > block) {
-    a.fail("tokens_per_cycle", "= " + units::format_fixed(m->tokens_per_cycle, 2) + ": a DFlash block of " +
-                                   std::to_string(block) + " (speculation.block_size) verifies " + std::to_string(block) +
-                                   " tokens, so a cycle emits at most " + std::to_string(block) +
-                                   ": must lie in [1, " + std::to_string(block) + "]");
-  }
-  if (const std::size_t listed = listed_positions(s.acceptance.kind); listed > static_cast<std::size_t>(block - 1)) {
-    const std::string key = std::holds_alternative<UnconditionalChain>(s.acceptance.kind) ? "unconditional" : "per_position";
-    a.fail(key, "lists " + std::to_string(listed) + " positions, but a DFlash block of " + std::to_string(block) +
-                    " (speculation.block_size) drafts " + std::to_string(block - 1) + ": give at most block_size - 1 rates");
-  }
-}
-
-// The acceptance fits the draft's shape (acceptance_problems, the rule predict applies): a tau or a
-// rate list the chain or tree cannot emit fails here, at its key, so `check` refuses it too.
-void check_acceptance_fits_shape(YamlReader& r, const Scenario& s) {
-  if (s.speculation.drafts_block()) return;  // check_block_acceptance
-  const std::vector<std::string> problems = acceptance_problems(s.acceptance, s.speculation.shape);
-  if (problems.empty()) return;
-  YamlReader a = r.child("acceptance");
-  std::string key = "accept";
-  for (const char* form : {"tokens_per_cycle", "per_position", "unconditional", "accept"}) {
-    if (a.has(form)) {
-      key = form;
-      break;
-    }
-  }
-  std::string message;
-  const std::string named = "acceptance." + key + " ";  // the key a.fail names already
-  for (const auto& p : problems) {
-    message += (message.empty() ? "" : "; ") + (p.rfind(named, 0) == 0 ? p.substr(named.size()) : p);
-  }
-  a.fail(key, message + " (speculation: " + std::to_string(s.speculation.shape.num_steps) + " steps, top-k " +
-                  std::to_string(s.speculation.shape.eagle_topk) + ", " +
-                  std::to_string(s.speculation.shape.num_draft_tokens) + " draft tokens)");
 }
 
 // The target, the draft and their roles; false when the target failed (what needs it is then
@@ -2020,6 +1806,8 @@ Scenario read_scenario(YamlReader& r, const DataDir& data, Problems& problems) {
   for (const Error& e : bound_problems(r)) problems.add(e);
   Scenario s;
   s.file = r.file();
+  s.origins = std::make_shared<const Origins>(r.origins());
+  const Origins& origins = *s.origins;
   {
     std::set<std::string> keys;
     collect_leaf_keys(r.node(), "", keys);
@@ -2034,21 +1822,23 @@ Scenario read_scenario(YamlReader& r, const DataDir& data, Problems& problems) {
   problems.run([&] { s.interventions = r.optional_string("interventions", ""); });
   const bool model_ok = read_models(r, s, data, problems);
   const bool box_ok = read_box(r, s, data, problems);
-  const bool parallel_ok = model_ok && box_ok && problems.run([&] { read_parallel(r, s); });
+  const bool parallel_ok = model_ok && box_ok && problems.run([&] { read_parallel(r, s); }) &&
+                           problems.add_all(parallel_problems(s, origins, &s.notes));
   r.ignore("parallel");
   problems.run([&] { read_workload(r, s, problems); });
   bool engine_ok = false;
   problems.run([&] { engine_ok = read_engine(r, s, problems); });
-  const bool shape_ok = problems.run([&] { read_speculation_shape(r, s); });
+  const bool shape_ok = problems.run([&] { read_speculation_shape(r, s); }) && problems.add_all(speculation_problems(s, origins));
   const bool acceptance_ok = problems.run([&] {
     YamlReader a = r.child("acceptance");
     s.acceptance = read_acceptance(a);
   });
-  if (shape_ok && acceptance_ok) problems.run([&] { check_block_acceptance(r, s); });
-  if (shape_ok && acceptance_ok) problems.run([&] { check_acceptance_fits_shape(r, s); });
+  if (shape_ok && acceptance_ok) problems.add_all(acceptance_fit_problems(s, origins));
   problems.run([&] { read_compute_block(r, s, data); });
   const bool comm_ok = problems.run([&] { read_comm_block(r, s); });
-  if (comm_ok && parallel_ok) problems.run([&] { load_comm_profiles(r, s, data); });
+  if (comm_ok && parallel_ok && problems.run([&] { load_comm_profiles(r, s, data); })) {
+    problems.add_all(comm_profile_problems(s, origins));
+  }
   if (engine_ok) problems.run([&] { apply_engine_prior(s, data, r); });
   problems.run([&] {
     if (!std::filesystem::exists(model_error_file(data))) return;
@@ -2057,6 +1847,7 @@ Scenario read_scenario(YamlReader& r, const DataDir& data, Problems& problems) {
   });
   problems.run([&] { read_band(r, s); });
   problems.run([&] { read_host(r, s); });
+  problems.add_all(setting_problems(s, origins));
   if (parallel_ok) {
     problems.run([&] {
       if (auto m = r.optional_child("measurements")) s.measurements = read_measurements(*m, s, data);

@@ -167,7 +167,7 @@ const ScenarioField kFields[] = {
     {"comm.fuse_residual_norm", FieldKind::kBoolean, false,
      [](Scenario& s, auto v) { s.comm.fuse_residual_norm = *v != 0.0; },
      [](const Scenario& s) -> Get { return s.comm.fuse_residual_norm ? 1.0 : 0.0; }},
-    // 1 or tp (settle_fields); the draft's heads divide either, as the loader checked them at tp.
+    // 1 or tp (parallel_problems): the draft's heads must divide the ranks it runs on.
     {"parallel.draft_tp", FieldKind::kCount, false,
      [](Scenario& s, auto v) { s.parallel.draft_tp = as_int(v); },
      [](const Scenario& s) -> Get { return s.parallel.draft_ranks(); }},
@@ -263,63 +263,14 @@ void set_field(Scenario& s, const FieldValue& v) {
   v.field->set(s, v.value);
   s.explicit_keys.insert(v.field->key);
   s.patched_keys.insert(v.field->key);
-}
-
-namespace {
-// The loader's rules for a block drafter's shape (load.cpp read_block_shape), on values: its block
-// is speculation.block_size, and no other method has one.
-std::string block_shape_problem(const Scenario& s) {
-  if (!s.speculation.drafts_block()) {
-    return s.patched_keys.count("speculation.block_size")
-               ? "speculation.block_size is a block drafter's key (speculation.method dflash); " +
-                     s.speculation.method + " states num_steps, eagle_topk and num_draft_tokens"
-               : "";
-  }
-  for (const char* key : {"speculation.num_steps", "speculation.eagle_topk", "speculation.num_draft_tokens"}) {
-    if (s.patched_keys.count(key)) {
-      return std::string("speculation.method dflash drafts one block per cycle: vary speculation.block_size, not ") + key;
-    }
-  }
-  return "";
-}
-}  // namespace
-
-std::string settle_fields(Scenario& s) {
-  if (std::string problem = block_shape_problem(s); !problem.empty()) return problem;
+  // What the loader derives from the set values: a chain verifies num_steps + 1 tokens (unless a
+  // patch states another count, which speculation_problems then refuses); `attention_dp: true`
+  // follows tp.
   DraftShape& sp = s.speculation.shape;
-  const bool tokens_given = s.patched_keys.count("speculation.num_draft_tokens") > 0;
-  if (sp.eagle_topk == 1 && !tokens_given) sp.num_draft_tokens = sp.num_steps + 1;
-  if (sp.eagle_topk == 1) {
-    if (tokens_given && sp.num_draft_tokens != sp.num_steps + 1) return "a chain verifies num_steps + 1 tokens";
-  } else if (const std::string problem = num_draft_tokens_problem(sp); !problem.empty()) {
-    return "speculation.num_draft_tokens " + problem;
+  if (!s.speculation.drafts_block() && sp.eagle_topk == 1 && !s.patched_keys.count("speculation.num_draft_tokens")) {
+    sp.num_draft_tokens = sp.num_steps + 1;
   }
-  if (s.speculation.parallel_drafting && sp.eagle_topk > 1) {
-    return "speculation.parallel_drafting drafts a chain: speculation.eagle_topk must be 1";
-  }
-  if (!s.compute.bandwidth_efficiency && !s.compute.routing_skew) {
-    return "only one of bandwidth_efficiency and routing_skew can be 'calibrate'";
-  }
-  if (s.comm.min_channels && s.comm.max_channels && s.comm.min_channels > s.comm.max_channels) {
-    return "comm.min_channels must not exceed max_channels";
-  }
-  // The loader's rules for the launch settings (load.cpp read_comm_block, read_parallel), on values.
-  if (s.comm.custom_max_bytes && s.comm.implementation != "engine") {
-    return "comm.custom_max_bytes applies to comm.implementation: engine only";
-  }
-  if (s.parallel.draft_tp && *s.parallel.draft_tp != 1 && *s.parallel.draft_tp != s.parallel.tp) {
-    return "parallel.draft_tp = " + std::to_string(*s.parallel.draft_tp) +
-           ": the draft runs at TP 1 (replicated on every rank) or at the target's TP (" + std::to_string(s.parallel.tp) + ")";
-  }
-  // The loader's rules for n-gram lookup (load.cpp read_speculation_shape, read_host), on values.
-  if (s.speculation.method == "ngram" && sp.eagle_topk > 1) {
-    return "speculation.method ngram proposes one chain by prompt lookup: speculation.eagle_topk must be 1";
-  }
-  if (s.speculation.method != "ngram" && s.patched_keys.count("host.ngram_lookup_per_token")) {
-    return "host.ngram_lookup_per_token prices speculation.method ngram's prompt lookup; this scenario drafts with " +
-           s.speculation.method;
-  }
-  return "";
+  if (s.parallel.attention_dp_all) s.parallel.attention_dp = s.parallel.tp;
 }
 
 }  // namespace specsim

@@ -240,6 +240,25 @@ SourceLocation YamlReader::location_of(const std::string& key) const {
   return location();
 }
 
+namespace {
+void add_places(const YAML::Node& node, const std::string& prefix, const std::string& file, Origins& out) {
+  if (!node.IsMap()) return;
+  for (const auto& kv : node) {
+    const std::string key = prefix.empty() ? kv.first.Scalar() : prefix + "." + kv.first.Scalar();
+    const YAML::Mark m = kv.second.Mark();
+    out.add(key, !m.is_null() && m.line >= 0 ? from_mark(file, m) : from_mark(file, kv.first.Mark()));
+    add_places(kv.second, key, file, out);
+  }
+}
+}  // namespace
+
+Origins YamlReader::origins() const {
+  Origins out(location());
+  add_places(node_, path_, origin_->file, out);
+  for (const auto& [key, patch] : origin_->patches) out.add_patch(key, patch);
+  return out;
+}
+
 void YamlReader::fail(const std::string& key, const std::string& message) const {
   throw Error(location_of(key), key_path(key), message);
 }

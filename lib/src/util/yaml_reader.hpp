@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "specsim/error.hpp"
+#include "specsim/origins.hpp"
 #include "specsim/units.hpp"
 
 namespace specsim::detail {
@@ -41,6 +42,9 @@ class YamlReader {
   [[nodiscard]] SourceLocation location() const;
   [[nodiscard]] SourceLocation location_of(const std::string& key) const;
   [[nodiscard]] const std::string& file() const { return origin_->file; }
+  // Where every key under this reader's node came from (as location_of finds each), and the
+  // document's patches: what rules on the values read here report against.
+  [[nodiscard]] Origins origins() const;
 
   [[noreturn]] void fail(const std::string& key, const std::string& message) const;
   [[noreturn]] void fail_here(const std::string& message) const;

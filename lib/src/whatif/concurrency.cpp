@@ -6,6 +6,7 @@
 #include "specsim/cycle.hpp"
 #include "specsim/error.hpp"
 #include "specsim/scenario_fields.hpp"
+#include "specsim/scenario_rules.hpp"
 
 namespace specsim {
 
@@ -51,7 +52,7 @@ Scenario at_batch(const Scenario& s, const std::shared_ptr<const Scenario>& meas
   Scenario at = s;
   at.as_measured = measured;
   set_field(at, parse_field_value(kBatchKey, std::to_string(c), {s.file, 0, 0}));
-  if (const std::string why = settle_fields(at); !why.empty()) throw Error({s.file, 0, 0}, kConcurrencyKey, why);
+  throw_problems(what_if_problems(at));
   return at;
 }
 

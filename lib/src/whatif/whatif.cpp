@@ -19,6 +19,7 @@
 #include "specsim/memory_fit.hpp"
 #include "specsim/preconditions.hpp"
 #include "specsim/scenario_fields.hpp"
+#include "specsim/scenario_rules.hpp"
 
 namespace specsim {
 
@@ -174,7 +175,7 @@ class Ranker {
       next.scenario = state.scenario;
       if (!next.scenario.as_measured) next.scenario.as_measured = measured_;
       for (const FieldValue& f : *o.fields) set_field(next.scenario, f);
-      if (const std::string why = settle_fields(next.scenario); !why.empty()) throw Error(why);
+      throw_problems(what_if_problems(next.scenario));
     }
     next.problems = launch_problems(next.scenario);
     return next;
@@ -467,7 +468,7 @@ class PointEvaluator {
     Scenario s = *base_;
     s.as_measured = measured_;
     for (std::size_t i = 0; i < axes_.size(); ++i) set_field(s, values_[i][index[i]]);
-    if (const std::string why = settle_fields(s); !why.empty()) throw Error(why);
+    throw_problems(what_if_problems(s));
     if (!fits(s, infeasible)) return std::nullopt;
     if (calibration_) return CycleModel(std::move(s), *calibration_).predict();
     const Calibration calibration = calibrate(s, &*without_overrides_);
