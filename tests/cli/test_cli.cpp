@@ -287,13 +287,17 @@ TEST_CASE("cli: predict and sweep report every problem at once, each with its op
   CHECK_THAT(sweep.err, Contains("2 problems:") &&
                             Contains("--vary: speculation.num_steps: = 0: must be in [1, 64]") &&
                             Contains("--vary: workload.batch: = 0: must be in [1, 1000000]"));
-  // A point the loader reads (parallel.tp is not a field set on a loaded scenario) names both of
-  // its bad values: tp = 3 against the 64 heads, batch 0 against its bound.
-  const auto point = run({"sweep", "--vary", "parallel.tp=3,8", "--vary", "workload.batch=0,1"});
+  // A point set on the loaded scenario names every rule it breaks, at the patch: tp = 3 against the
+  // 64 heads of the target and of its head (the comm tables' ranks are not checked against a
+  // broken layout). A malformed value (batch 0) is refused before the grid, as above.
+  const auto point = run({"sweep", "--vary", "parallel.tp=3,8", "--vary", "workload.batch=1,2"});
   CHECK(point.code == 0);
-  CHECK_THAT(point.out, Contains("first invalid: parallel.tp=3 workload.batch=0: 3 problems:") &&
-                            Contains("--set workload.batch=0: workload.batch: = 0") &&
-                            Contains("--set parallel.tp=3: parallel.tp: tp = 3 on kimi-k2.5: tp must divide the 64"));
+  CHECK_THAT(point.out, Contains("first invalid: parallel.tp=3 workload.batch=1: 2 problems:") &&
+                            Contains("--set parallel.tp=3: parallel.tp: tp = 3 on kimi-k2.5: tp must divide the 64") &&
+                            Contains("--set parallel.tp=3: parallel.tp: tp = 3 on kimi-k2.5-eagle3: tp must divide the 64"));
+  const auto malformed = run({"sweep", "--vary", "parallel.tp=3,8", "--vary", "workload.batch=0,1"});
+  CHECK(malformed.code == specsim::cli::kExitInput);
+  CHECK_THAT(malformed.err, Contains("--vary: workload.batch: = 0: must be in [1, 1000000]"));
 }
 
 TEST_CASE("cli: --acceptance-log keeps the scenario's tree_positional (issue 14)", "[cli][acceptance]") {

@@ -141,7 +141,7 @@ TEST_CASE("dflash: block_size set on a loaded scenario predicts what --set does"
   const auto problems = specsim::what_if_problems(steps);
   REQUIRE(problems.size() == 1);
   // The same rule the loader applies, at the patch that broke it.
-  CHECK_THAT(problems[0].what(), Contains("--set speculation.num_steps: speculation.num_steps: speculation.method dflash "
+  CHECK_THAT(problems[0].what(), Contains("--set speculation.num_steps=7: speculation.num_steps: speculation.method dflash "
                                           "drafts one block per cycle: state speculation.block_size"));
   CHECK_THROWS_WITH(specsim::load_scenario(kScenario, {"speculation.num_steps=7"}, kRoot),
                     Contains("state speculation.block_size"));

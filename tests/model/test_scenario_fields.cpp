@@ -5,6 +5,7 @@
 
 #include "specsim/cycle.hpp"
 #include "specsim/load.hpp"
+#include "specsim/memory_fit.hpp"
 #include "specsim/scenario_fields.hpp"
 #include "specsim/whatif.hpp"
 
@@ -60,6 +61,18 @@ const std::map<std::string, Probe> kProbes = {
     {"comm.implementation", {"custom_oneshot", "magic"}},
     {"comm.fuse_residual_norm", {"true", "maybe"}},
     {"parallel.draft_tp", {"1", "0"}},
+    {"parallel.tp", {"4", "0"}},
+    {"parallel.pp", {"2", "0"}},
+    {"comm.profile", {"h200-8x-nvswitch-aic-nccl", "no-such-table"}},
+    {"comm.custom_profile", {"rtx-pro-6000-8x-pcie5-aic-custom", "deepep-ll-h800-8x-ep8-a2a"}},
+};
+
+// What a probe needs beside it on the default box (8 GPUs, tables measured at 8 ranks), given to
+// the loader and the sweep alike: TP4 scales the 8-rank table by NCCL.s model (the custom one cleared), and
+// two stages take TP4 to fit the 8 GPUs.
+const std::map<std::string, std::vector<std::string>> kProbeBase = {
+    {"parallel.tp", {"comm.rank_scaling=nccl", "comm.custom_profile="}},
+    {"parallel.pp", {"parallel.tp=4", "comm.profile=rtx-pro-6000-4x-pcie5-aic-nccl", "comm.custom_profile="}},
 };
 
 double spec_rate(const specsim::SweepResult& r) {
@@ -94,9 +107,19 @@ TEST_CASE("scenario fields: a value set on the loaded scenario predicts what the
                         Catch::Matchers::Contains("prices speculation.method ngram's prompt lookup"));
       continue;
     }
-    const auto loaded = specsim::CycleModel(specsim::load_scenario(specsim::kDefaultScenario, {patch}, kRoot)).predict();
-    const auto r = specsim::sweep(specsim::kDefaultScenario, {}, {specsim::parse_vary(patch)}, kRoot);
+    const auto base = kProbeBase.count(key) ? kProbeBase.at(key) : std::vector<std::string>{};
+    auto patches = base;
+    patches.push_back(patch);
+    const auto loaded_scenario = specsim::load_scenario(specsim::kDefaultScenario, patches, kRoot);
+    const auto loaded = specsim::CycleModel(loaded_scenario).predict();
+    const auto r = specsim::sweep(specsim::kDefaultScenario, base, {specsim::parse_vary(patch)}, kRoot);
     CHECK(r.fast_path);
+    if (const auto fit = specsim::memory_fit(loaded_scenario); !fit.fits()) {
+      // Kimi K2.5's weights need all 8 GPUs: at TP4 the sweep says so, as memory_fit does.
+      REQUIRE(r.points.size() == 1);
+      CHECK(r.points[0].infeasible == specsim::describe_overflow(loaded_scenario, fit));
+      continue;
+    }
     // The same code runs on the same numbers: equal to the last bit, plain rate included.
     CHECK(spec_rate(r) == loaded.spec_tokens_per_s);
     CHECK(r.points[0].baseline_tokens_per_s == loaded.baseline_tokens_per_s);
@@ -105,9 +128,10 @@ TEST_CASE("scenario fields: a value set on the loaded scenario predicts what the
     // would show. On the default chain, num_draft_tokens can only be num_steps + 1 = 4, as it is;
     // NCCL's model gives the PCIe box's 2-channel graph no gain or loss from a cap on channels; the
     // default scenario drafts with EAGLE-3, so the n-gram lookup's cost does not enter; at batch 1
-    // no request is beyond the first, so host.spec_per_request adds nothing.
+    // no request is beyond the first, so host.spec_per_request adds nothing; a custom all-reduce
+    // table prices nothing where the scenario runs NCCL.
     if (key != "speculation.num_draft_tokens" && key != "comm.max_channels" && key != "host.ngram_lookup_per_token" &&
-        key != "host.spec_per_request") {
+        key != "host.spec_per_request" && key != "comm.custom_profile") {
       CHECK((loaded.spec_tokens_per_s != as_is.spec_tokens_per_s ||
              loaded.baseline_tokens_per_s != as_is.baseline_tokens_per_s));
     }
@@ -119,11 +143,11 @@ TEST_CASE("scenario fields: a value out of range or malformed is refused here an
   for (const auto& [key, probe] : kProbes) {
     INFO(key << "=" << probe.bad);
     CHECK(specsim::is_scenario_field(key));
-    CHECK_THROWS_WITH(specsim::parse_field_value(key, probe.bad, {"--vary", 0, 0}), Contains("--vary: " + key));
+    CHECK_THROWS_WITH(specsim::load_field_value(key, probe.bad, {"--vary", 0, 0}, kRoot), Contains("--vary: " + key));
     CHECK_THROWS(specsim::load_scenario(specsim::kDefaultScenario, {key + "=" + probe.bad}, kRoot));
   }
   CHECK_FALSE(specsim::is_scenario_field("model"));
-  CHECK_FALSE(specsim::is_scenario_field("parallel.tp"));
+  CHECK_FALSE(specsim::is_scenario_field("parallel.ep"));
 }
 
 TEST_CASE("scenario fields: calibrated keys say 'set' with the calibrated value beside, per point",
@@ -173,4 +197,18 @@ TEST_CASE("scenario fields: n-gram lookup's cost is a field of an ngram scenario
   CHECK(r.points[0].tokens_per_s == loaded.spec_tokens_per_s);
   CHECK_THROWS_WITH(specsim::load_scenario(ngram, {"speculation.eagle_topk=4", "speculation.num_draft_tokens=8"}, kRoot),
                     Catch::Matchers::Contains("speculation.method ngram proposes one chain"));
+}
+
+TEST_CASE("scenario fields: parallel.tp set on the loaded scenario predicts what --set does, calibrated again",
+          "[scenario_fields][sweep]") {
+  // Llama 3.3 70B fits at TP2 and TP4 on the 4x H100 box (no comm table: NCCL's prior at any TP).
+  const std::string scenario = "llama-3.3-70b-eagle3-4x-h100-nvswitch";
+  const auto loaded = specsim::CycleModel(specsim::load_scenario(scenario, {"parallel.tp=2"}, kRoot)).predict();
+  const auto r = specsim::sweep(scenario, {}, {specsim::parse_vary("parallel.tp=2")}, kRoot);
+  CHECK(r.fast_path);
+  CHECK(spec_rate(r) == loaded.spec_tokens_per_s);
+  CHECK(r.points[0].baseline_tokens_per_s == loaded.baseline_tokens_per_s);
+  // It moves: half the ranks read twice the weights each.
+  const auto at4 = specsim::CycleModel(specsim::load_scenario(scenario, {}, kRoot)).predict();
+  CHECK(loaded.baseline_tokens_per_s < 0.7 * at4.baseline_tokens_per_s);
 }

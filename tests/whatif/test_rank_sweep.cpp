@@ -194,7 +194,7 @@ TEST_CASE("sweep: no valid point is an error on stderr naming the key, a key on 
   CHECK(shapes.code == specsim::cli::kExitInput);
   CHECK(shapes.out.empty());
   CHECK_THAT(shapes.err, Contains("none of the 2 points is valid") &&
-                             Contains("speculation.num_draft_tokens = 10: must lie in [2, 1 + topk + (num_steps - 1) * topk^2] = [2, 7]"));
+                             Contains("speculation.num_draft_tokens: = 10: must lie in [2, 1 + topk + (num_steps - 1) * topk^2] = [2, 7]"));
   const Run twice = run({"sweep", "--vary", "speculation.num_steps=1,2", "--vary", "speculation.num_steps=3,4"});
   CHECK(twice.code == specsim::cli::kExitInput);
   CHECK_THAT(twice.err, Contains("--vary: speculation.num_steps: given on two axes"));

@@ -10,6 +10,7 @@
 #include "specsim/hardware.hpp"
 #include "specsim/model_spec.hpp"
 #include "specsim/scenario.hpp"
+#include "specsim/scenario_fields.hpp"
 
 namespace specsim {
 
@@ -77,6 +78,16 @@ class DataDir {
                                                        const std::vector<std::string>& patches,
                                                        const std::vector<std::string>& keys,
                                                        const DataDir& data = DataDir());
+
+// A value of a field a what-if sets on a loaded scenario (scenario_fields.hpp), parsed as
+// parse_field_value does; a table field (comm.profile) has its table read here, once, so that
+// setting it on any number of points reads no file.
+[[nodiscard]] FieldValue load_field_value(const std::string& key, const std::string& text, const SourceLocation& where,
+                                          const DataDir& data = DataDir());
+
+// How many data files (YAML or JSON) this process has read: what-ifs read none after the first
+// load, which tests hold them to.
+[[nodiscard]] std::size_t data_files_read();
 
 // Validates any data file (the kind is read from the file) and returns it normalised: every key,
 // units spelled out, defaults filled in. Throws on the first problem.

@@ -8,6 +8,7 @@
 // the same ranges; tests/model/test_scenario_fields.cpp checks each key against the loader at its bounds.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,6 +24,9 @@ struct ScenarioField;
 struct FieldValue {
   const ScenarioField* field = nullptr;
   std::optional<double> value;
+  // A table field (comm.profile): the name, and the table read for it ("" and none: no table).
+  std::string table_name;
+  std::shared_ptr<const CommProfile> table;
 };
 
 // Whether `key` (dotted, as in a scenario file) is a field of the table.
@@ -34,6 +38,9 @@ struct FieldValue {
 [[nodiscard]] bool is_calibrated_key(const std::string& key);
 // Whether a value of `key` changes what calibration computes (a calibrated key or a measurement).
 [[nodiscard]] bool field_affects_calibration(const std::string& key);
+// Whether `key` names a measured table (comm.profile, comm.custom_profile): its value is read by
+// load_field_value (load.hpp), once, where the what-if is set up.
+[[nodiscard]] bool is_table_field(const std::string& key);
 
 // Parses `text` for `key`; throws specsim::Error at `where` (e.g. {"--vary", 0, 0}) naming the key
 // when the text is malformed or out of the key's range.
@@ -41,6 +48,9 @@ struct FieldValue {
                                            const SourceLocation& where);
 
 [[nodiscard]] const char* field_key(const FieldValue& v);
+// The value `s` holds at field `key`, as a patch would write it ("4", "graph", "3.2 ms"); "" when
+// `key` is no field.
+[[nodiscard]] std::string field_text(const Scenario& s, const std::string& key);
 
 // Whether `s` holds the value already (a patch of it would change nothing).
 [[nodiscard]] bool field_holds(const Scenario& s, const FieldValue& v);

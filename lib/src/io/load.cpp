@@ -18,6 +18,7 @@
 #include "specsim/nccl_prior.hpp"
 #include "specsim/units.hpp"
 #include "specsim/plausibility.hpp"
+#include "specsim/scenario_fields.hpp"
 #include "specsim/scenario_rules.hpp"
 #include "io/hf_config.hpp"
 #include "io/interventions.hpp"
@@ -1326,6 +1327,15 @@ void note_nccl_release(Scenario& s) {
   }
 }
 
+// What is wrong with `p` as the table of comm.`key` (it times another collective); "" when nothing.
+std::string table_kind_problem(const CommProfile& p, const std::string& key) {
+  const std::string wanted = key == "all_to_all_profile" ? "all_to_all" : "all_reduce";
+  if (p.collective == wanted) return "";
+  return "profile '" + p.name + "' times " + p.collective + ", this key takes an " + wanted + " table" +
+         (wanted == "all_reduce" ? " (an all-to-all table goes in comm.all_to_all_profile)"
+                                 : " (an all-reduce table goes in comm.profile)");
+}
+
 // The comm profiles the scenario names (comm.profile, custom_profile, rank_profiles,
 // all_to_all_profile), each checked against the box and tp; `r` is the scenario's root, for locations.
 void load_comm_profiles(YamlReader& r, Scenario& s, const DataDir& data) {
@@ -1338,13 +1348,7 @@ void load_comm_profiles(YamlReader& r, Scenario& s, const DataDir& data) {
       throw Error(r.location_of("comm"), std::string("comm.") + key, e.message());
     }
     CommProfile p = load_comm_profile(path);
-    const std::string wanted = std::string(key) == "all_to_all_profile" ? "all_to_all" : "all_reduce";
-    if (p.collective != wanted) {
-      throw Error(r.location_of("comm"), std::string("comm.") + key,
-                  "profile '" + p.name + "' times " + p.collective + ", this key takes an " + wanted + " table" +
-                      (wanted == "all_reduce" ? " (an all-to-all table goes in comm.all_to_all_profile)"
-                                              : " (an all-reduce table goes in comm.profile)"));
-    }
+    if (std::string why = table_kind_problem(p, key); !why.empty()) throw Error(r.location_of("comm"), std::string("comm.") + key, why);
     // The box the profile was measured on should be this one; another box's table is a what-if
     // worth seeing, not an error.
     if (!p.gpu.empty() && p.gpu != s.gpu.name) {
@@ -1914,6 +1918,22 @@ std::vector<Error> scenario_problems(const std::string& name_or_path, const std:
 Scenario load_scenario_text(const std::string& text, const std::string& file_name, const DataDir& data) {
   YamlReader r = YamlReader::load_string(text, file_name);
   return read_scenario(r, data);
+}
+
+std::size_t data_files_read() { return YamlReader::files_read(); }
+
+FieldValue load_field_value(const std::string& key, const std::string& text, const SourceLocation& where,
+                            const DataDir& data) {
+  FieldValue v = parse_field_value(key, text, where);
+  if (!is_table_field(key) || text.empty()) return v;
+  try {
+    CommProfile p = load_comm_profile(data.resolve(DataKind::kCommProfile, text));
+    if (std::string why = table_kind_problem(p, key.substr(key.find('.') + 1)); !why.empty()) throw Error(why);
+    v.table = std::make_shared<const CommProfile>(std::move(p));
+  } catch (const Error& e) {
+    throw Error(where, key, e.message());
+  }
+  return v;
 }
 
 std::vector<std::string> scenario_fields(const std::string& name_or_path, const std::vector<std::string>& patches,

@@ -11,8 +11,9 @@
 
 namespace specsim {
 
-// kChoice: one of the names choices() gives, held as its index; kBoolean: true or false, held as 1 or 0.
-enum class FieldKind { kCount, kNumber, kDuration, kChoice, kBoolean };
+// kChoice: one of the names choices() gives, held as its index; kBoolean: true or false, held as 1 or 0;
+// kTable: the name of a measured table (a comm profile), held with the table the first load read.
+enum class FieldKind { kCount, kNumber, kDuration, kChoice, kBoolean, kTable };
 
 struct ScenarioField {
   const char* key;
@@ -23,6 +24,9 @@ struct ScenarioField {
   // change nothing is told apart by.
   std::optional<double> (*get)(const Scenario&);
   std::vector<std::string> (*choices)() = nullptr;  // kChoice only, as the loader lists them
+  // kTable only: sets the name and the table read for it (none for "": no table).
+  void (*set_table)(Scenario&, const std::string&, const std::optional<CommProfile>&) = nullptr;
+  const std::string& (*table_name)(const Scenario&) = nullptr;
 };
 
 namespace {
@@ -167,6 +171,28 @@ const ScenarioField kFields[] = {
     {"comm.fuse_residual_norm", FieldKind::kBoolean, false,
      [](Scenario& s, auto v) { s.comm.fuse_residual_norm = *v != 0.0; },
      [](const Scenario& s) -> Get { return s.comm.fuse_residual_norm ? 1.0 : 0.0; }},
+    // The target's ranks and stages: parallel_problems holds them to the box and both models' heads,
+    // comm_profile_problems the comm tables to tp. A what-if of them is calibrated again.
+    {"parallel.tp", FieldKind::kCount, false,
+     [](Scenario& s, auto v) { s.parallel.tp = as_int(v); },
+     [](const Scenario& s) -> Get { return s.parallel.tp; }},
+    {"parallel.pp", FieldKind::kCount, false,
+     [](Scenario& s, auto v) { s.parallel.pp = as_int(v); },
+     [](const Scenario& s) -> Get { return s.parallel.pp; }},
+    // The all-reduce tables: named as in a scenario file, read once where the what-if is set up
+    // (load_field_value), never per point.
+    {"comm.profile", FieldKind::kTable, false, nullptr, nullptr, nullptr,
+     [](Scenario& s, const std::string& name, const std::optional<CommProfile>& p) {
+       s.comm.profile = name;
+       s.comm_profile = p;
+     },
+     [](const Scenario& s) -> const std::string& { return s.comm.profile; }},
+    {"comm.custom_profile", FieldKind::kTable, false, nullptr, nullptr, nullptr,
+     [](Scenario& s, const std::string& name, const std::optional<CommProfile>& p) {
+       s.comm.custom_profile = name;
+       s.custom_profile = p;
+     },
+     [](const Scenario& s) -> const std::string& { return s.comm.custom_profile; }},
     // 1 or tp (parallel_problems): the draft's heads must divide the ranks it runs on.
     {"parallel.draft_tp", FieldKind::kCount, false,
      [](Scenario& s, auto v) { s.parallel.draft_tp = as_int(v); },
@@ -177,6 +203,9 @@ const ScenarioField kFields[] = {
 // over the calibrated one; the rest of calibration runs on the scenario as measured).
 constexpr const char* kCalibratedKeys[] = {"compute.bandwidth_efficiency", "compute.routing_skew",
                                            "comm.eager_overhead_per_op", "host.decode_per_step"};
+// Keys that move the box calibration prices the run on (the ranks, the stages, the all-reduce
+// tables): a what-if of them is calibrated again, from the measurements as they were taken.
+constexpr const char* kRecalibratedKeys[] = {"parallel.tp", "parallel.pp", "comm.profile", "comm.custom_profile"};
 
 const ScenarioField* find_field(const std::string& key) {
   const auto it = std::find_if(std::begin(kFields), std::end(kFields), [&](const ScenarioField& f) { return key == f.key; });
@@ -205,13 +234,24 @@ bool is_calibrated_key(const std::string& key) {
 }
 
 bool field_affects_calibration(const std::string& key) {
-  return key.rfind("measurements.", 0) == 0 || is_calibrated_key(key);
+  return key.rfind("measurements.", 0) == 0 || is_calibrated_key(key) ||
+         std::any_of(std::begin(kRecalibratedKeys), std::end(kRecalibratedKeys), [&](const char* k) { return key == k; });
+}
+
+bool is_table_field(const std::string& key) {
+  const ScenarioField* f = find_field(key);
+  return f != nullptr && f->kind == FieldKind::kTable;
 }
 
 FieldValue parse_field_value(const std::string& key, const std::string& text, const SourceLocation& where) {
   const ScenarioField* f = find_field(key);
   if (f == nullptr) throw Error(where, key, "not a field a what-if can set on a loaded scenario");
-  FieldValue out{f, std::nullopt};
+  FieldValue out;
+  out.field = f;
+  if (f->kind == FieldKind::kTable) {
+    out.table_name = text;  // its table is load_field_value's to read
+    return out;
+  }
   if (f->calibrate && text == "calibrate") return out;
   if (f->kind == FieldKind::kChoice) {
     const std::vector<std::string> names = f->choices();
@@ -257,10 +297,34 @@ FieldValue parse_field_value(const std::string& key, const std::string& text, co
 
 const char* field_key(const FieldValue& v) { return v.field->key; }
 
-bool field_holds(const Scenario& s, const FieldValue& v) { return v.field->get(s) == v.value; }
+std::string field_text(const Scenario& s, const std::string& key) {
+  const ScenarioField* f = find_field(key);
+  if (f == nullptr) return "";
+  if (f->kind == FieldKind::kTable) return f->table_name(s);
+  const Get v = f->get(s);
+  if (!v) return "calibrate";
+  switch (f->kind) {
+    case FieldKind::kChoice: return f->choices()[std::size_t(*v)];
+    case FieldKind::kBoolean: return *v != 0.0 ? "true" : "false";
+    case FieldKind::kDuration: return units::format_duration(*v);
+    default: return show(*v);
+  }
+}
+
+bool field_holds(const Scenario& s, const FieldValue& v) {
+  if (v.field->kind == FieldKind::kTable) return v.field->table_name(s) == v.table_name;
+  return v.field->get(s) == v.value;
+}
 
 void set_field(Scenario& s, const FieldValue& v) {
-  v.field->set(s, v.value);
+  if (v.field->kind == FieldKind::kTable) {
+    if (!v.table_name.empty() && !v.table) {
+      throw Error(std::string("internal: ") + v.field->key + " '" + v.table_name + "' was set without its table (load_field_value reads it)");
+    }
+    v.field->set_table(s, v.table_name, v.table ? std::optional<CommProfile>(*v.table) : std::nullopt);
+  } else {
+    v.field->set(s, v.value);
+  }
   s.explicit_keys.insert(v.field->key);
   s.patched_keys.insert(v.field->key);
   // What the loader derives from the set values: a chain verifies num_steps + 1 tokens (unless a

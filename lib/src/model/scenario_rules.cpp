@@ -7,6 +7,7 @@
 #include "specsim/draft_tree.hpp"
 #include "specsim/hardware.hpp"
 #include "specsim/model_spec.hpp"
+#include "specsim/scenario_fields.hpp"
 #include "specsim/units.hpp"
 
 namespace specsim {
@@ -286,11 +287,16 @@ std::vector<Error> comm_profile_problems(const Scenario& s, const Origins& o) {
 }
 
 std::vector<Error> scenario_problems(const Scenario& s, const Origins& o) {
+  // As the loader: a rule that needs a broken block is not checked (the comm tables need the
+  // parallel layout, the acceptance the draft's shape), so no problem is a knock-on of another.
   Problems out = parallel_problems(s, o);
-  append(out, speculation_problems(s, o));
-  append(out, acceptance_fit_problems(s, o));
+  const bool parallel_ok = out.empty();
+  Problems shape = speculation_problems(s, o);
+  const bool shape_ok = shape.empty();
+  append(out, std::move(shape));
+  if (shape_ok) append(out, acceptance_fit_problems(s, o));
   append(out, setting_problems(s, o));
-  append(out, comm_profile_problems(s, o));
+  if (parallel_ok) append(out, comm_profile_problems(s, o));
   return out;
 }
 
@@ -298,7 +304,8 @@ std::vector<Error> what_if_problems(const Scenario& s) {
   static const Origins none;
   Problems out = scenario_problems(s, s.origins ? *s.origins : none);
   for (Error& e : out) {
-    if (s.patched_keys.count(e.key_path())) e = Error({"--set " + e.key_path(), 0, 0}, e.key_path(), e.message());
+    if (!s.patched_keys.count(e.key_path())) continue;
+    e = Error({"--set " + e.key_path() + "=" + field_text(s, e.key_path()), 0, 0}, e.key_path(), e.message());
   }
   return out;
 }

@@ -5,6 +5,7 @@
 #include <yaml-cpp/eventhandler.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -122,7 +123,14 @@ std::map<std::string, std::string>& pipe_texts() {
 
 }  // namespace
 
+namespace {
+std::atomic<std::size_t> g_files_read{0};
+}  // namespace
+
+std::size_t YamlReader::files_read() { return g_files_read.load(); }
+
 YamlReader YamlReader::load_file(const std::string& path) {
+  ++g_files_read;
   std::error_code ec;
   const bool regular = std::filesystem::is_regular_file(path, ec);
   if (!regular) {

@@ -34,6 +34,8 @@ class YamlReader {
   // Loads a file (YAML or JSON) and returns a reader on its root; parse errors name the line.
   static YamlReader load_file(const std::string& path);
   static YamlReader load_string(const std::string& text, const std::string& name);
+  // How many files load_file has read in this process (data_files_read in load.hpp).
+  static std::size_t files_read();
 
   [[nodiscard]] bool has(const std::string& key) const;
   [[nodiscard]] const YAML::Node& node() const { return node_; }

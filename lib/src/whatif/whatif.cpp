@@ -85,32 +85,33 @@ namespace specsim {
 
 namespace {
 
-// An intervention as offered on this box, with its patches parsed as values where every key is a
-// scenario field (scenario_fields.hpp); empty `fields` means the loader applies them (a key such
-// as parallel.tp or comm.profile, a `key*=factor`, or a value the field table refuses: the loader's
-// message is then the one reported).
+// An intervention as offered on this box, with its patches read as values where every key is a
+// scenario field (scenario_fields.hpp), tables included, here, once; empty `fields` means the
+// loader applies them (a key no field holds, or a `key*=factor`). A value a field refuses is kept
+// in `invalid`, reported with whatever else the rest of the patches break.
 struct Offer {
   Intervention iv;
   std::optional<std::vector<FieldValue>> fields;
+  std::vector<Error> invalid;
 };
 
-std::optional<std::vector<FieldValue>> field_patches(const Intervention& iv) {
+void read_patches(Offer& o, const DataDir& data) {
   std::vector<FieldValue> out;
-  for (const std::string& p : iv.patches) {
+  for (const std::string& p : o.iv.patches) {
     const auto eq = p.find('=');
-    if (eq == std::string::npos || eq == 0 || p[eq - 1] == '*' || !is_scenario_field(p.substr(0, eq))) return std::nullopt;
+    if (eq == std::string::npos || eq == 0 || p[eq - 1] == '*' || !is_scenario_field(p.substr(0, eq))) return;
     try {
-      out.push_back(parse_field_value(p.substr(0, eq), p.substr(eq + 1), {"--set " + p, 0, 0}));
-    } catch (const Error&) {
-      return std::nullopt;
+      out.push_back(load_field_value(p.substr(0, eq), p.substr(eq + 1), {"--set " + p, 0, 0}, data));
+    } catch (const Error& e) {
+      o.invalid.push_back(e);
     }
   }
-  return out;
+  o.fields = std::move(out);
 }
 
 // The catalogue's interventions and then the box's own (its topology file), texts written for the
 // box; a box entry of a name the catalogue has already is left to the catalogue's.
-std::vector<Offer> offers(const InterventionCatalogue& catalogue, const Scenario& s) {
+std::vector<Offer> offers(const InterventionCatalogue& catalogue, const Scenario& s, const DataDir& data) {
   std::vector<Offer> out;
   const auto add = [&](Intervention iv) {
     for (const Offer& o : out) {
@@ -119,8 +120,9 @@ std::vector<Offer> offers(const InterventionCatalogue& catalogue, const Scenario
     iv.description = for_box(iv.description, s);
     iv.risk = for_box(iv.risk, s);
     for (Constraint& c : iv.constraints) c.reason = for_box(c.reason, s);
-    std::optional<std::vector<FieldValue>> fields = field_patches(iv);
-    out.push_back({std::move(iv), std::move(fields)});
+    Offer& o = out.emplace_back();
+    o.iv = std::move(iv);
+    read_patches(o, data);
   };
   for (const Intervention& iv : catalogue.interventions) add(iv);
   for (const Intervention& iv : s.topology.interventions) add(iv);
@@ -175,7 +177,9 @@ class Ranker {
       next.scenario = state.scenario;
       if (!next.scenario.as_measured) next.scenario.as_measured = measured_;
       for (const FieldValue& f : *o.fields) set_field(next.scenario, f);
-      throw_problems(what_if_problems(next.scenario));
+      std::vector<Error> problems = o.invalid;
+      for (Error& e : what_if_problems(next.scenario)) problems.push_back(std::move(e));
+      throw_problems(std::move(problems));
     }
     next.problems = launch_problems(next.scenario);
     return next;
@@ -305,7 +309,7 @@ RankReport rank(const Scenario& loaded, const std::string& scenario, const std::
   const Prediction now = CycleModel(base, ranker.calibration()).predict();
   report.baseline_tokens_per_s = now.baseline_tokens_per_s;
   report.scenario_tokens_per_s = now.spec_tokens_per_s;
-  const std::vector<Offer> all = offers(catalogue, base);
+  const std::vector<Offer> all = offers(catalogue, base, data);
   for (const Offer& o : all) {
     if (Ranker::offered(o, ranker.base())) {
       report.ranked.push_back(ranker.evaluate(ranker.base(), o, now.spec_tokens_per_s));
@@ -428,7 +432,7 @@ class PointEvaluator {
       auto& parsed = values_.emplace_back();
       for (const auto& v : a.values) {
         try {
-          parsed.push_back(parse_field_value(a.key, v, {"--vary", 0, 0}));
+          parsed.push_back(load_field_value(a.key, v, {"--vary", 0, 0}, data));
         } catch (const Error& e) {
           problems.push_back(e);
         }
