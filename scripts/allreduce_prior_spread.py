@@ -5,7 +5,7 @@ For every graph-mode NCCL profile that a shipped topology names (models/topology
 `specsim comm --topology` prints the measured time and NCCL's model at each message size; this
 script pools measured / prior over the sizes a decode or verify all-reduce has (4 KiB to 1 MiB)
 that the table measured, and prints each box's median and the pooled p10, median and p90. Those
-are the spread of the all-reduce prior (kPriorAllReduceRatio in lib/include/specsim/hardware.hpp;
+are the spread of the all-reduce prior (kPriorAllReduceRatio, its row in lib/src/model/priors.cpp;
 docs/references/nccl.md#prior-spread).
 
 Run from the repository root:  SPECSIM_BIN=build/release/bin/specsim python3 scripts/allreduce_prior_spread.py

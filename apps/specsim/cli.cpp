@@ -28,6 +28,7 @@ int run(const std::vector<std::string>& args, Io io) {
   setup_sweep(app, io);
   setup_validate(app, io);
   setup_init(app, io);
+  setup_priors(app, io);
   // One example per help page, run from the repository or an installed data directory.
   const std::pair<const char*, const char*> examples[] = {
       {"predict", "specsim predict --accept 0.747 --set engine.verify_mode=graph"},
@@ -42,6 +43,7 @@ int run(const std::vector<std::string>& args, Io io) {
       {"sweep", "specsim sweep --vary speculation.num_steps=1..6 --vary acceptance.accept=0.5,0.7,0.9"},
       {"validate", "specsim validate validation/specforge-issue-339-2xh100 --calibrate-on all"},
       {"init", "specsim init --model llama-3.1-8b --draft llama-3.1-8b-eagle3 --topology 8x-h200-nvswitch --engine sglang --tp 1 -o my.yaml"},
+      {"priors", "specsim priors --json"},
   };
   for (const auto& [name, example] : examples) {
     for (CLI::App* sub : app.get_subcommands({})) {

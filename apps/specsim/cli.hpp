@@ -47,5 +47,6 @@ void setup_rank(CLI::App& app, Io& io);
 void setup_sweep(CLI::App& app, Io& io);
 void setup_validate(CLI::App& app, Io& io);
 void setup_init(CLI::App& app, Io& io);
+void setup_priors(CLI::App& app, Io& io);
 
 }  // namespace specsim::cli

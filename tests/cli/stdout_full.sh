@@ -17,6 +17,8 @@ commands=(
   "sweep --vary speculation.num_steps=1..3 --csv --stream"
   "validate tests/data/valid/validation --json"
   "init --model llama-3.1-8b --draft llama-3.1-8b-eagle3 --topology 8x-h200-nvswitch --engine sglang --tp 1"
+  "priors"
+  "priors --json"
   "--help"
   "--version"
 )

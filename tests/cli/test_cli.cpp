@@ -115,7 +115,7 @@ TEST_CASE("cli: a misspelt subcommand names the nearest one, every help page has
   const auto none = run({"zzzzzzzz"});
   CHECK_THAT(none.err, Contains("is not a subcommand (subcommands: predict"));
   for (const char* sub : {"predict", "check", "calibrate", "comm", "forward", "topology", "acceptance", "breakeven",
-                          "rank", "sweep", "validate", "init"}) {
+                          "rank", "sweep", "validate", "init", "priors"}) {
     INFO(sub);
     const auto help = run({sub, "--help"});
     REQUIRE(help.code == 0);

@@ -190,3 +190,41 @@ TEST_CASE("engine prior: trtllm's file covers eagle3 only and says so elsewhere"
   }
   std::filesystem::remove(file);
 }
+
+TEST_CASE("prior band: each drawn prior's spread reaches the band, and collapsed to a point leaves none",
+          "[prior_band][priors]") {
+  // The registry's rows with every spread but that of the row `kept` collapsed to its value ("": all).
+  const auto collapsed_but = [](std::string_view kept) {
+    std::vector<specsim::Prior> rows(specsim::priors().begin(), specsim::priors().end());
+    for (auto& row : rows) {
+      if (row.key != kept) row.estimate = {row.estimate.value, row.estimate.value, row.estimate.value};
+    }
+    return rows;
+  };
+  // The engine terms set, so that only the registry's rows spread the band; between them the three
+  // deployments leave every drawn row open (tests/model/test_priors.cpp).
+  const std::vector<std::string> engine = {"host.spec_extra_per_cycle=1ms", "host.draft_step_overhead=0.1ms"};
+  const std::vector<std::pair<std::string, std::vector<std::string>>> deployments = {
+      {"llama-3.1-8b-eagle3-1x-h200", with(engine, {"engine.verify_mode=piecewise"})},
+      {"llama-3.3-70b-eagle3-4x-h100-nvswitch", engine},
+      {"deepseek-v3-mtp-8x-h200-ep8", with(engine, {"parallel.moe_a2a=deepep"})}};
+  for (const specsim::Prior& prior : specsim::priors()) {
+    if (!prior.drawn()) continue;
+    INFO(prior.key);
+    bool drawn_somewhere = false;
+    for (const auto& [scenario, patches] : deployments) {
+      const specsim::CycleModel model(specsim::load_scenario(scenario, patches, kRoot));
+      if (!prior.open(model.scenario(), model.calibration())) continue;
+      drawn_somewhere = true;
+      INFO(scenario);
+      const auto p = model.predict();
+      const auto alone = specsim::prior_band(model, p, collapsed_but(prior.key), 640);
+      REQUIRE(std::find(alone.terms.begin(), alone.terms.end(), prior.label) != alone.terms.end());
+      CHECK(alone.p10_tokens_per_s < alone.p90_tokens_per_s);
+      // The same draws with that spread collapsed too: every draw the same rate.
+      const auto none = specsim::prior_band(model, p, collapsed_but(""), 640);
+      CHECK(none.p10_tokens_per_s == none.p90_tokens_per_s);
+    }
+    CHECK(drawn_somewhere);
+  }
+}

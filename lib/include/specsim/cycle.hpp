@@ -36,6 +36,8 @@ namespace specsim {
 struct CalibratedValue {
   double value = 0.0;
   std::string origin;  // "calibrated: ..." or "scenario" or "prior: ..."
+  // A prior's value (priors.hpp, or an engine's models/engines file) that nothing replaced.
+  [[nodiscard]] bool is_prior() const { return origin.rfind("prior", 0) == 0; }
 };
 
 struct Calibration {

@@ -2,15 +2,15 @@
 // (not measured, calibrated or set) carries its public evidence's p10-p90, and the prediction's
 // p10-p90 band follows by Monte Carlo over them.
 //
-// The terms with a spread: the engine's speculative overheads (models/engines), the cycle
-// overhead c and the per-draft-forward overhead d, a synchronous step's host time h where a
-// synchronous cycle follows an async plain step (adding max(0, h - h_step), docs/model.md#async-scheduling),
-// and the compute priors a scenario leaves open,
-// the bandwidth efficiency, the verify's KV efficiency ratio and the multi-token step
-// (kPriorBandwidthEfficiency, kPriorKvVerifyRatio, kPriorMultiTokenStepS in scenario.hpp), the eager
-// launch terms and the piecewise GPU wait where a forward is launched from the host, and the
-// all-reduce prior's ratio (kPriorAllReduceRatio, as comm.scale) where no table was measured. A term
-// the scenario sets, a profile fits or a measurement calibrates has none. Each is drawn from the log-normal through its p10 and p90:
+// The terms with a spread: the rows of the priors' registry that a scenario leaves open (priors.hpp:
+// the bandwidth efficiency, the verify's KV efficiency ratio, the multi-token step, the eager
+// launch terms and the piecewise GPU wait where a forward is launched from the host, the all-reduce
+// prior's ratio where no table was measured, the all-to-all latency), and the engine's speculative
+// overheads (engine_terms() below, read from models/engines): the cycle overhead c and the
+// per-draft-forward overhead d, the per-request term q at a batch over one, and a synchronous step's
+// host time h where a synchronous cycle follows an async plain step (adding max(0, h - h_step),
+// docs/model.md#async-scheduling). A term the scenario sets, a profile fits or a measurement
+// calibrates has none. Each is drawn from the log-normal through its p10 and p90:
 //
 //   ln X ~ N(mu, sigma),  mu = (ln p10 + ln p90) / 2,  sigma = (ln p90 - ln p10) / (2 z_0.9)
 //
@@ -32,10 +32,13 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "specsim/cycle.hpp"
+#include "specsim/priors.hpp"
 
 namespace specsim {
 
@@ -57,8 +60,40 @@ inline constexpr int kDefaultBandSamples = 4000;
 // model (about 10 us in Release) and is crossed with samples / kComputeBandStrata engine draws.
 inline constexpr int kComputeBandStrata = 64;
 
+// What an engine term's draw is charged against in one cycle.
+struct CycleCounts {
+  double draft_forwards = 0.0;
+  double other_requests = 0.0;  // requests beyond the first
+  double step_host_s = 0.0;     // the plain step's host time the (drawn) model leaves
+};
+
+// One of an engine's speculative overheads (EnginePrior, models/engines/NAME.yaml) as the band
+// draws it. The rows of engine_terms() are in the order a draw takes them from the generator and
+// adds them to the cycle, so that order is part of every band.
+struct EngineTerm {
+  std::string_view label;    // how the band lists it
+  std::string_view key;      // its key in models/engines/NAME.yaml
+  std::string_view charged;  // how a cycle pays it
+  int listed;                // its place among the engine terms in PredictionBand::terms
+  // Drawn where the engine's file gives it and the scenario leaves it that prior.
+  bool (*open)(const Scenario&, const Calibration&);
+  const EnginePrior::Term& (*prior)(const EnginePrior&);  // asked only where open
+  // Seconds per cycle the model charges for it now, and what a drawn value charges.
+  double (*held_s)(const Calibration&, const CycleCounts&);
+  double (*charge_s)(double drawn_s, const CycleCounts&);
+  // Not drawn, the held charge is taken out of the cycle and added back beside the draws (true), or
+  // left inside the cycle's own part (false). The cycle is the same either way; the band's draws
+  // are compared bit for bit, and this is the order of operations they were made with.
+  bool taken_out_when_held = true;
+};
+[[nodiscard]] std::span<const EngineTerm> engine_terms();
+
 // The band of `p` (a prediction of `model`'s scenario) over the priors' spreads.
 [[nodiscard]] PredictionBand prior_band(const CycleModel& model, const Prediction& p,
+                                        int samples = kDefaultBandSamples, std::uint64_t seed = 1);
+// The same over other rows than the registry's (priors()): a test's, with one prior's spread
+// collapsed. The rows the band draws take the hypercube's dimensions in their order.
+[[nodiscard]] PredictionBand prior_band(const CycleModel& model, const Prediction& p, std::span<const Prior> rows,
                                         int samples = kDefaultBandSamples, std::uint64_t seed = 1);
 
 // The sigma of the log-normal through a p10 and a p90: (ln p90 - ln p10) / (2 z_0.9).

@@ -19,6 +19,7 @@
 #include "specsim/origins.hpp"
 #include "specsim/hardware.hpp"
 #include "specsim/model_spec.hpp"
+#include "specsim/priors.hpp"
 
 namespace specsim {
 
@@ -75,65 +76,6 @@ struct SpeculationSettings {
   [[nodiscard]] bool drafts_block() const { return method == "dflash"; }
 };
 
-// A prior with the p10-p90 spread of its evidence (docs/references/), in the unit its name ends
-// with (`...S`: seconds; no suffix: a ratio).
-struct PriorValue {
-  double value;
-  double p10;
-  double p90;
-};
-
-// Verify-over-decode KV streaming efficiency, measured on one H200 (PyTorch's attention kernels,
-// docs/references/measured-compute.md#verify-attention): 0.30, 0.21 and 0.14 on three GQA shapes;
-// kernels that split the KV length for several query tokens (FlashInfer, FlashMLA) approach 1.
-// Value: the log-normal median of p10 and p90.
-inline constexpr PriorValue kPriorKvVerifyRatio{0.5, 0.3, 0.85};
-// GPU time per layer that a forward of 2+ tokens pays over a 1-token one beyond its attention
-// (GEMV kernels give way to GEMM kernels), measured on one H200 under CUDA graphs for two dense
-// shapes at four contexts (docs/references/measured-compute.md#multi-token-step): median 5 us,
-// p10 2 us, p90 10 us over the eight points.
-inline constexpr PriorValue kPriorMultiTokenStepS{5e-6, 2e-6, 10e-6};
-// Weight streaming efficiency of small-M GEMMs: 79-86% of datasheet bandwidth over the GPUs and
-// kernels of AIConfigurator's data (docs/references/measured-compute.md#gemm-efficiency).
-inline constexpr PriorValue kPriorBandwidthEfficiency{0.84, 0.79, 0.86};
-// Measured / NCCL's analytic model (the all-reduce prior) over 4 KiB - 1 MiB, the decode and verify
-// sizes, on the graph-mode NCCL tables of four shipped boxes (2x, 4x, 8x RTX PRO 6000 PCIe, 8x H200
-// NVSwitch; AIConfigurator's data): pooled p10 0.66, median 0.99, p90 1.23 over 32 points
-// (scripts/allreduce_prior_spread.py; docs/references/nccl.md#prior-spread). The prior's time is
-// used as it is (value 1); the spread enters a prediction's band where no table was measured.
-inline constexpr PriorValue kPriorAllReduceRatio{1.0, 0.66, 1.23};
-// The fixed latency of one expert-parallel all-to-all kernel (a dispatch or a combine among the ep
-// ranks) before its bytes, in the prior t = L + (r-1)/r S / B_p2p: published EP8 kernel benchmarks
-// at decode sizes, where the bytes take well under a microsecond over NVLink, measure 18.9 and
-// 31.0 us (TensorRT-LLM's NVLinkOneSided dispatch and combine, 1 token per rank, GB200), 41.6 and
-// 41.7 us (pplx-kernels, 1 token per GPU, H100), and DeepEP's low-latency EP8 at 128 tokens on H800
-// leaves 45 and 50 us once its bytes at 200 GB/s are taken off (docs/references/models.md#all-to-all-measured).
-// p10 and p90 are the lowest and the highest; the value is their log-midpoint. A measured table
-// (comm.all_to_all_profile) or a set comm.all_to_all_latency replaces it.
-inline constexpr PriorValue kPriorAllToAllLatencyS{30e-6, 18e-6, 50e-6};
-// GPU-side cost of each eager attention part between the graph pieces of a piecewise forward (the
-// device waits on a graph replay's start and on kernels launched one by one): measured on one
-// H200 with the forward queued behind a sleep kernel, so that the host never held it up, 0.238-
-// 0.279 ms (median 0.262) over 32 attention parts of 5 kernels each, 8.2 us per part
-// (calibration/compute/h200-piecewise.csv, docs/references/measured-compute.md#piecewise). Whether
-// it is paid per replay or per eager kernel that run cannot tell: vLLM's 2-kernel part is 3.3 us
-// if per kernel, 8.2 us if per replay; value their log-midpoint, p10 and p90 the two readings.
-inline constexpr PriorValue kPriorPiecewiseGpuPerAttentionS{5.2e-6, 3.3e-6, 8.2e-6};
-// n-gram prompt lookup on the host, per context token scanned per request per cycle: vLLM's
-// single-threaded Numba proposer scanned 66.3M tokens in 70.28 ms (1.06 ns each); the spread is an
-// estimate (docs/references/specdec.md#ngram).
-inline constexpr PriorValue kPriorNgramLookupPerTokenS{1.06e-9, 0.5e-9, 2.5e-9};
-// Host cost of launching one kernel of an eager forward (Python module call, ATen dispatch,
-// cudaLaunchKernel): 17.39 us, fitted to plain PyTorch forwards on one H200
-// (calibration/profiles/h200-torch-compute.yaml). Spread: a bare kernel submission costs 4-6 us,
-// about what a C++ engine's graphs save per kernel (p10); a PyTorch op's CPU path is put at 5-25
-// us, and vLLM's eager decode of a 7B model ran ~10 ms a token slower than its graphs, 30-56 us per
-// kernel at 11-20 kernels a layer (p90 40 us) (docs/references/specdec.md#eager-launch).
-inline constexpr PriorValue kPriorEagerLaunchPerKernelS{17.39e-6, 5e-6, 40e-6};
-// How eager launches and GPU work overlap, T = (gpu^p + host^p)^(1/p): 2.91, fitted with the launch
-// cost above. No public figure; the spread is an estimate, from p = 2 (41% over the larger side
-// when the two are equal) to p = 5 (15%) (docs/references/specdec.md#eager-launch).
-inline constexpr PriorValue kPriorEagerOverlapExponent{2.91, 2.0, 5.0};
 // The exponent of perfect overlap, T = max(gpu, host): what a measured eager verify is priced at,
 // its measured compute already holding the launches that ran beside the GPU.
 inline constexpr double kPerfectOverlapExponent = std::numeric_limits<double>::infinity();

@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <random>
+#include <span>
 
 #include "specsim/monte_carlo.hpp"
 
@@ -14,9 +15,6 @@ namespace specsim {
 namespace {
 
 constexpr double kFloorS = 1e-9;  // a p10 of 0 s has no logarithm
-// The weight of a measured plain step's GPU reading against its host reading (cycle.hpp,
-// Calibration::plain_step_readings).
-constexpr double kGpuReadingWeight = 0.5;
 
 // Boost's normal in double throughout (its default promotes to long double, ~4x slower here).
 using Normal = boost::math::normal_distribution<double, boost::math::policies::policy<boost::math::policies::promote_double<false>>>;
@@ -49,24 +47,22 @@ double at(const LogNormal& d, double u) {
 
 double draw(std::mt19937_64& g, const LogNormal& d) { return at(d, uniform(g)); }
 
-// The compute priors' dimensions (ComputeDraw's fields, and which reading of a plain step).
-constexpr int kComputeDims = 9;
-using ComputeUniforms = std::array<double, kComputeDims>;
+using HypercubePoint = std::vector<double>;
 
-// n points of a Latin hypercube in (0, 1)^kComputeDims: in every dimension each of the n strata
+// n points of a Latin hypercube in (0, 1)^dims: in every dimension each of the n strata
 // [k/n, (k+1)/n) holds exactly one point, the strata paired at random across dimensions
 // (Fisher-Yates on the generator's uniforms, so the points are the same on every library).
-std::vector<ComputeUniforms> latin_hypercube(int n, std::mt19937_64& g) {
+std::vector<HypercubePoint> latin_hypercube(int n, std::size_t dims, std::mt19937_64& g) {
   const auto count = static_cast<std::size_t>(n);
-  std::vector<ComputeUniforms> points(count);
+  std::vector<HypercubePoint> points(count, HypercubePoint(dims));
   std::vector<int> strata(count);
-  for (int dim = 0; dim < kComputeDims; ++dim) {
+  for (std::size_t dim = 0; dim < dims; ++dim) {
     for (int k = 0; k < n; ++k) strata[std::size_t(k)] = k;
     for (int k = n - 1; k > 0; --k) {
       const int j = std::min(k, int(uniform(g) * (k + 1)));
       std::swap(strata[std::size_t(k)], strata[std::size_t(j)]);
     }
-    for (int k = 0; k < n; ++k) points[std::size_t(k)][std::size_t(dim)] = (strata[std::size_t(k)] + uniform(g)) / n;
+    for (int k = 0; k < n; ++k) points[std::size_t(k)][dim] = (strata[std::size_t(k)] + uniform(g)) / n;
   }
   return points;
 }
@@ -100,64 +96,50 @@ void select_percentiles(PredictionBand& band, std::vector<double> rates) {
   band.draws = std::move(rates);
 }
 
-bool is_prior(const CalibratedValue& v) { return v.origin.rfind("prior", 0) == 0; }
+// A prior the band draws on this scenario: its row, its first dimension of the hypercube, and the
+// calibration's second reading where the row has one and the calibration holds it.
+struct OpenPrior {
+  const Prior* row = nullptr;
+  std::size_t dimension = 0;
+  std::optional<double> reading;
+};
 
-// The compute priors of `s` that no file, patch, profile or measurement replaced.
-struct ComputePriors {
-  bool bandwidth = false;
-  bool kv_verify = false;
-  bool multi_token_step = false;
-  // Only where a forward launches kernels from the host (eager or piecewise).
-  bool eager_launch = false;
-  bool eager_overlap = false;
-  // Where no table was measured: NCCL's model (or an engine kernel's) prices every collective.
-  bool allreduce = false;
-  bool piecewise_gpu = false;  // where a forward runs piecewise
-  bool all_to_all = false;     // where an all-to-all runs with no table and no set latency
-  [[nodiscard]] bool any() const {
-    return bandwidth || kv_verify || multi_token_step || eager_launch || eager_overlap || allreduce || piecewise_gpu ||
-           all_to_all;
+// The rows of `rows` open on a scenario, and the hypercube's dimensions: every row the band draws
+// takes one, and one more for its second reading, whether or not the scenario leaves it open.
+struct OpenPriors {
+  std::vector<OpenPrior> rows;
+  std::size_t dimensions = 0;
+};
+
+OpenPriors open_priors(std::span<const Prior> rows, const Scenario& s, const Calibration& cal) {
+  OpenPriors out;
+  for (const Prior& row : rows) {
+    if (!row.drawn()) continue;
+    if (row.open(s, cal)) {
+      const std::optional<double> reading = row.second_reading ? row.second_reading->reading(cal) : std::nullopt;
+      out.rows.push_back({&row, out.dimensions, reading});
+    }
+    out.dimensions += row.second_reading ? 2 : 1;
   }
-};
-
-struct ComputeDraw {
-  double eta = 0.0;
-  double kv_ratio = 0.0;
-  double multi_token_step_s = 0.0;
-  double eager_launch_s = 0.0;
-  double eager_overlap_exponent = 0.0;
-  double allreduce_ratio = 1.0;
-  double piecewise_gpu_s = 0.0;
-  double all_to_all_latency_s = 0.0;
-};
-
-ComputePriors compute_priors(const Scenario& s, const Calibration& cal) {
-  ComputePriors c;
-  const bool no_profile = s.compute.profile.empty();
-  // Only the built-in prior: a compute profile's value was fitted to measured steps.
-  c.bandwidth = no_profile && is_prior(cal.bandwidth_efficiency);
-  c.kv_verify = no_profile && !s.compute.kv_efficiency_verify && !s.explicit_keys.count("compute.kv_verify_ratio");
-  c.multi_token_step = no_profile && !s.explicit_keys.count("compute.multi_token_step");
-  const bool eager = launches_eagerly(s);
-  c.eager_launch = eager && is_prior(cal.eager_launch_per_kernel_s);
-  c.eager_overlap = eager && is_prior(cal.eager_overlap_exponent);
-  c.allreduce = runs_collectives(s) && !cal.comm_calibrated;
-  c.piecewise_gpu = runs_piecewise(s) && is_prior(cal.piecewise_gpu_per_attention_s);
-  c.all_to_all = !cal.all_to_all_source.empty() && !cal.all_to_all_calibrated && !s.comm.all_to_all_latency_s;
-  return c;
+  return out;
 }
 
-// `s` with the drawn compute priors, in the scenario and in the one calibration runs on.
-Scenario with_compute(const Scenario& s, const ComputePriors& c, const ComputeDraw& d) {
+// The value of an open prior at a point of the hypercube: its log-normal's quantile within the row's
+// cut, or the second reading in that share of the points.
+double value_at(const OpenPrior& prior, const HypercubePoint& u) {
+  const Prior& row = *prior.row;
+  const double drawn = std::clamp(at(through(row.estimate), u[prior.dimension]), row.draw_min, row.draw_max);
+  if (prior.reading && u[prior.dimension + 1] < row.second_reading->weight) return *prior.reading;
+  return drawn;
+}
+
+// `s` with the open priors at one point, in the scenario and in the one calibration runs on.
+Scenario with_priors_at(const Scenario& s, const std::vector<OpenPrior>& open, const HypercubePoint& u) {
+  std::vector<double> values;
+  values.reserve(open.size());
+  for (const OpenPrior& prior : open) values.push_back(value_at(prior, u));
   const auto apply = [&](Scenario& x) {
-    if (c.bandwidth) x.compute.bandwidth_efficiency = d.eta;
-    if (c.kv_verify) x.compute.kv_verify_ratio = d.kv_ratio;
-    if (c.multi_token_step) x.compute.multi_token_step_s = d.multi_token_step_s;
-    if (c.eager_launch) x.compute.eager_launch_per_kernel_s = d.eager_launch_s;
-    if (c.eager_overlap) x.compute.eager_overlap_exponent = d.eager_overlap_exponent;
-    if (c.allreduce) x.comm.scale *= d.allreduce_ratio;
-    if (c.piecewise_gpu) x.compute.piecewise_gpu_per_attention_s = d.piecewise_gpu_s;
-    if (c.all_to_all) x.comm.all_to_all_latency_s = d.all_to_all_latency_s;
+    for (std::size_t i = 0; i < open.size(); ++i) open[i].row->set(x, values[i]);
   };
   Scenario out = s;
   apply(out);
@@ -169,113 +151,156 @@ Scenario with_compute(const Scenario& s, const ComputePriors& c, const ComputeDr
   return out;
 }
 
-// One draw of every open compute prior. A plain step with two readings (host or GPU time,
-// Calibration::plain_step_readings): half the draws take the GPU reading's efficiency; no public
-// measurement favours either on a given engine, so they weigh the same.
-ComputeDraw draw_compute(const ComputeUniforms& u, const ComputePriors& compute, const Calibration& cal) {
-  ComputeDraw d;
-  if (compute.bandwidth) d.eta = at(through(kPriorBandwidthEfficiency), u[0]);
-  if (compute.bandwidth && !cal.plain_step_readings.empty() && u[1] < kGpuReadingWeight) {
-    d.eta = cal.plain_step_readings.back().bandwidth_efficiency;
-  }
-  // The ratio's log-normal passes 1 in ~5% of draws; verify reading its KV faster than decode
-  // does is not what the prior describes (split-KV kernels reach ~1), so it is cut there.
-  if (compute.kv_verify) d.kv_ratio = std::min(1.0, at(through(kPriorKvVerifyRatio), u[2]));
-  if (compute.multi_token_step) d.multi_token_step_s = at(through(kPriorMultiTokenStepS), u[3]);
-  if (compute.eager_launch) d.eager_launch_s = at(through(kPriorEagerLaunchPerKernelS), u[4]);
-  // p < 1 would price overlap as worse than none: the log-normal's tail is cut at 1 (~0.5% of draws).
-  if (compute.eager_overlap) d.eager_overlap_exponent = std::max(1.0, at(through(kPriorEagerOverlapExponent), u[5]));
-  if (compute.allreduce) d.allreduce_ratio = at(through(kPriorAllReduceRatio), u[6]);
-  if (compute.piecewise_gpu) d.piecewise_gpu_s = at(through(kPriorPiecewiseGpuPerAttentionS), u[7]);
-  if (compute.all_to_all) d.all_to_all_latency_s = at(through(kPriorAllToAllLatencyS), u[8]);
-  return d;
-}
-
-// What one compute draw changes: the cycle without the engine terms, relative to the model's,
-// and the plain step's host time the drawn model leaves.
+// What one draw of the open priors changes: the cycle without the engine terms, relative to the
+// model's, and the plain step's host time the drawn model leaves.
 struct ComputeShift {
   double base_delta_s = 0.0;
   double step_host_s = 0.0;
 };
 
-std::vector<ComputeShift> compute_shifts(const CycleModel& model, const Prediction& p, const ComputePriors& compute,
+std::vector<ComputeShift> compute_shifts(const CycleModel& model, const Prediction& p, const OpenPriors& priors,
                                          int strata, std::mt19937_64& g) {
-  const Scenario& s = model.scenario();
-  const Calibration& cal = model.calibration();
-  if (!compute.any()) return {ComputeShift{0.0, model.step_host_s()}};
-  const double own_s = model.cycle_s(p.tokens_per_cycle) - cal.unhidden_host_s;
+  if (priors.rows.empty()) return {ComputeShift{0.0, model.step_host_s()}};
+  const double own_s = model.cycle_s(p.tokens_per_cycle) - model.calibration().unhidden_host_s;
   std::vector<ComputeShift> shifts;
   shifts.reserve(std::size_t(strata));
-  for (const ComputeUniforms& u : latin_hypercube(strata, g)) {
-    const CycleModel drawn(with_compute(s, compute, draw_compute(u, compute, cal)));
+  for (const HypercubePoint& u : latin_hypercube(strata, priors.dimensions, g)) {
+    const CycleModel drawn(with_priors_at(model.scenario(), priors.rows, u));
     shifts.push_back({drawn.cycle_s(p.tokens_per_cycle) - drawn.calibration().unhidden_host_s - own_s,
                       drawn.step_host_s()});
   }
   return shifts;
 }
 
+// The engine terms in the order a draw takes them from the generator and adds them to the cycle
+// (EngineTerm::listed keeps the order reports have always listed them in).
+constexpr std::array<EngineTerm, 4> kEngineTerms = {{
+    {.label = "engine overhead per cycle",
+     .key = "cycle_overhead",
+     .charged = "once per cycle",
+     .listed = 0,
+     .open = [](const Scenario& s, const Calibration& cal) {
+       return s.engine_prior && cal.spec_extra_per_cycle_s.is_prior();
+     },
+     .prior = [](const EnginePrior& e) -> const EnginePrior::Term& { return e.cycle_overhead; },
+     .held_s = [](const Calibration& cal, const CycleCounts&) { return cal.spec_extra_per_cycle_s.value; },
+     .charge_s = [](double drawn_s, const CycleCounts&) { return drawn_s; }},
+    {.label = "engine overhead per draft forward",
+     .key = "draft_step_overhead",
+     .charged = "once per draft forward (the draft extend included)",
+     .listed = 1,
+     .open = [](const Scenario& s, const Calibration& cal) {
+       return s.engine_prior && cal.draft_step_overhead_s.is_prior();
+     },
+     .prior = [](const EnginePrior& e) -> const EnginePrior::Term& { return e.draft_step_overhead; },
+     .held_s = [](const Calibration& cal, const CycleCounts& n) {
+       return n.draft_forwards * cal.draft_step_overhead_s.value;
+     },
+     .charge_s = [](double drawn_s, const CycleCounts& n) { return n.draft_forwards * drawn_s; }},
+    // A synchronous cycle beside an async plain step pays the engine's sync host prior: the drawn
+    // synchronous step's host time, over what the (drawn) plain step left exposed.
+    {.label = "host per synchronous step",
+     .key = "plain_step_host",
+     .charged = "per cycle, over the plain step's host time, where the plain run is async and the "
+                "speculative run not",
+     .listed = 3,
+     .open = [](const Scenario& s, const Calibration& cal) {
+       return s.engine_prior && s.engine_prior->plain_step_host && async_scheduling_of(s).cycle_pays_hidden_host() &&
+              cal.sync_step_host_s.is_prior();
+     },
+     .prior = [](const EnginePrior& e) -> const EnginePrior::Term& { return *e.plain_step_host; },
+     .held_s = [](const Calibration& cal, const CycleCounts&) { return cal.unhidden_host_s; },
+     .charge_s = [](double drawn_s, const CycleCounts& n) { return std::max(0.0, drawn_s - n.step_host_s); }},
+    // Drawn only where it is charged (batch > 1, a synchronous speculative run): a batch-1 band is the
+    // same draws as without the term.
+    {.label = "engine overhead per request",
+     .key = "spec_per_request",
+     .charged = "per cycle for each request beyond the first, where the speculative run is synchronous",
+     .listed = 2,
+     .open = [](const Scenario& s, const Calibration& cal) {
+       return s.engine_prior && s.engine_prior->spec_per_request && cal.spec_per_request_s.is_prior() &&
+              s.batch > 1.0;
+     },
+     .prior = [](const EnginePrior& e) -> const EnginePrior::Term& { return *e.spec_per_request; },
+     .held_s = [](const Calibration& cal, const CycleCounts& n) {
+       return n.other_requests * cal.spec_per_request_s.value;
+     },
+     .charge_s = [](double drawn_s, const CycleCounts& n) { return n.other_requests * drawn_s; },
+     .taken_out_when_held = false},
+}};
+
+// An engine term on this scenario: drawn from its log-normal, or held at what the model charges.
+struct OpenTerm {
+  const EngineTerm* row = nullptr;
+  bool drawn = false;
+  LogNormal spread;
+  double held_s = 0.0;
+};
+
 }  // namespace
 
+std::span<const EngineTerm> engine_terms() { return kEngineTerms; }
+
 PredictionBand prior_band(const CycleModel& model, const Prediction& p, int samples, std::uint64_t seed) {
+  return prior_band(model, p, priors(), samples, seed);
+}
+
+PredictionBand prior_band(const CycleModel& model, const Prediction& p, std::span<const Prior> rows, int samples,
+                          std::uint64_t seed) {
   const Scenario& s = model.scenario();
   const Calibration& cal = model.calibration();
+  const CycleCounts counts{double(p.drafts.size()), std::max(0.0, s.batch - 1.0), model.step_host_s()};
+  const OpenPriors open = open_priors(rows, s, cal);
+  std::vector<OpenTerm> terms;
+  for (const EngineTerm& row : kEngineTerms) {
+    const bool drawn = row.open(s, cal);
+    const LogNormal spread = drawn ? through(row.prior(*s.engine_prior)) : LogNormal{};
+    terms.push_back({&row, drawn, spread, row.held_s(cal, counts)});
+  }
   PredictionBand band;
-  const bool cycle_prior = s.engine_prior && is_prior(cal.spec_extra_per_cycle_s);
-  const bool step_prior = s.engine_prior && is_prior(cal.draft_step_overhead_s);
-  // Drawn only where it is charged (batch > 1, a synchronous speculative run): a batch-1 band is the
-  // same draws as without the term.
-  const double others = std::max(0.0, s.batch - 1.0);
-  const bool request_prior =
-      s.engine_prior && s.engine_prior->spec_per_request && is_prior(cal.spec_per_request_s) && others > 0.0;
-  // A synchronous cycle beside an async plain step pays the engine's sync host prior.
-  const bool sync_prior = s.engine_prior && s.engine_prior->plain_step_host &&
-                          async_scheduling_of(s).cycle_pays_hidden_host() && is_prior(cal.sync_step_host_s);
-  const ComputePriors compute = compute_priors(s, cal);
-  const double forwards = double(p.drafts.size());
-  if (compute.bandwidth) band.terms.push_back("bandwidth efficiency");
-  if (compute.bandwidth && !cal.plain_step_readings.empty()) band.terms.push_back("plain step read as host or GPU time");
-  if (compute.kv_verify) band.terms.push_back("verify KV efficiency");
-  if (compute.multi_token_step) band.terms.push_back("multi-token step");
-  if (compute.eager_launch) band.terms.push_back("eager launch per kernel");
-  if (compute.eager_overlap) band.terms.push_back("eager overlap exponent");
-  if (compute.allreduce) band.terms.push_back("all-reduce prior");
-  if (compute.piecewise_gpu) band.terms.push_back("piecewise GPU wait per attention part");
-  if (compute.all_to_all) band.terms.push_back("all-to-all latency");
-  if (cycle_prior) band.terms.push_back("engine overhead per cycle");
-  if (step_prior) band.terms.push_back("engine overhead per draft forward");
-  if (request_prior) band.terms.push_back("engine overhead per request");
-  if (sync_prior) band.terms.push_back("host per synchronous step");
+  for (const OpenPrior& prior : open.rows) {
+    band.terms.emplace_back(prior.row->label);
+    if (prior.reading) band.terms.emplace_back(prior.row->second_reading->label);
+  }
+  std::vector<const OpenTerm*> listed;
+  for (const OpenTerm& term : terms) {
+    if (term.drawn) listed.push_back(&term);
+  }
+  std::sort(listed.begin(), listed.end(),
+            [](const OpenTerm* a, const OpenTerm* b) { return a->row->listed < b->row->listed; });
+  for (const OpenTerm* term : listed) band.terms.emplace_back(term->row->label);
   if (band.terms.empty() || samples <= 0) {
     band.p10_tokens_per_s = band.p50_tokens_per_s = band.p90_tokens_per_s = p.spec_tokens_per_s;
     band.priors_p10_tokens_per_s = band.priors_p90_tokens_per_s = p.spec_tokens_per_s;
     return band;
   }
-  const LogNormal c = cycle_prior ? through(s.engine_prior->cycle_overhead) : LogNormal{};
-  const LogNormal d = step_prior ? through(s.engine_prior->draft_step_overhead) : LogNormal{};
-  const LogNormal h = sync_prior ? through(*s.engine_prior->plain_step_host) : LogNormal{};
-  const LogNormal q = request_prior ? through(*s.engine_prior->spec_per_request) : LogNormal{};
   std::mt19937_64 g(seed);
   // The cycle is linear in the engine terms: each draw of them alone costs a division. A draw of
   // the compute priors recalibrates the model (the host time is what the plain step leaves), so
   // they are drawn on kComputeBandStrata points of a Latin hypercube, each crossed with an equal
   // share of the engine terms' draws.
-  const std::vector<ComputeShift> shifts = compute_shifts(model, p, compute, kComputeBandStrata, g);
+  const std::vector<ComputeShift> shifts = compute_shifts(model, p, open, kComputeBandStrata, g);
   const int per_shift = (samples + int(shifts.size()) - 1) / int(shifts.size());
   samples = per_shift * int(shifts.size());
   std::vector<double> rates;
   rates.reserve(std::size_t(samples));
   const double emitted = s.batch * p.tokens_per_cycle;
-  const double own_base_s = p.cycle_s - cal.spec_extra_per_cycle_s.value -
-                            forwards * cal.draft_step_overhead_s.value - cal.unhidden_host_s -
-                            (request_prior ? others * cal.spec_per_request_s.value : 0.0);
+  double own_base_s = p.cycle_s;
+  for (const OpenTerm& term : terms) {
+    if (term.drawn || term.row->taken_out_when_held) own_base_s -= term.held_s;
+  }
   for (const ComputeShift& shift : shifts) {
+    const CycleCounts drawn_counts{counts.draft_forwards, counts.other_requests, shift.step_host_s};
     for (int i = 0; i < per_shift; ++i) {
-      const double extra = cycle_prior ? draw(g, c) : cal.spec_extra_per_cycle_s.value;
-      const double step = step_prior ? draw(g, d) : cal.draft_step_overhead_s.value;
-      // The drawn synchronous step's host time, over what the (drawn) plain step left exposed.
-      const double unhidden = sync_prior ? std::max(0.0, draw(g, h) - shift.step_host_s) : cal.unhidden_host_s;
-      const double requests = request_prior ? others * draw(g, q) : 0.0;
-      rates.push_back(emitted / (own_base_s + shift.base_delta_s + extra + forwards * step + unhidden + requests));
+      double cycle_s = own_base_s + shift.base_delta_s;
+      for (const OpenTerm& term : terms) {
+        if (term.drawn) {
+          cycle_s += term.row->charge_s(draw(g, term.spread), drawn_counts);
+        } else if (term.row->taken_out_when_held) {
+          cycle_s += term.held_s;
+        }
+      }
+      rates.push_back(emitted / cycle_s);
     }
   }
   band.samples = samples;
