@@ -1,5 +1,5 @@
 // vLLM's async scheduling per run (engine.async_scheduling, models/engines/vllm.yaml
-// async_scheduling): a synchronous speculative cycle beside a plain step measured under async
+// behaviour.async_scheduling): a synchronous speculative cycle beside a plain step measured under async
 // scheduling pays the host time of a synchronous step, the engine's plain_step_host prior, where
 // it exceeds what the plain step left exposed (docs/model.md#async-scheduling).
 #include <catch2/catch.hpp>
@@ -166,16 +166,16 @@ TEST_CASE("async scheduling: bad input names file, line and key", "[async][load]
   one_flag = specsim::test::replaced_once(one_flag, "    plain: true ", "    # plain: true ");
   std::ofstream(scalar) << specsim::test::replaced_once(one_flag, "    speculative: false", "    # speculative: false");
   CHECK_THAT(load_error(scalar), Contains("scalar.yaml:36:") && Contains("async_scheduling"));
-  // An engine file naming a method specsim does not know under async_scheduling.methods.
+  // An engine file naming a method specsim does not know under behaviour.async_scheduling.methods.
   const auto engine = dir.path / "engine.yaml";
   std::ofstream(engine) << "schema_version: 1\nkind: engine\nname: x\nsource: \"test\"\n"
                            "cycle_overhead: {value: 1ms, p10: 0.5ms, p90: 2ms}\n"
                            "draft_step_overhead: {value: 1ms, p10: 0.5ms, p90: 2ms}\n"
-                           "async_scheduling:\n  plain: true\n  methods: [eagle3, suffix]\n";
+                           "behaviour:\n  async_scheduling:\n    plain: true\n    methods: [eagle3, suffix]\n";
   try {
     (void)specsim::load_engine_prior(engine.string());
     FAIL("an unknown method was accepted");
   } catch (const specsim::Error& e) {
-    CHECK_THAT(std::string(e.what()), Contains("engine.yaml:9:") && Contains("'suffix' is not a speculation method"));
+    CHECK_THAT(std::string(e.what()), Contains("engine.yaml:10:") && Contains("'suffix' is not a speculation method"));
   }
 }

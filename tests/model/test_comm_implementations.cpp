@@ -109,7 +109,10 @@ TEST_CASE("comm implementations: vLLM runs NCCL on sm_12x GPUs under CUDA graphs
   // the engine rule prices NCCL at every size there. SGLang's kernel runs (AIC timed it in a graph).
   specsim::Scenario s = on_box("2x-rtx-pro-6000-pcie5", "rtx-pro-6000-2x-pcie5-aic-nccl", 2, "engine");
   REQUIRE(s.gpu.compute_capability == 120);
+  // The engine is its file: vllm.yaml's behaviour.custom_allreduce lists 12 under
+  // aborts_in_graph_capture_on (the loader reads it with engine.name).
   s.engine.name = "vllm";
+  s.engine.behaviour = specsim::load_engine_prior(kRoot.resolve(specsim::DataKind::kEngine, "vllm")).behaviour;
   specsim::Scenario plain = s;
   plain.comm.implementation = "nccl";
   const auto vllm = build(s);
@@ -125,6 +128,7 @@ TEST_CASE("comm implementations: vLLM runs NCCL on sm_12x GPUs under CUDA graphs
   // Hopper (9.0) keeps vLLM's kernel: 7.5 us + 7 x 14 KiB / 450 GB/s on 8 H200.
   specsim::Scenario hopper = on_box("8x-h200-nvswitch", "h200-8x-nvswitch-aic-nccl", 8, "engine");
   hopper.engine.name = "vllm";
+  hopper.engine.behaviour = s.engine.behaviour;
   REQUIRE(hopper.gpu.compute_capability == 90);
   CHECK_THAT(build(hopper).allreduce_s(14 * kKiB, specsim::LaunchMode::kGraph),
              WithinRel(7.5e-6 + 7 * 14 * kKiB / 450e9, 1e-12));

@@ -87,6 +87,8 @@ struct NcclTransport {
 // PRO 6000, RTX 50-series) its peer mapping fails with 'invalid argument' while a CUDA graph is
 // captured, so a vLLM deployment with any graph-mode forward on such GPUs runs NCCL
 // (--disable-custom-all-reduce). vllm#47266 item 9a, PR #47751; docs/references/nccl.md#engine-custom-allreduce.
+// True where the engine file lists the GPU's compute-capability major under
+// behaviour.custom_allreduce.aborts_in_graph_capture_on (vllm.yaml: 12) and a forward runs in graphs.
 [[nodiscard]] bool vllm_custom_aborts_in_capture(const Scenario& s);
 // Why the engines' own guards keep their custom all-reduce off on this box (a world size they do
 // not take, more than two PCIe-only GPUs, no peer-to-peer access); "" when they start it.

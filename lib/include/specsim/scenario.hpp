@@ -20,11 +20,39 @@
 #include "specsim/hardware.hpp"
 #include "specsim/model_spec.hpp"
 #include "specsim/priors.hpp"
+#include "specsim/speculation_method.hpp"
 
 namespace specsim {
 
+// What an engine does that the cost model, the memory fit and the checks read: its file's
+// `behaviour:` block (models/engines/<name>.yaml, docs/schema.md#engine-files), each key with its
+// source there. Every scenario of the engine carries it, whether or not the file's priors apply to
+// its method; an engine without a file does none of these.
+struct EngineBehaviour {
+  // The engine runs a custom all-reduce kernel of its own by default where its guards pass
+  // (comm_model.hpp engine_custom_guard_refusal): vLLM's and SGLang's CustomAllreduce.
+  bool custom_allreduce = false;
+  // The compute-capability majors (12: sm_12x) on which that kernel aborts in CUDA graph capture.
+  std::vector<int> custom_allreduce_aborts_in_capture;
+  // How the engine sizes the memory it allocates (memory_fit.hpp): SGLang's mem_fraction_static
+  // default from the GPU's memory and TP, or vLLM's gpu_memory_utilization with a profile run of
+  // its activations. kUnknown: no rule stated, vLLM's assumed and said so.
+  enum class MemoryRule { kUnknown, kStaticFraction, kProfileRun };
+  MemoryRule memory_rule = MemoryRule::kUnknown;
+  // The engine takes speculation.parallel_drafting (vLLM's speculative_config key).
+  bool parallel_drafting = false;
+  // Which runs the engine schedules asynchronously unless told otherwise: the plain run, and a
+  // speculative run of these methods. Empty: no such default; both runs are taken as synchronous.
+  struct AsyncDefault {
+    bool plain = false;
+    std::vector<std::string> methods;
+  };
+  std::optional<AsyncDefault> async_scheduling;
+};
+
 struct EngineSettings {
   std::string name = "sglang";
+  EngineBehaviour behaviour;  // from models/engines/<name>.yaml, at load
   LaunchMode decode_mode = LaunchMode::kGraph;  // plain decoding step
   LaunchMode verify_mode = LaunchMode::kGraph;  // target forward over the draft tokens
   LaunchMode draft_mode = LaunchMode::kGraph;   // draft decode steps and draft extend
@@ -37,7 +65,7 @@ struct EngineSettings {
   std::optional<double> memory_fraction;
   // vLLM's async scheduling (--async-scheduling / --no-async-scheduling): the host work of step n+1
   // overlapping the GPU's step n, for the plain run and the speculative run apart, as the deployment
-  // ran them. Empty = the engine's default (EnginePrior::async_scheduling; async_scheduling_of in
+  // ran them. Empty = the engine's default (EngineBehaviour::async_scheduling; async_scheduling_of in
   // cycle.hpp resolves both, docs/model.md#async-scheduling).
   std::optional<bool> async_plain;
   std::optional<bool> async_speculative;
@@ -53,13 +81,10 @@ struct EngineSettings {
   std::string spec_version;
 };
 
-// The speculation methods a scenario may name (speculation.method), as SpeculationSettings::method
-// describes them.
-[[nodiscard]] const std::vector<std::string>& speculation_method_names();
-
 struct SpeculationSettings {
-  // eagle3, eagle, mtp, draft_model (a draft forward per step), ngram (prompt lookup on the host)
-  // or dflash (a block drafter: one forward per cycle over a block of block_size slots).
+  // A row of speculation_methods() (speculation_method.hpp): eagle3, eagle, mtp, draft_model (a
+  // draft forward per step), ngram (prompt lookup on the host) or dflash (a block drafter: one
+  // forward per cycle over a block of block_size slots). kind() is its row.
   std::string method = "eagle3";
   DraftShape shape;  // steps, top-k and tokens verified: the one place the scenario holds them
   // Block drafting (vLLM's `parallel_drafting`, P-EAGLE): the drafter yields all num_steps tokens
@@ -68,12 +93,13 @@ struct SpeculationSettings {
   // what every engine does unless the head was trained for it and the flag is set.
   bool parallel_drafting = false;
 
-  // False for ngram, whose proposals cost host time but no forward.
-  [[nodiscard]] bool runs_draft_forwards() const { return method != "ngram"; }
+  [[nodiscard]] const SpeculationMethod& kind() const { return speculation_method(method); }
+  // False for prompt lookup (ngram), whose proposals cost host time but no forward.
+  [[nodiscard]] bool runs_draft_forwards() const { return kind().runs_draft_forwards(); }
   // A block drafter (DFlash): speculation.block_size states the shape, a chain of block_size
   // verified tokens (num_steps = block_size - 1), drafted by one forward over the block's slots
   // whatever was accepted (docs/model.md#block-drafters).
-  [[nodiscard]] bool drafts_block() const { return method == "dflash"; }
+  [[nodiscard]] bool drafts_block() const { return kind().drafts_block; }
 };
 
 // The exponent of perfect overlap, T = max(gpu, host): what a measured eager verify is priced at,
@@ -248,13 +274,8 @@ struct EnginePrior {
   // The speculation methods its evidence covers; empty = all. A scenario of another method gets no
   // prior from the file (0, said so), rather than another path's overheads.
   std::vector<std::string> methods;
-  // Which runs the engine schedules asynchronously unless told otherwise: the plain run, and a
-  // speculative run of these methods. Empty: no such default; both runs are taken as synchronous.
-  struct AsyncDefault {
-    bool plain = false;
-    std::vector<std::string> methods;
-  };
-  std::optional<AsyncDefault> async_scheduling;
+  // What the engine does (the file's `behaviour:`), which applies whatever the method.
+  EngineBehaviour behaviour;
 };
 
 // specsim's own error on deployments it was not fitted to (models/model-error.yaml, written by

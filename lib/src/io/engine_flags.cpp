@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "specsim/speculation_method.hpp"
+
 namespace specsim {
 
 namespace {
@@ -88,46 +90,21 @@ std::vector<EngineFlag> trtllm_rows() {
   };
 }
 
-// speculation.method -> each engine's spelling (nullptr: none checked). vLLM: SpeculativeMethod in
-// kVllmSpec; SGLang: --speculative-algorithm's choices in kSglangArgs; TensorRT-LLM: the
-// decoding_type literals of the *DecodingConfig classes in kTrtArgs (no EAGLE-1 type there for
-// the PyTorch backend).
-struct MethodNames {
-  const char* method;
-  const char* vllm;
-  const char* sglang;
-  const char* trtllm;
-};
-constexpr MethodNames kMethodNames[] = {
-    {"eagle3", "eagle3", "EAGLE3", "Eagle3"},
-    {"eagle", "eagle", "EAGLE", nullptr},
-    {"mtp", "mtp", "NEXTN", "MTP"},
-    {"draft_model", "draft_model", "STANDALONE", "Draft_Target"},
-    {"ngram", "ngram", "NGRAM", "NGram"},
-};
-
-const char* spelled(const MethodNames& m, Engine engine) {
-  switch (engine) {
-    case Engine::kVllm: return m.vllm;
-    case Engine::kSglang: return m.sglang;
-    case Engine::kTrtllm: return m.trtllm;
-  }
-  return nullptr;
-}
-
 }  // namespace
 
+// The spellings are the method rows' (speculation_method.cpp), checked against the parsers above.
 std::optional<std::string> method_value(Engine engine, const std::string& method) {
-  for (const auto& m : kMethodNames) {
-    if (method == m.method && spelled(m, engine)) return std::string(spelled(m, engine));
-  }
-  return std::nullopt;
+  const SpeculationMethod* m = find_speculation_method(method);
+  const char* value = m ? m->spelled_by(to_string(engine)) : nullptr;
+  if (!value) return std::nullopt;
+  return std::string(value);
 }
 
 std::optional<std::string> method_of_value(Engine engine, const std::string& value) {
   if (engine == Engine::kVllm && value == "deepseek_mtp") return "mtp";
-  for (const auto& m : kMethodNames) {
-    if (spelled(m, engine) && value == spelled(m, engine)) return std::string(m.method);
+  for (const SpeculationMethod& m : speculation_methods()) {
+    const char* spelled = m.spelled_by(to_string(engine));
+    if (spelled && value == spelled) return std::string(m.name);
   }
   return std::nullopt;
 }

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "specsim/error.hpp"
+#include "specsim/speculation_method.hpp"
 
 namespace specsim {
 
@@ -456,11 +457,13 @@ void resolve_parallel(Raw& raw) {
 void resolve_speculation(Raw& raw) {
   auto& v = raw.r.values;
   const std::string method = v.count("speculation.method") ? v["speculation.method"] : "";
-  if (raw.r.engine == Engine::kSglang && method == "eagle" && raw.r.draft.empty()) {
+  const SpeculationMethod* kind = find_speculation_method(method);
+  if (raw.r.engine == Engine::kSglang && kind && kind->source == DraftSource::kEagleHead && raw.r.draft.empty()) {
     // SGLang runs a target's MTP module as an EAGLE draft when no draft path is given (docs/references/mtp.md#engines).
-    set(raw, "speculation.method", "mtp", raw.r.origins["speculation.method"] + " without a draft path (the target's MTP module)");
+    set(raw, "speculation.method", method_for_draft(DraftSource::kTargetMtp).name,
+        raw.r.origins["speculation.method"] + " without a draft path (the target's MTP module)");
   }
-  if (method == "ngram" && !v.count("speculation.num_steps") && v.count("speculation.num_draft_tokens")) {
+  if (kind && kind->source == DraftSource::kPromptLookup && !v.count("speculation.num_steps") && v.count("speculation.num_draft_tokens")) {
     set(raw, "speculation.num_steps", std::to_string(std::stoi(v["speculation.num_draft_tokens"]) - 1),
         raw.r.origins["speculation.num_draft_tokens"] + " (a chain: one verified token more than drafted)");
   }

@@ -731,15 +731,53 @@ std::vector<std::string> read_methods(YamlReader& r, const std::string& key) {
   return methods;
 }
 
-// `async_scheduling:` of an engine file: whether the plain run is asynchronous by default, and the
-// methods whose speculative run is (docs/model.md#async-scheduling).
-EnginePrior::AsyncDefault read_async_default(YamlReader& a) {
-  EnginePrior::AsyncDefault out;
+// `behaviour.async_scheduling:` of an engine file: whether the plain run is asynchronous by default,
+// and the methods whose speculative run is (docs/model.md#async-scheduling).
+EngineBehaviour::AsyncDefault read_async_default(YamlReader& a) {
+  EngineBehaviour::AsyncDefault out;
   out.plain = a.boolean("plain");
   out.methods = read_methods(a, "methods");
-  a.ignore("source");
+  a.string("source");
   a.finish();
   return out;
+}
+
+// `behaviour.custom_allreduce:` whether the engine runs a custom all-reduce kernel of its own, and
+// the compute-capability majors where it aborts in CUDA graph capture.
+void read_custom_allreduce(YamlReader& c, EngineBehaviour& b) {
+  b.custom_allreduce = c.boolean("runs_by_default");
+  if (c.has("aborts_in_graph_capture_on")) {
+    for (long long major : c.integers("aborts_in_graph_capture_on", 1, 99)) {
+      b.custom_allreduce_aborts_in_capture.push_back(static_cast<int>(major));
+    }
+  }
+  if (!b.custom_allreduce && !b.custom_allreduce_aborts_in_capture.empty()) {
+    c.fail("aborts_in_graph_capture_on", "needs runs_by_default: true (a kernel the engine does not run cannot abort)");
+  }
+  c.string("source");
+  c.finish();
+}
+
+// `behaviour:` what the engine does whatever the method (EngineBehaviour; docs/schema.md#engine-files).
+// Every key is optional; each block states its `source:`.
+EngineBehaviour read_engine_behaviour(YamlReader& r) {
+  EngineBehaviour b;
+  if (auto c = r.optional_child("custom_allreduce")) read_custom_allreduce(*c, b);
+  if (auto m = r.optional_child("memory_rule")) {
+    const std::string kind = m->choice("kind", {"static_fraction", "profile_run"});
+    b.memory_rule = kind == "static_fraction" ? EngineBehaviour::MemoryRule::kStaticFraction
+                                              : EngineBehaviour::MemoryRule::kProfileRun;
+    m->string("source");
+    m->finish();
+  }
+  if (auto p = r.optional_child("parallel_drafting")) {
+    b.parallel_drafting = p->boolean("supported");
+    p->string("source");
+    p->finish();
+  }
+  if (auto a = r.optional_child("async_scheduling")) b.async_scheduling = read_async_default(*a);
+  r.finish();
+  return b;
 }
 
 // `default_spec_version:` the worker version the top-level cycle_overhead was measured on, and
@@ -782,7 +820,7 @@ static EnginePrior load_engine_prior_file(const std::string& path) {
   if (auto q = r.optional_child("spec_per_request")) e.spec_per_request = read_prior_term(*q);
   read_spec_versions(r, e);
   e.methods = read_methods(r, "methods");
-  if (auto a = r.optional_child("async_scheduling")) e.async_scheduling = read_async_default(*a);
+  if (auto b = r.optional_child("behaviour")) e.behaviour = read_engine_behaviour(*b);
   r.finish();
   const auto name = [&e](EnginePrior::Term& t) {
     t.origin = "prior: engine " + e.name + ", p10-p90 " + units::format_duration(t.p10_s) + " to " +
@@ -793,6 +831,14 @@ static EnginePrior load_engine_prior_file(const std::string& path) {
   if (e.spec_per_request) name(*e.spec_per_request);
   for (auto& [version, term] : e.cycle_overhead_by_version) name(term);
   return e;
+}
+
+// The engine's behaviour (its file's `behaviour:`), whatever the method: read with the engine's
+// name, before the rules that depend on it (parallel drafting, the custom all-reduce's notes).
+static void read_engine_file_behaviour(Scenario& s, const DataDir& data) {
+  const auto engines = data.names(DataKind::kEngine);
+  if (std::find(engines.begin(), engines.end(), s.engine.name) == engines.end()) return;
+  s.engine.behaviour = load_engine_prior(data.resolve(DataKind::kEngine, s.engine.name)).behaviour;
 }
 
 static ModelError load_model_error_file(const std::string& path) {
@@ -1832,6 +1878,7 @@ Scenario read_scenario(YamlReader& r, const DataDir& data, Problems& problems) {
   problems.run([&] { read_workload(r, s, problems); });
   bool engine_ok = false;
   problems.run([&] { engine_ok = read_engine(r, s, problems); });
+  if (engine_ok) problems.run([&] { read_engine_file_behaviour(s, data); });
   const bool shape_ok = problems.run([&] { read_speculation_shape(r, s); }) && problems.add_all(speculation_problems(s, origins));
   const bool acceptance_ok = problems.run([&] {
     YamlReader a = r.child("acceptance");

@@ -37,11 +37,12 @@ std::string link_of(const Scenario& s) {
   }
 }
 
-// The engines' own custom all-reduce (vLLM's and SGLang's CustomAllreduce) starts on this box and
-// runs: their guards pass (comm_model.hpp engine_custom_guard_refusal) and vLLM's kernel does not
-// abort in graph capture on sm_12x. docs/references/nccl.md#engine-custom-allreduce.
+// The engine's own custom all-reduce (its file's behaviour.custom_allreduce: vLLM's and SGLang's
+// CustomAllreduce) starts on this box and runs: their guards pass (comm_model.hpp
+// engine_custom_guard_refusal) and the kernel does not abort in graph capture on this GPU (vLLM's on
+// sm_12x). docs/references/nccl.md#engine-custom-allreduce.
 bool engine_custom_runs(const Scenario& s) {
-  return (s.engine.name == "vllm" || s.engine.name == "sglang") && s.parallel.tp > 1 &&
+  return s.engine.behaviour.custom_allreduce && s.parallel.tp > 1 &&
          engine_custom_guard_refusal(s).empty() && !vllm_custom_aborts_in_capture(s);
 }
 

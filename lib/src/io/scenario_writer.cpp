@@ -28,42 +28,14 @@ constexpr std::size_t kWidth = 100;
 // The defaults a scenario without the key gets, for the comments (scenario.hpp holds the values).
 constexpr int kAssumedBatch = 1;
 constexpr long long kAssumedContext = 2048;
-constexpr double kAssumedAccept = 0.7;
 constexpr int kAssumedSteps = 3;
 
-// What init writes for each method (--method): whether it names a draft file, vLLM's and SGLang's
-// default depth for it, and the first position's acceptance it assumes with the source of that
-// assumption. Each row's figures are cited where the comment says.
-struct InitMethod {
-  const char* name;
-  bool draft_file;   // names a draft under `draft`
-  int steps;         // num_steps written (dflash: the drafter's trained block instead)
-  double accept;     // first position's acceptance assumed without --accept
-  const char* accept_source;
-};
-constexpr InitMethod kInitMethods[] = {
-    {"eagle3", true, kAssumedSteps, kAssumedAccept,
-     "EAGLE-3 heads accept 0.7-0.8 per position on chat (docs/references/specdec.md#depth-decay)"},
-    {"eagle", true, kAssumedSteps, kAssumedAccept,
-     "EAGLE heads accept 0.7-0.8 per position on chat (docs/references/specdec.md#depth-decay)"},
-    {"mtp", false, kAssumedSteps, 0.85,
-     "the DeepSeek-V3 report puts the second token's acceptance at 85-90% (docs/references/mtp.md)"},
-    {"draft_model", true, kAssumedSteps, kAssumedAccept,
-     "a small model of the same family, as EAGLE heads (docs/references/specdec.md#draft-model)"},
-    {"ngram", false, kAssumedSteps, 0.3,
-     "prompt lookup accepts little on chat; vLLM-lab's Qwen3-8B runs measured 1.2-1.3 tokens per step "
-     "(models/scenarios/qwen3-8b-ngram-1x-rtx-4090.yaml)"},
-    {"dflash", true, 0, 0.86,
-     "DFlash's published accept length 6.3-6.4 per block of 16 on GSM8K (sglang PR 16818) is a constant chain "
-     "of about 0.86 (docs/references/specdec.md#dflash)"},
-};
-
-const InitMethod& init_method(const std::string& name) {
-  for (const InitMethod& m : kInitMethods) {
-    if (name == m.name) return m;
-  }
+// The method row (speculation_method.hpp) that --method names: whether it names a draft file, the
+// first position's acceptance init assumes and the source of that assumption.
+const SpeculationMethod& init_method(const std::string& name) {
+  if (const SpeculationMethod* m = find_speculation_method(name)) return *m;
   std::string known;
-  for (const InitMethod& m : kInitMethods) known += (known.empty() ? "" : ", ") + std::string(m.name);
+  for (const std::string& n : speculation_method_names()) known += (known.empty() ? "" : ", ") + n;
   throw Error({"--method", 0, 0}, "speculation.method", "'" + name + "' is not a speculation method (" + known + ")");
 }
 
@@ -217,11 +189,11 @@ std::string launch_entry(const ScenarioInit& init, const std::string& key, int i
   return entry(key.substr(key.rfind('.') + 1), scalar(value), launch_origin(init, key), indent);
 }
 
-// Whether the launch's method names a draft model (kInitMethods' draft_file; MTP drafts with the
+// Whether the launch's method names a draft model (its row's needs_draft_file; MTP drafts with the
 // target's own modules and n-gram lookup with none). A launch that states no method: the EAGLE-3 default.
 bool needs_draft(const ScenarioInit& init) {
   const std::string method = launch_value(init, "speculation.method");
-  return method.empty() || init_method(method).draft_file;
+  return method.empty() || init_method(method).needs_draft_file();
 }
 
 // What a scenario written by `specsim init` names, loaded and checked, with where each comes from.
@@ -240,6 +212,13 @@ struct InitParts {
   std::string method;          // --method, or what the draft is
 };
 
+// What a draft file is: a DFlash drafter, an EAGLE head of either version, else a full model.
+DraftSource draft_source_of(const TransformerSpec& draft) {
+  if (draft.dflash) return DraftSource::kDflash;
+  if (draft.eagle3) return draft.eagle3->version == 1 ? DraftSource::kEagleHead : DraftSource::kEagle3Head;
+  return DraftSource::kDraftModel;
+}
+
 // The method: --method, else what --draft is (a DFlash drafter, an EAGLE head, a full model), else
 // mtp for a model with MTP layers. A method that takes no draft file refuses one.
 std::string pick_init_method(const ScenarioInit& init, const TransformerSpec& model, const TransformerSpec* draft) {
@@ -247,25 +226,24 @@ std::string pick_init_method(const ScenarioInit& init, const TransformerSpec& mo
     return init_method(launched).name;
   }
   if (!init.method.empty()) {
-    const InitMethod& m = init_method(init.method);
-    if (!m.draft_file && !init.draft.empty()) {
+    const SpeculationMethod& m = init_method(init.method);
+    if (!m.needs_draft_file() && !init.draft.empty()) {
       throw Error({"--draft", 0, 0}, "draft", std::string("--method ") + m.name + " drafts without a draft model (" +
-                                                  (std::string(m.name) == "mtp" ? "the model's own MTP layers" : "prompt lookup") +
+                                                  (m.source == DraftSource::kTargetMtp ? "the model's own MTP layers" : "prompt lookup") +
                                                   "): leave --draft out");
     }
-    if (m.draft_file && init.draft.empty()) {
+    if (m.needs_draft_file() && init.draft.empty()) {
       throw Error({"--draft", 0, 0}, "draft", std::string("required with --method ") + m.name);
     }
     return m.name;
   }
   if (draft == nullptr) {
-    if (model.mtp_layers > 0) return "mtp";
+    if (model.mtp_layers > 0) return method_for_draft(DraftSource::kTargetMtp).name;
     throw Error({"--draft", 0, 0}, "draft", "required: '" + model.name + "' has no MTP layers; give --draft, or "
-                                            "--method ngram for prompt lookup");
+                                            "--method " + method_for_draft(DraftSource::kPromptLookup).name +
+                                            " for prompt lookup");
   }
-  if (draft->dflash) return "dflash";
-  if (draft->eagle3) return draft->eagle3->version == 1 ? "eagle" : "eagle3";
-  return "draft_model";
+  return method_for_draft(draft_source_of(*draft)).name;
 }
 
 // The engine: its prior file must exist, since the engine overheads come from it.
@@ -387,7 +365,7 @@ InitParts load_init_parts(const ScenarioInit& init, const DataDir& data) {
 std::string init_header(const ScenarioInit& init, const InitParts& parts, int batch) {
   const TransformerSpec& model = parts.model;
   // mtp and ngram name no draft: the method stands in for it.
-  const std::string draft = init_method(parts.method).draft_file ? parts.draft.name : parts.method;
+  const std::string draft = init_method(parts.method).needs_draft_file() ? parts.draft.name : parts.method;
   const std::string draft_short = draft.rfind(model.name, 0) == 0 ? draft : model.name + "-" + draft;
   const std::string name =
       init.name.empty() ? draft_short + "-" + parts.topology.name + "-tp" + std::to_string(init.tp) : init.name;
@@ -413,8 +391,8 @@ std::string init_files(const ScenarioInit& init, const InitParts& parts) {
   std::string y;
   y += comment(model.description.empty() ? model.name : model.description);
   y += entry("model", scalar(parts.model_ref.ref), parts.model_ref.where);
-  if (!init_method(parts.method).draft_file) {
-    y += comment(parts.method == "mtp" ? "draft: none; speculation.method mtp drafts with the model's own "
+  if (!init_method(parts.method).needs_draft_file()) {
+    y += comment(init_method(parts.method).source == DraftSource::kTargetMtp ? "draft: none; speculation.method mtp drafts with the model's own "
                                          "multi-token-prediction layers"
                                        : "draft: none; speculation.method ngram proposes by prompt lookup on the host");
   } else {
@@ -543,14 +521,13 @@ std::string init_block(const TransformerSpec& draft, const EnginePrior& engine) 
 
 std::string init_speculation(const std::string& method, const TransformerSpec& draft, const EnginePrior& engine,
                              const ScenarioInit& init) {
-  if (!launch_value(init, "speculation.method").empty() && method != "dflash") return launch_speculation(init);
+  const SpeculationMethod& m = init_method(method);
+  if (!launch_value(init, "speculation.method").empty() && !m.drafts_block) return launch_speculation(init);
   std::string why = "--method";
-  if (method == "eagle" || method == "eagle3") why = method == "eagle" ? "--draft is an EAGLE-1/2 head" : "--draft is an EAGLE-3 head";
-  if (method == "dflash") why = "--draft is a DFlash block drafter";
-  if (method == "draft_model") why = "--draft is a full model";
+  if (m.needs_draft_file()) why = std::string("--draft is ") + draft_file_kind(m.source);
   if (!launch_value(init, "speculation.method").empty()) why = launch_origin(init, "speculation.method");
   std::string y = "\nspeculation:\n" + entry("method", method, why, 2);
-  if (method == "dflash") return y + init_block(draft, engine);
+  if (m.drafts_block) return y + init_block(draft, engine);
   y += comment(std::string("Assumption: a chain of ") + std::to_string(kAssumedSteps) +
                    " draft tokens (SGLang's EAGLE-3 and MTP recipes run 3/1/4, "
                    "docs/references/specdec.md#sglang-flags). `specsim sweep --vary speculation.num_steps=1..6` "
@@ -563,13 +540,13 @@ std::string init_speculation(const std::string& method, const TransformerSpec& d
 }
 
 std::string init_acceptance(const ScenarioInit& init, const std::string& method) {
-  const InitMethod& m = init_method(method);
+  const SpeculationMethod& m = init_method(method);
   std::string y = "\nacceptance:\n";
   if (init.accept) {
     y += entry("accept", fixed(*init.accept, 3), "--accept: the first draft position's acceptance", 2);
   } else {
-    y += entry("accept", fixed(m.accept, 2),
-               std::string("assumption: ") + m.accept_source + "; --accept or `specsim acceptance LOG` gives the real one",
+    y += entry("accept", fixed(m.init.accept, 2),
+               std::string("assumption: ") + m.init.accept_source + "; --accept or `specsim acceptance LOG` gives the real one",
                2);
   }
   y += comment("No depth_profile: every position accepts at the same conditional rate, Leviathan et al.'s constant "
@@ -735,11 +712,7 @@ std::string render_scenario_init(const ScenarioInit& init, const DataDir& data) 
   return text;
 }
 
-std::vector<std::string> init_methods() {
-  std::vector<std::string> out;
-  for (const InitMethod& m : kInitMethods) out.emplace_back(m.name);
-  return out;
-}
+std::vector<std::string> init_methods() { return speculation_method_names(); }
 
 namespace {
 

@@ -301,7 +301,8 @@ struct CommModel::Prior {
 bool vllm_custom_aborts_in_capture(const Scenario& s) {
   const bool graphs = s.engine.decode_mode == LaunchMode::kGraph || s.engine.verify_mode == LaunchMode::kGraph ||
                       s.engine.draft_mode == LaunchMode::kGraph;
-  return s.engine.name == "vllm" && s.gpu.compute_capability / 10 == 12 && graphs;
+  const std::vector<int>& majors = s.engine.behaviour.custom_allreduce_aborts_in_capture;
+  return graphs && std::find(majors.begin(), majors.end(), s.gpu.compute_capability / 10) != majors.end();
 }
 
 // ---- all-reduce implementations ------------------------------------------------------------------

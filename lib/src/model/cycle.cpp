@@ -120,11 +120,6 @@ bool any_forward_in(const Scenario& s, Pred in_mode) {
 
 }  // namespace
 
-const std::vector<std::string>& speculation_method_names() {
-  static const std::vector<std::string> names{"eagle3", "eagle", "mtp", "draft_model", "ngram", "dflash"};
-  return names;
-}
-
 std::vector<std::pair<std::string, bool ModelRules::*>> model_rule_names() {
   return {{"prefill-per-output-token", &ModelRules::prefill_per_output_token},
           {"end-to-end-residual-per-request", &ModelRules::end_to_end_residual_per_request},
@@ -159,17 +154,17 @@ AsyncScheduling::Run async_run(const std::optional<bool>& set, bool by_default, 
 // the plain run is async by default since v0.14.0, a speculative run only for the methods its
 // engine file lists; an explicit --async-scheduling / --no-async-scheduling wins.
 AsyncScheduling async_scheduling_of(const Scenario& s) {
-  const auto& prior = s.engine_prior;
+  const auto& async_default = s.engine.behaviour.async_scheduling;
   const std::string file = "models/engines/" + s.engine.name + ".yaml";
   AsyncScheduling a;
   a.stated = s.engine.async_plain || s.engine.async_speculative;
-  if (!prior || !prior->async_scheduling) {
+  if (!async_default) {
     const std::string why = "synchronous (" + file + " gives no async_scheduling)";
     a.plain = async_run(s.engine.async_plain, false, why);
     a.speculative = async_run(s.engine.async_speculative, false, why);
     return a;
   }
-  const auto& d = *prior->async_scheduling;
+  const auto& d = *async_default;
   const auto& m = d.methods;
   const bool listed = std::find(m.begin(), m.end(), s.speculation.method) != m.end();
   std::string methods;

@@ -48,16 +48,20 @@ double sglang_static_fraction(double capacity_bytes, int tp, int pp) {
   return std::round((mem - reserved) / mem * 1000.0) / 1000.0;
 }
 
+// The rule the engine file names (behaviour.memory_rule); an engine that names none is priced with
+// vLLM's profile run, and the report says so.
 EngineRule engine_rule(const Scenario& s) {
   EngineRule rule;
-  const std::string& engine = s.engine.name;
-  if (engine == "sglang") {
+  using Rule = EngineBehaviour::MemoryRule;
+  const Rule kind = s.engine.behaviour.memory_rule;
+  if (kind == Rule::kStaticFraction) {
     rule.fraction = sglang_static_fraction(s.gpu.memory_bytes, s.parallel.tp, s.parallel.pp);
     rule.source = "SGLang's mem_fraction_static default for this GPU, TP and a draft";
   } else {
     rule.profiles_activations = true;
-    rule.source = engine == "vllm" ? "vLLM's gpu_memory_utilization default"
-                                   : "vLLM's gpu_memory_utilization default (no memory rule for engine '" + engine + "')";
+    rule.source = kind == Rule::kProfileRun ? "vLLM's gpu_memory_utilization default"
+                                            : "vLLM's gpu_memory_utilization default (no memory rule for engine '" +
+                                                  s.engine.name + "')";
   }
   if (s.engine.memory_fraction) {
     rule.fraction = *s.engine.memory_fraction;

@@ -129,12 +129,12 @@ void parallel_drafting_rules(const Scenario& s, const Origins& o, Problems& out)
   if (!s.speculation.parallel_drafting) return;
   const std::string& method = s.speculation.method;
   const char* key = "speculation.parallel_drafting";
-  if (method != "eagle3" && method != "eagle" && method != "draft_model") {
+  if (!s.speculation.kind().parallel_drafting) {
     out.push_back(o.error(key, "true needs a drafter trained to draft several tokens in one forward (an EAGLE head "
                                "such as P-EAGLE, or a draft model): vLLM allows it with eagle, eagle3 and draft_model "
                                "only, not with speculation.method " + method));
   }
-  if (s.engine.name != "vllm") {
+  if (!s.engine.behaviour.parallel_drafting) {
     out.push_back(o.error(key, "true is vLLM's speculative_config flag (--speculative-config "
                                "'{\"parallel_drafting\": true}'); engine.name is '" + s.engine.name +
                                "', whose EAGLE worker drafts one token per forward: set engine.name: vllm"));
@@ -243,7 +243,7 @@ std::vector<Error> setting_problems(const Scenario& s, const Origins& o) {
     out.push_back(o.error("comm.min_channels", "must not exceed max_channels"));
   }
   // Priced only where the host looks tokens up: on another method the value would be ignored.
-  if (s.speculation.method != "ngram" && stated(s, "host.ngram_lookup_per_token")) {
+  if (s.speculation.kind().source != DraftSource::kPromptLookup && stated(s, "host.ngram_lookup_per_token")) {
     out.push_back(o.error("host.ngram_lookup_per_token", "prices speculation.method ngram's prompt lookup; this scenario drafts with " +
                                                              s.speculation.method + ", which never runs it"));
   }

@@ -8,6 +8,7 @@
 
 #include "specsim/error.hpp"
 #include "specsim/memory_fit.hpp"
+#include "specsim/speculation_method.hpp"
 
 namespace specsim {
 
@@ -93,11 +94,11 @@ void note_modes(const Scenario& s, std::vector<std::string>& notes) {
 
 // The parts every engine refuses the same way.
 void refuse_common(const Scenario& s, Engine engine) {
-  if (engine != Engine::kVllm && s.parallel.draft_tp && *s.parallel.draft_tp != s.parallel.tp) {
+  if (!engine_flag(engine, LaunchSetting::kDraftTp) && s.parallel.draft_tp && *s.parallel.draft_tp != s.parallel.tp) {
     refuse(engine, "parallel.draft_tp", "the draft runs at the target's TP in this engine; draft_tp " +
                                             std::to_string(*s.parallel.draft_tp) + " has no flag");
   }
-  if (engine != Engine::kVllm && s.speculation.parallel_drafting) {
+  if (!engine_flag(engine, LaunchSetting::kParallelDrafting) && s.speculation.parallel_drafting) {
     refuse(engine, "speculation.parallel_drafting", "block drafting is a vLLM speculative_config key only");
   }
   if (!method_value(engine, s.speculation.method)) {
@@ -113,12 +114,12 @@ std::string vllm_speculative_config(const Scenario& s, bool speculate) {
   ojson j;
   const Engine e = Engine::kVllm;
   j[flag(e, LaunchSetting::kMethod)] = *method_value(e, s.speculation.method);
-  if (s.speculation.runs_draft_forwards() && s.speculation.method != "mtp") j[flag(e, LaunchSetting::kDraft)] = weights(s.draft);
+  if (s.speculation.kind().needs_draft_file()) j[flag(e, LaunchSetting::kDraft)] = weights(s.draft);
   j[flag(e, LaunchSetting::kNumSteps)] = s.speculation.shape.num_steps;
   if (s.parallel.draft_tp) j[flag(e, LaunchSetting::kDraftTp)] = *s.parallel.draft_tp;
   if (s.speculation.parallel_drafting) j[flag(e, LaunchSetting::kParallelDrafting)] = true;
-  // prompt_lookup_max is required for ngram; the scenario has no key for it.
-  if (s.speculation.method == "ngram") j[flag(e, LaunchSetting::kNgramWindow)] = 4;
+  // prompt_lookup_max is required for ngram (prompt lookup); the scenario has no key for it.
+  if (s.speculation.kind().source == DraftSource::kPromptLookup) j[flag(e, LaunchSetting::kNgramWindow)] = 4;
   return speculate ? j.dump() : "";
 }
 
@@ -157,7 +158,7 @@ LaunchCommand vllm_command(const Scenario& s, int batch, bool speculate, std::ve
     const EngineFlag* async = engine_flag(e, LaunchSetting::kAsyncScheduling);
     c.argv.push_back(*s.engine.async_speculative ? async->name : async->aliases.at(0));
   }
-  if (s.speculation.method == "ngram") notes.push_back("prompt_lookup_max 4: vLLM requires it for ngram and the scenario has no key for it (assumption)");
+  if (s.speculation.kind().source == DraftSource::kPromptLookup) notes.push_back("prompt_lookup_max 4: vLLM requires it for ngram and the scenario has no key for it (assumption)");
   if (speculate) c.argv.insert(c.argv.end(), {flag(e, LaunchSetting::kSpeculativeConfig), vllm_speculative_config(s, speculate)});
   return c;
 }
@@ -181,11 +182,11 @@ void sglang_speculation(const Scenario& s, std::vector<std::string>& argv) {
   const Engine e = Engine::kSglang;
   const DraftShape& shape = s.speculation.shape;
   argv.insert(argv.end(), {flag(e, LaunchSetting::kMethod), *method_value(e, s.speculation.method)});
-  if (s.speculation.method == "ngram") {
+  if (s.speculation.kind().source == DraftSource::kPromptLookup) {
     argv.insert(argv.end(), {flag(e, LaunchSetting::kDraftTokens), std::to_string(shape.verified_tokens())});
     return;
   }
-  if (s.speculation.method != "mtp") argv.insert(argv.end(), {flag(e, LaunchSetting::kDraft), weights(s.draft)});
+  if (s.speculation.kind().needs_draft_file()) argv.insert(argv.end(), {flag(e, LaunchSetting::kDraft), weights(s.draft)});
   argv.insert(argv.end(), {flag(e, LaunchSetting::kNumSteps), std::to_string(shape.num_steps),
                            flag(e, LaunchSetting::kTopk), std::to_string(shape.eagle_topk),
                            flag(e, LaunchSetting::kDraftTokens), std::to_string(shape.verified_tokens())});
@@ -212,15 +213,15 @@ LaunchCommand sglang_command(const Scenario& s, int batch, bool speculate) {
 
 std::string trt_speculative_yaml(const Scenario& s, const std::vector<std::pair<int, int>>& schedule) {
   const Engine e = Engine::kTrtllm;
-  const std::string& method = s.speculation.method;
+  const SpeculationMethod& method = s.speculation.kind();
   std::string y = "speculative_config:\n";
-  y += "  " + yaml_leaf(e, LaunchSetting::kMethod) + ": " + *method_value(e, method) + "\n";
-  if (method == "mtp") {
+  y += "  " + yaml_leaf(e, LaunchSetting::kMethod) + ": " + *method_value(e, method.name) + "\n";
+  if (method.source == DraftSource::kTargetMtp) {
     y += "  " + yaml_leaf(e, LaunchSetting::kMtpModules) + ": " + std::to_string(s.speculation.shape.num_steps) + "\n";
   } else {
     y += "  " + yaml_leaf(e, LaunchSetting::kNumSteps) + ": " + std::to_string(s.speculation.shape.num_steps) + "\n";
   }
-  if (method == "eagle3" || method == "draft_model") {
+  if (method.needs_draft_file()) {
     y += "  " + yaml_leaf(e, LaunchSetting::kDraft) + ": \"" + weights(s.draft) + "\"\n";
   }
   if (!schedule.empty()) {
@@ -356,7 +357,7 @@ std::vector<std::pair<int, int>> trt_schedule(const std::vector<EmitLevel>& leve
   if (!varies) return {};
   // support_dynamic_draft_len() (tensorrt_llm/_torch/speculative/interface.py @ 00b6d5a2): the
   // one-model Eagle3, MTP and draft-target modes; not NGram.
-  if (first.speculation.method == "ngram") {
+  if (first.speculation.kind().source == DraftSource::kPromptLookup) {
     notes.push_back("TensorRT-LLM's NGram mode takes no draft_len_schedule (interface.py @ 00b6d5a2): a command per level");
     return {};
   }
