@@ -200,6 +200,14 @@ class CycleModel {
   [[nodiscard]] ForwardBreakdown forward(const ComputeModel& compute, const TransformerSpec& model, ForwardOf of,
                                          double tokens, LaunchMode mode, const char* phase, int step = 0) const;
   [[nodiscard]] std::vector<Collective> collectives(const TransformerSpec& model, ForwardOf of, double tokens) const;
+  // The forwards of one speculative cycle on `shape` at tau, assembled here once for every view
+  // (predict, cycle_s and through them the band and the sweep): the verify, then each draft
+  // forward in order, the extend last. `named`: with the phase names a report shows.
+  struct CycleForwards {
+    ForwardBreakdown verify;
+    std::vector<ForwardBreakdown> drafts;
+  };
+  [[nodiscard]] CycleForwards cycle_forwards(const DraftShape& shape, double tau, bool named) const;
   // Says where the target's all-to-alls fall outside comm.all_to_all_profile's measured sizes.
   void note_all_to_all(const Scenario& s);
   friend Calibration calibrate(const Scenario& scenario, const Calibration* without_overrides);

@@ -896,19 +896,9 @@ Prediction CycleModel::predict(const DraftShape& sp, const Acceptance& acceptanc
   p.baseline_tokens_per_s = b / p.baseline_step_s;
 
   p.tokens_per_cycle = tokens_per_cycle(sp, acceptance, &p.conditional_rates);
-  p.verify = forward(target_, s.model, ForwardOf::kTarget, b * sp.num_draft_tokens, s.engine.verify_mode, "verify");
-  const int draft_steps = sequential_draft_steps(s, sp);
-  for (int i = 0; i < draft_steps; ++i) {
-    // The first draft step expands one token per request; later ones expand eagle_topk.
-    const bool first = i == 0 && !s.engine.extend_yields_first_draft;
-    const double tokens = b * (first ? 1 : sp.eagle_topk);
-    p.drafts.push_back(forward(draft_, s.draft, ForwardOf::kDraft, tokens, s.engine.draft_mode, "draft step",
-                               i + 1 + (s.engine.extend_yields_first_draft ? 1 : 0)));
-  }
-  if (s.speculation.runs_draft_forwards()) {
-    p.drafts.push_back(forward(draft_, s.draft, ForwardOf::kDraft, b * final_draft_tokens(s, sp, p.tokens_per_cycle),
-                               s.engine.draft_mode, final_draft_phase(s)));
-  }
+  CycleForwards forwards = cycle_forwards(sp, p.tokens_per_cycle, true);
+  p.verify = std::move(forwards.verify);
+  p.drafts = std::move(forwards.drafts);
   p.draft_s = 0;
   for (const auto& d : p.drafts) p.draft_s += d.total_s();
   p.spec_host_s = spec_host_s(double(p.drafts.size()), p.tokens_per_cycle);
@@ -950,17 +940,30 @@ Prediction CycleModel::predict(const DraftShape& sp, const Acceptance& acceptanc
 double CycleModel::cycle_s(double tau) const { return cycle_s(scenario_.speculation.shape, tau); }
 
 double CycleModel::cycle_s(const DraftShape& sp, double tau) const {
+  const CycleForwards parts = cycle_forwards(sp, tau, false);
+  double t = parts.verify.total_s();
+  for (const ForwardBreakdown& d : parts.drafts) t += d.total_s();
+  return t + spec_host_s(double(parts.drafts.size()), tau);
+}
+
+CycleModel::CycleForwards CycleModel::cycle_forwards(const DraftShape& sp, double tau, bool named) const {
   const Scenario& s = scenario_;
   const double b = s.batch;
-  double t = forward(target_, s.model, ForwardOf::kTarget, b * sp.num_draft_tokens, s.engine.verify_mode, "").total_s();
-  if (!s.speculation.runs_draft_forwards()) return t + spec_host_s(0.0, tau);
+  const auto name = [named](const char* phase) { return named ? phase : ""; };
+  CycleForwards out;
+  out.verify = forward(target_, s.model, ForwardOf::kTarget, b * sp.num_draft_tokens, s.engine.verify_mode, name("verify"));
+  if (!s.speculation.runs_draft_forwards()) return out;
   const int draft_steps = sequential_draft_steps(s, sp);
   for (int i = 0; i < draft_steps; ++i) {
+    // The first draft step expands one token per request; later ones expand eagle_topk.
     const bool first = i == 0 && !s.engine.extend_yields_first_draft;
-    t += forward(draft_, s.draft, ForwardOf::kDraft, b * (first ? 1 : sp.eagle_topk), s.engine.draft_mode, "").total_s();
+    const double tokens = b * (first ? 1 : sp.eagle_topk);
+    out.drafts.push_back(forward(draft_, s.draft, ForwardOf::kDraft, tokens, s.engine.draft_mode, name("draft step"),
+                                 named ? i + 1 + (s.engine.extend_yields_first_draft ? 1 : 0) : 0));
   }
-  t += forward(draft_, s.draft, ForwardOf::kDraft, b * final_draft_tokens(s, sp, tau), s.engine.draft_mode, "").total_s();
-  return t + spec_host_s(draft_steps + 1.0, tau);  // the steps and the extend
+  out.drafts.push_back(forward(draft_, s.draft, ForwardOf::kDraft, b * final_draft_tokens(s, sp, tau), s.engine.draft_mode,
+                               name(final_draft_phase(s))));
+  return out;
 }
 
 double CycleModel::spec_host_s(double draft_forwards, double tau) const {
