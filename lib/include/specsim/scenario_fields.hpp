@@ -1,8 +1,9 @@
-// The scalar keys of a scenario that a what-if can change on a loaded Scenario value, without
-// reading a file again: the draft shape, acceptance, workload, the compute, comm and host terms,
-// and the launch settings interventions switch (launch modes, NCCL_ALGO/PROTO, the all-reduce
-// implementation, the draft's TP). Sweeps parse each axis value once and set it on a copy of the loaded scenario per point;
-// every other key goes through the loader (load_scenario with a `--set` patch).
+// The keys of a scenario that a what-if can change on a loaded Scenario value, without reading a
+// file again: the draft shape, acceptance, workload, the compute, comm and host terms, the launch
+// settings interventions switch (launch modes, NCCL_ALGO/PROTO, the all-reduce implementation, the
+// draft's TP), the target's TP and stages, and the all-reduce tables (read once, by
+// load_field_value in load.hpp). Sweeps and rank parse each value once and set it on a copy of the
+// loaded scenario; every other key goes through the loader (load_scenario with a `--set` patch).
 //
 // Values are read as in a scenario file (units, "calibrate" where the file allows it) and within
 // the same ranges; tests/model/test_scenario_fields.cpp checks each key against the loader at its bounds.
