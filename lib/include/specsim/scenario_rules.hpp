@@ -13,6 +13,11 @@
 
 namespace specsim {
 
+// model: the target is a full model, not a draft head.
+[[nodiscard]] std::vector<Error> target_problems(const Scenario& s, const Origins& o);
+// draft: the draft file fits the method (as the method's row says where its drafts come from) and
+// the target (hidden size, vocabulary, tapped layers).
+[[nodiscard]] std::vector<Error> draft_problems(const Scenario& s, const Origins& o);
 // parallel: tp and pp against the box and both models' heads, draft_tp, ep and moe_a2a against the
 // target's experts and the links, attention_dp. What the split implies without breaking a rule
 // (check_tensor_parallel's notes) goes to `notes` when given.

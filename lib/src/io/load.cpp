@@ -998,138 +998,43 @@ auto load_named(YamlReader& r, const std::string& key, DataKind kind, const Data
   return loader(resolve_at(r, key, kind, r.string(key), data));
 }
 
-// A model file fits its role: the target is a full model, the draft an EAGLE-3 head built for it.
-// EAGLE-3's head runs in the target's hidden size (its fc maps aux_hidden_states x H to H) and
-// shares the target's embedding, so hidden and vocabulary sizes must match; its own draft
-// vocabulary is a subset of the target's (https://arxiv.org/abs/2503.01840, Sec. 3; SGLang
-// llama_eagle3.py). A head trained for another model of the same shape is noted, not refused.
-// A separate small LM drafting for the target (vLLM's `draft_model`, SGLang's STANDALONE): a full
-// model, not a draft head, which must share the target's tokenizer, since the target verifies the
-// draft's token ids as they are (docs/references/specdec.md#draft-model).
-void check_draft_model(YamlReader& r, const Scenario& s) {
+// What a draft that fits its role (draft_problems) takes from the target: a DFlash drafter's LM
+// head is the target's own, in the target's dtype; a draft trained for another model of the same
+// shape is noted, not refused.
+void adopt_draft(Scenario& s) {
+  std::string trained_for;
   if (s.draft.dflash) {
-    r.child("speculation").fail("method", "draft_model needs a full language model under 'draft', but '" + s.draft.name +
-                                              "' (" + s.draft.file + ") is a DFlash block drafter: set speculation.method: dflash");
+    s.draft.weights.lm_head = s.model.weights.lm_head;
+    trained_for = s.draft.dflash->target;
+  } else if (s.draft.eagle3) {
+    trained_for = s.draft.eagle3->target;
   }
-  if (s.draft.eagle3) {
-    r.child("speculation").fail("method", "draft_model needs a full language model under 'draft', but '" + s.draft.name +
-                                              "' (" + s.draft.file + ") is an EAGLE head: set speculation.method: " +
-                                              (s.draft.eagle3->version == 1 ? "eagle" : "eagle3"));
-  }
-  if (s.draft.vocab_size != s.model.vocab_size) {
-    r.fail("draft", "'" + s.draft.name + "' has vocab_size " + std::to_string(s.draft.vocab_size) + " but the model '" +
-                        s.model.name + "' has " + std::to_string(s.model.vocab_size) +
-                        ": a draft model must share the target's tokenizer (draft file " + s.draft.file +
-                        ", model file " + s.model.file + ")");
-  }
-}
-
-// The target is a full model, not a draft head.
-void check_target(const YamlReader& r, const Scenario& s) {
-  if (s.model.eagle3) {
-    r.fail("model", "'" + s.model.name + "' is an EAGLE-3 draft head (it has an eagle3 block); the target model "
-                    "must be a full model (the draft goes under 'draft')");
-  }
-}
-
-// A DFlash drafter fits its target (docs/references/specdec.md#dflash): its block is embedded by the
-// target's embedding and its fc reads target hidden states, so hidden sizes and vocabularies match;
-// every tapped layer is one of the target's. Its LM head is the target's, in the target's dtype.
-void check_dflash(YamlReader& r, Scenario& s) {
-  if (!s.draft.dflash) {
-    r.fail("draft", "'" + s.draft.name + "' is not a DFlash drafter (no dflash block; a config.json names "
-                    "DFlashDraftModel or carries dflash_config or target_layer_ids); speculation.method dflash needs one");
-  }
-  const DflashSpec& d = *s.draft.dflash;
-  const std::string files = " (draft file " + s.draft.file + ", model file " + s.model.file + ")";
-  const auto mismatch = [&](const std::string& what, long long draft, long long model) {
-    r.fail("draft", "'" + s.draft.name + "' does not fit the model '" + s.model.name + "': " + what + " " +
-                        std::to_string(draft) + " vs the model's " + std::to_string(model) + files);
-  };
-  if (s.draft.hidden_size != s.model.hidden_size) mismatch("hidden_size", s.draft.hidden_size, s.model.hidden_size);
-  if (d.target_hidden_size != s.model.hidden_size) {
-    mismatch("dflash.target_hidden_size", d.target_hidden_size, s.model.hidden_size);
-  }
-  if (s.draft.vocab_size != s.model.vocab_size) mismatch("vocab_size", s.draft.vocab_size, s.model.vocab_size);
-  for (int id : d.target_layer_ids) {
-    if (id >= s.model.layers) {
-      r.fail("draft", "'" + s.draft.name + "' taps target layer " + std::to_string(id) + ", but '" + s.model.name +
-                          "' has " + std::to_string(s.model.layers) + " layers (0-" + std::to_string(s.model.layers - 1) +
-                          ")" + files);
-    }
-  }
-  s.draft.weights.lm_head = s.model.weights.lm_head;  // the target's own head
-  if (!d.target.empty() && d.target != s.model.name) {
-    s.notes.push_back("the draft '" + s.draft.name + "' was trained for '" + d.target + "', not '" + s.model.name +
-                      "': its shapes fit, but its acceptance on this model is not measured");
-  }
-}
-
-// The draft fits the method and the target (check_target first).
-void check_roles(YamlReader& r, Scenario& s) {
-  if (s.draft.mtp_module || s.speculation.method == "ngram") return;  // built in read_draft
-  if (s.speculation.method == "draft_model") {
-    check_draft_model(r, s);
-    return;
-  }
-  if (s.speculation.drafts_block()) {
-    check_dflash(r, s);
-    return;
-  }
-  if (s.draft.dflash) {
-    r.child("speculation").fail("method", s.speculation.method + " needs an EAGLE head, but the draft '" + s.draft.name +
-                                              "' (" + s.draft.file + ") is a DFlash block drafter: set speculation.method: dflash");
-  }
-  if (!s.draft.eagle3) {
-    r.fail("draft", "'" + s.draft.name + "' is not an EAGLE draft head (no eagle3 or eagle block; a config.json names an "
-                    "EAGLE architecture such as LlamaForCausalLMEagle3 or EagleLlamaForCausalLM, or carries draft_vocab_size); "
-                    "a full model drafts with speculation.method: draft_model");
-  }
-  const Eagle3Spec& e = *s.draft.eagle3;
-  // The engines run the two generations differently (EAGLE-3 feeds three target layers' features
-  // and maps a reduced vocabulary; EAGLE-1/2 one feature through the target's LM head), and name
-  // them apart: vLLM's and SGLang's `eagle3` and `eagle`/`EAGLE`.
-  const std::string wanted = e.version == 1 ? "eagle" : "eagle3";
-  if (s.speculation.method != wanted) {
-    r.child("speculation")
-        .fail("method", s.speculation.method + " needs an " + (s.speculation.method == "eagle3" ? "EAGLE-3" : "EAGLE-1/2") +
-                            " head, but the draft '" + s.draft.name + "' (" + s.draft.file + ") is an " +
-                            (e.version == 1 ? "EAGLE-1/2" : "EAGLE-3") + " head: set speculation.method: " + wanted);
-  }
-  const auto mismatch = [&](const std::string& what, long long draft, long long model) {
-    const std::string built = e.target.empty() ? "" : " (built for " + e.target + ")";
-    r.fail("draft", "'" + s.draft.name + "'" + built + " does not fit the model '" + s.model.name + "': " + what + " " +
-                        std::to_string(draft) + " vs the model's " + std::to_string(model) + " (draft file " +
-                        s.draft.file + ", model file " + s.model.file + ")");
-  };
-  if (s.draft.hidden_size != s.model.hidden_size) mismatch("hidden_size", s.draft.hidden_size, s.model.hidden_size);
-  if (s.draft.vocab_size != s.model.vocab_size) mismatch("vocab_size", s.draft.vocab_size, s.model.vocab_size);
-  if (e.draft_vocab_size > s.model.vocab_size) mismatch("eagle3.draft_vocab_size", e.draft_vocab_size, s.model.vocab_size);
-  if (!e.target.empty() && e.target != s.model.name) {
-    s.notes.push_back("the draft '" + s.draft.name + "' was trained for '" + e.target + "', not '" + s.model.name +
+  if (!trained_for.empty() && trained_for != s.model.name) {
+    s.notes.push_back("the draft '" + s.draft.name + "' was trained for '" + trained_for + "', not '" + s.model.name +
                       "': its shapes fit, but its acceptance on this model is not measured");
   }
 }
 
 // The draft: a model file under `draft` (eagle3, eagle, draft_model), the target's own
 // multi-token-prediction module (mtp), or none at all (ngram); the last two take no file.
-TransformerSpec read_draft(YamlReader& r, const TransformerSpec& model, const std::string& method,
+TransformerSpec read_draft(YamlReader& r, const TransformerSpec& model, const SpeculationMethod& method,
                            const DataDir& data) {
-  if (method == "ngram") {
+  const std::string name = method.name;
+  if (method.source == DraftSource::kPromptLookup) {
     if (r.has("draft")) {
-      r.fail("draft", "speculation.method ngram proposes tokens by prompt lookup on the host, with no draft "
+      r.fail("draft", "speculation.method " + name + " proposes tokens by prompt lookup on the host, with no draft "
                       "model; leave 'draft' out");
     }
     return ngram_proposer();
   }
-  if (method != "mtp") return load_named(r, "draft", DataKind::kModel, data, load_model);
+  if (method.needs_draft_file()) return load_named(r, "draft", DataKind::kModel, data, load_model);
   const std::string model_file = model.file.empty() ? "" : " (" + model.file + ")";
   if (r.has("draft")) {
-    r.fail("draft", "speculation.method mtp drafts with the model's own multi-token-prediction layers; "
+    r.fail("draft", "speculation.method " + name + " drafts with the model's own multi-token-prediction layers; "
                     "leave 'draft' out");
   }
   if (model.mtp_layers < 1) {
-    r.child("speculation").fail("method", "mtp needs a model with multi-token-prediction layers, but '" +
+    r.child("speculation").fail("method", name + " needs a model with multi-token-prediction layers, but '" +
                                               model.name + "'" + model_file +
                                               " has mtp_layers 0 (num_nextn_predict_layers in a HF config)");
   }
@@ -1803,17 +1708,15 @@ void read_host(YamlReader& r, Scenario& s) {
 // The target, the draft and their roles; false when the target failed (what needs it is then
 // skipped). A draft that failed stays an empty TransformerSpec, which no parallel rule refuses.
 bool read_models(YamlReader& r, Scenario& s, const DataDir& data, Problems& problems) {
-  const bool model_ok = problems.run([&] {
-    s.model = load_named(r, "model", DataKind::kModel, data, load_model);
-    check_target(r, s);
-  });
+  const bool model_ok = problems.run([&] { s.model = load_named(r, "model", DataKind::kModel, data, load_model); }) &&
+                        problems.add_all(target_problems(s, *s.origins));
   // The method says where the draft comes from, so it is read before the draft.
   const bool method_ok = problems.run(
       [&] { s.speculation.method = r.child("speculation").optional_choice("method", kMethods, "eagle3"); });
-  const bool draft_ok = model_ok && method_ok && problems.run([&] {
-    s.draft = read_draft(r, s.model, s.speculation.method, data);
-    check_roles(r, s);
-  });
+  const bool draft_ok = model_ok && method_ok &&
+                        problems.run([&] { s.draft = read_draft(r, s.model, s.speculation.kind(), data); }) &&
+                        problems.add_all(draft_problems(s, *s.origins));
+  if (draft_ok) adopt_draft(s);
   if (!draft_ok) r.ignore("draft");
   return model_ok;
 }

@@ -8,6 +8,7 @@
 #include "specsim/hardware.hpp"
 #include "specsim/model_spec.hpp"
 #include "specsim/scenario_fields.hpp"
+#include "specsim/speculation_method.hpp"
 #include "specsim/units.hpp"
 
 namespace specsim {
@@ -172,7 +173,120 @@ void block_acceptance_rules(const Scenario& s, const Origins& o, Problems& out) 
   }
 }
 
+// A separate small LM drafting for the target (vLLM's `draft_model`, SGLang's STANDALONE): a full
+// model, not a draft head, which must share the target's tokenizer, since the target verifies the
+// draft's token ids as they are (docs/references/specdec.md#draft-model).
+void draft_model_rules(const Scenario& s, const Origins& o, Problems& out) {
+  const std::string said = "'" + s.draft.name + "' (" + s.draft.file + ")";
+  if (s.draft.dflash) {
+    out.push_back(o.error("speculation.method", "draft_model needs a full language model under 'draft', but " + said +
+                                                    " is a DFlash block drafter: set speculation.method: dflash"));
+  }
+  if (s.draft.eagle3) {
+    out.push_back(o.error("speculation.method", "draft_model needs a full language model under 'draft', but " + said +
+                                                    " is an EAGLE head: set speculation.method: " +
+                                                    method_for_draft(s.draft.eagle3->version == 1 ? DraftSource::kEagleHead
+                                                                                                  : DraftSource::kEagle3Head).name));
+  }
+  if (s.draft.vocab_size != s.model.vocab_size) {
+    out.push_back(o.error("draft", "'" + s.draft.name + "' has vocab_size " + num(s.draft.vocab_size) + " but the model '" +
+                                       s.model.name + "' has " + num(s.model.vocab_size) +
+                                       ": a draft model must share the target's tokenizer (draft file " + s.draft.file +
+                                       ", model file " + s.model.file + ")"));
+  }
+}
+
+// What a draft that does not fit the target says: the draft, what differs, both files.
+Error misfit(const Scenario& s, const Origins& o, const std::string& built, const std::string& what, long long draft,
+             long long model) {
+  return o.error("draft", "'" + s.draft.name + "'" + built + " does not fit the model '" + s.model.name + "': " + what + " " +
+                              num(draft) + " vs the model's " + num(model) + " (draft file " + s.draft.file + ", model file " +
+                              s.model.file + ")");
+}
+
+// A DFlash drafter fits its target (docs/references/specdec.md#dflash): its block is embedded by the
+// target's embedding and its fc reads target hidden states, so hidden sizes and vocabularies match;
+// every tapped layer is one of the target's.
+void block_drafter_rules(const Scenario& s, const Origins& o, Problems& out) {
+  if (!s.draft.dflash) {
+    out.push_back(o.error("draft", "'" + s.draft.name + "' is not a DFlash drafter (no dflash block; a config.json names "
+                                   "DFlashDraftModel or carries dflash_config or target_layer_ids); speculation.method " +
+                                   s.speculation.method + " needs one"));
+    return;
+  }
+  const DflashSpec& d = *s.draft.dflash;
+  if (s.draft.hidden_size != s.model.hidden_size) out.push_back(misfit(s, o, "", "hidden_size", s.draft.hidden_size, s.model.hidden_size));
+  if (d.target_hidden_size != s.model.hidden_size) {
+    out.push_back(misfit(s, o, "", "dflash.target_hidden_size", d.target_hidden_size, s.model.hidden_size));
+  }
+  if (s.draft.vocab_size != s.model.vocab_size) out.push_back(misfit(s, o, "", "vocab_size", s.draft.vocab_size, s.model.vocab_size));
+  for (int id : d.target_layer_ids) {
+    if (id < s.model.layers) continue;
+    out.push_back(o.error("draft", "'" + s.draft.name + "' taps target layer " + num(id) + ", but '" + s.model.name + "' has " +
+                                       num(s.model.layers) + " layers (0-" + num(s.model.layers - 1) + ") (draft file " +
+                                       s.draft.file + ", model file " + s.model.file + ")"));
+  }
+}
+
+// EAGLE-3's head runs in the target's hidden size (its fc maps aux_hidden_states x H to H) and shares
+// the target's embedding, so hidden and vocabulary sizes must match; its own draft vocabulary is a
+// subset of the target's (https://arxiv.org/abs/2503.01840, Sec. 3; SGLang llama_eagle3.py). The
+// engines run the two generations differently and name them apart (vLLM's and SGLang's `eagle3` and
+// `eagle`/`EAGLE`).
+void eagle_head_rules(const Scenario& s, const Origins& o, Problems& out) {
+  const std::string& method = s.speculation.method;
+  if (s.draft.dflash) {
+    out.push_back(o.error("speculation.method", method + " needs an EAGLE head, but the draft '" + s.draft.name + "' (" +
+                                                    s.draft.file + ") is a DFlash block drafter: set speculation.method: " +
+                                                    method_for_draft(DraftSource::kDflash).name));
+    return;
+  }
+  if (!s.draft.eagle3) {
+    out.push_back(o.error("draft", "'" + s.draft.name + "' is not an EAGLE draft head (no eagle3 or eagle block; a config.json names an "
+                                   "EAGLE architecture such as LlamaForCausalLMEagle3 or EagleLlamaForCausalLM, or carries draft_vocab_size); "
+                                   "a full model drafts with speculation.method: " + std::string(method_for_draft(DraftSource::kDraftModel).name)));
+    return;
+  }
+  const Eagle3Spec& e = *s.draft.eagle3;
+  const DraftSource has = e.version == 1 ? DraftSource::kEagleHead : DraftSource::kEagle3Head;
+  if (s.speculation.kind().source != has) {
+    const bool wants3 = s.speculation.kind().source == DraftSource::kEagle3Head;
+    out.push_back(o.error("speculation.method", method + " needs an " + (wants3 ? "EAGLE-3" : "EAGLE-1/2") + " head, but the draft '" +
+                                                    s.draft.name + "' (" + s.draft.file + ") is an " +
+                                                    (e.version == 1 ? "EAGLE-1/2" : "EAGLE-3") +
+                                                    " head: set speculation.method: " + method_for_draft(has).name));
+  }
+  const std::string built = e.target.empty() ? "" : " (built for " + e.target + ")";
+  if (s.draft.hidden_size != s.model.hidden_size) out.push_back(misfit(s, o, built, "hidden_size", s.draft.hidden_size, s.model.hidden_size));
+  if (s.draft.vocab_size != s.model.vocab_size) out.push_back(misfit(s, o, built, "vocab_size", s.draft.vocab_size, s.model.vocab_size));
+  if (e.draft_vocab_size > s.model.vocab_size) {
+    out.push_back(misfit(s, o, built, "eagle3.draft_vocab_size", e.draft_vocab_size, s.model.vocab_size));
+  }
+}
+
 }  // namespace
+
+std::vector<Error> target_problems(const Scenario& s, const Origins& o) {
+  Problems out;
+  if (s.model.eagle3) {
+    out.push_back(o.error("model", "'" + s.model.name + "' is an EAGLE-3 draft head (it has an eagle3 block); the target model "
+                                   "must be a full model (the draft goes under 'draft')"));
+  }
+  return out;
+}
+
+std::vector<Error> draft_problems(const Scenario& s, const Origins& o) {
+  Problems out;
+  switch (s.speculation.kind().source) {
+    case DraftSource::kPromptLookup:
+    case DraftSource::kTargetMtp: break;  // the draft is built from the method (no file to check)
+    case DraftSource::kDraftModel: draft_model_rules(s, o, out); break;
+    case DraftSource::kDflash: block_drafter_rules(s, o, out); break;
+    case DraftSource::kEagleHead:
+    case DraftSource::kEagle3Head: eagle_head_rules(s, o, out); break;
+  }
+  return out;
+}
 
 std::vector<Error> parallel_problems(const Scenario& s, const Origins& o, std::vector<std::string>* notes) {
   Problems out;
@@ -289,8 +403,11 @@ std::vector<Error> comm_profile_problems(const Scenario& s, const Origins& o) {
 std::vector<Error> scenario_problems(const Scenario& s, const Origins& o) {
   // As the loader: a rule that needs a broken block is not checked (the comm tables need the
   // parallel layout, the acceptance the draft's shape), so no problem is a knock-on of another.
-  Problems out = parallel_problems(s, o);
-  const bool parallel_ok = out.empty();
+  Problems out = target_problems(s, o);
+  append(out, draft_problems(s, o));
+  Problems parallel = parallel_problems(s, o);
+  const bool parallel_ok = parallel.empty();
+  append(out, std::move(parallel));
   Problems shape = speculation_problems(s, o);
   const bool shape_ok = shape.empty();
   append(out, std::move(shape));
