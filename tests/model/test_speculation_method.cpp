@@ -80,12 +80,14 @@ TEST_CASE("a block drafter's row drives the cycle's shape", "[speculation-method
   CHECK_FALSE(specsim::speculation_method("mtp").needs_draft_file());
 }
 
+// The shipped names first; a row registered in the same process (tests/model/test_block_drafter_example.cpp)
+// follows them.
 TEST_CASE("an unknown method is refused with the valid names", "[speculation-method]") {
   CHECK(specsim::find_speculation_method("medusa") == nullptr);
   try {
     (void)specsim::speculation_method("medusa");
     FAIL("medusa was taken for a method");
   } catch (const specsim::Error& e) {
-    CHECK_THAT(std::string(e.what()), Contains("'medusa' is not a speculation method (eagle3, eagle, mtp, draft_model, ngram, dflash)"));
+    CHECK_THAT(std::string(e.what()), Contains("'medusa' is not a speculation method (eagle3, eagle, mtp, draft_model, ngram, dflash"));
   }
 }

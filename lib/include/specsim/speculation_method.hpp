@@ -4,6 +4,7 @@
 // property of its row, never its name, so a method is added by a row here (docs/library.md#how-to-add).
 #pragma once
 
+#include <deque>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -62,7 +63,7 @@ struct SpeculationMethod {
 };
 
 // Every row, in the order the names are listed to users.
-[[nodiscard]] const std::vector<SpeculationMethod>& speculation_methods();
+[[nodiscard]] const std::deque<SpeculationMethod>& speculation_methods();
 // The row named `name`; throws Error listing the valid names for any other.
 [[nodiscard]] const SpeculationMethod& speculation_method(std::string_view name);
 // The row named `name`, or nullptr.
@@ -71,5 +72,13 @@ struct SpeculationMethod {
 [[nodiscard]] const SpeculationMethod& method_for_draft(DraftSource source);
 // The rows' names, in order (speculation.method's choices).
 [[nodiscard]] const std::vector<std::string>& speculation_method_names();
+
+// Adds a method a planning tool prices that specsim does not ship (a drafter of its own), as a row
+// after the shipped ones: scenarios may then name it, and everything that reads a method's row
+// (the loader's rules, the cycle, init, emit) treats it as its properties say. Its texts (name,
+// sources, spellings) must live as long as the process (string literals). Throws on a name already
+// registered or a row whose properties contradict (a block drafter that drafts trees). Not safe
+// while another thread loads scenarios: register at start.
+void register_speculation_method(const SpeculationMethod& method);
 
 }  // namespace specsim

@@ -1080,7 +1080,6 @@ void read_bounded(YamlReader& r, const std::string& key) {
   else (void)bounded_number(r, key);
 }
 
-DraftShape read_shape(YamlReader& sp);
 
 // Every bound of kScenarioBounds that the document breaks, each with its file:line or `--set`.
 std::vector<Error> bound_problems(const YamlReader& root) {
@@ -1105,22 +1104,6 @@ std::vector<Error> bound_problems(const YamlReader& root) {
     if (!present || !at->has(key.substr(start))) continue;
     try {
       read_bounded(*at, key);
-    } catch (const Error& e) {
-      out.push_back(e);
-    }
-  }
-  // The tree a shape within its bounds cannot draft, with the others (a shape out of its bounds is
-  // reported above, once).
-  const bool shape_in_bounds = std::none_of(out.begin(), out.end(), [](const Error& e) {
-    return e.key_path().rfind("speculation.", 0) == 0;
-  });
-  if (shape_in_bounds && root.has("speculation") && root.node()["speculation"].IsMap()) {
-    YamlReader copy(root);  // readers are rebuilt, as above
-    YamlReader sp = copy.child("speculation");
-    // A block drafter states its block, not a tree (read_block_shape reads it with the draft).
-    if (sp.has("method") && sp.node()["method"].IsScalar() && sp.node()["method"].Scalar() == "dflash") return out;
-    try {
-      (void)read_shape(sp);
     } catch (const Error& e) {
       out.push_back(e);
     }

@@ -113,7 +113,7 @@ void block_rules(const Scenario& s, const Origins& o, Problems& out) {
     for (const char* key : {"num_steps", "eagle_topk", "num_draft_tokens"}) {
       const std::string full = std::string("speculation.") + key;
       if (!stated(s, full.c_str())) continue;
-      out.push_back(o.error(full, "speculation.method dflash drafts one block per cycle: state speculation.block_size (tokens "
+      out.push_back(o.error(full, "speculation.method " + s.speculation.method + " drafts one block per cycle: state speculation.block_size (tokens "
                                   "verified per cycle, SGLang's --speculative-num-draft-tokens), not " + std::string(key)));
     }
   } else if (stated(s, "speculation.block_size")) {
@@ -313,11 +313,13 @@ std::vector<Error> speculation_problems(const Scenario& s, const Origins& o) {
       out.push_back(o.error("speculation.num_draft_tokens", problem));
     }
   }
-  // n-gram lookup proposes one chain from the prompt (vLLM's and SGLang's ngram proposers): a tree
-  // of it is not something either engine drafts.
-  if (s.speculation.method == "ngram" && sp.eagle_topk > 1) {
-    out.push_back(o.error("speculation.eagle_topk", "= " + num(sp.eagle_topk) +
-                                                        ": speculation.method ngram proposes one chain by prompt lookup; set eagle_topk: 1"));
+  // A method whose row drafts chains only (n-gram lookup proposes one chain from the prompt in
+  // vLLM and SGLang): a tree of it is not something an engine drafts.
+  const SpeculationMethod& method = s.speculation.kind();
+  if (!method.trees && !method.drafts_block && sp.eagle_topk > 1) {
+    const char* how = method.source == DraftSource::kPromptLookup ? " by prompt lookup" : "";
+    out.push_back(o.error("speculation.eagle_topk", "= " + num(sp.eagle_topk) + ": speculation.method " + method.name +
+                                                        " proposes one chain" + how + "; set eagle_topk: 1"));
   }
   parallel_drafting_rules(s, o, out);
   return out;

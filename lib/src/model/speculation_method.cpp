@@ -1,5 +1,7 @@
 #include "specsim/speculation_method.hpp"
 
+#include <deque>
+
 #include "specsim/error.hpp"
 
 namespace specsim {
@@ -16,8 +18,9 @@ constexpr double kAssumedAccept = 0.7;
 // drafts them for heads, MTP and draft models; prompt lookup and a block drafter verify chains.
 // Parallel drafting: vLLM allows it with eagle, eagle3 and draft_model only (config/speculative.py:
 // "Only compatible with EAGLE and draft model methods"; docs/references/specdec.md#parallel-drafting).
-const std::vector<SpeculationMethod>& rows() {
-  static const std::vector<SpeculationMethod> table = {
+// A deque: register_speculation_method appends, and the rows already handed out stay where they are.
+std::deque<SpeculationMethod>& rows() {
+  static std::deque<SpeculationMethod> table = {
       {"eagle3", DraftSource::kEagle3Head, false, true, true,
        {kAssumedAccept,
         "EAGLE-3 heads accept 0.7-0.8 per position on chat (docs/references/specdec.md#depth-decay)"},
@@ -69,7 +72,7 @@ const char* SpeculationMethod::spelled_by(std::string_view engine) const {
   return nullptr;
 }
 
-const std::vector<SpeculationMethod>& speculation_methods() { return rows(); }
+const std::deque<SpeculationMethod>& speculation_methods() { return rows(); }
 
 const SpeculationMethod* find_speculation_method(std::string_view name) {
   for (const SpeculationMethod& m : rows()) {
@@ -92,13 +95,29 @@ const SpeculationMethod& method_for_draft(DraftSource source) {
   throw Error(std::string("no speculation method drafts from ") + draft_file_kind(source));
 }
 
-const std::vector<std::string>& speculation_method_names() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> out;
-    for (const SpeculationMethod& m : rows()) out.emplace_back(m.name);
-    return out;
+namespace {
+std::vector<std::string>& names() {
+  static std::vector<std::string> out = [] {
+    std::vector<std::string> v;
+    for (const SpeculationMethod& m : rows()) v.emplace_back(m.name);
+    return v;
   }();
-  return names;
+  return out;
+}
+}  // namespace
+
+const std::vector<std::string>& speculation_method_names() { return names(); }
+
+void register_speculation_method(const SpeculationMethod& method) {
+  const std::string name = method.name == nullptr ? "" : method.name;
+  if (name.empty()) throw Error("speculation method: a row needs a name");
+  if (find_speculation_method(name)) throw Error("speculation method '" + name + "' is registered already");
+  if (method.drafts_block && method.trees) {
+    throw Error("speculation method '" + name + "': a block drafter verifies a chain of its block, so it drafts no trees");
+  }
+  (void)names();  // the shipped names first
+  rows().push_back(method);
+  names().push_back(name);
 }
 
 }  // namespace specsim
