@@ -7,7 +7,10 @@
 #include <filesystem>
 
 #include "specsim/error.hpp"
+#include "specsim/load.hpp"
 #include "specsim/memory_fit.hpp"
+#include "specsim/scenario_fields.hpp"
+#include "specsim/scenario_rules.hpp"
 #include "specsim/speculation_method.hpp"
 
 namespace specsim {
@@ -423,11 +426,27 @@ std::vector<std::string> point_patches(const std::vector<std::string>& keys, con
 std::vector<EmitLevel> emit_levels(const std::string& scenario, const std::vector<std::string>& patches,
                                    const ConcurrencySweep& sweep, const DataDir& data) {
   std::vector<EmitLevel> levels;
+  // Each level's best point set on the scenario loaded once (its keys are fields, as the sweep's
+  // axes are); a key only the loader reads loads it again with the point's patches.
+  const bool on_values = std::all_of(sweep.keys.begin(), sweep.keys.end(), [](const std::string& k) { return is_scenario_field(k); });
+  std::optional<Scenario> base;
+  if (on_values) base = load_scenario(scenario, patches, data);
+  const auto at = [&](const SweepPoint& best) {
+    if (!on_values) {
+      std::vector<std::string> all = patches;
+      for (auto& p : point_patches(sweep.keys, best)) all.push_back(std::move(p));
+      return load_scenario(scenario, all, data);
+    }
+    Scenario s = *base;
+    for (std::size_t i = 0; i < sweep.keys.size() && i < best.values.size(); ++i) {
+      set_field(s, load_field_value(sweep.keys[i], best.values[i], {"--set " + sweep.keys[i] + "=" + best.values[i], 0, 0}, data));
+    }
+    throw_problems(what_if_problems(s));
+    return s;
+  };
   for (const auto& level : sweep.levels) {
     if (!level.feasible()) continue;
-    std::vector<std::string> all = patches;
-    for (auto& p : point_patches(sweep.keys, level.best)) all.push_back(std::move(p));
-    EmitLevel e{level.concurrency, load_scenario(scenario, all, data), level.pays()};
+    EmitLevel e{level.concurrency, at(level.best), level.pays()};
     e.scenario.batch = level.concurrency;
     e.scenario.concurrency.clear();
     levels.push_back(std::move(e));
