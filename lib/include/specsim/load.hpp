@@ -72,13 +72,6 @@ class DataDir {
 [[nodiscard]] Scenario load_scenario_text(const std::string& text, const std::string& file_name,
                                           const DataDir& data = DataDir());
 
-// The scalar value of each dotted key in a scenario after `patches`, as text ("" when absent):
-// what intervention constraints test.
-[[nodiscard]] std::vector<std::string> scenario_fields(const std::string& name_or_path,
-                                                       const std::vector<std::string>& patches,
-                                                       const std::vector<std::string>& keys,
-                                                       const DataDir& data = DataDir());
-
 // A value of a field a what-if sets on a loaded scenario (scenario_fields.hpp), parsed as
 // parse_field_value does; a table field (comm.profile) has its table read here, once, so that
 // setting it on any number of points reads no file.

@@ -212,12 +212,9 @@ void derive_pairs(const std::vector<ValidationRow>& rows, const std::vector<Inte
 // catalogue tries yet (the decode launch mode, async scheduling), sorted by key. Entries that change
 // the draft shape or TP are left out: those pair as "draft shape" and "tp".
 [[nodiscard]] std::vector<InterventionKey> intervention_keys(const DataDir& data = DataDir());
-// A row file's value of each key as written, after the settings its speculative run changed
-// (validation.applied); "" where left to its default.
-[[nodiscard]] std::map<std::string, std::string> row_settings(const std::string& file,
-                                                              const std::vector<std::string>& applied,
-                                                              const std::vector<InterventionKey>& keys,
-                                                              const DataDir& data = DataDir());
+// A loaded row's value of each key (after the settings its speculative run changed,
+// validation.applied), as a patch would write it; "" where the file leaves it to its default.
+[[nodiscard]] std::map<std::string, std::string> row_settings(const Scenario& row, const std::vector<InterventionKey>& keys);
 // Kendall's tau-a of two equally long sequences: (concordant - discordant) / (n (n - 1) / 2); ties
 // count neither way.
 [[nodiscard]] double kendall_tau(const std::vector<double>& a, const std::vector<double>& b);

@@ -1869,30 +1869,4 @@ FieldValue load_field_value(const std::string& key, const std::string& text, con
   return v;
 }
 
-std::vector<std::string> scenario_fields(const std::string& name_or_path, const std::vector<std::string>& patches,
-                                         const std::vector<std::string>& keys, const DataDir& data) {
-  const std::string path = data.resolve(DataKind::kScenario, name_or_path);
-  YamlReader r = YamlReader::load_file(path);
-  YAML::Node root = YAML::Clone(r.node());
-  detail::YamlOrigin origin;
-  origin.file = path;
-  for (const auto& p : patches) detail::apply_patch(root, p, origin);
-  std::vector<std::string> out;
-  for (const auto& key : keys) {
-    YAML::Node cur = root;
-    bool found = true;
-    std::size_t start = 0;
-    while (found) {
-      const std::size_t dot = key.find('.', start);
-      const std::string part = key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-      if (!cur.IsMap() || !cur[part].IsDefined() || cur[part].IsNull()) found = false;
-      else cur.reset(cur[part]);
-      if (dot == std::string::npos) break;
-      start = dot + 1;
-    }
-    out.push_back(found && cur.IsScalar() ? cur.Scalar() : "");
-  }
-  return out;
-}
-
 }  // namespace specsim

@@ -11,6 +11,7 @@
 #include "specsim/interventions.hpp"
 #include "specsim/load.hpp"
 #include "specsim/monte_carlo.hpp"
+#include "specsim/scenario_fields.hpp"
 #include "specsim/validate_corpus.hpp"
 
 namespace specsim {
@@ -210,13 +211,23 @@ std::vector<InterventionKey> intervention_keys(const DataDir& data) {
   return out;
 }
 
-std::map<std::string, std::string> row_settings(const std::string& file, const std::vector<std::string>& applied,
-                                                const std::vector<InterventionKey>& keys, const DataDir& data) {
-  std::vector<std::string> names;
-  for (const InterventionKey& k : keys) names.push_back(k.key);
-  const std::vector<std::string> values = scenario_fields(file, applied, names, data);
+std::map<std::string, std::string> row_settings(const Scenario& s, const std::vector<InterventionKey>& keys) {
   std::map<std::string, std::string> out;
-  for (std::size_t i = 0; i < names.size(); ++i) out[names[i]] = values[i];
+  const auto flag = [](const std::optional<bool>& b) { return b ? std::string(*b ? "true" : "false") : std::string(); };
+  for (const InterventionKey& k : keys) {
+    std::string& value = out[k.key];
+    if (!s.explicit_keys.count(k.key)) continue;  // left to its default: ""
+    if (is_scenario_field(k.key)) {
+      value = field_text(s, k.key);
+    } else if (k.key == "engine.async_scheduling.plain") {
+      value = flag(s.engine.async_plain);
+    } else if (k.key == "engine.async_scheduling.speculative") {
+      value = flag(s.engine.async_speculative);
+    } else {
+      throw Error("internal: the intervention key " + k.key + " is no scenario field, so rows cannot be paired on it "
+                  "(a catalogue's patches set fields: scenario_fields.hpp)");
+    }
+  }
   return out;
 }
 

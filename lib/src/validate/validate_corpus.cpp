@@ -636,9 +636,13 @@ void widen_calibrated(CalibrationRun& run) {
 ValidationReport validate_corpus(const std::vector<std::string>& files, const ValidateOptions& options,
                                  const DataDir& data) {
   ValidationReport report;
-  for (const auto& f : files) report.rows.push_back(predict_row(load_row(f, data, options.rules)));
   const std::vector<InterventionKey> keys = intervention_keys(data);
-  for (auto& row : report.rows) row.settings = row_settings(row.file, row.source.applied, keys, data);
+  for (const auto& f : files) {
+    Scenario s = load_row(f, data, options.rules);
+    auto settings = row_settings(s, keys);
+    report.rows.push_back(predict_row(std::move(s)));
+    report.rows.back().settings = std::move(settings);
+  }
   // Row files as a reader finds them in the repository: relative to the data directory when under it.
   const auto shown = [&](const std::string& f) {
     const fs::path rel = fs::weakly_canonical(f).lexically_relative(fs::weakly_canonical(data.root()));
