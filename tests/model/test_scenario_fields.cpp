@@ -65,6 +65,9 @@ const std::map<std::string, Probe> kProbes = {
     {"parallel.pp", {"2", "0"}},
     {"comm.profile", {"h200-8x-nvswitch-aic-nccl", "no-such-table"}},
     {"comm.custom_profile", {"rtx-pro-6000-8x-pcie5-aic-custom", "deepep-ll-h800-8x-ep8-a2a"}},
+    {"model", {"kimi-k2.5", "no-such-model"}},
+    {"gpu", {"rtx-5090", "no-such-gpu"}},
+    {"topology", {"8x-rtx-pro-6000-pcie5-switch", "no-such-box"}},
 };
 
 // What a probe needs beside it on the default box (8 GPUs, tables measured at 8 ranks), given to
@@ -129,9 +132,10 @@ TEST_CASE("scenario fields: a value set on the loaded scenario predicts what the
     // NCCL's model gives the PCIe box's 2-channel graph no gain or loss from a cap on channels; the
     // default scenario drafts with EAGLE-3, so the n-gram lookup's cost does not enter; at batch 1
     // no request is beyond the first, so host.spec_per_request adds nothing; a custom all-reduce
-    // table prices nothing where the scenario runs NCCL.
+    // table prices nothing where the scenario runs NCCL; only Kimi K2.5 fits its EAGLE-3 head (the
+    // next test swaps a target).
     if (key != "speculation.num_draft_tokens" && key != "comm.max_channels" && key != "host.ngram_lookup_per_token" &&
-        key != "host.spec_per_request" && key != "comm.custom_profile") {
+        key != "host.spec_per_request" && key != "comm.custom_profile" && key != "model") {
       CHECK((loaded.spec_tokens_per_s != as_is.spec_tokens_per_s ||
              loaded.baseline_tokens_per_s != as_is.baseline_tokens_per_s));
     }
@@ -146,7 +150,7 @@ TEST_CASE("scenario fields: a value out of range or malformed is refused here an
     CHECK_THROWS_WITH(specsim::load_field_value(key, probe.bad, {"--vary", 0, 0}, kRoot), Contains("--vary: " + key));
     CHECK_THROWS(specsim::load_scenario(specsim::kDefaultScenario, {key + "=" + probe.bad}, kRoot));
   }
-  CHECK_FALSE(specsim::is_scenario_field("model"));
+  CHECK_FALSE(specsim::is_scenario_field("draft"));
   CHECK_FALSE(specsim::is_scenario_field("parallel.ep"));
 }
 
@@ -211,4 +215,24 @@ TEST_CASE("scenario fields: parallel.tp set on the loaded scenario predicts what
   // It moves: half the ranks read twice the weights each.
   const auto at4 = specsim::CycleModel(specsim::load_scenario(scenario, {}, kRoot)).predict();
   CHECK(loaded.baseline_tokens_per_s < 0.7 * at4.baseline_tokens_per_s);
+}
+
+TEST_CASE("scenario fields: a target swapped on the loaded scenario predicts what --set model= does",
+          "[scenario_fields][sweep]") {
+  // n-gram lookup drafts with no model, so any target fits the box: Qwen3-8B in BF16, then in FP8.
+  const std::string scenario = "qwen3-8b-ngram-1x-rtx-4090";
+  const auto loaded = specsim::CycleModel(specsim::load_scenario(scenario, {"model=qwen3-8b-fp8"}, kRoot)).predict();
+  const auto r = specsim::sweep(scenario, {}, {specsim::parse_vary("model=qwen3-8b-fp8")}, kRoot);
+  CHECK(r.fast_path);
+  CHECK(spec_rate(r) == loaded.spec_tokens_per_s);
+  CHECK(r.points[0].baseline_tokens_per_s == loaded.baseline_tokens_per_s);
+  // Half the weight bytes per token: the plain step is faster.
+  const auto bf16 = specsim::CycleModel(specsim::load_scenario(scenario, {}, kRoot)).predict();
+  CHECK(loaded.baseline_tokens_per_s > 1.3 * bf16.baseline_tokens_per_s);
+  // A target the draft does not fit is refused at the point, by the rule the loader applies (at the
+  // draft's line: the draft is what no longer fits).
+  const auto bad = specsim::sweep(specsim::kDefaultScenario, {}, {specsim::parse_vary("model=kimi-k2.5,llama-3.1-8b")}, kRoot);
+  CHECK(bad.invalid == 1);
+  CHECK_THAT(bad.invalid_example, Contains("model=llama-3.1-8b: 2 problems:") &&
+                                      Contains("draft: 'kimi-k2.5-eagle3' (built for kimi-k2.5) does not fit the model 'llama-3.1-8b'"));
 }

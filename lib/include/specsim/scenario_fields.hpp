@@ -21,13 +21,23 @@ namespace specsim {
 
 struct ScenarioField;
 
+// What the first load read for a file field's value (load_field_value): the file it names and
+// those it brings along (a topology's GPU and all-reduce table).
+struct FieldFiles {
+  std::optional<CommProfile> profile;
+  std::optional<TransformerSpec> model;
+  std::optional<GpuSpec> gpu;
+  std::optional<Topology> topology;
+};
+
 // One parsed value of one field: `value` empty means "calibrate".
 struct FieldValue {
   const ScenarioField* field = nullptr;
   std::optional<double> value;
-  // A table field (comm.profile): the name, and the table read for it ("" and none: no table).
-  std::string table_name;
-  std::shared_ptr<const CommProfile> table;
+  // A file field (comm.profile, model, gpu, topology): the name, and what was read for it ("" and
+  // none: no file).
+  std::string name;
+  std::shared_ptr<const FieldFiles> files;
 };
 
 // Whether `key` (dotted, as in a scenario file) is a field of the table.
@@ -39,9 +49,9 @@ struct FieldValue {
 [[nodiscard]] bool is_calibrated_key(const std::string& key);
 // Whether a value of `key` changes what calibration computes (a calibrated key or a measurement).
 [[nodiscard]] bool field_affects_calibration(const std::string& key);
-// Whether `key` names a measured table (comm.profile, comm.custom_profile): its value is read by
-// load_field_value (load.hpp), once, where the what-if is set up.
-[[nodiscard]] bool is_table_field(const std::string& key);
+// Whether `key` names a data file (comm.profile, comm.custom_profile, model, gpu, topology): its
+// value is read by load_field_value (load.hpp), once, where the what-if is set up.
+[[nodiscard]] bool is_file_field(const std::string& key);
 
 // Parses `text` for `key`; throws specsim::Error at `where` (e.g. {"--vary", 0, 0}) naming the key
 // when the text is malformed or out of the key's range.
@@ -60,5 +70,10 @@ struct FieldValue {
 // derives what the loader derives from it (a chain verifies num_steps + 1 tokens). The rules that
 // join several fields are what_if_problems' (scenario_rules.hpp), the loader's own.
 void set_field(Scenario& s, const FieldValue& v);
+
+// What a draft that fits its target (draft_problems) takes from it, as the loader and a what-if of
+// the target derive it: a DFlash drafter's LM head is the target's own; a draft trained for another
+// model of the same shape is noted.
+void adopt_draft(Scenario& s);
 
 }  // namespace specsim

@@ -13,6 +13,8 @@
 
 namespace specsim {
 
+// topology and gpu: a box linked by NVLink or Infinity Fabric needs a card that has it.
+[[nodiscard]] std::vector<Error> box_problems(const Scenario& s, const Origins& o);
 // model: the target is a full model, not a draft head.
 [[nodiscard]] std::vector<Error> target_problems(const Scenario& s, const Origins& o);
 // draft: the draft file fits the method (as the method's row says where its drafts come from) and

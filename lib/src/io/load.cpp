@@ -998,23 +998,6 @@ auto load_named(YamlReader& r, const std::string& key, DataKind kind, const Data
   return loader(resolve_at(r, key, kind, r.string(key), data));
 }
 
-// What a draft that fits its role (draft_problems) takes from the target: a DFlash drafter's LM
-// head is the target's own, in the target's dtype; a draft trained for another model of the same
-// shape is noted, not refused.
-void adopt_draft(Scenario& s) {
-  std::string trained_for;
-  if (s.draft.dflash) {
-    s.draft.weights.lm_head = s.model.weights.lm_head;
-    trained_for = s.draft.dflash->target;
-  } else if (s.draft.eagle3) {
-    trained_for = s.draft.eagle3->target;
-  }
-  if (!trained_for.empty() && trained_for != s.model.name) {
-    s.notes.push_back("the draft '" + s.draft.name + "' was trained for '" + trained_for + "', not '" + s.model.name +
-                      "': its shapes fit, but its acceptance on this model is not measured");
-  }
-}
-
 // The draft: a model file under `draft` (eagle3, eagle, draft_model), the target's own
 // multi-token-prediction module (mtp), or none at all (ngram); the last two take no file.
 TransformerSpec read_draft(YamlReader& r, const TransformerSpec& model, const SpeculationMethod& method,
@@ -1717,17 +1700,7 @@ bool read_box(YamlReader& r, Scenario& s, const DataDir& data, Problems& problem
     }
   }) && problems.run([&] {
     s.gpu = load_gpu(resolve_at(r, "gpu", DataKind::kGpu, r.optional_string("gpu", s.topology.gpu), data));
-    // A box wired with NVLink needs a card that has it: else its links would be priced as PCIe
-    // silently, or at a bandwidth no file states.
-    if (s.topology.link == LinkClass::kNvlink && !s.gpu.nvlink_bandwidth_bytes_per_s) {
-      r.fail(r.has("gpu") ? "gpu" : "topology", "'" + s.gpu.name + "' has no NVLink (its GPU file gives no nvlink_bandwidth), but topology '" +
-                                                     s.topology.name + "' links its GPUs by NVLink");
-    }
-    if (s.topology.link == LinkClass::kXgmi && !s.gpu.xgmi_link_bandwidth_bytes_per_s) {
-      r.fail(r.has("gpu") ? "gpu" : "topology", "'" + s.gpu.name + "' has no Infinity Fabric (its GPU file gives no xgmi_link_bandwidth), but topology '" +
-                                                     s.topology.name + "' links its GPUs by XGMI");
-    }
-  });
+  }) && problems.add_all(box_problems(s, *s.origins));
   r.ignore("topology");
   r.ignore("gpu");
   return ok;
@@ -1858,14 +1831,30 @@ std::size_t data_files_read() { return YamlReader::files_read(); }
 FieldValue load_field_value(const std::string& key, const std::string& text, const SourceLocation& where,
                             const DataDir& data) {
   FieldValue v = parse_field_value(key, text, where);
-  if (!is_table_field(key) || text.empty()) return v;
+  if (!is_file_field(key) || text.empty()) return v;
+  auto files = std::make_shared<FieldFiles>();
   try {
-    CommProfile p = load_comm_profile(data.resolve(DataKind::kCommProfile, text));
-    if (std::string why = table_kind_problem(p, key.substr(key.find('.') + 1)); !why.empty()) throw Error(why);
-    v.table = std::make_shared<const CommProfile>(std::move(p));
+    if (key == "model") {
+      files->model = load_model(data.resolve(DataKind::kModel, text));
+    } else if (key == "gpu") {
+      files->gpu = load_gpu(data.resolve(DataKind::kGpu, text));
+    } else if (key == "topology") {
+      // The box, its card and its all-reduce table: what a scenario naming it reads (read_box,
+      // read_comm_block) where it states no GPU or table of its own.
+      files->topology = load_topology(data.resolve(DataKind::kTopology, text));
+      files->gpu = load_gpu(data.resolve(DataKind::kGpu, files->topology->gpu));
+      if (!files->topology->comm_profile.empty()) {
+        files->profile = load_comm_profile(data.resolve(DataKind::kCommProfile, files->topology->comm_profile));
+      }
+    } else {
+      CommProfile p = load_comm_profile(data.resolve(DataKind::kCommProfile, text));
+      if (std::string why = table_kind_problem(p, key.substr(key.find('.') + 1)); !why.empty()) throw Error(why);
+      files->profile = std::move(p);
+    }
   } catch (const Error& e) {
     throw Error(where, key, e.message());
   }
+  v.files = std::move(files);
   return v;
 }
 

@@ -6,14 +6,17 @@
 #include <span>
 
 #include "specsim/comm_model.hpp"
+#include "specsim/model_spec.hpp"
+#include "specsim/speculation_method.hpp"
 #include "specsim/units.hpp"
 #include "model/scenario_bounds.hpp"
 
 namespace specsim {
 
 // kChoice: one of the names choices() gives, held as its index; kBoolean: true or false, held as 1 or 0;
-// kTable: the name of a measured table (a comm profile), held with the table the first load read.
-enum class FieldKind { kCount, kNumber, kDuration, kChoice, kBoolean, kTable };
+// kFile: the name of a data file (a comm profile, a model, a GPU, a topology), held with what the
+// first load read for it (FieldFiles).
+enum class FieldKind { kCount, kNumber, kDuration, kChoice, kBoolean, kFile };
 
 struct ScenarioField {
   const char* key;
@@ -24,9 +27,9 @@ struct ScenarioField {
   // change nothing is told apart by.
   std::optional<double> (*get)(const Scenario&);
   std::vector<std::string> (*choices)() = nullptr;  // kChoice only, as the loader lists them
-  // kTable only: sets the name and the table read for it (none for "": no table).
-  void (*set_table)(Scenario&, const std::string&, const std::optional<CommProfile>&) = nullptr;
-  const std::string& (*table_name)(const Scenario&) = nullptr;
+  // kFile only: sets the name and what was read for it (nothing for "": no file), and reads the name back.
+  void (*set_file)(Scenario&, const std::string&, const FieldFiles*) = nullptr;
+  std::string (*file_name)(const Scenario&) = nullptr;
 };
 
 namespace {
@@ -179,20 +182,42 @@ const ScenarioField kFields[] = {
     {"parallel.pp", FieldKind::kCount, false,
      [](Scenario& s, auto v) { s.parallel.pp = as_int(v); },
      [](const Scenario& s) -> Get { return s.parallel.pp; }},
-    // The all-reduce tables: named as in a scenario file, read once where the what-if is set up
-    // (load_field_value), never per point.
-    {"comm.profile", FieldKind::kTable, false, nullptr, nullptr, nullptr,
-     [](Scenario& s, const std::string& name, const std::optional<CommProfile>& p) {
+    // The files a scenario names: read once where the what-if is set up (load_field_value), never
+    // per point. The all-reduce tables; the target (its MTP module is the draft of
+    // speculation.method mtp); the GPU; the box, which brings its GPU and all-reduce table where the
+    // scenario states none of its own.
+    {"comm.profile", FieldKind::kFile, false, nullptr, nullptr, nullptr,
+     [](Scenario& s, const std::string& name, const FieldFiles* f) {
        s.comm.profile = name;
-       s.comm_profile = p;
+       s.comm_profile = f ? f->profile : std::nullopt;
      },
-     [](const Scenario& s) -> const std::string& { return s.comm.profile; }},
-    {"comm.custom_profile", FieldKind::kTable, false, nullptr, nullptr, nullptr,
-     [](Scenario& s, const std::string& name, const std::optional<CommProfile>& p) {
+     [](const Scenario& s) { return s.comm.profile; }},
+    {"comm.custom_profile", FieldKind::kFile, false, nullptr, nullptr, nullptr,
+     [](Scenario& s, const std::string& name, const FieldFiles* f) {
        s.comm.custom_profile = name;
-       s.custom_profile = p;
+       s.custom_profile = f ? f->profile : std::nullopt;
      },
-     [](const Scenario& s) -> const std::string& { return s.comm.custom_profile; }},
+     [](const Scenario& s) { return s.comm.custom_profile; }},
+    {"model", FieldKind::kFile, false, nullptr, nullptr, nullptr,
+     [](Scenario& s, const std::string&, const FieldFiles* f) {
+       s.model = *f->model;
+       if (s.speculation.kind().source == DraftSource::kTargetMtp) s.draft = mtp_draft(s.model);
+       adopt_draft(s);
+     },
+     [](const Scenario& s) { return s.model.name; }},
+    {"gpu", FieldKind::kFile, false, nullptr, nullptr, nullptr,
+     [](Scenario& s, const std::string&, const FieldFiles* f) { s.gpu = *f->gpu; },
+     [](const Scenario& s) { return s.gpu.name; }},
+    {"topology", FieldKind::kFile, false, nullptr, nullptr, nullptr,
+     [](Scenario& s, const std::string&, const FieldFiles* f) {
+       s.topology = *f->topology;
+       if (!s.explicit_keys.count("gpu")) s.gpu = *f->gpu;
+       if (!s.explicit_keys.count("comm.profile")) {
+         s.comm.profile = s.topology.comm_profile;
+         s.comm_profile = f->profile;
+       }
+     },
+     [](const Scenario& s) { return s.topology.name; }},
     // 1 or tp (parallel_problems): the draft's heads must divide the ranks it runs on.
     {"parallel.draft_tp", FieldKind::kCount, false,
      [](Scenario& s, auto v) { s.parallel.draft_tp = as_int(v); },
@@ -205,7 +230,8 @@ constexpr const char* kCalibratedKeys[] = {"compute.bandwidth_efficiency", "comp
                                            "comm.eager_overhead_per_op", "host.decode_per_step"};
 // Keys that move the box calibration prices the run on (the ranks, the stages, the all-reduce
 // tables): a what-if of them is calibrated again, from the measurements as they were taken.
-constexpr const char* kRecalibratedKeys[] = {"parallel.tp", "parallel.pp", "comm.profile", "comm.custom_profile"};
+constexpr const char* kRecalibratedKeys[] = {"parallel.tp", "parallel.pp", "comm.profile", "comm.custom_profile",
+                                             "model", "gpu", "topology"};
 
 const ScenarioField* find_field(const std::string& key) {
   const auto it = std::find_if(std::begin(kFields), std::end(kFields), [&](const ScenarioField& f) { return key == f.key; });
@@ -238,9 +264,9 @@ bool field_affects_calibration(const std::string& key) {
          std::any_of(std::begin(kRecalibratedKeys), std::end(kRecalibratedKeys), [&](const char* k) { return key == k; });
 }
 
-bool is_table_field(const std::string& key) {
+bool is_file_field(const std::string& key) {
   const ScenarioField* f = find_field(key);
-  return f != nullptr && f->kind == FieldKind::kTable;
+  return f != nullptr && f->kind == FieldKind::kFile;
 }
 
 FieldValue parse_field_value(const std::string& key, const std::string& text, const SourceLocation& where) {
@@ -248,8 +274,8 @@ FieldValue parse_field_value(const std::string& key, const std::string& text, co
   if (f == nullptr) throw Error(where, key, "not a field a what-if can set on a loaded scenario");
   FieldValue out;
   out.field = f;
-  if (f->kind == FieldKind::kTable) {
-    out.table_name = text;  // its table is load_field_value's to read
+  if (f->kind == FieldKind::kFile) {
+    out.name = text;  // the file is load_field_value's to read
     return out;
   }
   if (f->calibrate && text == "calibrate") return out;
@@ -297,10 +323,24 @@ FieldValue parse_field_value(const std::string& key, const std::string& text, co
 
 const char* field_key(const FieldValue& v) { return v.field->key; }
 
+void adopt_draft(Scenario& s) {
+  std::string trained_for;
+  if (s.draft.dflash) {
+    s.draft.weights.lm_head = s.model.weights.lm_head;
+    trained_for = s.draft.dflash->target;
+  } else if (s.draft.eagle3) {
+    trained_for = s.draft.eagle3->target;
+  }
+  if (!trained_for.empty() && trained_for != s.model.name) {
+    s.notes.push_back("the draft '" + s.draft.name + "' was trained for '" + trained_for + "', not '" + s.model.name +
+                      "': its shapes fit, but its acceptance on this model is not measured");
+  }
+}
+
 std::string field_text(const Scenario& s, const std::string& key) {
   const ScenarioField* f = find_field(key);
   if (f == nullptr) return "";
-  if (f->kind == FieldKind::kTable) return f->table_name(s);
+  if (f->kind == FieldKind::kFile) return f->file_name(s);
   const Get v = f->get(s);
   if (!v) return "calibrate";
   switch (f->kind) {
@@ -312,16 +352,16 @@ std::string field_text(const Scenario& s, const std::string& key) {
 }
 
 bool field_holds(const Scenario& s, const FieldValue& v) {
-  if (v.field->kind == FieldKind::kTable) return v.field->table_name(s) == v.table_name;
+  if (v.field->kind == FieldKind::kFile) return v.field->file_name(s) == v.name;
   return v.field->get(s) == v.value;
 }
 
 void set_field(Scenario& s, const FieldValue& v) {
-  if (v.field->kind == FieldKind::kTable) {
-    if (!v.table_name.empty() && !v.table) {
-      throw Error(std::string("internal: ") + v.field->key + " '" + v.table_name + "' was set without its table (load_field_value reads it)");
+  if (v.field->kind == FieldKind::kFile) {
+    if (!v.name.empty() && !v.files) {
+      throw Error(std::string("internal: ") + v.field->key + " '" + v.name + "' was set without its file (load_field_value reads it)");
     }
-    v.field->set_table(s, v.table_name, v.table ? std::optional<CommProfile>(*v.table) : std::nullopt);
+    v.field->set_file(s, v.name, v.files.get());
   } else {
     v.field->set(s, v.value);
   }

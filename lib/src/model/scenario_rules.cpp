@@ -266,6 +266,22 @@ void eagle_head_rules(const Scenario& s, const Origins& o, Problems& out) {
 
 }  // namespace
 
+std::vector<Error> box_problems(const Scenario& s, const Origins& o) {
+  Problems out;
+  // A box wired with NVLink (or Infinity Fabric) needs a card that has it: else its links would be
+  // priced as PCIe silently, or at a bandwidth no file states.
+  const std::string key = s.explicit_keys.count("gpu") ? "gpu" : "topology";
+  if (s.topology.link == LinkClass::kNvlink && !s.gpu.nvlink_bandwidth_bytes_per_s) {
+    out.push_back(o.error(key, "'" + s.gpu.name + "' has no NVLink (its GPU file gives no nvlink_bandwidth), but topology '" +
+                                   s.topology.name + "' links its GPUs by NVLink"));
+  }
+  if (s.topology.link == LinkClass::kXgmi && !s.gpu.xgmi_link_bandwidth_bytes_per_s) {
+    out.push_back(o.error(key, "'" + s.gpu.name + "' has no Infinity Fabric (its GPU file gives no xgmi_link_bandwidth), but topology '" +
+                                   s.topology.name + "' links its GPUs by XGMI"));
+  }
+  return out;
+}
+
 std::vector<Error> target_problems(const Scenario& s, const Origins& o) {
   Problems out;
   if (s.model.eagle3) {
@@ -407,6 +423,7 @@ std::vector<Error> scenario_problems(const Scenario& s, const Origins& o) {
   // parallel layout, the acceptance the draft's shape), so no problem is a knock-on of another.
   Problems out = target_problems(s, o);
   append(out, draft_problems(s, o));
+  append(out, box_problems(s, o));
   Problems parallel = parallel_problems(s, o);
   const bool parallel_ok = parallel.empty();
   append(out, std::move(parallel));
