@@ -193,7 +193,7 @@ const std::map<std::string, Expected>& corpus() {
       {"scenario/acceptance-two-forms.yaml", {"acceptance: give exactly one of accept, per_position, unconditional, tokens_per_cycle (found 2)", 23}},
       {"scenario/bad-mode-name.yaml", {"engine.verify_mode: 'cuda-graph' is not one of: graph, eager", 16}},
       {"scenario/batch-zero.yaml", {"workload.batch: = 0: must be in [1, 1000000]", 11}},
-      // workload.concurrency: the list's key and line; one rule per file (load.cpp, read_concurrency).
+      // workload.concurrency: the list's key and line; one rule per file (read_scenario.cpp, read_concurrency).
       {"scenario/concurrency-duplicate.yaml", {"workload.concurrency: item 4 = 4 repeats item 2: list each level once", 13}},
       {"scenario/concurrency-empty.yaml", {"workload.concurrency: expected at least one integer", 13}},
       {"scenario/concurrency-negative.yaml", {"workload.concurrency: item 1 = -4: must be in [1, 1000000]", 13}},
@@ -210,8 +210,8 @@ const std::map<std::string, Expected>& corpus() {
       {"scenario/draft-model-other-tokenizer.yaml", {"draft: 'qwen3-8b-fp8' has vocab_size 151936 but the model 'llama-3.1-8b' has 128256: a draft model must share the target's tokenizer", 6}},
       {"scenario/mtp-with-draft.yaml", {"draft: speculation.method mtp drafts with the model's own multi-token-prediction layers; leave 'draft' out", 6}},
       {"scenario/mtp-without-mtp-layers.yaml", {"speculation.method: mtp needs a model with multi-token-prediction layers, but 'llama-3.1-8b'", 18}},
-      // speculation.parallel_drafting: each refusal at the key (load.cpp, read_parallel_drafting).
-      // speculation.method dflash: the block, its acceptance and the drafter (load.cpp read_block_shape,
+      // speculation.parallel_drafting: each refusal at the key (read_scenario.cpp, read_parallel_drafting).
+      // speculation.method dflash: the block, its acceptance and the drafter (read_scenario.cpp read_block_shape,
       // check_block_acceptance, check_dflash).
       {"scenario/dflash-block-size-zero.yaml", {"speculation.block_size: = 0: must be in [2, 65]", 17}},
       {"scenario/dflash-tau-above-block.yaml", {"acceptance.tokens_per_cycle: = 9.50: a DFlash block of 8 (speculation.block_size) verifies 8 tokens, so a cycle emits at most 8", 19}},

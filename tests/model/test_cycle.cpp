@@ -78,7 +78,7 @@ TEST_CASE("cycle: tau follows Leviathan et al. 2023 Eq. 1 for a constant chain",
 }
 
 // docs/library.md#how-to-add, "An acceptance kind", done for UnconditionalChain: the file's form
-// (load.cpp, read_acceptance), the kind's rates (acceptance.cpp, chain_rates and the tree's b_1),
+// (read_scenario.cpp, read_acceptance), the kind's rates (acceptance.cpp, chain_rates and the tree's b_1),
 // and the cycle model pricing it on any draft shape with no code of its own.
 TEST_CASE("how to add an acceptance kind: vLLM's unconditional rates, from the file to tau", "[cycle][acceptance]") {
   // The default scenario's depth profile scales `accept` only: beside unconditional rates it is

@@ -38,7 +38,7 @@ struct ComputeProfile {
   ComputeSettings settings;  // its `compute:` block over the defaults
 };
 
-// Defined in load.cpp (it reads YAML through the library's one reader); errors name file, line and key.
+// Defined in io/read_profiles.cpp (it reads YAML through the library's one reader); errors name file, line and key.
 [[nodiscard]] ComputeProfile load_compute_profile(const std::string& path);
 
 }  // namespace specsim

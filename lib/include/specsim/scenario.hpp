@@ -426,7 +426,7 @@ enum class MoeA2aBackend { kNone, kDeepep };
 [[nodiscard]] std::vector<std::string> moe_a2a_backend_names();
 
 // How the deployment spreads over the box: the `parallel:` block. A new dimension (attention data
-// parallelism, as ep was added) is a field here, read in load.cpp's read_parallel, its collectives
+// parallelism, as ep was added) is a field here, read in read_scenario.cpp's read_parallel, its collectives
 // listed by forward_collectives (collectives.hpp) (docs/library.md#how-to-add).
 struct Parallelism {
   int tp = 1;  // tensor-parallel ranks of the target

@@ -30,7 +30,7 @@ namespace {
 // Search brackets: efficiencies as fractions of the datasheet, launch costs in seconds.
 constexpr double kMinEfficiency = 0.01;
 constexpr double kMaxEfficiency = 1.0;
-// eta_bw is an effective parameter that a fit can put above 1 (load.cpp allows up to 2).
+// eta_bw is an effective parameter that a fit can put above 1 (the loader allows up to 2: kScenarioBounds).
 constexpr double kMaxEffectiveEfficiency = 2.0;
 constexpr double kMinLaunchS = 0.1e-6;
 constexpr double kMaxLaunchS = 1e-3;

@@ -1,5 +1,5 @@
 // The compute model's measured inputs read from files: the step-time CSV that `specsim calibrate
-// compute` fits (compute_fit.hpp) and, in load.cpp, the compute profiles it writes.
+// compute` fits (compute_fit.hpp) and, in read_profiles.cpp, the compute profiles it writes.
 #include "specsim/compute_profile.hpp"
 
 #include <cerrno>

@@ -151,7 +151,7 @@ const ScenarioField kFields[] = {
      [](Scenario& s, auto v) { s.host.ngram_lookup_per_token_s = *v; },
      [](const Scenario& s) -> Get { return s.host.ngram_lookup_per_token_s; }},
     // The launch settings an intervention switches (models/interventions): choices and switches as
-    // the loader reads them (load.cpp read_engine, read_comm_block, read_parallel).
+    // the loader reads them (read_scenario.cpp read_engine, read_comm_block, read_parallel).
     {"engine.decode_mode", FieldKind::kChoice, false,
      [](Scenario& s, auto v) { s.engine.decode_mode = mode_at(v); },
      [](const Scenario& s) -> Get { return mode_index(s.engine.decode_mode); }, mode_names},

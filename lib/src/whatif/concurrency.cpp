@@ -18,7 +18,7 @@ constexpr const char* kBatchKey = "workload.batch";
 constexpr int kDefaultMaxNumSteps = 8;
 constexpr int kDefaultMaxBlockSize = 16;
 
-// The levels ascending, after the checks the loader makes with file and line (load.cpp,
+// The levels ascending, after the checks the loader makes with file and line (read_scenario.cpp,
 // read_concurrency), repeated here for scenarios a library caller filled in itself.
 std::vector<int> checked_levels(const Scenario& s) {
   const SourceLocation where{s.file, 0, 0};
