@@ -38,3 +38,14 @@ TEST_CASE("what-ifs: a sweep over tp reads the scenario once, not once per point
   CHECK(r.valid == 3);
   CHECK(specsim::data_files_read() - before == 1);  // the scenario file itself
 }
+
+TEST_CASE("what-ifs: a sweep over boxes and targets reads each file once, not once per point", "[sweep][whatif]") {
+  const std::string axis = "topology=8x-rtx-pro-6000-pcie5,8x-rtx-pro-6000-pcie5-switch";
+  // The files each value names, read once and cached, as the sweep's setup reads them.
+  (void)specsim::load_scenario(specsim::kDefaultScenario, {"topology=8x-rtx-pro-6000-pcie5-switch"}, kRoot);
+  const std::size_t before = specsim::data_files_read();
+  const auto r = specsim::sweep(specsim::kDefaultScenario, {}, {specsim::parse_vary(axis)}, kRoot);
+  CHECK(r.fast_path);
+  CHECK(r.valid == 2);
+  CHECK(specsim::data_files_read() - before == 1);  // the scenario file itself
+}
