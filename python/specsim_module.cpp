@@ -138,7 +138,7 @@ std::string sweep_json(const PyScenario& p, const std::vector<std::string>& vary
 // with the launch problems as the command prints them, and with `emit` the top pick's launch.
 std::string rank_json(const PyScenario& p, const std::string& priorities, int path_steps, const std::string& emit) {
   const InterventionCatalogue catalogue = rank_catalogue(p.scenario, priorities, data_dir());
-  const RankReport r = rank(p.scenario, p.source, p.patches, catalogue, data_dir(), path_steps);
+  const RankReport r = rank(p.scenario, p.patches, catalogue, data_dir(), path_steps);
   std::string out = render_rank(p.source, r, Format::kJson);
   if (const auto problems = launch_problems(p.scenario); !problems.empty()) out = with_launch_problems(out, problems);
   if (emit.empty()) return out;

@@ -33,7 +33,7 @@ void run_rank(const RankOptions& o, Io& io) {
   if (o.accept) patches.push_back("acceptance.accept=" + std::to_string(*o.accept));
   const Scenario loaded = load_scenario(o.scenario, patches, data);
   const InterventionCatalogue catalogue = rank_catalogue(loaded, o.priorities, data);
-  const RankReport r = rank(loaded, o.scenario, patches, catalogue, data, o.path_steps);
+  const RankReport r = rank(loaded, patches, catalogue, data, o.path_steps);
   const std::vector<LaunchProblem> problems = launch_problems(loaded);
   std::optional<EmittedLaunch> launch;
   if (o.emit) launch = emit_launch(top_pick(o.scenario, patches, r, data), *o.emit);

@@ -297,6 +297,8 @@ const std::map<std::string, Expected>& corpus() {
        {"interventions[0].when.linkk: not a scenario fact a precondition can test (did you mean 'link'?); the facts: link, p2p", 8}},
       {"interventions/precondition-value.yaml",
        {"interventions[0].when[0].link: 'nvswitch' is not one of: pcie, nvlink, xgmi, network", 9}},
+      {"interventions/not-a-field.yaml",
+       {"interventions[0].patches[0]: 'parallel.ep' is not a key an intervention can set on a loaded scenario; the keys: workload.batch", 9}},
       {"interventions/constraint-without-condition.yaml",
        {"interventions[0].constraints[0].when: a constraint needs the condition under which the intervention fails", 10}},
   };

@@ -117,7 +117,7 @@ struct Ranked {
 Ranked rank_on(const std::string& scenario, const std::vector<std::string>& patches, int path_steps = 1) {
   specsim::Scenario s = specsim::load_scenario(scenario, patches, kRoot);
   const specsim::InterventionCatalogue c = specsim::rank_catalogue(s, "", kRoot);
-  specsim::RankReport r = specsim::rank(s, scenario, patches, c, kRoot, path_steps);
+  specsim::RankReport r = specsim::rank(s, patches, c, kRoot, path_steps);
   return {std::move(s), std::move(r)};
 }
 
@@ -252,7 +252,7 @@ TEST_CASE("catalogue: an intervention whose precondition is false is not offered
   pcie.when.any = {{{"link", {"pcie"}}, {"engine", {"sglang"}}}};
   c.interventions = {nvlink, pcie};
   const specsim::Scenario home = specsim::load_scenario(specsim::kDefaultScenario, {}, kRoot);
-  const auto r = specsim::rank(home, specsim::kDefaultScenario, {}, c, kRoot, 0);
+  const auto r = specsim::rank(home, {}, c, kRoot, 0);
   CHECK_FALSE(offers(r, "custom-allreduce-engine"));
   CHECK(std::find(r.not_offered.begin(), r.not_offered.end(), "custom-allreduce-engine") != r.not_offered.end());
   CHECK(offers(r, "custom-oneshot-allreduce"));

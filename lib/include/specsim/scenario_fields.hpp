@@ -38,6 +38,8 @@ struct FieldValue {
   // none: no file).
   std::string name;
   std::shared_ptr<const FieldFiles> files;
+  // `key*=factor` (parse_field_scale): `value` is the factor, applied to the value held when set.
+  bool scale = false;
 };
 
 // Whether `key` (dotted, as in a scenario file) is a field of the table.
@@ -57,6 +59,10 @@ struct FieldValue {
 // when the text is malformed or out of the key's range.
 [[nodiscard]] FieldValue parse_field_value(const std::string& key, const std::string& text,
                                            const SourceLocation& where);
+
+// `key*=factor` for a number, duration or count field: `text` is the factor (>= 0), applied by
+// set_field to the value the scenario holds then, within the key's range (a count is rounded).
+[[nodiscard]] FieldValue parse_field_scale(const std::string& key, const std::string& text, const SourceLocation& where);
 
 [[nodiscard]] const char* field_key(const FieldValue& v);
 // The value `s` holds at field `key`, as a patch would write it ("4", "graph", "3.2 ms"); "" when

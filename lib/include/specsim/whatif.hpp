@@ -98,9 +98,10 @@ struct RankReport {
 [[nodiscard]] RankReport rank(const std::string& scenario, const std::vector<std::string>& patches,
                               const InterventionCatalogue& catalogue, const DataDir& data = DataDir(),
                               int path_steps = 4);
-// The same on `loaded`, which is load_scenario(scenario, patches, data) already made (the scenario is
-// then not read again unless an intervention's key is not a scenario field).
-[[nodiscard]] RankReport rank(const Scenario& loaded, const std::string& scenario, const std::vector<std::string>& patches,
+// The same on `loaded`, which is load_scenario(scenario, patches, data) already made: every
+// intervention is set on its value (the catalogue's keys are fields), and no file is read again
+// beyond the tables the interventions name.
+[[nodiscard]] RankReport rank(const Scenario& loaded, const std::vector<std::string>& patches,
                               const InterventionCatalogue& catalogue, const DataDir& data = DataDir(),
                               int path_steps = 4);
 

@@ -4,6 +4,7 @@
 
 #include "specsim/interventions.hpp"
 #include "specsim/preconditions.hpp"
+#include "specsim/scenario_fields.hpp"
 
 namespace specsim::detail {
 
@@ -50,7 +51,15 @@ Intervention read_intervention(YamlReader& i) {
   v.description = i.optional_string("description", "");
   for (YamlReader p : i.sequence("patches")) {
     const std::string patch = p.node().IsScalar() ? p.node().Scalar() : "";
-    if (patch.find('=') == std::string::npos) p.fail_here("expected 'key=value' or 'key*=factor', got '" + patch + "'");
+    const std::size_t eq = patch.find('=');
+    if (eq == std::string::npos) p.fail_here("expected 'key=value' or 'key*=factor', got '" + patch + "'");
+    // rank sets an intervention on the loaded scenario, so its keys are fields (scenario_fields.hpp).
+    const std::string key = patch.substr(0, eq > 0 && patch[eq - 1] == '*' ? eq - 1 : eq);
+    if (!is_scenario_field(key)) {
+      std::string keys;
+      for (const std::string& k : scenario_field_keys()) keys += (keys.empty() ? "" : ", ") + k;
+      p.fail_here("'" + key + "' is not a key an intervention can set on a loaded scenario; the keys: " + keys);
+    }
     v.patches.push_back(patch);
   }
   if (auto e = i.optional_child("effort")) {

@@ -321,6 +321,29 @@ FieldValue parse_field_value(const std::string& key, const std::string& text, co
   return out;
 }
 
+FieldValue parse_field_scale(const std::string& key, const std::string& text, const SourceLocation& where) {
+  const ScenarioField* f = find_field(key);
+  if (f == nullptr) throw Error(where, key, "not a field a what-if can set on a loaded scenario");
+  if (f->kind != FieldKind::kNumber && f->kind != FieldKind::kDuration && f->kind != FieldKind::kCount) {
+    throw Error(where, key, "only a number, a duration or a count can be scaled");
+  }
+  std::size_t used = 0;
+  double factor = 0.0;
+  try {
+    factor = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || !std::isfinite(factor) || factor < 0) {
+    throw Error(where, key, "expected a non-negative factor after '*=', got '" + text + "'");
+  }
+  FieldValue out;
+  out.field = f;
+  out.value = factor;
+  out.scale = true;
+  return out;
+}
+
 const char* field_key(const FieldValue& v) { return v.field->key; }
 
 void adopt_draft(Scenario& s) {
@@ -352,6 +375,7 @@ std::string field_text(const Scenario& s, const std::string& key) {
 }
 
 bool field_holds(const Scenario& s, const FieldValue& v) {
+  if (v.scale) return v.value == 1.0;
   if (v.field->kind == FieldKind::kFile) return v.field->file_name(s) == v.name;
   return v.field->get(s) == v.value;
 }
@@ -362,6 +386,15 @@ void set_field(Scenario& s, const FieldValue& v) {
       throw Error(std::string("internal: ") + v.field->key + " '" + v.name + "' was set without its file (load_field_value reads it)");
     }
     v.field->set_file(s, v.name, v.files.get());
+  } else if (v.scale) {
+    const Get held = v.field->get(s);
+    if (!held) throw Error({"*=", 0, 0}, v.field->key, "cannot scale 'calibrate': set a value first");
+    double scaled = *held * *v.value;
+    if (v.field->kind == FieldKind::kCount) scaled = std::round(scaled);
+    if (const auto* b = detail::find_scenario_bound(v.field->key); b && (scaled < b->min || scaled > b->max)) {
+      throw Error({"*=", 0, 0}, v.field->key, "= " + show(scaled) + " after scaling: must be in [" + show(b->min) + ", " + show(b->max) + "]");
+    }
+    v.field->set(s, scaled);
   } else {
     v.field->set(s, v.value);
   }

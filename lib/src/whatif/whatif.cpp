@@ -85,28 +85,28 @@ namespace specsim {
 
 namespace {
 
-// An intervention as offered on this box, with its patches read as values where every key is a
-// scenario field (scenario_fields.hpp), tables included, here, once; empty `fields` means the
-// loader applies them (a key no field holds, or a `key*=factor`). A value a field refuses is kept
-// in `invalid`, reported with whatever else the rest of the patches break.
+// An intervention as offered on this box, with its patches read as values, tables included, here,
+// once (the catalogue's reader refuses a key that is no field). A value a field refuses is kept in
+// `invalid`, reported with whatever else the rest of the patches break.
 struct Offer {
   Intervention iv;
-  std::optional<std::vector<FieldValue>> fields;
+  std::vector<FieldValue> fields;
   std::vector<Error> invalid;
 };
 
 void read_patches(Offer& o, const DataDir& data) {
-  std::vector<FieldValue> out;
   for (const std::string& p : o.iv.patches) {
     const auto eq = p.find('=');
-    if (eq == std::string::npos || eq == 0 || p[eq - 1] == '*' || !is_scenario_field(p.substr(0, eq))) return;
+    const bool scale = eq != std::string::npos && eq > 0 && p[eq - 1] == '*';
+    const std::string key = p.substr(0, scale ? eq - 1 : eq);
+    const SourceLocation where{"--set " + p, 0, 0};
     try {
-      out.push_back(load_field_value(p.substr(0, eq), p.substr(eq + 1), {"--set " + p, 0, 0}, data));
+      o.fields.push_back(scale ? parse_field_scale(key, p.substr(eq + 1), where)
+                               : load_field_value(key, eq == std::string::npos ? "" : p.substr(eq + 1), where, data));
     } catch (const Error& e) {
       o.invalid.push_back(e);
     }
   }
-  o.fields = std::move(out);
 }
 
 // The catalogue's interventions and then the box's own (its topology file), texts written for the
@@ -141,9 +141,7 @@ struct RankState {
 
 class Ranker {
  public:
-  Ranker(const Scenario& loaded, const std::string& scenario, const std::vector<std::string>& patches,
-         const DataDir& data)
-      : scenario_(scenario), data_(data) {
+  Ranker(const Scenario& loaded, const std::vector<std::string>& patches) {
     base_.scenario = loaded;
     base_.patches = patches;
     base_.problems = launch_problems(base_.scenario);
@@ -158,29 +156,30 @@ class Ranker {
   // Whether `o` is offered at `state`: its preconditions hold there and its patches change something.
   [[nodiscard]] static bool offered(const Offer& o, const RankState& state) {
     if (!holds(o.iv.when, state.scenario)) return false;
-    if (!o.fields) return true;
-    return !std::all_of(o.fields->begin(), o.fields->end(),
-                        [&](const FieldValue& f) { return field_holds(state.scenario, f); });
+    if (!o.invalid.empty()) return true;  // offered, to say why it cannot run
+    return !std::all_of(o.fields.begin(), o.fields.end(), [&](const FieldValue& f) { return field_holds(state.scenario, f); });
   }
 
-  // `state` with `o` applied: on values when its patches are fields, else loaded again.
+  // `state` with `o` applied on its value: no file is read.
   [[nodiscard]] RankState applied(const RankState& state, const Offer& o) const {
     RankState next;
     next.patches = state.patches;
     next.patches.insert(next.patches.end(), o.iv.patches.begin(), o.iv.patches.end());
-    next.shares_calibration = state.shares_calibration && o.fields &&
-                              std::none_of(o.fields->begin(), o.fields->end(),
+    next.shares_calibration = state.shares_calibration &&
+                              std::none_of(o.fields.begin(), o.fields.end(),
                                            [](const FieldValue& f) { return field_affects_calibration(field_key(f)); });
-    if (!o.fields) {
-      next.scenario = load_scenario(scenario_, next.patches, data_);
-    } else {
-      next.scenario = state.scenario;
-      if (!next.scenario.as_measured) next.scenario.as_measured = measured_;
-      for (const FieldValue& f : *o.fields) set_field(next.scenario, f);
-      std::vector<Error> problems = o.invalid;
-      for (Error& e : what_if_problems(next.scenario)) problems.push_back(std::move(e));
-      throw_problems(std::move(problems));
+    next.scenario = state.scenario;
+    if (!next.scenario.as_measured) next.scenario.as_measured = measured_;
+    std::vector<Error> problems = o.invalid;
+    for (const FieldValue& f : o.fields) {
+      try {
+        set_field(next.scenario, f);
+      } catch (const Error& e) {
+        problems.push_back(e);
+      }
     }
+    for (Error& e : what_if_problems(next.scenario)) problems.push_back(std::move(e));
+    throw_problems(std::move(problems));
     next.problems = launch_problems(next.scenario);
     return next;
   }
@@ -188,8 +187,6 @@ class Ranker {
   [[nodiscard]] RankedIntervention evaluate(const RankState& state, const Offer& o, double current) const;
 
  private:
-  const std::string& scenario_;
-  const DataDir& data_;
   RankState base_;
   std::shared_ptr<const Scenario> measured_;
   Calibration calibration_;  // the base's: what every value-patched point shares
@@ -295,14 +292,14 @@ InterventionCatalogue rank_catalogue(const Scenario& s, const std::string& prior
 
 RankReport rank(const std::string& scenario, const std::vector<std::string>& patches,
                 const InterventionCatalogue& catalogue, const DataDir& data, int path_steps) {
-  return rank(load_scenario(scenario, patches, data), scenario, patches, catalogue, data, path_steps);
+  return rank(load_scenario(scenario, patches, data), patches, catalogue, data, path_steps);
 }
 
-RankReport rank(const Scenario& loaded, const std::string& scenario, const std::vector<std::string>& patches,
+RankReport rank(const Scenario& loaded, const std::vector<std::string>& patches,
                 const InterventionCatalogue& catalogue, const DataDir& data, int path_steps) {
   RankReport report;
   report.path_steps = path_steps;
-  const Ranker ranker(loaded, scenario, patches, data);
+  const Ranker ranker(loaded, patches);
   const Scenario& base = ranker.base().scenario;
   report.catalogue = catalogue.name + (base.topology.interventions.empty() ? "" : " + " + base.topology.name);
   if (const MemoryFit fit = memory_fit(base); !fit.fits()) report.scenario_infeasible = describe_overflow(base, fit);
