@@ -203,15 +203,24 @@ TEST_CASE("scenario fields: n-gram lookup's cost is a field of an ngram scenario
                     Catch::Matchers::Contains("speculation.method ngram proposes one chain"));
 }
 
+namespace {
+// `patch` as a one-point sweep on values predicts what the loader's --set does, to the last bit;
+// the loader's prediction.
+specsim::Prediction sweep_matches_loader(const std::string& scenario, const std::string& patch) {
+  const auto loaded = specsim::CycleModel(specsim::load_scenario(scenario, {patch}, kRoot)).predict();
+  const auto r = specsim::sweep(scenario, {}, {specsim::parse_vary(patch)}, kRoot);
+  CHECK(r.fast_path);
+  CHECK(spec_rate(r) == loaded.spec_tokens_per_s);
+  CHECK(r.points[0].baseline_tokens_per_s == loaded.baseline_tokens_per_s);
+  return loaded;
+}
+}  // namespace
+
 TEST_CASE("scenario fields: parallel.tp set on the loaded scenario predicts what --set does, calibrated again",
           "[scenario_fields][sweep]") {
   // Llama 3.3 70B fits at TP2 and TP4 on the 4x H100 box (no comm table: NCCL's prior at any TP).
   const std::string scenario = "llama-3.3-70b-eagle3-4x-h100-nvswitch";
-  const auto loaded = specsim::CycleModel(specsim::load_scenario(scenario, {"parallel.tp=2"}, kRoot)).predict();
-  const auto r = specsim::sweep(scenario, {}, {specsim::parse_vary("parallel.tp=2")}, kRoot);
-  CHECK(r.fast_path);
-  CHECK(spec_rate(r) == loaded.spec_tokens_per_s);
-  CHECK(r.points[0].baseline_tokens_per_s == loaded.baseline_tokens_per_s);
+  const auto loaded = sweep_matches_loader(scenario, "parallel.tp=2");
   // It moves: half the ranks read twice the weights each.
   const auto at4 = specsim::CycleModel(specsim::load_scenario(scenario, {}, kRoot)).predict();
   CHECK(loaded.baseline_tokens_per_s < 0.7 * at4.baseline_tokens_per_s);
@@ -221,11 +230,7 @@ TEST_CASE("scenario fields: a target swapped on the loaded scenario predicts wha
           "[scenario_fields][sweep]") {
   // n-gram lookup drafts with no model, so any target fits the box: Qwen3-8B in BF16, then in FP8.
   const std::string scenario = "qwen3-8b-ngram-1x-rtx-4090";
-  const auto loaded = specsim::CycleModel(specsim::load_scenario(scenario, {"model=qwen3-8b-fp8"}, kRoot)).predict();
-  const auto r = specsim::sweep(scenario, {}, {specsim::parse_vary("model=qwen3-8b-fp8")}, kRoot);
-  CHECK(r.fast_path);
-  CHECK(spec_rate(r) == loaded.spec_tokens_per_s);
-  CHECK(r.points[0].baseline_tokens_per_s == loaded.baseline_tokens_per_s);
+  const auto loaded = sweep_matches_loader(scenario, "model=qwen3-8b-fp8");
   // Half the weight bytes per token: the plain step is faster.
   const auto bf16 = specsim::CycleModel(specsim::load_scenario(scenario, {}, kRoot)).predict();
   CHECK(loaded.baseline_tokens_per_s > 1.3 * bf16.baseline_tokens_per_s);
