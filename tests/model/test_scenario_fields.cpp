@@ -151,6 +151,11 @@ TEST_CASE("scenario fields: a value out of range or malformed is refused here an
     CHECK_THROWS(specsim::load_scenario(specsim::kDefaultScenario, {key + "=" + probe.bad}, kRoot));
   }
   CHECK_FALSE(specsim::is_scenario_field("draft"));
+  // A target, a card or a box cannot be left out; a table can (no table: NCCL's prior).
+  for (const char* key : {"model", "gpu", "topology"}) {
+    CHECK_THROWS_WITH(specsim::parse_field_value(key, "", {"--set", 0, 0}), Contains(std::string(key) + ": names a file"));
+  }
+  CHECK(specsim::load_field_value("comm.profile", "", {"--set", 0, 0}, kRoot).name.empty());
   CHECK_FALSE(specsim::is_scenario_field("parallel.ep"));
 }
 

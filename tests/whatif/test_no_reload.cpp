@@ -76,7 +76,7 @@ TEST_CASE("what-ifs: an intervention's key*=factor scales the value rank holds, 
   // A count scaled past its range is refused with the key; a choice cannot be scaled.
   const auto too_many = gain_of("workload.batch*=10000000");
   CHECK_FALSE(too_many.feasible);
-  CHECK_THAT(too_many.reason, Catch::Matchers::Contains("workload.batch: = 10000000 after scaling: must be in [1, 1000000]"));
+  CHECK_THAT(too_many.reason, Catch::Matchers::Contains("--set workload.batch*=10000000: workload.batch: = 10000000 after scaling: must be in [1, 1000000]"));
   const auto choice = gain_of("comm.nccl_proto*=2");
   CHECK_FALSE(choice.feasible);
   CHECK_THAT(choice.reason, Catch::Matchers::Contains("only a number, a duration or a count can be scaled"));

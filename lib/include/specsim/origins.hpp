@@ -23,8 +23,6 @@ class Origins {
   // Where `key` came from: its patch, else its place in the file, else its nearest enclosing
   // key's (a rule about a key the file left out points at the block it belongs in), else the fallback.
   [[nodiscard]] SourceLocation of(const std::string& key) const;
-  // Whether a patch gave `key`.
-  [[nodiscard]] bool patched(const std::string& key) const { return patches_.count(key) > 0; }
   // An error at `key`, located as `of` says.
   [[nodiscard]] Error error(const std::string& key, const std::string& message) const {
     return Error(of(key), key, message);

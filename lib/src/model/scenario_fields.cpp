@@ -30,6 +30,7 @@ struct ScenarioField {
   // kFile only: sets the name and what was read for it (nothing for "": no file), and reads the name back.
   void (*set_file)(Scenario&, const std::string&, const FieldFiles*) = nullptr;
   std::string (*file_name)(const Scenario&) = nullptr;
+  bool clearable = false;  // kFile only: "" means no file (a table left out), not an error
 };
 
 namespace {
@@ -191,13 +192,13 @@ const ScenarioField kFields[] = {
        s.comm.profile = name;
        s.comm_profile = f ? f->profile : std::nullopt;
      },
-     [](const Scenario& s) { return s.comm.profile; }},
+     [](const Scenario& s) { return s.comm.profile; }, true},
     {"comm.custom_profile", FieldKind::kFile, false, nullptr, nullptr, nullptr,
      [](Scenario& s, const std::string& name, const FieldFiles* f) {
        s.comm.custom_profile = name;
        s.custom_profile = f ? f->profile : std::nullopt;
      },
-     [](const Scenario& s) { return s.comm.custom_profile; }},
+     [](const Scenario& s) { return s.comm.custom_profile; }, true},
     {"model", FieldKind::kFile, false, nullptr, nullptr, nullptr,
      [](Scenario& s, const std::string&, const FieldFiles* f) {
        s.model = *f->model;
@@ -275,6 +276,7 @@ FieldValue parse_field_value(const std::string& key, const std::string& text, co
   FieldValue out;
   out.field = f;
   if (f->kind == FieldKind::kFile) {
+    if (text.empty() && !f->clearable) throw Error(where, key, "names a file: give its name");
     out.name = text;  // the file is load_field_value's to read
     return out;
   }
@@ -388,11 +390,12 @@ void set_field(Scenario& s, const FieldValue& v) {
     v.field->set_file(s, v.name, v.files.get());
   } else if (v.scale) {
     const Get held = v.field->get(s);
-    if (!held) throw Error({"*=", 0, 0}, v.field->key, "cannot scale 'calibrate': set a value first");
+    const SourceLocation where{std::string("--set ") + v.field->key + "*=" + show(*v.value), 0, 0};
+    if (!held) throw Error(where, v.field->key, "cannot scale 'calibrate': set a value first");
     double scaled = *held * *v.value;
     if (v.field->kind == FieldKind::kCount) scaled = std::round(scaled);
     if (const auto* b = detail::find_scenario_bound(v.field->key); b && (scaled < b->min || scaled > b->max)) {
-      throw Error({"*=", 0, 0}, v.field->key, "= " + show(scaled) + " after scaling: must be in [" + show(b->min) + ", " + show(b->max) + "]");
+      throw Error(where, v.field->key, "= " + show(scaled) + " after scaling: must be in [" + show(b->min) + ", " + show(b->max) + "]");
     }
     v.field->set(s, scaled);
   } else {

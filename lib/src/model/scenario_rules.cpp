@@ -22,7 +22,7 @@ std::string num(long long v) { return std::to_string(v); }
 void append(Problems& to, Problems more) { to.insert(to.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end())); }
 
 // tp and pp against the box: the GPUs there are, the layers a stage needs, the nodes a group spans.
-void box_rules(const Scenario& s, const Origins& o, Problems& out) {
+void layout_rules(const Scenario& s, const Origins& o, Problems& out) {
   const Parallelism& par = s.parallel;
   if (par.draft_tp && *par.draft_tp != 1 && *par.draft_tp != par.tp) {
     out.push_back(o.error("parallel.draft_tp", "= " + num(*par.draft_tp) + ": the draft runs at TP 1 (replicated on every rank) "
@@ -306,7 +306,7 @@ std::vector<Error> draft_problems(const Scenario& s, const Origins& o) {
 
 std::vector<Error> parallel_problems(const Scenario& s, const Origins& o, std::vector<std::string>* notes) {
   Problems out;
-  box_rules(s, o, out);
+  layout_rules(s, o, out);
   head_rules(s, o, out, notes);
   expert_rules(s, o, out);
   attention_dp_rules(s, o, out);
