@@ -37,3 +37,17 @@ TEST_CASE("units: formatting picks a readable prefix", "[units]") {
   CHECK(u::format_bytes(14336) == "14 KiB");
   CHECK(u::format_bandwidth(1.792e12) == "1.79 TB/s");
 }
+
+TEST_CASE("units: every prefix format prints reads back, small values included", "[units]") {
+  // The fuzzer (fuzz_cli_values) found 9111111FLOP/s printed as '9.11 MFLOP/s', which parse refused.
+  const std::pair<u::Quantity, double> values[] = {
+      {u::Quantity::kFlopRate, 9.11e6}, {u::Quantity::kFlopRate, 512e3}, {u::Quantity::kFlopRate, 3.0},
+      {u::Quantity::kBandwidth, 2e3},   {u::Quantity::kBandwidth, 7e6},  {u::Quantity::kBytes, 3e6},
+      {u::Quantity::kDuration, 4e-9},   {u::Quantity::kRate, 12.5}};
+  for (const auto& [q, v] : values) {
+    const std::string printed = u::format(v, q);
+    CAPTURE(printed);
+    CHECK_THAT(u::parse(printed, q), WithinRel(v, 0.006));
+  }
+  CHECK(u::format(9.11e6, u::Quantity::kFlopRate) == "9.11 MFLOP/s");
+}

@@ -27,9 +27,12 @@ constexpr std::array kByteUnits{
     Unit{"MB", 1e6},         Unit{"GB", 1e9},           Unit{"TB", 1e12},
     Unit{"PB", 1e15},        Unit{"KiB", 1024.0},       Unit{"MiB", 1048576.0},
     Unit{"GiB", 1073741824.0}, Unit{"TiB", 1099511627776.0}, Unit{"PiB", 1125899906842624.0}};
-constexpr std::array kFlopUnits{Unit{"FLOP/s", 1.0},   Unit{"GFLOP/s", 1e9},  Unit{"TFLOP/s", 1e12},
-                                Unit{"PFLOP/s", 1e15}, Unit{"FLOPS", 1.0},    Unit{"GFLOPS", 1e9},
-                                Unit{"TFLOPS", 1e12},  Unit{"PFLOPS", 1e15}};
+// Every prefix format_flop_rate prints reads back (k and M included: a tiny rate is implausible
+// somewhere else, not unreadable here).
+constexpr std::array kFlopUnits{Unit{"FLOP/s", 1.0},  Unit{"kFLOP/s", 1e3},  Unit{"MFLOP/s", 1e6},
+                                Unit{"GFLOP/s", 1e9}, Unit{"TFLOP/s", 1e12}, Unit{"PFLOP/s", 1e15},
+                                Unit{"FLOPS", 1.0},   Unit{"kFLOPS", 1e3},   Unit{"MFLOPS", 1e6},
+                                Unit{"GFLOPS", 1e9},  Unit{"TFLOPS", 1e12},  Unit{"PFLOPS", 1e15}};
 constexpr std::array kRateUnits{Unit{"/s", 1.0}, Unit{"tok/s", 1.0}, Unit{"tokens/s", 1.0},
                                 Unit{"Hz", 1.0}};
 
