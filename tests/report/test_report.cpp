@@ -317,7 +317,8 @@ TEST_CASE("report: validate's CSV is a row per corpus row, then per calibrated r
        "band.priors.measured_inside", "band.model_error.sigma_below", "band.model_error.sigma_above", "error",
        "measured.speedup", "predicted.speedup",
        "sign_right", "inputs_not_measured", "calibrated_on", "pair.setting", "pair.intervention", "pair.before",
-       "pair.change", "pair.measured_gain", "pair.predicted_gain", "pair.sign_right"},
+       "pair.change", "pair.measured_gain", "pair.predicted_gain", "pair.sign_right", "pair.gain_band.p10",
+       "pair.gain_band.p90", "pair.called", "pair.band_holds"},
       items, keys_of);
   // header, 4 rows, 4 calibrated rows (one run -> one sibling each), 1 pair (a-chain2 -> a-chain3)
   CHECK(t.size() == 1 + 4 + 4 + 1);

@@ -166,9 +166,24 @@ TEST_CASE("pairs: the corpus's K sweeps rank their options, and the JSON carries
   REQUIRE(r.code == 0);
   const auto j = nlohmann::json::parse(r.out);
   REQUIRE(j["pairs"].size() >= 30);
+  int check_called = 0, check_called_right = 0;
   for (const auto& p : j["pairs"]) {
     CHECK(p["sign_right"] == ((p["measured_gain"].get<double>() > 0) == (p["predicted_gain"].get<double>() > 0)));
+    // Every check pair has a band (the fit set's pairs, none of its own source); rank commits to a
+    // sign exactly where the band is clear of 0.
+    if (p["set"] == "check") REQUIRE(p["gain_band"].is_object());
+    if (!p["gain_band"].is_object()) continue;
+    const double lo = p["gain_band"]["p10"], hi = p["gain_band"]["p90"], predicted = p["predicted_gain"];
+    CHECK(lo <= predicted + 1e-12);  // the fit residuals' p10 is below 0 and p90 above, on this corpus
+    CHECK(hi >= predicted - 1e-12);
+    CHECK(p["called"] == (lo > 0.0 || hi < 0.0));
+    if (p["set"] == "check" && p["called"].get<bool>()) {
+      ++check_called;
+      check_called_right += p["sign_right"].get<bool>() ? 1 : 0;
+    }
   }
+  CHECK(j["pair_summary"][0]["called"] == check_called);
+  CHECK(j["pair_summary"][0]["called_right"] == check_called_right);
   // Every ranking has 3+ options and a tau in [-1, 1].
   REQUIRE(!j["rankings"].empty());
   for (const auto& k : j["rankings"]) {
@@ -210,4 +225,57 @@ TEST_CASE("rank: each gain carries the band of specsim's error on measured gains
     const bool holds_zero = x["gain_band"]["p10"].get<double>() < 0 && x["gain_band"]["p90"].get<double>() > 0;
     CHECK(x["gain_band"]["too_close_to_call"].get<bool>() == holds_zero);
   }
+}
+
+namespace {
+specsim::GainPair gain_pair(const std::string& source, const std::string& set, double measured, double predicted) {
+  return {source, set, "draft shape", false, "x", "y", "2/1/3 -> 3/1/4", measured, predicted, std::nullopt};
+}
+}  // namespace
+
+TEST_CASE("pairs: a gain band draws on the fit set's other sources and says when rank commits to a sign",
+          "[pairs]") {
+  std::vector<specsim::GainPair> pairs;
+  // Source A, fit: ten pairs predicted flat, measured residuals ln(1 + m) = 0.01 .. 0.10.
+  for (int i = 1; i <= 10; ++i) pairs.push_back(gain_pair("A", "fit", std::exp(0.01 * i) - 1.0, 0.0));
+  pairs.push_back(gain_pair("B", "fit", 0.10, 0.20));    // residual ln(1.1 / 1.2) = -0.0870
+  pairs.push_back(gain_pair("C", "check", 0.08, 0.05));  // a sign rank commits to, right
+  pairs.push_back(gain_pair("C", "check", 0.03, -0.02)); // a sign too close to call, wrong
+  specsim::add_gain_bands(pairs);
+
+  // A's pairs have one residual of another fit source (B's): below the 10 a band needs.
+  for (int i = 0; i < 10; ++i) CHECK_FALSE(pairs[std::size_t(i)].gain_band);
+  // B's: A's ten residuals, nearest rank p10 = 1st (0.01), p90 = 9th (0.09):
+  // 1.2 e^0.01 - 1 = 0.21206, 1.2 e^0.09 - 1 = 0.31300; committed (clear of 0), measured +10% outside.
+  REQUIRE(pairs[10].gain_band);
+  CHECK_THAT(pairs[10].gain_band->first, WithinAbs(1.2 * std::exp(0.01) - 1.0, 1e-12));
+  CHECK_THAT(pairs[10].gain_band->second, WithinAbs(1.2 * std::exp(0.09) - 1.0, 1e-12));
+  CHECK(pairs[10].called());
+  CHECK_FALSE(pairs[10].band_holds());
+  // C's: eleven residuals (-0.087, 0.01 .. 0.10): p10 = 2nd (0.01), p90 = 10th (0.09).
+  // 1.05 e^0.01 - 1 = 0.0606 .. 1.05 e^0.09 - 1 = 0.1489 holds +8%; 0.98 e^0.01 - 1 = -0.0102 ..
+  // 0.98 e^0.09 - 1 = 0.0723 holds 0, so rank says too close to call, and holds +3%.
+  REQUIRE(pairs[11].gain_band);
+  CHECK_THAT(pairs[11].gain_band->first, WithinAbs(1.05 * std::exp(0.01) - 1.0, 1e-12));
+  CHECK_THAT(pairs[11].gain_band->second, WithinAbs(1.05 * std::exp(0.09) - 1.0, 1e-12));
+  CHECK(pairs[11].called());
+  CHECK(pairs[11].band_holds());
+  REQUIRE(pairs[12].gain_band);
+  CHECK_THAT(pairs[12].gain_band->first, WithinAbs(0.98 * std::exp(0.01) - 1.0, 1e-12));
+  CHECK_FALSE(pairs[12].called());
+  CHECK_FALSE(pairs[12].sign_right());
+  CHECK(pairs[12].band_holds());
+
+  const auto summaries = specsim::summarize_pairs(pairs, {});
+  REQUIRE(summaries[0].group == "check");
+  CHECK(summaries[0].with_band == 2);
+  CHECK(summaries[0].called == 1);
+  CHECK(summaries[0].called_right == 1);
+  CHECK(summaries[0].in_band == 2);
+  CHECK(summaries[0].sign_right == 1);
+  REQUIRE(summaries[1].group == "fit");
+  CHECK(summaries[1].with_band == 1);
+  CHECK(summaries[1].called == 1);
+  CHECK(summaries[1].called_right == 1);
+  CHECK(summaries[1].in_band == 0);
 }

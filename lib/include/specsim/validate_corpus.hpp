@@ -35,6 +35,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "specsim/load.hpp"
@@ -170,8 +171,17 @@ struct GainPair {
   std::string change;   // what changed, "3/1/4 -> 5/1/6"
   double measured_gain = 0.0;   // spec_after / spec_before - 1
   double predicted_gain = 0.0;
+  // The predicted gain's p10-p90 as `rank` gives it (whatif.cpp add_gain_bands): the fit set's gain
+  // residuals applied to this ratio, those of the pair's own source left out. Empty where fewer than
+  // kMinModelErrorRows pairs remain (a fit source with most of the fit set's pairs).
+  std::optional<std::pair<double, double>> gain_band;
   [[nodiscard]] bool sign_right() const { return (measured_gain > 0.0) == (predicted_gain > 0.0); }
   [[nodiscard]] double gain_error_points() const { return 100.0 * std::abs(predicted_gain - measured_gain); }
+  // Whether rank commits to a sign here: the band is clear of 0 (else rank says "too close to call").
+  [[nodiscard]] bool called() const { return gain_band && (gain_band->first > 0.0 || gain_band->second < 0.0); }
+  [[nodiscard]] bool band_holds() const {
+    return gain_band && measured_gain >= gain_band->first && measured_gain <= gain_band->second;
+  }
 };
 
 // Three or more rows of one source measured on one box that differ only in one tuning setting: the
@@ -200,6 +210,10 @@ struct PairSummary {
   int rankings = 0;
   double mean_kendall_tau = 0.0;
   int top_pick_right = 0;
+  int with_band = 0;     // pairs with a gain band (GainPair::gain_band)
+  int called = 0;        // of those, the band clear of 0: rank commits to the sign
+  int called_right = 0;  // of those, the sign right
+  int in_band = 0;       // pairs whose measured gain lies in the band
 };
 
 // The pairs and rankings of scored rows (every source, by set), and their summaries. Rows pair on the
@@ -208,6 +222,16 @@ struct PairSummary {
 void derive_pairs(const std::vector<ValidationRow>& rows, const std::vector<InterventionKey>& keys,
                   std::vector<GainPair>& pairs, std::vector<OptionRanking>& rankings,
                   std::vector<PairSummary>& summaries);
+// Each pair's gain band as `rank` draws one (whatif.cpp add_gain_bands): the fit set's gain
+// residuals ln((1 + measured) / (1 + predicted)), those of the pair's own source left out, by
+// nearest rank: (1 + predicted) exp(r_p10) - 1 .. (1 + predicted) exp(r_p90) - 1. A check pair's
+// band is then what a user would have read; a fit pair's never holds its own residual. None where
+// fewer than kMinModelErrorRows residuals remain.
+void add_gain_bands(std::vector<GainPair>& pairs);
+// The summaries of pairs and rankings: "check", "fit", "all", then "draft/tp" and "interventions"
+// (what derive_pairs fills; again once the pairs carry their gain bands).
+[[nodiscard]] std::vector<PairSummary> summarize_pairs(const std::vector<GainPair>& pairs,
+                                                       const std::vector<OptionRanking>& rankings);
 // The keys the data directory's intervention catalogues patch, beside the engine settings that no
 // catalogue tries yet (the decode launch mode, async scheduling), sorted by key. Entries that change
 // the draft shape or TP are left out: those pair as "draft shape" and "tp".

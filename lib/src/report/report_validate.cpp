@@ -172,13 +172,18 @@ std::string pairs_text(const ValidationReport& report) {
   os << "\npairs: two rows of one source that differ in one tuning setting; gain = after / before - 1 of the "
         "speculative rate\n\n";
   char buf[512];
-  std::snprintf(buf, sizeof buf, "  %-5s %-17s %-22s %-50s %9s %9s  %s\n", "set", "setting", "change", "after (before)",
-                "measured", "predicted", "sign");
+  std::snprintf(buf, sizeof buf, "  %-5s %-17s %-22s %-50s %9s %9s  %-5s  %-20s %s\n", "set", "setting", "change",
+                "after (before)", "measured", "predicted", "sign", "gain p10-p90", "rank says");
   os << buf;
   for (const auto& p : report.pairs) {
-    std::snprintf(buf, sizeof buf, "  %-5s %-17s %-22s %-50s %9s %9s  %s\n", p.set.c_str(), p.setting.c_str(),
-                  p.change.c_str(), p.after.c_str(), percent(p.measured_gain).c_str(),
-                  percent(p.predicted_gain).c_str(), p.sign_right() ? "ok" : "WRONG");
+    std::string band = "-", says = "-";
+    if (p.gain_band) {
+      band = percent(p.gain_band->first) + ".." + percent(p.gain_band->second) + (p.band_holds() ? " in" : " out");
+      says = p.called() ? (p.predicted_gain > 0.0 ? "better" : "worse") : "too close";
+    }
+    std::snprintf(buf, sizeof buf, "  %-5s %-17s %-22s %-50s %9s %9s  %-5s  %-20s %s\n", p.set.c_str(),
+                  p.setting.c_str(), p.change.c_str(), p.after.c_str(), percent(p.measured_gain).c_str(),
+                  percent(p.predicted_gain).c_str(), p.sign_right() ? "ok" : "WRONG", band.c_str(), says.c_str());
     os << buf;
   }
   if (!report.rankings.empty()) {
@@ -189,13 +194,20 @@ std::string pairs_text(const ValidationReport& report) {
          << k.predicted_best << ", measured " << k.measured_best << ")\n";
     }
   }
-  os << "\n  " << std::string(13, ' ') << "pairs  sources  median |gain error|  sign right   rankings  mean tau  top pick\n";
+  os << "\n  " << std::string(13, ' ')
+     << "pairs  sources  median |gain error|  sign right   rankings  mean tau  top pick   called: right    band\n";
   for (const auto& s : report.pair_summaries) {
-    std::snprintf(buf, sizeof buf, "  %-13s %5d  %7d  %14s pts  %4d/%-4d   %8d  %8s  %3d/%-3d\n", s.group.c_str(), s.pairs,
-                  s.sources, fixed(s.median_gain_error_points, 1).c_str(), s.sign_right, s.pairs, s.rankings,
-                  fixed(s.mean_kendall_tau, 2).c_str(), s.top_pick_right, s.rankings);
+    std::snprintf(buf, sizeof buf, "  %-13s %5d  %7d  %14s pts  %4d/%-4d   %8d  %8s  %3d/%-3d  %6d/%-3d %4d/%-3d\n",
+                  s.group.c_str(), s.pairs, s.sources, fixed(s.median_gain_error_points, 1).c_str(), s.sign_right,
+                  s.pairs, s.rankings, fixed(s.mean_kendall_tau, 2).c_str(), s.top_pick_right, s.rankings,
+                  s.called_right, s.called, s.in_band, s.with_band);
     os << buf;
   }
+  os << "\n  gain p10-p90: the band rank gives a gain (the fit set's pair residuals of the other sources; none\n"
+        "  where fewer than "
+     << kMinModelErrorRows
+     << " remain) and whether the measured gain lies in it; rank says: the sign it commits to\n"
+        "  when the band is clear of 0, else too close to call; called: right = signs right of those it commits to\n";
   return os.str();
 }
 
@@ -206,7 +218,10 @@ nlohmann::json pairs_json(const ValidationReport& report) {
     j["pairs"].push_back({{"source", p.source}, {"set", p.set}, {"setting", p.setting},
                           {"intervention", p.intervention}, {"before", p.before},
                           {"after", p.after}, {"change", p.change}, {"measured_gain", p.measured_gain},
-                          {"predicted_gain", p.predicted_gain}, {"sign_right", p.sign_right()}});
+                          {"predicted_gain", p.predicted_gain}, {"sign_right", p.sign_right()},
+                          {"gain_band", p.gain_band ? nlohmann::json{{"p10", p.gain_band->first}, {"p90", p.gain_band->second}}
+                                                    : nlohmann::json(nullptr)},
+                          {"called", p.called()}, {"band_holds", p.band_holds()}});
   }
   j["rankings"] = nlohmann::json::array();
   for (const auto& k : report.rankings) {
@@ -220,7 +235,9 @@ nlohmann::json pairs_json(const ValidationReport& report) {
     j["pair_summary"].push_back({{"group", s.group}, {"pairs", s.pairs}, {"sources", s.sources},
                                  {"median_gain_error_points", s.median_gain_error_points},
                                  {"sign_right", s.sign_right}, {"rankings", s.rankings},
-                                 {"mean_kendall_tau", s.mean_kendall_tau}, {"top_pick_right", s.top_pick_right}});
+                                 {"mean_kendall_tau", s.mean_kendall_tau}, {"top_pick_right", s.top_pick_right},
+                                 {"with_band", s.with_band}, {"called", s.called}, {"called_right", s.called_right},
+                                 {"in_band", s.in_band}});
   }
   return j;
 }
@@ -341,7 +358,8 @@ std::string validation_csv(const ValidationReport& report) {
                     "band.model_error.sigma_below", "band.model_error.sigma_above", "error",
                     "measured.speedup", "predicted.speedup", "sign_right", "inputs_not_measured", "calibrated_on",
                     "pair.setting", "pair.intervention", "pair.before", "pair.change", "pair.measured_gain",
-                    "pair.predicted_gain", "pair.sign_right"},
+                    "pair.predicted_gain", "pair.sign_right", "pair.gain_band.p10", "pair.gain_band.p90",
+                    "pair.called", "pair.band_holds"},
                    rows);
 }
 

@@ -3,6 +3,7 @@
 // and batch that differ in one tuning setting; a ranking is three or more such rows that differ only
 // in that setting.
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <set>
@@ -104,6 +105,10 @@ PairSummary summarize(const std::string& group, const std::vector<const GainPair
     errors.push_back(p->gain_error_points());
     s.sign_right += p->sign_right() ? 1 : 0;
     sources.insert(p->source);
+    s.with_band += p->gain_band ? 1 : 0;
+    s.called += p->called() ? 1 : 0;
+    s.called_right += p->called() && p->sign_right() ? 1 : 0;
+    s.in_band += p->band_holds() ? 1 : 0;
   }
   s.median_gain_error_points = median(errors);
   s.sources = int(sources.size());
@@ -151,7 +156,7 @@ void pairs_of(const std::vector<ValidationRow>& rows, const std::vector<Setting>
         pairs.push_back({a.source.source, a.set, setting.name, setting.intervention, a.name, b.name,
                          setting.value(a) + " -> " + setting.value(b),
                          b.measured_spec_tokens_per_s / a.measured_spec_tokens_per_s - 1.0,
-                         b.predicted_spec_tokens_per_s / a.predicted_spec_tokens_per_s - 1.0});
+                         b.predicted_spec_tokens_per_s / a.predicted_spec_tokens_per_s - 1.0, std::nullopt});
       }
     }
     std::set<std::string> values;
@@ -236,9 +241,13 @@ void derive_pairs(const std::vector<ValidationRow>& rows, const std::vector<Inte
                   std::vector<PairSummary>& summaries) {
   pairs.clear();
   rankings.clear();
-  summaries.clear();
   const std::vector<Setting> settings = settings_of(keys);
   for (const Setting& setting : settings) pairs_of(rows, settings, setting, pairs, rankings);
+  summaries = summarize_pairs(pairs, rankings);
+}
+
+std::vector<PairSummary> summarize_pairs(const std::vector<GainPair>& pairs, const std::vector<OptionRanking>& rankings) {
+  std::vector<PairSummary> summaries;
   // By set, then every set's pairs by family (the draft shape, draft and TP; catalogue interventions).
   const auto in_group = [](const std::string& group, const std::string& set, bool intervention) {
     if (group == "draft/tp") return !intervention;
@@ -255,6 +264,21 @@ void derive_pairs(const std::vector<ValidationRow>& rows, const std::vector<Inte
       if (in_group(group, x.set, x.intervention)) k.push_back(&x);
     }
     summaries.push_back(summarize(group, p, k));
+  }
+  return summaries;
+}
+
+void add_gain_bands(std::vector<GainPair>& pairs) {
+  for (auto& pair : pairs) {
+    std::vector<double> r;
+    for (const auto& p : pairs) {
+      if (p.set == "fit" && p.source != pair.source) r.push_back(std::log((1.0 + p.measured_gain) / (1.0 + p.predicted_gain)));
+    }
+    pair.gain_band.reset();
+    if (int(r.size()) < kMinModelErrorRows) continue;
+    std::sort(r.begin(), r.end());
+    const double ratio = 1.0 + pair.predicted_gain;
+    pair.gain_band = std::pair{ratio * std::exp(nearest_rank(r, 0.1)) - 1.0, ratio * std::exp(nearest_rank(r, 0.9)) - 1.0};
   }
 }
 

@@ -661,6 +661,8 @@ ValidationReport validate_corpus(const std::vector<std::string>& files, const Va
   if (!apart.empty()) report.not_scored = summarize_errors("not scored", apart);
   derive_pairs(report.rows, keys, report.pairs, report.rankings, report.pair_summaries);
   attach_gain_error(report);
+  add_gain_bands(report.pairs);
+  report.pair_summaries = summarize_pairs(report.pairs, report.rankings);
   if (options.calibrate_on.empty()) return report;
 
   // Rows by source, in file order.
