@@ -26,6 +26,7 @@ struct ScenarioField;
 struct FieldFiles {
   std::optional<CommProfile> profile;
   std::optional<TransformerSpec> model;
+  std::optional<TransformerSpec> draft;
   std::optional<GpuSpec> gpu;
   std::optional<Topology> topology;
 };

@@ -900,6 +900,8 @@ FieldValue load_field_value(const std::string& key, const std::string& text, con
   try {
     if (key == "model") {
       files->model = load_model(data.resolve(DataKind::kModel, text));
+    } else if (key == "draft") {
+      files->draft = load_model(data.resolve(DataKind::kModel, text));
     } else if (key == "gpu") {
       files->gpu = load_gpu(data.resolve(DataKind::kGpu, text));
     } else if (key == "topology") {

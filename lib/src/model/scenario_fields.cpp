@@ -185,7 +185,7 @@ const ScenarioField kFields[] = {
      [](const Scenario& s) -> Get { return s.parallel.pp; }},
     // The files a scenario names: read once where the what-if is set up (load_field_value), never
     // per point. The all-reduce tables; the target (its MTP module is the draft of
-    // speculation.method mtp); the GPU; the box, which brings its GPU and all-reduce table where the
+    // speculation.method mtp); the draft; the GPU; the box, which brings its GPU and all-reduce table where the
     // scenario states none of its own.
     {"comm.profile", FieldKind::kFile, false, nullptr, nullptr, nullptr,
      [](Scenario& s, const std::string& name, const FieldFiles* f) {
@@ -206,6 +206,14 @@ const ScenarioField kFields[] = {
        adopt_draft(s);
      },
      [](const Scenario& s) { return s.model.name; }},
+    // The draft of a method that drafts from a file (eagle, eagle3, draft_model, dflash): the
+    // method stays, draft_problems checks the file against it and the target.
+    {"draft", FieldKind::kFile, false, nullptr, nullptr, nullptr,
+     [](Scenario& s, const std::string&, const FieldFiles* f) {
+       s.draft = *f->draft;
+       adopt_draft(s);
+     },
+     [](const Scenario& s) { return s.draft.name; }},
     {"gpu", FieldKind::kFile, false, nullptr, nullptr, nullptr,
      [](Scenario& s, const std::string&, const FieldFiles* f) { s.gpu = *f->gpu; },
      [](const Scenario& s) { return s.gpu.name; }},

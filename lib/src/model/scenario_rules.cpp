@@ -295,7 +295,17 @@ std::vector<Error> draft_problems(const Scenario& s, const Origins& o) {
   Problems out;
   switch (s.speculation.kind().source) {
     case DraftSource::kPromptLookup:
-    case DraftSource::kTargetMtp: break;  // the draft is built from the method (no file to check)
+    case DraftSource::kTargetMtp:
+      // The draft is built from the method, no file to check; a what-if that names one (the loader
+      // refuses the key in the file, read_draft) would be priced as the method's own.
+      if (s.patched_keys.count("draft")) {
+        out.push_back(o.error("draft", "speculation.method " + s.speculation.method + " takes no draft file (" +
+                                           (s.speculation.kind().source == DraftSource::kTargetMtp
+                                                ? "it drafts with the model's own multi-token-prediction layers"
+                                                : "it proposes tokens by prompt lookup on the host") +
+                                           "); leave 'draft' out"));
+      }
+      break;
     case DraftSource::kDraftModel: draft_model_rules(s, o, out); break;
     case DraftSource::kDflash: block_drafter_rules(s, o, out); break;
     case DraftSource::kEagleHead:
