@@ -66,6 +66,7 @@ const std::map<std::string, Probe> kProbes = {
     {"comm.profile", {"h200-8x-nvswitch-aic-nccl", "no-such-table"}},
     {"comm.custom_profile", {"rtx-pro-6000-8x-pcie5-aic-custom", "deepep-ll-h800-8x-ep8-a2a"}},
     {"model", {"kimi-k2.5", "no-such-model"}},
+    {"draft", {"kimi-k2.5-eagle3-lightseekorg", "no-such-draft"}},
     {"gpu", {"rtx-5090", "no-such-gpu"}},
     {"topology", {"8x-rtx-pro-6000-pcie5-switch", "no-such-box"}},
 };
@@ -150,7 +151,6 @@ TEST_CASE("scenario fields: a value out of range or malformed is refused here an
     CHECK_THROWS_WITH(specsim::load_field_value(key, probe.bad, {"--vary", 0, 0}, kRoot), Contains("--vary: " + key));
     CHECK_THROWS(specsim::load_scenario(specsim::kDefaultScenario, {key + "=" + probe.bad}, kRoot));
   }
-  CHECK_FALSE(specsim::is_scenario_field("draft"));
   // A target, a card or a box cannot be left out; a table can (no table: NCCL's prior).
   for (const char* key : {"model", "gpu", "topology"}) {
     CHECK_THROWS_WITH(specsim::parse_field_value(key, "", {"--set", 0, 0}), Contains(std::string(key) + ": names a file"));
@@ -245,4 +245,23 @@ TEST_CASE("scenario fields: a target swapped on the loaded scenario predicts wha
   CHECK(bad.invalid == 1);
   CHECK_THAT(bad.invalid_example, Contains("model=llama-3.1-8b: 2 problems:") &&
                                       Contains("draft: 'kimi-k2.5-eagle3' (built for kimi-k2.5) does not fit the model 'llama-3.1-8b'"));
+}
+
+TEST_CASE("scenario fields: a draft swapped on the loaded scenario predicts what --set draft= does",
+          "[scenario_fields][sweep]") {
+  // The home box's EAGLE-3 head with its 32k draft vocabulary, then lightseekorg's with the full 164k.
+  const auto loaded = sweep_matches_loader(specsim::kDefaultScenario, "draft=kimi-k2.5-eagle3-lightseekorg");
+  const auto aq = specsim::CycleModel(specsim::load_scenario(specsim::kDefaultScenario, {}, kRoot)).predict();
+  CHECK(loaded.baseline_tokens_per_s == aq.baseline_tokens_per_s);  // the plain run does not draft
+  CHECK(loaded.spec_tokens_per_s < aq.spec_tokens_per_s);           // a five times larger LM head per draft step
+  // A draft of another tokenizer is refused at the point by the loader's rule, named at its patch.
+  const auto other = specsim::sweep("llama-3.3-70b-draft-1b-2x-h100", {}, {specsim::parse_vary("draft=llama-3.2-1b,qwen3-1.7b")}, kRoot);
+  CHECK(other.fast_path);
+  CHECK(other.invalid == 1);
+  CHECK_THAT(other.invalid_example, Contains("--set draft=qwen3-1.7b: draft: 'qwen3-1.7b' has vocab_size 151936"));
+  // A method that takes no draft file refuses one set on the value, as the loader refuses the key.
+  CHECK_THROWS_WITH(specsim::sweep("deepseek-v3-mtp-2x8-h100-ib", {}, {specsim::parse_vary("draft=llama-3.2-1b")}, kRoot),
+                    Contains("--set draft=llama-3.2-1b: draft: speculation.method mtp takes no draft file"));
+  CHECK_THROWS_WITH(specsim::load_scenario("deepseek-v3-mtp-2x8-h100-ib", {"draft=llama-3.2-1b"}, kRoot),
+                    Contains("speculation.method mtp drafts with the model's own multi-token-prediction layers; leave 'draft' out"));
 }

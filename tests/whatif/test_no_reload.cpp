@@ -52,6 +52,16 @@ TEST_CASE("what-ifs: a sweep over boxes and targets reads each file once, not on
   CHECK(specsim::data_files_read() - before == 1);  // the scenario file itself
 }
 
+TEST_CASE("what-ifs: a sweep over drafts reads each draft file once, not the scenario per point", "[sweep][whatif]") {
+  const std::string scenario = specsim::kDefaultScenario;
+  (void)specsim::load_scenario(scenario, {"draft=kimi-k2.5-eagle3-lightseekorg"}, kRoot);  // both drafts, cached
+  const std::size_t before = specsim::data_files_read();
+  const auto r = specsim::sweep(scenario, {}, {specsim::parse_vary("draft=kimi-k2.5-eagle3,kimi-k2.5-eagle3-lightseekorg")}, kRoot);
+  CHECK(r.fast_path);
+  CHECK(r.valid == 2);
+  CHECK(specsim::data_files_read() - before == 1);  // the scenario file itself
+}
+
 TEST_CASE("what-ifs: an intervention's key*=factor scales the value rank holds, on the value", "[rank][whatif]") {
   const auto loaded = specsim::load_scenario(specsim::kDefaultScenario, {}, kRoot);
   const auto gain_of = [&](const std::string& patch) {
