@@ -54,6 +54,29 @@ TEST_CASE("cli init: the file written passes check and predict", "[cli][init]") 
   CHECK_THAT(printed.out, Contains("kind: scenario\n"));
 }
 
+TEST_CASE("cli init: what it says of an engine's defaults comes from that engine's file", "[cli][init]") {
+  // vLLM's and SGLang's files give their reasons (models/engines/*.yaml `init:`); TensorRT-LLM's
+  // gives none, and its scenario names no other engine.
+  const auto vllm = run(kInit);
+  REQUIRE(vllm.code == 0);
+  CHECK_THAT(vllm.out, Contains("vLLM's default without --enforce-eager"));
+  CHECK_THAT(vllm.out, Contains("vLLM V1 EagleProposer.propose"));
+  CHECK_THAT(vllm.out, !Contains("SGLang"));
+  auto sglang_args = kInit;
+  sglang_args[8] = "sglang";
+  const auto sglang = run(sglang_args);
+  REQUIRE(sglang.code == 0);
+  CHECK_THAT(sglang.out, Contains("SGLang's default without --disable-cuda-graph"));
+  CHECK_THAT(sglang.out, Contains("SGLang's EAGLE-3 and MTP recipes run 3/1/4"));
+  const auto trtllm = run({"init", "--model", "deepseek-v3", "--method", "mtp", "--topology", "8x-h200-nvswitch",
+                           "--engine", "trtllm", "--tp", "8"});
+  INFO(trtllm.err);
+  REQUIRE(trtllm.code == 0);
+  const std::string engine_part = trtllm.out.substr(trtllm.out.find("\nengine:\n"));
+  CHECK_THAT(engine_part, !Contains("SGLang") && !Contains("vLLM"));
+  CHECK_THAT(engine_part, Contains("models/engines/trtllm.yaml states no launch default"));
+}
+
 TEST_CASE("cli init: an existing file is replaced only with --force", "[cli][init][invalid]") {
   TempDir dir("specsim-init-exists");
   const auto file = dir.path / "mine.yaml";

@@ -276,6 +276,15 @@ struct EnginePrior {
   std::vector<std::string> methods;
   // What the engine does (the file's `behaviour:`), which applies whatever the method.
   EngineBehaviour behaviour;
+  // What `specsim init` writes beside the engine's defaults (the file's `init:`), each with its
+  // source; "" where the file says nothing, and init then writes a wording that names no engine.
+  struct InitWording {
+    std::string launch_modes;  // why CUDA graphs are assumed for every forward, and how to check
+    std::string first_draft;   // why the draft extend yields the first draft token
+    std::string chain;         // why a chain of 3 draft tokens is the assumed depth
+    std::string block;         // how the engine sets a block drafter's block ("... from ...")
+  };
+  InitWording init;
 };
 
 // specsim's own error on deployments it was not fitted to (models/model-error.yaml, written by

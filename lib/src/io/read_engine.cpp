@@ -132,6 +132,13 @@ EnginePrior detail::load_engine_prior_file(const std::string& path) {
   read_spec_versions(r, e);
   e.methods = read_methods(r, "methods");
   if (auto b = r.optional_child("behaviour")) e.behaviour = read_engine_behaviour(*b);
+  if (auto i = r.optional_child("init")) {
+    e.init.launch_modes = i->optional_string("launch_modes", "");
+    e.init.first_draft = i->optional_string("first_draft", "");
+    e.init.chain = i->optional_string("chain", "");
+    e.init.block = i->optional_string("block", "");
+    i->finish();
+  }
   r.finish();
   const auto name = [&e](EnginePrior::Term& t) {
     t.origin = "prior: engine " + e.name + ", p10-p90 " + units::format_duration(t.p10_s) + " to " +

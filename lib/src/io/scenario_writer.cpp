@@ -448,7 +448,6 @@ std::string launch_modes(const ScenarioInit& init) {
 
 // Launch modes and the draft cycle's shape, as the engine runs them by default.
 std::string init_engine(const EnginePrior& engine, const ScenarioInit& init) {
-  const bool vllm = engine.name == "vllm";
   std::string y = "\nengine:\n";
   y += entry("name", engine.name,
              std::string(init.launch ? "--from-command: the launch's engine" : "--engine") +
@@ -456,16 +455,15 @@ std::string init_engine(const EnginePrior& engine, const ScenarioInit& init) {
              2);
   if (init.launch) {
     y += launch_modes(init);
-  } else if (vllm) {
-    y += comment("Assumption: CUDA graphs everywhere, vLLM's default without --enforce-eager. A verify shape "
-                 "left out of graph capture runs several times slower (docs/references/specdec.md#verify-graph-capture): "
-                 "set verify_mode: eager if the server log says so.",
-                 2);
   } else {
-    y += comment("Assumption: CUDA graphs everywhere, SGLang's default without --disable-cuda-graph (its decode log "
-                 "lines say `cuda graph: True`, docs/references/specdec.md#log-formats). A verify shape left out of "
-                 "graph capture runs several times slower (docs/references/specdec.md#verify-graph-capture): set "
-                 "verify_mode: eager if the server log says so.",
+    // The engine file's reason (models/engines/<name>.yaml `init.launch_modes`), else one that names
+    // no engine.
+    y += comment(!engine.init.launch_modes.empty()
+                     ? engine.init.launch_modes
+                     : "Assumption: CUDA graphs everywhere (models/engines/" + engine.name +
+                           ".yaml states no launch default). A verify shape left out of graph capture runs several "
+                           "times slower (docs/references/specdec.md#verify-graph-capture): set verify_mode: eager "
+                           "if the server log says so.",
                  2);
   }
   if (!init.launch) {
@@ -473,17 +471,15 @@ std::string init_engine(const EnginePrior& engine, const ScenarioInit& init) {
     y += entry("verify_mode", "graph", "assumption (above)", 2);
     y += entry("draft_mode", "graph", "assumption (above)", 2);
   }
-  if (vllm) {
-    y += comment("vLLM V1 EagleProposer.propose: its first forward over the verified tokens yields draft token 1, "
-                 "then num_steps - 1 more "
-                 "(https://github.com/vllm-project/vllm/blob/008603a39fff2a383a293c62eec0c752c42199f2/vllm/v1/spec_decode/eagle.py).",
-                 2);
+  if (!engine.init.first_draft.empty()) {
+    y += comment(engine.init.first_draft, 2);
+    y += entry("extend_yields_first_draft", "true", "(above)", 2);
   } else {
-    y += comment("SGLang: the draft extend over the accepted tokens yields the first draft token, so a cycle runs "
-                 "num_steps draft forwards in all (docs/references/models.md#sglang-cycle).",
-                 2);
+    y += entry("extend_yields_first_draft", "true",
+               "assumption: the first draft forward over the accepted tokens yields draft token 1 (models/engines/" +
+                   engine.name + ".yaml does not say)",
+               2);
   }
-  y += entry("extend_yields_first_draft", "true", "(above)", 2);
   return y;
 }
 
@@ -510,10 +506,9 @@ std::string launch_speculation(const ScenarioInit& init) {
 // block_size - 1 (docs/references/specdec.md#dflash).
 std::string init_block(const TransformerSpec& draft, const EnginePrior& engine) {
   const int block = draft.dflash ? draft.dflash->block_size : 16;
-  std::string y = comment("The drafter's trained block, " + engine.name + "'s default for it (" +
-                              (engine.name == "vllm" ? "num_speculative_tokens = block_size - 1"
-                                                     : "--speculative-num-draft-tokens from the draft's config") +
-                              "). `specsim sweep --concurrency 1,8,32 --vary speculation.block_size=4,8,12,16` shows "
+  const std::string how = engine.init.block.empty() ? "" : ", " + engine.name + "'s default for it (" + engine.init.block + ")";
+  std::string y = comment("The drafter's trained block" + how +
+                              ". `specsim sweep --concurrency 1,8,32 --vary speculation.block_size=4,8,12,16` shows "
                               "which block pays per concurrency.",
                           2);
   return y + entry("block_size", std::to_string(block), "the draft's block_size (above)", 2);
@@ -528,10 +523,9 @@ std::string init_speculation(const std::string& method, const TransformerSpec& d
   if (!launch_value(init, "speculation.method").empty()) why = launch_origin(init, "speculation.method");
   std::string y = "\nspeculation:\n" + entry("method", method, why, 2);
   if (m.drafts_block) return y + init_block(draft, engine);
-  y += comment(std::string("Assumption: a chain of ") + std::to_string(kAssumedSteps) +
-                   " draft tokens (SGLang's EAGLE-3 and MTP recipes run 3/1/4, "
-                   "docs/references/specdec.md#sglang-flags). `specsim sweep --vary speculation.num_steps=1..6` "
-                   "shows which depth pays on this box.",
+  const std::string recipes = engine.init.chain.empty() ? "" : " (" + engine.init.chain + ")";
+  y += comment(std::string("Assumption: a chain of ") + std::to_string(kAssumedSteps) + " draft tokens" + recipes +
+                   ". `specsim sweep --vary speculation.num_steps=1..6` shows which depth pays on this box.",
                2);
   y += entry("num_steps", std::to_string(kAssumedSteps), "assumption (above)", 2);
   y += entry("eagle_topk", "1", "assumption: a chain", 2);
