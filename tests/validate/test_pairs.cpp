@@ -241,36 +241,66 @@ TEST_CASE("pairs: a gain band draws on the fit set's other sources and says when
   pairs.push_back(gain_pair("B", "fit", 0.10, 0.20));    // residual ln(1.1 / 1.2) = -0.0870
   pairs.push_back(gain_pair("C", "check", 0.08, 0.05));  // a sign rank commits to, right
   pairs.push_back(gain_pair("C", "check", 0.03, -0.02)); // a sign too close to call, wrong
-  specsim::add_gain_bands(pairs);
+  std::vector<specsim::OptionRanking> no_rankings;
+  specsim::add_gain_bands(pairs, no_rankings);
 
   // A's pairs have one residual of another fit source (B's): below the 10 a band needs.
   for (int i = 0; i < 10; ++i) CHECK_FALSE(pairs[std::size_t(i)].gain_band);
-  // B's: A's ten residuals, nearest rank p10 = 1st (0.01), p90 = 9th (0.09):
-  // 1.2 e^0.01 - 1 = 0.21206, 1.2 e^0.09 - 1 = 0.31300; committed (clear of 0), measured +10% outside.
+  // B's: A's ten residuals both ways; |r| = 0.01 .. 0.10, its nearest-rank p80 the 8th, 0.08:
+  // 1.2 e^-0.08 - 1 = 0.10776 .. 1.2 e^0.08 - 1 = 0.29995; committed (clear of 0), measured +10% just
+  // outside.
   REQUIRE(pairs[10].gain_band);
-  CHECK_THAT(pairs[10].gain_band->first, WithinAbs(1.2 * std::exp(0.01) - 1.0, 1e-12));
-  CHECK_THAT(pairs[10].gain_band->second, WithinAbs(1.2 * std::exp(0.09) - 1.0, 1e-12));
+  CHECK_THAT(pairs[10].gain_band->first, WithinAbs(1.2 * std::exp(-0.08) - 1.0, 1e-12));
+  CHECK_THAT(pairs[10].gain_band->second, WithinAbs(1.2 * std::exp(0.08) - 1.0, 1e-12));
   CHECK(pairs[10].called());
   CHECK_FALSE(pairs[10].band_holds());
-  // C's: eleven residuals (-0.087, 0.01 .. 0.10): p10 = 2nd (0.01), p90 = 10th (0.09).
-  // 1.05 e^0.01 - 1 = 0.0606 .. 1.05 e^0.09 - 1 = 0.1489 holds +8%; 0.98 e^0.01 - 1 = -0.0102 ..
-  // 0.98 e^0.09 - 1 = 0.0723 holds 0, so rank says too close to call, and holds +3%.
+  // C's: eleven residuals, |r| = 0.01 .. 0.10 and B's 0.0870: sorted 0.01 .. 0.08, 0.087, 0.09, 0.10,
+  // the p80 the 9th (ceil(8.8)), 0.087 = ln(1.2 / 1.1). 1.05 e^-0.087 - 1 = -0.0375 .. +0.1455 holds 0
+  // and +8%; 0.98 e^-0.087 - 1 = -0.1017 .. +0.0691 holds 0 and +3%: rank calls neither.
+  const double q = std::log(1.2 / 1.1);
   REQUIRE(pairs[11].gain_band);
-  CHECK_THAT(pairs[11].gain_band->first, WithinAbs(1.05 * std::exp(0.01) - 1.0, 1e-12));
-  CHECK_THAT(pairs[11].gain_band->second, WithinAbs(1.05 * std::exp(0.09) - 1.0, 1e-12));
-  CHECK(pairs[11].called());
+  CHECK_THAT(pairs[11].gain_band->first, WithinAbs(1.05 * std::exp(-q) - 1.0, 1e-12));
+  CHECK_THAT(pairs[11].gain_band->second, WithinAbs(1.05 * std::exp(q) - 1.0, 1e-12));
+  CHECK_FALSE(pairs[11].called());
   CHECK(pairs[11].band_holds());
   REQUIRE(pairs[12].gain_band);
-  CHECK_THAT(pairs[12].gain_band->first, WithinAbs(0.98 * std::exp(0.01) - 1.0, 1e-12));
+  CHECK_THAT(pairs[12].gain_band->first, WithinAbs(0.98 * std::exp(-q) - 1.0, 1e-12));
   CHECK_FALSE(pairs[12].called());
   CHECK_FALSE(pairs[12].sign_right());
   CHECK(pairs[12].band_holds());
+  // A pair's band does not depend on which row the file lists first: the reversed pair's band is
+  // the reverse of the band (1 / (1 + g) over each end).
+  auto reversed = pairs;
+  reversed[11] = gain_pair("C", "check", 1.0 / 1.08 - 1.0, 1.0 / 1.05 - 1.0);
+  specsim::add_gain_bands(reversed, no_rankings);
+  REQUIRE(reversed[11].gain_band);
+  CHECK_THAT(1.0 + reversed[11].gain_band->first, WithinRel(1.0 / (1.0 + pairs[11].gain_band->second), 1e-12));
+  CHECK_THAT(1.0 + reversed[11].gain_band->second, WithinRel(1.0 / (1.0 + pairs[11].gain_band->first), 1e-12));
 
-  const auto summaries = specsim::summarize_pairs(pairs, {});
+  // A ranking of C's options predicted at 100, 95 and 70 tok/s, measured best the second: against
+  // the pick, 0.95 e^0.087 = 1.036 holds 1 (too close to call), 0.70 e^0.087 = 0.764 does not.
+  specsim::OptionRanking k;
+  k.source = "C";
+  k.set = "check";
+  k.options = {"o1", "o2", "o3"};
+  k.predicted = {100.0, 95.0, 70.0};
+  k.measured = {90.0, 96.0, 60.0};
+  k.predicted_best = "o1";
+  k.measured_best = "o2";
+  std::vector<specsim::OptionRanking> rankings = {k};
+  specsim::add_gain_bands(pairs, rankings);
+  CHECK(rankings[0].shortlist == std::vector<std::string>{"o1", "o2"});
+  CHECK(rankings[0].shortlist_holds_best);
+
+  const auto summaries = specsim::summarize_pairs(pairs, rankings);
+  CHECK(summaries[0].with_shortlist == 1);
+  CHECK(summaries[0].shortlist_holds_best == 1);
+  CHECK(summaries[0].shortlisted_options == 2);
+  CHECK(summaries[0].shortlist_ranking_options == 3);
   REQUIRE(summaries[0].group == "check");
   CHECK(summaries[0].with_band == 2);
-  CHECK(summaries[0].called == 1);
-  CHECK(summaries[0].called_right == 1);
+  CHECK(summaries[0].called == 0);
+  CHECK(summaries[0].called_right == 0);
   CHECK(summaries[0].in_band == 2);
   CHECK(summaries[0].sign_right == 1);
   REQUIRE(summaries[1].group == "fit");

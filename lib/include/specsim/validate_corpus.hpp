@@ -193,10 +193,17 @@ struct OptionRanking {
   std::string setting;
   bool intervention = false;
   std::vector<std::string> options;  // row names, in file order
+  std::vector<double> predicted;     // each option's predicted and measured speculative tokens/s
+  std::vector<double> measured;
   double kendall_tau = 0.0;
   bool top_pick_right = false;
   std::string predicted_best;
   std::string measured_best;
+  // The options rank cannot tell from its pick: those whose gain over the pick has a band that holds
+  // 0 (add_gain_bands; the pick itself included), and whether the measured best is among them.
+  // Empty where the pairs give no band.
+  std::vector<std::string> shortlist;
+  bool shortlist_holds_best = false;
 };
 
 struct PairSummary {
@@ -214,6 +221,10 @@ struct PairSummary {
   int called = 0;        // of those, the band clear of 0: rank commits to the sign
   int called_right = 0;  // of those, the sign right
   int in_band = 0;       // pairs whose measured gain lies in the band
+  int with_shortlist = 0;        // rankings with a shortlist (OptionRanking::shortlist)
+  int shortlist_holds_best = 0;  // of those, the measured best among the options rank cannot tell apart
+  int shortlisted_options = 0;   // options on those shortlists, and on those rankings in all
+  int shortlist_ranking_options = 0;
 };
 
 // The pairs and rankings of scored rows (every source, by set), and their summaries. Rows pair on the
@@ -222,12 +233,23 @@ struct PairSummary {
 void derive_pairs(const std::vector<ValidationRow>& rows, const std::vector<InterventionKey>& keys,
                   std::vector<GainPair>& pairs, std::vector<OptionRanking>& rankings,
                   std::vector<PairSummary>& summaries);
-// Each pair's gain band as `rank` draws one (whatif.cpp add_gain_bands): the fit set's gain
-// residuals ln((1 + measured) / (1 + predicted)), those of the pair's own source left out, by
-// nearest rank: (1 + predicted) exp(r_p10) - 1 .. (1 + predicted) exp(r_p90) - 1. A check pair's
-// band is then what a user would have read; a fit pair's never holds its own residual. None where
-// fewer than kMinModelErrorRows residuals remain.
-void add_gain_bands(std::vector<GainPair>& pairs);
+// The spread of specsim's error on measured gains (docs/validation.md#pairs): the fit set's pair
+// residuals r = ln((1 + measured gain) / (1 + predicted gain)), each taken both ways (r and -r: a
+// pair's before and after are in file order, and its reverse is as much a pair): p90 = the
+// nearest-rank p80 of |r|, p10 = -p90. `leave_out` drops a source's pairs. None below
+// kMinModelErrorRows pairs.
+struct GainResidualBand {
+  int pairs = 0;
+  double p10 = 0.0;
+  double p90 = 0.0;
+};
+[[nodiscard]] std::optional<GainResidualBand> gain_residual_band(const std::vector<GainPair>& pairs,
+                                                                 const std::string& leave_out = "");
+// Each pair's gain band as `rank` draws one (whatif.cpp add_gain_bands) from gain_residual_band with
+// the pair's own source left out: (1 + predicted) exp(r_p10) - 1 .. (1 + predicted) exp(r_p90) - 1.
+// A check pair's band is then what a user would have read; a fit pair's never holds its own
+// residual. Each ranking's shortlist from the same band, over each option's predicted ratio to the pick.
+void add_gain_bands(std::vector<GainPair>& pairs, std::vector<OptionRanking>& rankings);
 // The summaries of pairs and rankings: "check", "fit", "all", then "draft/tp" and "interventions"
 // (what derive_pairs fills; again once the pairs carry their gain bands).
 [[nodiscard]] std::vector<PairSummary> summarize_pairs(const std::vector<GainPair>& pairs,

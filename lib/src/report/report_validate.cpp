@@ -191,23 +191,33 @@ std::string pairs_text(const ValidationReport& report) {
     for (const auto& k : report.rankings) {
       os << "  " << k.set << " " << k.source << " (" << k.setting << ", " << k.options.size() << " options): tau "
          << fixed(k.kendall_tau, 2) << ", top pick " << (k.top_pick_right ? "right" : "WRONG") << " (predicted "
-         << k.predicted_best << ", measured " << k.measured_best << ")\n";
+         << k.predicted_best << ", measured " << k.measured_best << ")";
+      if (!k.shortlist.empty()) {
+        os << "; too close to call with the pick: " << k.shortlist.size() << " of " << k.options.size()
+           << (k.shortlist_holds_best ? ", the measured best among them" : ", the measured best NOT among them");
+      }
+      os << "\n";
     }
   }
   os << "\n  " << std::string(13, ' ')
-     << "pairs  sources  median |gain error|  sign right   rankings  mean tau  top pick   called: right    band\n";
+     << "pairs  sources  median |gain error|  sign right   rankings  mean tau  top pick   called: right    band"
+        "   shortlist: best in (options)\n";
   for (const auto& s : report.pair_summaries) {
-    std::snprintf(buf, sizeof buf, "  %-13s %5d  %7d  %14s pts  %4d/%-4d   %8d  %8s  %3d/%-3d  %6d/%-3d %4d/%-3d\n",
+    std::snprintf(buf, sizeof buf,
+                  "  %-13s %5d  %7d  %14s pts  %4d/%-4d   %8d  %8s  %3d/%-3d  %6d/%-3d %4d/%-3d  %9d/%-3d (%d/%d)\n",
                   s.group.c_str(), s.pairs, s.sources, fixed(s.median_gain_error_points, 1).c_str(), s.sign_right,
                   s.pairs, s.rankings, fixed(s.mean_kendall_tau, 2).c_str(), s.top_pick_right, s.rankings,
-                  s.called_right, s.called, s.in_band, s.with_band);
+                  s.called_right, s.called, s.in_band, s.with_band, s.shortlist_holds_best, s.with_shortlist,
+                  s.shortlisted_options, s.shortlist_ranking_options);
     os << buf;
   }
   os << "\n  gain p10-p90: the band rank gives a gain (the fit set's pair residuals of the other sources; none\n"
         "  where fewer than "
      << kMinModelErrorRows
      << " remain) and whether the measured gain lies in it; rank says: the sign it commits to\n"
-        "  when the band is clear of 0, else too close to call; called: right = signs right of those it commits to\n";
+        "  when the band is clear of 0, else too close to call; called: right = signs right of those it commits to;\n"
+        "  shortlist: rankings whose measured best is among the options too close to call with rank's pick\n"
+        "  (those options, of all the rankings' options)\n";
   return os.str();
 }
 
@@ -228,7 +238,8 @@ nlohmann::json pairs_json(const ValidationReport& report) {
     j["rankings"].push_back({{"source", k.source}, {"set", k.set}, {"setting", k.setting},
                              {"intervention", k.intervention}, {"options", k.options},
                              {"kendall_tau", k.kendall_tau}, {"top_pick_right", k.top_pick_right},
-                             {"predicted_best", k.predicted_best}, {"measured_best", k.measured_best}});
+                             {"predicted_best", k.predicted_best}, {"measured_best", k.measured_best},
+                             {"shortlist", k.shortlist}, {"shortlist_holds_best", k.shortlist_holds_best}});
   }
   j["pair_summary"] = nlohmann::json::array();
   for (const auto& s : report.pair_summaries) {
@@ -237,7 +248,10 @@ nlohmann::json pairs_json(const ValidationReport& report) {
                                  {"sign_right", s.sign_right}, {"rankings", s.rankings},
                                  {"mean_kendall_tau", s.mean_kendall_tau}, {"top_pick_right", s.top_pick_right},
                                  {"with_band", s.with_band}, {"called", s.called}, {"called_right", s.called_right},
-                                 {"in_band", s.in_band}});
+                                 {"in_band", s.in_band}, {"with_shortlist", s.with_shortlist},
+                                 {"shortlist_holds_best", s.shortlist_holds_best},
+                                 {"shortlisted_options", s.shortlisted_options},
+                                 {"shortlist_ranking_options", s.shortlist_ranking_options}});
   }
   return j;
 }

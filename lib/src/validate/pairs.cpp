@@ -6,6 +6,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -78,7 +79,8 @@ OptionRanking ranking_of(const std::vector<const ValidationRow*>& rows, const Se
   k.set = rows.front()->set;
   k.setting = setting.name;
   k.intervention = setting.intervention;
-  std::vector<double> predicted, measured;
+  std::vector<double>& predicted = k.predicted;
+  std::vector<double>& measured = k.measured;
   for (const ValidationRow* r : rows) {
     k.options.push_back(r->name);
     predicted.push_back(r->predicted_spec_tokens_per_s);
@@ -119,6 +121,13 @@ PairSummary summarize(const std::string& group, const std::vector<const GainPair
     s.top_pick_right += k->top_pick_right ? 1 : 0;
   }
   s.mean_kendall_tau = rankings.empty() ? 0.0 : tau / double(rankings.size());
+  for (const OptionRanking* k : rankings) {
+    if (k->shortlist.empty()) continue;
+    ++s.with_shortlist;
+    s.shortlist_holds_best += k->shortlist_holds_best ? 1 : 0;
+    s.shortlisted_options += int(k->shortlist.size());
+    s.shortlist_ranking_options += int(k->options.size());
+  }
   return s;
 }
 
@@ -268,17 +277,40 @@ std::vector<PairSummary> summarize_pairs(const std::vector<GainPair>& pairs, con
   return summaries;
 }
 
-void add_gain_bands(std::vector<GainPair>& pairs) {
-  for (auto& pair : pairs) {
-    std::vector<double> r;
-    for (const auto& p : pairs) {
-      if (p.set == "fit" && p.source != pair.source) r.push_back(std::log((1.0 + p.measured_gain) / (1.0 + p.predicted_gain)));
+std::optional<GainResidualBand> gain_residual_band(const std::vector<GainPair>& pairs, const std::string& leave_out) {
+  // Both ways: a pair's before and after are in file order, so its reverse is as much a pair. Over
+  // r and -r, the p90 is the p80 of |r| and the p10 its negative.
+  std::vector<double> size;
+  for (const auto& p : pairs) {
+    if (p.set == "fit" && p.source != leave_out) size.push_back(std::abs(std::log((1.0 + p.measured_gain) / (1.0 + p.predicted_gain))));
+  }
+  if (int(size.size()) < kMinModelErrorRows) return std::nullopt;
+  std::sort(size.begin(), size.end());
+  const double q = nearest_rank(size, 0.8);
+  return GainResidualBand{int(size.size()), -q, q};
+}
+
+void add_gain_bands(std::vector<GainPair>& pairs, std::vector<OptionRanking>& rankings) {
+  std::vector<std::optional<GainResidualBand>> bands;
+  for (const auto& pair : pairs) bands.push_back(gain_residual_band(pairs, pair.source));
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    pairs[i].gain_band.reset();
+    if (!bands[i]) continue;
+    const double ratio = 1.0 + pairs[i].predicted_gain;
+    pairs[i].gain_band = std::pair{ratio * std::exp(bands[i]->p10) - 1.0, ratio * std::exp(bands[i]->p90) - 1.0};
+  }
+  for (auto& k : rankings) {
+    k.shortlist.clear();
+    k.shortlist_holds_best = false;
+    const auto band = gain_residual_band(pairs, k.source);
+    if (!band || k.predicted.empty()) continue;
+    const double pick = *std::max_element(k.predicted.begin(), k.predicted.end());
+    for (std::size_t i = 0; i < k.options.size(); ++i) {
+      // The option's gain over the pick, (ratio exp(r_p10) - 1 .. ratio exp(r_p90) - 1), holds 0.
+      const double ratio = k.predicted[i] / pick;
+      if (ratio * std::exp(band->p10) <= 1.0 && ratio * std::exp(band->p90) >= 1.0) k.shortlist.push_back(k.options[i]);
     }
-    pair.gain_band.reset();
-    if (int(r.size()) < kMinModelErrorRows) continue;
-    std::sort(r.begin(), r.end());
-    const double ratio = 1.0 + pair.predicted_gain;
-    pair.gain_band = std::pair{ratio * std::exp(nearest_rank(r, 0.1)) - 1.0, ratio * std::exp(nearest_rank(r, 0.9)) - 1.0};
+    k.shortlist_holds_best = std::find(k.shortlist.begin(), k.shortlist.end(), k.measured_best) != k.shortlist.end();
   }
 }
 

@@ -406,7 +406,8 @@ std::string model_error_yaml(const ModelError& e) {
      << "sigma_above: " << f(e.sigma_above) << "\n";
   if (e.gain_pairs > 0) {
     os << "# A predicted gain's error over the fit set's pairs (docs/validation.md#pairs): ln((1 + measured\n"
-       << "# gain) / (1 + predicted gain)); rank's gain band. The pairs are K sweeps and draft changes.\n"
+       << "# gain) / (1 + predicted gain)), each pair both ways (its reverse is as much a pair), so p10 =\n"
+       << "# -p90; rank's gain band. The pairs are K sweeps and draft changes.\n"
        << "gain_residual_ln:\n"
        << "  pairs: " << e.gain_pairs << "\n"
        << "  p10: " << f(e.gain_residual_p10) << "\n"
@@ -470,19 +471,15 @@ void attach_model_error(ValidationReport& report) {
   report.model_error_note = widen_by_other_sources(targets, fit);
 }
 
-// The gain error of the fit set's pairs, beside the model error (nearest rank, as the rows' is);
-// too few pairs (kMinModelErrorRows) leave it out.
+// The gain error of the fit set's pairs, beside the model error (gain_residual_band); too few pairs
+// (kMinModelErrorRows) leave it out.
 void attach_gain_error(ValidationReport& report) {
   if (!report.model_error) return;
-  std::vector<double> r;
-  for (const auto& p : report.pairs) {
-    if (p.set == "fit") r.push_back(std::log((1.0 + p.measured_gain) / (1.0 + p.predicted_gain)));
-  }
-  if (int(r.size()) < kMinModelErrorRows) return;
-  std::sort(r.begin(), r.end());
-  report.model_error->gain_pairs = int(r.size());
-  report.model_error->gain_residual_p10 = nearest_rank(r, 0.1);
-  report.model_error->gain_residual_p90 = nearest_rank(r, 0.9);
+  const auto band = gain_residual_band(report.pairs);
+  if (!band) return;
+  report.model_error->gain_pairs = band->pairs;
+  report.model_error->gain_residual_p10 = band->p10;
+  report.model_error->gain_residual_p90 = band->p90;
 }
 
 // Each scored row's set from the split read at `path` (named `split_file` in the report); sources it
@@ -661,7 +658,7 @@ ValidationReport validate_corpus(const std::vector<std::string>& files, const Va
   if (!apart.empty()) report.not_scored = summarize_errors("not scored", apart);
   derive_pairs(report.rows, keys, report.pairs, report.rankings, report.pair_summaries);
   attach_gain_error(report);
-  add_gain_bands(report.pairs);
+  add_gain_bands(report.pairs, report.rankings);
   report.pair_summaries = summarize_pairs(report.pairs, report.rankings);
   if (options.calibrate_on.empty()) return report;
 
