@@ -238,6 +238,61 @@ TEST_CASE("validate: the regression guard compares against a committed summary",
   refused(inverted, "summary[2].median_abs_error", "above the group's worst");
 }
 
+TEST_CASE("validate: the regression guard holds the check set's pairs too", "[validate][pairs]") {
+  auto report = specsim::validate_corpus(specsim::find_validation_rows({kRows}, kRoot), {}, kRoot);
+  // The test corpus pairs in its fit set only: give the check group figures to guard.
+  REQUIRE(report.pair_summaries[0].group == "check");
+  auto& check = report.pair_summaries[0];
+  check.pairs = 10;
+  check.median_gain_error_points = 5.0;
+  check.sign_right = 8;
+  check.called = 4;
+  check.called_right = 3;
+  check.in_band = 9;
+  specsim::test::TempDir dir("specsim-validate-pair-baseline");
+  const auto write = [&](const nlohmann::json& j) {
+    const std::string f = (dir.path / "baseline.json").string();
+    std::ofstream(f) << j.dump();
+    return f;
+  };
+  const nlohmann::json same = nlohmann::json::parse(specsim::render_validation(report, specsim::Format::kJson));
+  CHECK(specsim::regressions_against(report, write(same)).empty());
+  // A baseline from before the pairs guards the rows alone.
+  nlohmann::json rows_only = same;
+  rows_only.erase("pair_summary");
+  CHECK(specsim::regressions_against(report, write(rows_only)).empty());
+
+  nlohmann::json better = same;
+  better["pair_summary"][0]["median_gain_error_points"] = 3.5;  // 1.5 points better than now: past 1
+  better["pair_summary"][0]["sign_right"] = 10;                 // two more right: past 1
+  better["pair_summary"][0]["called_right"] = 4;                // one sign committed to is wrong now, none then
+  better["pair_summary"][0]["in_band"] = 10;                    // one more inside: within 2
+  const auto worse = specsim::regressions_against(report, write(better));
+  REQUIRE(worse.size() == 3);
+  CHECK_THAT(worse[0], Contains("check pairs: median |gain error| 5.0 points, baseline 3.5"));
+  CHECK_THAT(worse[1], Contains("check pairs: gain sign right in 8 pairs, baseline 10"));
+  CHECK_THAT(worse[2], Contains("check pairs: wrong signs among those rank commits to 1, baseline 0"));
+
+  nlohmann::json fewer = same;
+  fewer["pair_summary"][0]["pairs"] = 9;
+  fewer["pair_summary"][0]["sign_right"] = 8;
+  CHECK_THAT(specsim::regressions_against(report, write(fewer)).at(0), Contains("check pairs: 10 pairs, the baseline has 9"));
+
+  const auto refused = [&](nlohmann::json j, const std::string& key, const std::string& why) {
+    const std::string f = write(j);
+    CHECK_THROWS_WITH(specsim::regressions_against(report, f), Contains(f) && Contains(key) && Contains(why));
+  };
+  nlohmann::json too_many = same;
+  too_many["pair_summary"][0]["sign_right"] = 11;
+  refused(too_many, "pair_summary[0].sign_right", "at most the group's pairs");
+  nlohmann::json called_more = same;
+  called_more["pair_summary"][0]["called_right"] = 5;  // of 4 called
+  refused(called_more, "pair_summary[0].called_right", "at most the pairs called");
+  nlohmann::json not_array = same;
+  not_array["pair_summary"] = 3;
+  refused(not_array, "pair_summary", "expected an array");
+}
+
 TEST_CASE("cli: validate prints text, JSON and CSV from one report", "[validate][cli]") {
   const auto text = specsim::test::run({"validate", kRows});
   REQUIRE(text.code == 0);

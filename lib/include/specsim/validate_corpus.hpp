@@ -363,16 +363,22 @@ struct RegressionMargins {
   int sign_rows = 0;               // rows whose sign may turn wrong
   int band_rows = 2;               // rows whose measurement may leave the p10-p90 band
   double median_band_width = 0.05;  // five points of (p90 - p10) / predicted: a band may not widen to hold
+  // The check set's and all pairs' gains (`pair_summary`, where the baseline has one):
+  double gain_error_points = 1.0;  // one point of median |predicted - measured gain|
+  int pair_sign = 1;               // pairs whose gain sign may turn wrong
+  int pair_band = 2;               // pairs whose measured gain may leave rank's band
+  // and no sign rank commits to (its band clear of 0) may turn wrong.
 };
 
 // The groups a baseline must hold: the guard judges the out-of-sample figures.
 inline const std::vector<std::string> kGuardedGroups = {"check", "leave-source-out"};
 
 // The ways `report` is worse than the summary in `baseline_file` (the `summary` array of
-// `specsim validate --json`); empty when it is not. A corpus whose row count changed is a
-// difference too: the baseline must be rewritten with the rows. A vacuous baseline is refused (an
-// Error naming the file and key): no summary, a kGuardedGroups group missing, a group twice,
-// counts below 0 or above its rows, a median above its worst.
+// `specsim validate --json`), and than its `pair_summary` for the "check" and "all" pairs where the
+// baseline has one; empty when it is not. A corpus whose row or pair count changed is a difference
+// too: the baseline must be rewritten with the rows. A vacuous baseline is refused (an Error naming
+// the file and key): no summary, a kGuardedGroups group missing, a group twice, counts below 0 or
+// above its rows (or pairs), a median above its worst.
 [[nodiscard]] std::vector<std::string> regressions_against(const ValidationReport& report,
                                                            const std::string& baseline_file,
                                                            const RegressionMargins& margins = {});

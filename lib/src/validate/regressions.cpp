@@ -57,15 +57,75 @@ BaselineGroup read_group(const nlohmann::json& b, const std::string& file, std::
   return g;
 }
 
-std::vector<BaselineGroup> read_baseline(const std::string& baseline_file) {
+// The pairs' groups a baseline's `pair_summary` is guarded for.
+const char* const kGuardedPairGroups[] = {"check", "all"};
+
+struct BaselinePairs {
+  std::string group;
+  int pairs = 0;
+  double median_points = 0.0;
+  int sign = 0;
+  std::optional<int> called, called_right, in_band;
+};
+
+// One guarded `pair_summary` entry, refused where it could not describe real pairs.
+BaselinePairs read_pair_group(const nlohmann::json& b, const std::string& file, std::size_t index) {
+  const std::string at = "pair_summary[" + std::to_string(index) + "].";
+  const auto fail = [&](const char* key, const std::string& why) { throw Error(SourceLocation{file, 0, 0}, at + key, why); };
+  const auto number = [&](const char* key) {
+    if (!b.contains(key) || !b[key].is_number()) fail(key, "expected a number");
+    const double v = b[key].get<double>();
+    if (!(v >= 0.0) || !std::isfinite(v)) fail(key, "expected a finite number >= 0");
+    return v;
+  };
+  const auto count = [&](const char* key, int most, const char* of) {
+    const double v = number(key);
+    if (v != std::floor(v) || v > most) fail(key, std::string("expected a whole count of at most the ") + of);
+    return int(v);
+  };
+  BaselinePairs g;
+  g.group = b["group"].get<std::string>();
+  const double pairs = number("pairs");
+  if (pairs != std::floor(pairs)) fail("pairs", "expected a whole count");
+  g.pairs = int(pairs);
+  g.median_points = number("median_gain_error_points");
+  g.sign = count("sign_right", g.pairs, "group's pairs");
+  if (b.contains("called")) g.called = count("called", g.pairs, "group's pairs");
+  if (b.contains("called_right")) {
+    if (!g.called) fail("called_right", "needs `called`");
+    g.called_right = count("called_right", *g.called, "pairs called");
+  }
+  if (b.contains("in_band")) g.in_band = count("in_band", g.pairs, "group's pairs");
+  return g;
+}
+
+std::vector<BaselinePairs> read_pair_groups(const nlohmann::json& j, const std::string& file) {
+  std::vector<BaselinePairs> out;
+  if (!j.contains("pair_summary")) return out;  // a baseline from before the pairs: rows only
+  if (!j["pair_summary"].is_array()) throw Error(SourceLocation{file, 0, 0}, "pair_summary", "expected an array");
+  for (std::size_t i = 0; i < j["pair_summary"].size(); ++i) {
+    const auto& b = j["pair_summary"][i];
+    if (!b.is_object() || !b.contains("group") || !b["group"].is_string()) {
+      throw Error(SourceLocation{file, 0, 0}, "pair_summary[" + std::to_string(i) + "].group", "expected a text");
+    }
+    const std::string group = b["group"].get<std::string>();
+    if (std::none_of(std::begin(kGuardedPairGroups), std::end(kGuardedPairGroups), [&](const char* g) { return group == g; })) continue;
+    out.push_back(read_pair_group(b, file, i));
+  }
+  return out;
+}
+
+nlohmann::json read_baseline_json(const std::string& baseline_file) {
   std::ifstream in(baseline_file);
   if (!in) throw Error(SourceLocation{baseline_file, 0, 0}, "", "cannot read the baseline summary");
-  nlohmann::json j;
   try {
-    j = nlohmann::json::parse(in);
+    return nlohmann::json::parse(in);
   } catch (const nlohmann::json::parse_error& e) {
     throw Error(SourceLocation{baseline_file, 0, 0}, "", std::string("not JSON: ") + e.what());
   }
+}
+
+std::vector<BaselineGroup> read_baseline(const nlohmann::json& j, const std::string& baseline_file) {
   if (!j.is_object() || !j.contains("summary") || !j["summary"].is_array() || j["summary"].empty()) {
     throw Error(SourceLocation{baseline_file, 0, 0}, "summary",
                 "expected the non-empty `summary` array of `specsim validate --json`");
@@ -88,12 +148,45 @@ std::vector<BaselineGroup> read_baseline(const std::string& baseline_file) {
   return groups;
 }
 
+// The ways the report's pairs are worse than the baseline's `pair_summary`.
+void pair_regressions(const ValidationReport& report, const std::vector<BaselinePairs>& baseline,
+                      const RegressionMargins& margins, std::vector<std::string>& out) {
+  for (const BaselinePairs& b : baseline) {
+    const auto it = std::find_if(report.pair_summaries.begin(), report.pair_summaries.end(),
+                                 [&](const PairSummary& s) { return s.group == b.group; });
+    const std::string name = b.group + " pairs";
+    if (it == report.pair_summaries.end() || it->pairs != b.pairs) {
+      out.push_back(name + ": " + std::to_string(it == report.pair_summaries.end() ? 0 : it->pairs) +
+                    " pairs, the baseline has " + std::to_string(b.pairs) + " (rewrite the baseline with the corpus change)");
+      continue;
+    }
+    if (it->median_gain_error_points > b.median_points + margins.gain_error_points) {
+      out.push_back(name + ": median |gain error| " + fixed(it->median_gain_error_points, 1) + " points, baseline " +
+                    fixed(b.median_points, 1));
+    }
+    if (it->sign_right < b.sign - margins.pair_sign) {
+      out.push_back(name + ": gain sign right in " + std::to_string(it->sign_right) + " pairs, baseline " + std::to_string(b.sign));
+    }
+    if (b.called && b.called_right && it->called - it->called_right > *b.called - *b.called_right) {
+      out.push_back(name + ": wrong signs among those rank commits to " + std::to_string(it->called - it->called_right) +
+                    ", baseline " + std::to_string(*b.called - *b.called_right));
+    }
+    if (b.in_band && it->in_band < *b.in_band - margins.pair_band) {
+      out.push_back(name + ": measured gain inside rank's band in " + std::to_string(it->in_band) + " pairs, baseline " +
+                    std::to_string(*b.in_band));
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> regressions_against(const ValidationReport& report, const std::string& baseline_file,
                                              const RegressionMargins& margins) {
   std::vector<std::string> out;
-  for (const BaselineGroup& b : read_baseline(baseline_file)) {
+  const nlohmann::json j = read_baseline_json(baseline_file);
+  const std::vector<BaselineGroup> groups = read_baseline(j, baseline_file);
+  const std::vector<BaselinePairs> pairs = read_pair_groups(j, baseline_file);
+  for (const BaselineGroup& b : groups) {
     const auto it = std::find_if(report.summaries.begin(), report.summaries.end(),
                                  [&](const ErrorSummary& s) { return s.group == b.group; });
     if (it == report.summaries.end()) {
@@ -126,6 +219,7 @@ std::vector<std::string> regressions_against(const ValidationReport& report, con
                     fixed(100 * *b.band_width, 1) + "%");
     }
   }
+  pair_regressions(report, pairs, margins, out);
   return out;
 }
 
