@@ -185,8 +185,8 @@ const ScenarioField kFields[] = {
      [](const Scenario& s) -> Get { return s.parallel.pp; }},
     // The files a scenario names: read once where the what-if is set up (load_field_value), never
     // per point. The all-reduce tables; the target (its MTP module is the draft of
-    // speculation.method mtp); the draft; the GPU; the box, which brings its GPU and all-reduce table where the
-    // scenario states none of its own.
+    // speculation.method mtp); the draft; the GPU; the box, which brings its GPU and all-reduce
+    // table where the scenario states none of its own.
     {"comm.profile", FieldKind::kFile, false, nullptr, nullptr, nullptr,
      [](Scenario& s, const std::string& name, const FieldFiles* f) {
        s.comm.profile = name;
