@@ -211,13 +211,13 @@ std::string pairs_text(const ValidationReport& report) {
                   s.shortlisted_options, s.shortlist_ranking_options);
     os << buf;
   }
-  os << "\n  gain p10-p90: the band rank gives a gain (the fit set's pair residuals of the other sources, each\n"
-        "  pair both ways; none where fewer than "
+  os << "\n  gain p10-p90: the band rank gives a gain (the fit set's pair residuals of the other sources,\n"
+        "  each pair both ways; none where fewer than "
      << kMinModelErrorRows
-     << " pairs remain) and whether the measured gain lies in it; rank says: the sign it commits to\n"
-        "  when the band is clear of 0, else too close to call; called: right = signs right of those it commits to;\n"
-        "  shortlist: rankings whose measured best is among the options too close to call with rank's pick\n"
-        "  (those options, of all the rankings' options)\n";
+     << " pairs remain), and whether the measured gain lies in it;\n"
+        "  rank says: the sign it commits to when the band is clear of 0, else too close to call;\n"
+        "  called: right = signs right of those it commits to; shortlist: rankings whose measured best is\n"
+        "  among the options too close to call with rank's pick (those options, of all the rankings' options)\n";
   return os.str();
 }
 
