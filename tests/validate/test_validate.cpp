@@ -284,10 +284,10 @@ TEST_CASE("validate: the regression guard holds the check set's pairs too", "[va
   };
   nlohmann::json too_many = same;
   too_many["pair_summary"][0]["sign_right"] = 11;
-  refused(too_many, "pair_summary[0].sign_right", "at most the group's pairs");
+  refused(too_many, "pair_summary[0].sign_right", "at most the group's 10 pairs");
   nlohmann::json called_more = same;
   called_more["pair_summary"][0]["called_right"] = 5;  // of 4 called
-  refused(called_more, "pair_summary[0].called_right", "at most the pairs called");
+  refused(called_more, "pair_summary[0].called_right", "at most the 4 pairs called");
   nlohmann::json not_array = same;
   not_array["pair_summary"] = 3;
   refused(not_array, "pair_summary", "expected an array");

@@ -27,33 +27,46 @@ struct BaselineGroup {
   std::optional<double> band_width;
 };
 
-// One `summary` entry, refused where it could not describe real rows.
-BaselineGroup read_group(const nlohmann::json& b, const std::string& file, std::size_t index) {
-  const std::string at = "summary[" + std::to_string(index) + "].";
-  const auto fail = [&](const char* key, const std::string& why) { throw Error(SourceLocation{file, 0, 0}, at + key, why); };
-  const auto number = [&](const char* key) {
+// The keys of one entry of a baseline's array (`summary[i]` or `pair_summary[i]`), each refused by
+// file and key where it could not describe real rows or pairs.
+struct EntryReader {
+  const nlohmann::json& b;
+  const std::string& file;
+  std::string at;  // "summary[2]."
+
+  [[noreturn]] void fail(const char* key, const std::string& why) const {
+    throw Error(SourceLocation{file, 0, 0}, at + key, why);
+  }
+  double number(const char* key) const {
     if (!b.contains(key) || !b[key].is_number()) fail(key, "expected a number");
     const double v = b[key].get<double>();
     if (!(v >= 0.0) || !std::isfinite(v)) fail(key, "expected a finite number >= 0");
     return v;
-  };
-  const auto count = [&](const char* key, int rows) {
+  }
+  // A whole count of at most `most` (`of` says what: "the group's 37 rows").
+  int count(const char* key, int most, const std::string& of) const {
     const double v = number(key);
-    if (v != std::floor(v) || v > rows) fail(key, "expected a whole count of at most the group's " + std::to_string(rows) + " rows");
+    if (v != std::floor(v) || v > most) fail(key, "expected a whole count of at most " + of);
     return int(v);
-  };
-  if (!b.is_object() || !b.contains("group") || !b["group"].is_string()) fail("group", "expected a text");
+  }
+};
+
+// One `summary` entry, refused where it could not describe real rows.
+BaselineGroup read_group(const nlohmann::json& b, const std::string& file, std::size_t index) {
+  const EntryReader e{b, file, "summary[" + std::to_string(index) + "]."};
+  if (!b.is_object() || !b.contains("group") || !b["group"].is_string()) e.fail("group", "expected a text");
   BaselineGroup g;
   g.group = b["group"].get<std::string>();
-  const double rows = number("rows");
-  if (rows < 1 || rows != std::floor(rows)) fail("rows", "expected a whole count >= 1 (a group without rows guards nothing)");
+  const double rows = e.number("rows");
+  if (rows < 1 || rows != std::floor(rows)) e.fail("rows", "expected a whole count >= 1 (a group without rows guards nothing)");
   g.rows = int(rows);
-  g.median = number("median_abs_error");
-  g.worst = number("worst_abs_error");
-  if (g.median > g.worst) fail("median_abs_error", "is above the group's worst |error|");
-  g.sign = count("sign_right", g.rows);
-  if (b.contains("in_band")) g.in_band = count("in_band", g.rows);
-  if (b.contains("median_band_width")) g.band_width = number("median_band_width");
+  const std::string of_rows = "the group's " + std::to_string(g.rows) + " rows";
+  g.median = e.number("median_abs_error");
+  g.worst = e.number("worst_abs_error");
+  if (g.median > g.worst) e.fail("median_abs_error", "is above the group's worst |error|");
+  g.sign = e.count("sign_right", g.rows, of_rows);
+  if (b.contains("in_band")) g.in_band = e.count("in_band", g.rows, of_rows);
+  if (b.contains("median_band_width")) g.band_width = e.number("median_band_width");
   return g;
 }
 
@@ -70,32 +83,21 @@ struct BaselinePairs {
 
 // One guarded `pair_summary` entry, refused where it could not describe real pairs.
 BaselinePairs read_pair_group(const nlohmann::json& b, const std::string& file, std::size_t index) {
-  const std::string at = "pair_summary[" + std::to_string(index) + "].";
-  const auto fail = [&](const char* key, const std::string& why) { throw Error(SourceLocation{file, 0, 0}, at + key, why); };
-  const auto number = [&](const char* key) {
-    if (!b.contains(key) || !b[key].is_number()) fail(key, "expected a number");
-    const double v = b[key].get<double>();
-    if (!(v >= 0.0) || !std::isfinite(v)) fail(key, "expected a finite number >= 0");
-    return v;
-  };
-  const auto count = [&](const char* key, int most, const char* of) {
-    const double v = number(key);
-    if (v != std::floor(v) || v > most) fail(key, std::string("expected a whole count of at most the ") + of);
-    return int(v);
-  };
+  const EntryReader e{b, file, "pair_summary[" + std::to_string(index) + "]."};
   BaselinePairs g;
   g.group = b["group"].get<std::string>();
-  const double pairs = number("pairs");
-  if (pairs != std::floor(pairs)) fail("pairs", "expected a whole count");
+  const double pairs = e.number("pairs");
+  if (pairs != std::floor(pairs)) e.fail("pairs", "expected a whole count");
   g.pairs = int(pairs);
-  g.median_points = number("median_gain_error_points");
-  g.sign = count("sign_right", g.pairs, "group's pairs");
-  if (b.contains("called")) g.called = count("called", g.pairs, "group's pairs");
+  const std::string of_pairs = "the group's " + std::to_string(g.pairs) + " pairs";
+  g.median_points = e.number("median_gain_error_points");
+  g.sign = e.count("sign_right", g.pairs, of_pairs);
+  if (b.contains("called")) g.called = e.count("called", g.pairs, of_pairs);
   if (b.contains("called_right")) {
-    if (!g.called) fail("called_right", "needs `called`");
-    g.called_right = count("called_right", *g.called, "pairs called");
+    if (!g.called) e.fail("called_right", "needs `called`");
+    g.called_right = e.count("called_right", *g.called, "the " + std::to_string(*g.called) + " pairs called");
   }
-  if (b.contains("in_band")) g.in_band = count("in_band", g.pairs, "group's pairs");
+  if (b.contains("in_band")) g.in_band = e.count("in_band", g.pairs, of_pairs);
   return g;
 }
 
