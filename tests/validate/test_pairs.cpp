@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "cli_run.hpp"
 #include "specsim/load.hpp"
@@ -224,6 +225,29 @@ TEST_CASE("rank: each gain carries the band of specsim's error on measured gains
     CHECK_THAT(x["gain_band"]["p90"].get<double>(), WithinRel(now * (ratio * std::exp(e.gain_residual_p90) - 1.0), 1e-9));
     const bool holds_zero = x["gain_band"]["p10"].get<double>() < 0 && x["gain_band"]["p90"].get<double>() > 0;
     CHECK(x["gain_band"]["too_close_to_call"].get<bool>() == holds_zero);
+  }
+  // Which to try first: on the home box CUDA graphs for the verify lead every other option beyond
+  // the error (119 tok/s against at most 59), so nothing is too close to it.
+  REQUIRE(j["interventions"][0]["name"] == "cuda-graph-verify");
+  CHECK(j["too_close_to_top"].empty());
+  CHECK_THAT(r.out, !Contains("try first"));  // JSON only here
+  const auto text = specsim::test::run({"rank"});
+  CHECK_THAT(text.out, Contains("try first: cuda-graph-verify, ahead of every other option beyond specsim's error"));
+  // Past the first step the plan's options are close: on the box with CUDA graphs for the verify,
+  // the top pick's lead over each listed option is within exp(p90) = e^0.202.
+  const auto after = specsim::test::run({"rank", "--json", "--set", "engine.verify_mode=graph"});
+  REQUIRE(after.code == 0);
+  const auto k = nlohmann::json::parse(after.out);
+  const double top = k["interventions"][0]["tokens_per_s"].get<double>();
+  std::set<std::string> close(k["too_close_to_top"].begin(), k["too_close_to_top"].end());
+  REQUIRE_FALSE(close.empty());
+  for (std::size_t i = 1; i < k["interventions"].size(); ++i) {
+    const auto& x = k["interventions"][i];
+    if (!x["feasible"].get<bool>()) continue;
+    const double lead = top / x["tokens_per_s"].get<double>();
+    INFO(x["name"] << " lead " << lead);
+    CHECK(close.count(x["name"].get<std::string>()) ==
+          std::size_t(lead * std::exp(e.gain_residual_p10) <= 1.0 && lead * std::exp(e.gain_residual_p90) >= 1.0));
   }
 }
 

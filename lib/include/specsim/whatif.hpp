@@ -80,6 +80,10 @@ struct RankReport {
   std::vector<const RankedIntervention*> by_gain_per_effort;  // feasible ones
   std::vector<PlanStep> path;           // apply the best, re-rank the rest
   std::string gain_band_origin;         // where the gain bands come from; "" without them
+  // The feasible interventions the top pick (ranked's first) is not ahead of beyond specsim's error
+  // on gains: the band of the top pick's lead over each, its ratio times exp(p10) and exp(p90),
+  // holds 1. Empty without gain bands or when the lead is clear over every other.
+  std::vector<std::string> too_close_to_top;
   int path_steps = 4;                   // the plan's length asked for; 0: no plan
 };
 

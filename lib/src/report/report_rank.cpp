@@ -51,6 +51,7 @@ nlohmann::json rank_json(const RankReport& r) {
   j["baseline_tokens_per_s"] = r.baseline_tokens_per_s;
   j["scenario_tokens_per_s"] = r.scenario_tokens_per_s;
   j["gain_band_origin"] = r.gain_band_origin.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.gain_band_origin);
+  j["too_close_to_top"] = r.too_close_to_top;
   if (!r.scenario_infeasible.empty()) j["scenario_infeasible"] = r.scenario_infeasible;
   j["interventions"] = nlohmann::json::array();
   for (const auto& x : r.ranked) j["interventions"].push_back(intervention_json(x));
@@ -116,6 +117,16 @@ std::string rank_text(const std::string& scenario, const RankReport& r) {
   }
   if (!r.gain_band_origin.empty()) {
     out += "  [gain within specsim's error]: the gain's p10-p90 holds 0, from " + r.gain_band_origin + "\n";
+    if (!r.ranked.empty() && r.ranked.front().feasible) {
+      const std::string& top = r.ranked.front().intervention.name;
+      if (r.too_close_to_top.empty()) {
+        out += "  try first: " + top + ", ahead of every other option beyond specsim's error on gains\n";
+      } else {
+        std::string names;
+        for (const auto& n : r.too_close_to_top) names += (names.empty() ? "" : ", ") + n;
+        out += "  try first: " + top + " or " + names + ": its lead over them is within specsim's error on gains\n";
+      }
+    }
   }
   out += "\n  best gain per launch: " + std::string(r.by_gain_per_effort.empty() ? "none" : "");
   for (std::size_t i = 0; i < r.by_gain_per_effort.size() && i < 3; ++i) {

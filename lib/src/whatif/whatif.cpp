@@ -240,7 +240,8 @@ RankedIntervention Ranker::evaluate(const RankState& state, const Offer& o, doub
 
 // Each gain's band: the measured/predicted ratio of gains on the fit set's pairs applied to this
 // one's ratio (docs/validation.md#pairs). Those pairs are K sweeps and draft changes; a catalogue
-// change of another kind borrows their spread, which the origin says.
+// change of another kind borrows their spread, which the origin says. Then the options the top pick
+// does not lead beyond that spread; `report.ranked` is sorted, best first.
 void add_gain_bands(const Scenario& s, double now, RankReport& report) {
   const auto& e = s.model_error;
   if (!e || e->gain_pairs == 0) return;
@@ -251,6 +252,17 @@ void add_gain_bands(const Scenario& s, double now, RankReport& report) {
     const double ratio = r.tokens_per_s / now;
     r.gain_band = std::pair{now * (ratio * std::exp(e->gain_residual_p10) - 1.0),
                             now * (ratio * std::exp(e->gain_residual_p90) - 1.0)};
+  }
+  // Which to try first: the options the top pick does not lead beyond the same error.
+  if (report.ranked.empty() || !report.ranked.front().feasible) return;
+  const RankedIntervention& top = report.ranked.front();
+  for (std::size_t i = 1; i < report.ranked.size(); ++i) {
+    const RankedIntervention& r = report.ranked[i];
+    if (!r.feasible || !(r.tokens_per_s > 0)) continue;
+    const double lead = top.tokens_per_s / r.tokens_per_s;
+    if (lead * std::exp(e->gain_residual_p10) <= 1.0 && lead * std::exp(e->gain_residual_p90) >= 1.0) {
+      report.too_close_to_top.push_back(r.intervention.name);
+    }
   }
 }
 
@@ -314,11 +326,11 @@ RankReport rank(const Scenario& loaded, const std::vector<std::string>& patches,
       report.not_offered.push_back(o.iv.name);
     }
   }
-  add_gain_bands(base, now.spec_tokens_per_s, report);
   std::stable_sort(report.ranked.begin(), report.ranked.end(), [](const auto& a, const auto& b) {
     if (a.feasible != b.feasible) return a.feasible;
     return a.gain > b.gain;
   });
+  add_gain_bands(base, now.spec_tokens_per_s, report);  // after the sort: it compares each with the top pick
   for (const auto& r : report.ranked) {
     if (r.feasible) report.by_gain_per_effort.push_back(&r);
   }
