@@ -31,35 +31,33 @@ TEST_CASE("what-ifs: rank reads no file after the first load, tp and table inter
   CHECK(again.ranked.size() == first.ranked.size());
 }
 
-TEST_CASE("what-ifs: a sweep over tp reads the scenario once, not once per point", "[sweep][whatif]") {
-  const std::string scenario = "llama-3.3-70b-eagle3-4x-h100-nvswitch";
-  (void)specsim::load_scenario(scenario, {}, kRoot);  // the model, GPU and topology files, cached
+namespace {
+// The data files a sweep over `axis` reads once the files its values name are cached (`warm`
+// loads the scenario with one of them, as the sweep's setup reads them), and its valid points.
+std::size_t files_read_by_sweep(const std::string& scenario, const std::string& warm, const std::string& axis,
+                                std::size_t valid) {
+  (void)specsim::load_scenario(scenario, warm.empty() ? std::vector<std::string>{} : std::vector<std::string>{warm}, kRoot);
   const std::size_t before = specsim::data_files_read();
-  const auto r = specsim::sweep(scenario, {}, {specsim::parse_vary("parallel.tp=1,2,4")}, kRoot);
+  const auto r = specsim::sweep(scenario, {}, {specsim::parse_vary(axis)}, kRoot);
   CHECK(r.fast_path);
-  CHECK(r.valid == 3);
-  CHECK(specsim::data_files_read() - before == 1);  // the scenario file itself
+  CHECK(r.valid == valid);
+  return specsim::data_files_read() - before;
+}
+}  // namespace
+
+TEST_CASE("what-ifs: a sweep over tp reads the scenario once, not once per point", "[sweep][whatif]") {
+  // The scenario file itself; the model, GPU and topology files are cached.
+  CHECK(files_read_by_sweep("llama-3.3-70b-eagle3-4x-h100-nvswitch", "", "parallel.tp=1,2,4", 3) == 1);
 }
 
 TEST_CASE("what-ifs: a sweep over boxes and targets reads each file once, not once per point", "[sweep][whatif]") {
-  const std::string axis = "topology=8x-rtx-pro-6000-pcie5,8x-rtx-pro-6000-pcie5-switch";
-  // The files each value names, read once and cached, as the sweep's setup reads them.
-  (void)specsim::load_scenario(specsim::kDefaultScenario, {"topology=8x-rtx-pro-6000-pcie5-switch"}, kRoot);
-  const std::size_t before = specsim::data_files_read();
-  const auto r = specsim::sweep(specsim::kDefaultScenario, {}, {specsim::parse_vary(axis)}, kRoot);
-  CHECK(r.fast_path);
-  CHECK(r.valid == 2);
-  CHECK(specsim::data_files_read() - before == 1);  // the scenario file itself
+  CHECK(files_read_by_sweep(specsim::kDefaultScenario, "topology=8x-rtx-pro-6000-pcie5-switch",
+                            "topology=8x-rtx-pro-6000-pcie5,8x-rtx-pro-6000-pcie5-switch", 2) == 1);
 }
 
 TEST_CASE("what-ifs: a sweep over drafts reads each draft file once, not the scenario per point", "[sweep][whatif]") {
-  const std::string scenario = specsim::kDefaultScenario;
-  (void)specsim::load_scenario(scenario, {"draft=kimi-k2.5-eagle3-lightseekorg"}, kRoot);  // both drafts, cached
-  const std::size_t before = specsim::data_files_read();
-  const auto r = specsim::sweep(scenario, {}, {specsim::parse_vary("draft=kimi-k2.5-eagle3,kimi-k2.5-eagle3-lightseekorg")}, kRoot);
-  CHECK(r.fast_path);
-  CHECK(r.valid == 2);
-  CHECK(specsim::data_files_read() - before == 1);  // the scenario file itself
+  CHECK(files_read_by_sweep(specsim::kDefaultScenario, "draft=kimi-k2.5-eagle3-lightseekorg",
+                            "draft=kimi-k2.5-eagle3,kimi-k2.5-eagle3-lightseekorg", 2) == 1);
 }
 
 TEST_CASE("what-ifs: an intervention's key*=factor scales the value rank holds, on the value", "[rank][whatif]") {

@@ -291,18 +291,24 @@ std::optional<GainResidualBand> gain_residual_band(const std::vector<GainPair>& 
 }
 
 void add_gain_bands(std::vector<GainPair>& pairs, std::vector<OptionRanking>& rankings) {
-  std::vector<std::optional<GainResidualBand>> bands;
-  for (const auto& pair : pairs) bands.push_back(gain_residual_band(pairs, pair.source));
-  for (std::size_t i = 0; i < pairs.size(); ++i) {
-    pairs[i].gain_band.reset();
-    if (!bands[i]) continue;
-    const double ratio = 1.0 + pairs[i].predicted_gain;
-    pairs[i].gain_band = std::pair{ratio * std::exp(bands[i]->p10) - 1.0, ratio * std::exp(bands[i]->p90) - 1.0};
+  // One band per source (its own pairs left out), shared by its pairs and rankings.
+  std::map<std::string, std::optional<GainResidualBand>> by_source;
+  const auto band_of = [&](const std::string& source) -> const std::optional<GainResidualBand>& {
+    auto it = by_source.find(source);
+    if (it == by_source.end()) it = by_source.emplace(source, gain_residual_band(pairs, source)).first;
+    return it->second;
+  };
+  for (auto& pair : pairs) {
+    const auto& band = band_of(pair.source);
+    pair.gain_band.reset();
+    if (!band) continue;
+    const double ratio = 1.0 + pair.predicted_gain;
+    pair.gain_band = std::pair{ratio * std::exp(band->p10) - 1.0, ratio * std::exp(band->p90) - 1.0};
   }
   for (auto& k : rankings) {
     k.shortlist.clear();
     k.shortlist_holds_best = false;
-    const auto band = gain_residual_band(pairs, k.source);
+    const auto& band = band_of(k.source);
     if (!band || k.predicted.empty()) continue;
     const double pick = *std::max_element(k.predicted.begin(), k.predicted.end());
     for (std::size_t i = 0; i < k.options.size(); ++i) {
