@@ -4,8 +4,12 @@
 // published totals named beside them; norms, biases and routers are left out, hence WithinRel.
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
+
 #include "specsim/error.hpp"
 #include "specsim/load.hpp"
+#include "cli_run.hpp"
 
 using Catch::Matchers::Contains;
 using Catch::Matchers::WithinRel;
@@ -119,6 +123,87 @@ TEST_CASE("hf: qwen3_next: 12 full-attention and 36 Gated DeltaNet layers", "[hf
   // layers 36 x (32 x 128 x 128 + (2 x 16 x 128 + 32 x 128) x 3) x 2 B = 39,518,208; mean over 48.
   CHECK_THAT(m.attention_state_bytes_per_layer(1, 1000), WithinRel((24576000.0 + 39518208.0) / 48, 1e-12));
   CHECK_THAT(m.attended_context(1000), WithinRel(12 * 1000.0 / 48, 1e-12));  // linear layers score no context
+}
+
+TEST_CASE("hf: qwen3_next: its config names no MTP module, vLLM builds one", "[hf]") {
+  // qwen3-next-80b-a3b.config.json has no num_nextn_predict_layers; vLLM's Qwen3NextMTP builds
+  // getattr(config, "num_nextn_predict_layers", 1) modules, so `--speculative-config
+  // '{"method": "qwen3_next_mtp"}'` drafts with one.
+  CHECK(hf("qwen3-next-80b-a3b.config.json").mtp_layers == 1);
+}
+
+TEST_CASE("hf: qwen3_5_moe (Qwen3.5-397B-A17B): text_config, hybrid attention, one MTP module", "[hf]") {
+  const auto m = hf("qwen3.5-397b-a17b.config.json");
+  CHECK(m.layers == 60);
+  CHECK(m.full_attention_layers() == 15);  // layer_types: every 4th layer full_attention
+  CHECK(m.layer_attention.linear_layers == 45);
+  CHECK(m.attention.output_gate);  // attn_output_gate true
+  CHECK(m.mtp_layers == 1);        // mtp_num_hidden_layers
+  REQUIRE(m.moe);
+  CHECK(m.moe->experts == 512);
+  CHECK(m.moe->experts_per_token == 10);
+  CHECK(m.moe->shared_experts == 1);  // 1024 / 1024
+  CHECK(m.dense_layers == 0);         // mlp_only_layers []
+  // Gated DeltaNet, key dim 16 x 128 = 2048, value dim 64 x 128 = 8192:
+  // 4096 x (2 x 2048 + 2 x 8192 + 2 x 64) + (2 x 2048 + 8192) x 4 + 8192 x 4096 = 118,013,952.
+  CHECK_THAT(m.linear_attention_params(), WithinRel(118013952.0, 1e-12));
+  // Gated full attention: 4096 x (2 x 32 + 2 x 2) x 256 + 32 x 256 x 4096 = 104,857,600.
+  CHECK_THAT(m.attention_params(), WithinRel(104857600.0, 1e-12));
+  // 15 x 104.86M + 45 x 118.01M + 60 x 513 x 3 x 4096 x 1024 + 2 x 248320 x 4096 = 396.2B; active
+  // with 10 + 1 experts 17.2B (model card: 397B total, 17B activated; norms and routers left out).
+  CHECK_THAT(m.total_params(), WithinRel(396219760640.0, 1e-9));
+  CHECK_THAT(m.active_params(), WithinRel(17222451200.0, 1e-9));
+}
+
+TEST_CASE("hf: a quantization_config beside text_config is read, not lost to the text_config", "[hf]") {
+  // Qwen3.5's FP8 and NVFP4 checkpoints keep quantization_config at the top, beside text_config.
+  // Reading the shape from text_config once overwrote the root with it (a YAML::Node assignment
+  // writes through), so the checkpoint read as BF16: about 4x its weight bytes, silently.
+  const auto m = specsim::load_model(kRoot.resolve(specsim::DataKind::kModel, "qwen3.5-397b-a17b-nvfp4"));
+  CHECK(m.weights.experts == Dtype::kNvfp4);
+  CHECK(m.weights.shared_experts == Dtype::kBf16);  // "*shared_expert*" excluded
+  CHECK(m.weights.attention == Dtype::kBf16);       // "*self_attn*", "*linear_attn*" excluded
+  CHECK(m.weights.lm_head == Dtype::kBf16);
+  CHECK(m.mtp_layers == 1);
+  // The FP8 layout (transformers' fine-grained FP8 at the top): every linear layer but the LM head.
+  const specsim::test::TempDir tmp("specsim_test_hf_top_quant");
+  const std::string config = specsim::test::read_text(kHf + "qwen3.5-397b-a17b.config.json");
+  const std::filesystem::path dir = tmp.path / "Qwen3.5-397B-A17B-FP8";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "config.json") << specsim::test::replaced_once(
+      config, R"("tie_word_embeddings": false,)",
+      R"("quantization_config": {"quant_method": "fp8", "fmt": "e4m3", "weight_block_size": [128, 128]}, "tie_word_embeddings": false,)");
+  const auto fp8 = specsim::load_model(dir.string());
+  CHECK(fp8.weights.experts == Dtype::kFp8);
+  CHECK(fp8.weights.attention == Dtype::kFp8);
+  CHECK(fp8.weights.lm_head == Dtype::kBf16);
+}
+
+TEST_CASE("hf: qwen3_5_text (the dense Qwen3.5/3.6): hybrid attention over a dense MLP", "[hf]") {
+  // Qwen3.5-27B's shape as its published text_config gives it (written here, not a stored copy):
+  // 64 layers, hidden 5120, FFN 17408, 24 heads of 256 with 4 KV heads, Gated DeltaNet with 16 key
+  // and 48 value heads of 128, one MTP module.
+  const specsim::test::TempDir tmp("specsim_test_hf_qwen3_5");
+  const std::filesystem::path dir = tmp.path / "Qwen3.5-27B";
+  std::filesystem::create_directories(dir);
+  std::string layer_types;
+  for (int i = 0; i < 64; ++i) layer_types += std::string(i ? ", " : "") + ((i + 1) % 4 == 0 ? "\"full_attention\"" : "\"linear_attention\"");
+  std::ofstream(dir / "config.json")
+      << R"({"architectures": ["Qwen3_5ForConditionalGeneration"], "model_type": "qwen3_5", "text_config": {)"
+      << R"("model_type": "qwen3_5_text", "attn_output_gate": true, "hidden_size": 5120, "intermediate_size": 17408,)"
+      << R"("num_hidden_layers": 64, "num_attention_heads": 24, "num_key_value_heads": 4, "head_dim": 256,)"
+      << R"("linear_num_key_heads": 16, "linear_num_value_heads": 48, "linear_key_head_dim": 128,)"
+      << R"("linear_value_head_dim": 128, "linear_conv_kernel_dim": 4, "vocab_size": 248320,)"
+      << R"("mtp_num_hidden_layers": 1, "dtype": "bfloat16", "layer_types": [)" << layer_types << "]}}";
+  const auto m = specsim::load_model(dir.string());
+  CHECK(m.name == "Qwen3.5-27B");
+  CHECK_FALSE(m.moe);
+  CHECK(m.dense_layers == 64);
+  CHECK(m.full_attention_layers() == 16);
+  CHECK(m.mtp_layers == 1);
+  // 16 x (5120 x (48 + 8) x 256 + 24 x 256 x 5120) + 48 x (5120 x (4096 + 12288 + 96) + (4096 + 6144) x 4
+  // + 6144 x 5120) + 64 x 3 x 5120 x 17408 + 2 x 248320 x 5120 = 26.9B (the card's 27B).
+  CHECK_THAT(m.total_params(), WithinRel(26895319040.0, 1e-9));
 }
 
 TEST_CASE("hf: deepseek_v2 reads MLA and two shared experts", "[hf]") {
@@ -290,6 +375,6 @@ TEST_CASE("hf: a scenario takes an HF target and an HF EAGLE-3 draft directory",
       specsim::load_scenario(scenario,
                              {"model=" + kHf + "qwen3-30b-a3b.config.json", "draft=" + kHf + "kimi-k25-eagle3.config.json"},
                              kRoot),
-      Contains("does not fit the model 'qwen3-30b-a3b.config.json': hidden_size 7168 vs the model's 2048") &&
+      Contains("does not fit the model 'qwen3-30b-a3b': hidden_size 7168 vs the model's 2048") &&
           Contains("kimi-k25-eagle3.config.json") && Contains("qwen3-30b-a3b.config.json)"));
 }

@@ -228,3 +228,29 @@ TEST_CASE("a launch's weights that name no known model ask for --model") {
   CHECK(given.code == 0);
   CHECK_THAT(given.out, Contains("model: llama-3.1-8b"));
 }
+
+TEST_CASE("vLLM's per-family MTP method names read as mtp, as its model cards launch Qwen3.5 and Qwen3-Next") {
+  // The launch the Qwen3.5/3.6 and Qwen3-Next cards give: `qwen3_next_mtp`, one of the names of
+  // vLLM's MTPModelTypes; each drafts with the target's own MTP modules.
+  for (const char* method : {"qwen3_next_mtp", "qwen3_5_mtp", "deepseek_mtp", "glm4_moe_mtp", "mtp"}) {
+    INFO(method);
+    const specsim::LaunchReading r = specsim::read_launch_command(
+        std::string("vllm serve Qwen/Qwen3.5-397B-A17B --tensor-parallel-size 8 --speculative-config "
+                    "'{\"method\": \"") + method + "\", \"num_speculative_tokens\": 2}'");
+    CHECK(r.values.at("speculation.method") == "mtp");
+    CHECK(r.values.at("speculation.num_steps") == "2");
+  }
+  // A name vLLM does not list is refused by name, not read as some other method.
+  CHECK_THAT(error_of("vllm serve m --speculative-config '{\"method\": \"qwen3_6_mtp\"}'"), Contains("qwen3_6_mtp"));
+}
+
+TEST_CASE("a Qwen3.5 checkpoint with its MTP module predicts from init, the model named after the file") {
+  const specsim::test::TempDir dir("specsim_qwen3_5_init");
+  const std::string scenario = (dir.path / "q35.yaml").string();
+  const auto init = specsim::test::run({"init", "--model", std::string(SPECSIM_TEST_DATA_DIR) + "/valid/hf/qwen3.5-397b-a17b.config.json",
+                                        "--topology", "8x-h200-nvswitch", "--engine", "vllm", "--tp", "8", "-o", scenario});
+  REQUIRE(init.code == 0);
+  const auto predict = specsim::test::run({"predict", "--scenario", scenario, "--accept-length", "2.6"});
+  REQUIRE(predict.code == 0);
+  CHECK_THAT(predict.out, Contains("qwen3.5-397b-a17b + qwen3.5-397b-a17b-mtp on 8x-h200-nvswitch"));
+}

@@ -213,11 +213,12 @@ void read_qwen_moe_windowed(YamlReader& r, TransformerSpec& m, LayerPlan& p) {
   read_qwen_window(r, m, p);
 }
 
-// Qwen3-Next: Gated DeltaNet layers with one full-attention layer every `full_attention_interval`
-// (transformers' Qwen3NextConfig); the full-attention layers gate their output.
-void read_qwen3_next(YamlReader& r, TransformerSpec& m, LayerPlan& p) {
-  read_qwen_moe(r, m, p);
-  m.attention.output_gate = true;
+// The hybrid attention of Qwen3-Next and Qwen3.5/3.6: Gated DeltaNet layers with one
+// full-attention layer every `full_attention_interval` (transformers' Qwen3NextConfig,
+// Qwen3_5TextConfig), or as `layer_types` lists them; the full-attention layers gate their output
+// (`attn_output_gate`, which Qwen3-Next's config leaves implicit).
+void read_gated_delta_net(YamlReader& r, TransformerSpec& m, LayerPlan& p) {
+  m.attention.output_gate = r.optional_boolean("attn_output_gate", true);
   if (!read_layer_types(r, m, p, "sliding_window")) {
     const int interval = count(r, "full_attention_interval");
     for (int i = 0; i < m.layers; ++i) {
@@ -230,6 +231,29 @@ void read_qwen3_next(YamlReader& r, TransformerSpec& m, LayerPlan& p) {
   l.key_head_dim = count(r, "linear_key_head_dim");
   l.value_head_dim = count(r, "linear_value_head_dim");
   l.conv_kernel = count(r, "linear_conv_kernel_dim");
+}
+
+// Qwen3-Next: the hybrid attention over Qwen's MoE keys. Its config names no MTP module, yet the
+// checkpoint ships one (`mtp.*`): vLLM's Qwen3NextMTP builds `num_nextn_predict_layers` of them,
+// else 1 (vllm/model_executor/models/qwen3_next_mtp.py; docs/references/models.md#config-keys).
+void read_qwen3_next(YamlReader& r, TransformerSpec& m, LayerPlan& p) {
+  read_qwen_moe(r, m, p);
+  read_gated_delta_net(r, m, p);
+  m.mtp_layers = optional_count(r, "num_nextn_predict_layers", 1);
+}
+
+// Qwen3.5/3.6 (`text_config` of model_type qwen3_5 / qwen3_5_moe): Qwen3-Next's hybrid attention
+// over a dense MLP or Qwen's MoE keys, the MTP modules counted by `mtp_num_hidden_layers`.
+void read_qwen3_5_dense(YamlReader& r, TransformerSpec& m, LayerPlan& p) {
+  read_llama(r, m, p);
+  read_gated_delta_net(r, m, p);
+  m.mtp_layers = optional_count(r, "mtp_num_hidden_layers", 0);
+}
+
+void read_qwen3_5_moe(YamlReader& r, TransformerSpec& m, LayerPlan& p) {
+  read_qwen_moe(r, m, p);
+  read_gated_delta_net(r, m, p);
+  m.mtp_layers = optional_count(r, "mtp_num_hidden_layers", 0);
 }
 
 // DeepSeek's MoE keys (DeepSeek-V2/V3, Kimi-K2, GLM-4.5+): routed and shared experts, the dense
@@ -348,6 +372,10 @@ const Family kFamilies[] = {
     {"qwen3", read_qwen_dense, {}},
     {"qwen3_moe", read_qwen_moe_windowed, {}},
     {"qwen3_next", read_qwen3_next, {.shared_expert = "mlp.shared_expert.down_proj"}},
+    // Qwen3.5/3.6 split Qwen3-Next's fused in_proj_qkvz into in_proj_qkv and in_proj_z.
+    {"qwen3_5_text", read_qwen3_5_dense, {.linear_attention = "linear_attn.in_proj_qkv"}},
+    {"qwen3_5_moe_text", read_qwen3_5_moe,
+     {.linear_attention = "linear_attn.in_proj_qkv", .shared_expert = "mlp.shared_expert.down_proj"}},
     {"deepseek_v2", read_deepseek, {}},
     {"deepseek_v3", read_deepseek, {}},
     {"kimi_k2", read_deepseek, {}},
@@ -678,12 +706,16 @@ void read_dflash(YamlReader& root, YamlReader& r, TransformerSpec& m) {
 
 // A checkpoint directory's config.json is named after its directory ("Qwen3-8B"); a config kept
 // in the data directory as models/llm/<name>.yaml (JSON is YAML) after its stem, as the name a
-// scenario resolves it by; any other file after itself.
+// scenario resolves it by; a saved copy after its stem less a ".config" ("qwen3-8b.config.json" is
+// "qwen3-8b"), so reports do not print the file name as the model's.
 std::string model_name(const std::string& file) {
   const fs::path p(file);
   if (p.filename() == "config.json" && !p.parent_path().filename().empty()) return p.parent_path().filename().string();
   if (p.extension() == ".yaml" || p.extension() == ".yml") return p.stem().string();
-  return p.filename().string();
+  if (p.extension() != ".json") return p.filename().string();
+  std::string stem = p.stem().string();
+  if (stem.ends_with(".config") && stem.size() > 7) stem.resize(stem.size() - 7);
+  return stem;
 }
 
 }  // namespace

@@ -121,7 +121,7 @@ TransformerSpec read_draft(YamlReader& r, const TransformerSpec& model, const Sp
   if (model.mtp_layers < 1) {
     r.child("speculation").fail("method", name + " needs a model with multi-token-prediction layers, but '" +
                                               model.name + "'" + model_file +
-                                              " has mtp_layers 0 (num_nextn_predict_layers in a HF config)");
+                                              " has mtp_layers 0 (num_nextn_predict_layers or mtp_num_hidden_layers in a HF config)");
   }
   return mtp_draft(model);
 }

@@ -20,7 +20,7 @@ TransformerSpec mtp_draft(const TransformerSpec& target) {
   }
   if (target.mtp_layers < 1) {
     throw Error("'" + target.name + "'" + (target.file.empty() ? "" : " (" + target.file + ")") +
-                " has no multi-token-prediction layers (mtp_layers 0; num_nextn_predict_layers in a HF config)");
+                " has no multi-token-prediction layers (mtp_layers 0; num_nextn_predict_layers or mtp_num_hidden_layers in a HF config)");
   }
   TransformerSpec d = target;  // widths, attention, experts, dtypes, collectives and kernels as the target's
   d.name = target.name + "-mtp";

@@ -108,6 +108,24 @@ YamlReader::YamlReader(YAML::Node node, std::shared_ptr<const YamlOrigin> origin
   }
 }
 
+YamlReader& YamlReader::operator=(const YamlReader& other) {
+  if (this == &other) return *this;
+  node_.reset(other.node_);  // rebind; node_ = other.node_ would overwrite the shared document
+  origin_ = other.origin_;
+  path_ = other.path_;
+  seen_ = other.seen_;
+  return *this;
+}
+
+YamlReader& YamlReader::operator=(YamlReader&& other) noexcept {
+  if (this == &other) return *this;
+  node_.reset(other.node_);
+  origin_ = std::move(other.origin_);
+  path_ = std::move(other.path_);
+  seen_ = std::move(other.seen_);
+  return *this;
+}
+
 namespace {
 
 // The text of a file that is not a regular one (a pipe: /dev/stdin), kept after its first read: a

@@ -30,6 +30,15 @@ inline constexpr std::size_t kMaxDataFileBytes = std::size_t(64) << 20;
 class YamlReader {
  public:
   YamlReader(YAML::Node node, std::shared_ptr<const YamlOrigin> origin, std::string path = "");
+  // A copy reads the same document, as a YAML::Node copy does. Assigning rebinds this reader to
+  // the other's node: YAML::Node's own operator= writes the other node's value into the node it
+  // refers to, so a defaulted assignment would overwrite the map this reader was reading (an HF
+  // config's root with its text_config, losing the quantization_config beside it).
+  YamlReader(const YamlReader&) = default;
+  YamlReader(YamlReader&&) = default;
+  YamlReader& operator=(const YamlReader& other);
+  YamlReader& operator=(YamlReader&& other) noexcept;
+  ~YamlReader() = default;
 
   // Loads a file (YAML or JSON) and returns a reader on its root; parse errors name the line.
   static YamlReader load_file(const std::string& path);
