@@ -155,7 +155,7 @@ void setup_init(CLI::App& app, Io& io) {
   sub->add_option("--tp", opts->init.tp, "Tensor-parallel ranks (default: the launch's with --from-command)")
       ->check(CLI::Range(1, 1024));
   sub->add_option("--from-command", opts->from_command,
-                  "A launch to read the settings from: `vllm serve ...`, `python -m sglang.launch_server ...` or "
+                  "A launch to read the settings from: `vllm serve ...` (or `python -m vllm.entrypoints.openai.api_server ...`), `python -m sglang.launch_server ...` or "
                   "`trtllm-serve ...` with its exports (what --emit prints); unmodelled flags are listed")
       ->check(non_empty())
       ->excludes(engine);

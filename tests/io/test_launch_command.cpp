@@ -244,6 +244,29 @@ TEST_CASE("vLLM's per-family MTP method names read as mtp, as its model cards la
   CHECK_THAT(error_of("vllm serve m --speculative-config '{\"method\": \"qwen3_6_mtp\"}'"), Contains("qwen3_6_mtp"));
 }
 
+TEST_CASE("python -m vllm.entrypoints.openai.api_server reads as vllm serve, the model by --model") {
+  // The rtx6kpro Qwen3.5-397B page's vLLM recipe (docs/references/validation-2026-12.md#qwen35),
+  // run through the docker image's python entrypoint rather than `vllm serve`.
+  const std::string module =
+      "NCCL_P2P_LEVEL=SYS python3 -m vllm.entrypoints.openai.api_server --model lukealonso/Qwen3.5-397B-A17B-NVFP4 "
+      "--tensor-parallel-size 4 --gpu-memory-utilization 0.9 --max-num-seqs 128 "
+      "--speculative-config '{\"method\":\"qwen3_next_mtp\",\"num_speculative_tokens\":2}'";
+  const specsim::LaunchReading r = specsim::read_launch_command(module);
+  CHECK(r.engine == Engine::kVllm);
+  CHECK(r.model == "lukealonso/Qwen3.5-397B-A17B-NVFP4");
+  CHECK(r.values.at("parallel.tp") == "4");
+  CHECK(r.values.at("speculation.method") == "mtp");
+  CHECK(r.values.at("comm.nccl_p2p_level") == "sys");
+  // The same flags after `vllm serve <model>` read the same.
+  const specsim::LaunchReading serve = specsim::read_launch_command(
+      "NCCL_P2P_LEVEL=SYS vllm serve lukealonso/Qwen3.5-397B-A17B-NVFP4 --tensor-parallel-size 4 "
+      "--gpu-memory-utilization 0.9 --max-num-seqs 128 "
+      "--speculative-config '{\"method\":\"qwen3_next_mtp\",\"num_speculative_tokens\":2}'");
+  CHECK(serve.values == r.values);
+  CHECK(serve.model == r.model);
+  CHECK_THAT(error_of("python3 -m vllm.entrypoints.api_server --model m"), Contains("unknown engine"));
+}
+
 TEST_CASE("a Qwen3.5 checkpoint with its MTP module predicts from init, the model named after the file") {
   const specsim::test::TempDir dir("specsim_qwen3_5_init");
   const std::string scenario = (dir.path / "q35.yaml").string();

@@ -167,10 +167,13 @@ std::pair<Engine, std::size_t> engine_of(const std::vector<std::string>& cmd, in
   if (program == "vllm" && cmd.size() > 1 && cmd[1] == "serve") return {Engine::kVllm, 2};
   const bool python = std::regex_match(program, std::regex(R"(python(3(\.\d+)?)?)"));
   if (python && cmd.size() > 2 && cmd[1] == "-m" && cmd[2] == "sglang.launch_server") return {Engine::kSglang, 3};
+  // vLLM's OpenAI server module, what `vllm serve` runs (its docker images' entrypoint): the same
+  // arguments, the model by --model.
+  if (python && cmd.size() > 2 && cmd[1] == "-m" && cmd[2] == "vllm.entrypoints.openai.api_server") return {Engine::kVllm, 3};
   if (program == "trtllm-serve") return {Engine::kTrtllm, cmd.size() > 1 && cmd[1] == "serve" ? 2u : 1u};
   fail(line, "", "unknown engine: the launch command starts '" + cmd[0] + (cmd.size() > 1 ? " " + cmd[1] : std::string()) +
-                     "'; specsim reads `vllm serve ...`, `python -m sglang.launch_server ...` (python3 too) and "
-                     "`trtllm-serve ...`");
+                     "'; specsim reads `vllm serve ...` (or `python -m vllm.entrypoints.openai.api_server ...`), "
+                     "`python -m sglang.launch_server ...` (python3 too) and `trtllm-serve ...`");
 }
 
 int whole_number(const std::string& text, const std::string& what, int line) {
