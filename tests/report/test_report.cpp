@@ -346,3 +346,25 @@ TEST_CASE("cli: --format picks the view, --json is --format json, a bad format i
   CHECK(both.code == specsim::cli::kExitUsage);
   CHECK_THAT(both.err, Contains("excludes"));
 }
+
+TEST_CASE("report: predict's text leaves out what cannot move the prediction, unless it was set", "[report][predict]") {
+  // Llama-3.1-8B + EAGLE-3 on one H200 in graph mode: no experts, no collective, no eager launch.
+  const auto dense = run({"predict", "--scenario", "llama-3.1-8b-eagle3-1x-h200"});
+  REQUIRE(dense.code == 0);
+  CHECK_THAT(dense.out, !Contains("routing skew"));
+  CHECK_THAT(dense.out, !Contains("all-reduce x"));
+  CHECK_THAT(dense.out, !Contains("eager all-reduce overhead"));
+  CHECK_THAT(dense.out, Contains("engine overhead per draft forward"));
+  // A set routing skew is shown, labelled as set, though this target has no experts.
+  const auto set = run({"predict", "--scenario", "llama-3.1-8b-eagle3-1x-h200", "--set", "compute.routing_skew=0.5"});
+  REQUIRE(set.code == 0);
+  CHECK_THAT(set.out, Contains("routing skew 0.500"));
+  // n-gram lookup runs no draft forward: its overhead is neither a calibration line nor a band source.
+  const auto ngram = run({"predict", "--scenario", "qwen3-8b-ngram-1x-rtx-4090"});
+  REQUIRE(ngram.code == 0);
+  CHECK_THAT(ngram.out, !Contains("engine overhead per draft forward"));
+  // The home box: an MoE target over PCIe with an eager verify shows all three.
+  const auto home = run({"predict", "--accept", "0.747"});
+  REQUIRE(home.code == 0);
+  CHECK_THAT(home.out, Contains("routing skew") && Contains("all-reduce x") && Contains("eager all-reduce overhead"));
+}

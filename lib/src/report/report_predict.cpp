@@ -194,7 +194,7 @@ std::string figures_text(const CycleModel& model, const Prediction& p) {
                     units::format_bytes(p.decode.collectives[i].collective.bytes) + " | " + units::format_bytes(c.bytes) + ")",
                 format_duration(p.decode.collectives[i].each_s), format_duration(p.verify.collectives[i].each_s));
     }
-  } else {
+  } else if (p.verify.allreduce_count > 0 || p.decode.comm_s > 0) {  // a single rank has none to show
     os << row("    all-reduce x" + std::to_string(p.verify.allreduce_count),
               format_duration(p.decode.comm_s), format_duration(p.verify.comm_s));
     os << row("      each (" + units::format_bytes(p.decode.message_bytes) + " | " +
@@ -267,15 +267,23 @@ std::string calibration_text(const CycleModel& model, const Prediction& p) {
   os << "\n  calibration\n";
   os << "    bandwidth efficiency " << fixed(100.0 * cal.bandwidth_efficiency.value, 1) << "%  ("
      << cal.bandwidth_efficiency.origin << ")\n";
-  os << "    routing skew " << fixed(cal.routing_skew.value, 3) << "  (" << cal.routing_skew.origin << ")\n";
-  os << "    eager all-reduce overhead " << format_duration(cal.eager_overhead_per_op_s.value) << " per op  ("
-     << cal.eager_overhead_per_op_s.origin << ")\n";
+  // A value that cannot move this prediction is left out unless someone set or calibrated it: the
+  // routing skew without experts, the eager all-reduce overhead without an eager collective.
+  if (s.model.moe || s.draft.moe || !cal.routing_skew.is_prior()) {
+    os << "    routing skew " << fixed(cal.routing_skew.value, 3) << "  (" << cal.routing_skew.origin << ")\n";
+  }
+  if ((runs_collectives(s) && launches_eagerly(s)) || !cal.eager_overhead_per_op_s.is_prior()) {
+    os << "    eager all-reduce overhead " << format_duration(cal.eager_overhead_per_op_s.value) << " per op  ("
+       << cal.eager_overhead_per_op_s.origin << ")\n";
+  }
   os << "    host per plain step " << format_duration(cal.host_decode_s.value) << "  (" << cal.host_decode_s.origin
      << ")\n";
   os << "    engine overhead per cycle " << format_duration(cal.spec_extra_per_cycle_s.value) << "  ("
      << cal.spec_extra_per_cycle_s.origin << ")\n";
-  os << "    engine overhead per draft forward " << format_duration(cal.draft_step_overhead_s.value) << "  ("
-     << cal.draft_step_overhead_s.origin << ")\n";
+  if (s.speculation.runs_draft_forwards() || !cal.draft_step_overhead_s.is_prior()) {
+    os << "    engine overhead per draft forward " << format_duration(cal.draft_step_overhead_s.value) << "  ("
+       << cal.draft_step_overhead_s.origin << ")\n";
+  }
   if (s.batch > 1) {
     os << "    engine overhead per request beyond the first " << format_duration(cal.spec_per_request_s.value) << "  ("
        << cal.spec_per_request_s.origin << ")\n";

@@ -190,7 +190,8 @@ constexpr std::array<EngineTerm, 4> kEngineTerms = {{
      .charged = "once per draft forward (the draft extend included)",
      .listed = 1,
      .open = [](const Scenario& s, const Calibration& cal) {
-       return s.engine_prior && cal.draft_step_overhead_s.is_prior();
+       // n-gram lookup runs no draft forward: the term cannot move its cycle, so it is no spread.
+       return s.engine_prior && s.speculation.runs_draft_forwards() && cal.draft_step_overhead_s.is_prior();
      },
      .prior = [](const EnginePrior& e) -> const EnginePrior::Term& { return e.draft_step_overhead; },
      .held_s = [](const Calibration& cal, const CycleCounts& n) {
