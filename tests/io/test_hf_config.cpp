@@ -180,9 +180,11 @@ TEST_CASE("hf: a quantization_config beside text_config is read, not lost to the
 }
 
 TEST_CASE("hf: qwen3_5_text (the dense Qwen3.5/3.6): hybrid attention over a dense MLP", "[hf]") {
-  // Qwen3.5-27B's shape as its published text_config gives it (written here, not a stored copy):
-  // 64 layers, hidden 5120, FFN 17408, 24 heads of 256 with 4 KV heads, Gated DeltaNet with 16 key
-  // and 48 value heads of 128, one MTP module.
+  // A Qwen3.5-27B-shaped text_config, written here (no stored copy of the checkpoint's file): 64
+  // layers, hidden 5120, FFN 17408, 24 heads of 256 with 4 KV heads and vocab 248320 as a public
+  // training script gives them (radixark/miles scripts/models/qwen3.5-27B.sh at 51b148c7), Gated
+  // DeltaNet with 16 key and 48 value heads of 128 and one MTP module as Qwen3.5 dense configs
+  // quoted in public test fixtures have them. It checks the dense family's reading, not the shape.
   const specsim::test::TempDir tmp("specsim_test_hf_qwen3_5");
   const std::filesystem::path dir = tmp.path / "Qwen3.5-27B";
   std::filesystem::create_directories(dir);

@@ -104,16 +104,15 @@ std::optional<std::string> method_value(Engine engine, const std::string& method
 // vLLM names the MTP of each model family apart; every name drafts with the target's own MTP
 // modules (vllm/config/speculative.py `MTPModelTypes`, v0.27.1; docs/references/engine-flags.md).
 constexpr std::array kVllmMtpMethods = {
-    "deepseek_mtp",   "mimo_mtp",       "mimo_v2_mtp",        "glm4_moe_mtp",    "glm4_moe_lite_mtp",
-    "glm_ocr_mtp",    "ernie_mtp",      "nemotron_h_mtp",     "exaone_moe_mtp",  "exaone4_5_mtp",
-    "qwen3_next_mtp", "qwen3_5_mtp",    "longcat_flash_mtp",  "minimax_m3_mtp",  "bailing_hybrid_mtp",
-    "kimi_k3_mtp", "pangu_ultra_moe_mtp", "step3p5_mtp", "hy_v3_mtp", "gemma4_mtp", "inkling_mtp",
+    "deepseek_mtp", "mimo_mtp", "mimo_v2_mtp", "glm4_moe_mtp", "glm4_moe_lite_mtp", "glm_ocr_mtp",
+    "ernie_mtp", "nemotron_h_mtp", "exaone_moe_mtp", "exaone4_5_mtp", "qwen3_next_mtp", "qwen3_5_mtp",
+    "longcat_flash_mtp", "minimax_m3_mtp", "bailing_hybrid_mtp", "kimi_k3_mtp", "pangu_ultra_moe_mtp",
+    "step3p5_mtp", "hy_v3_mtp", "gemma4_mtp", "inkling_mtp",
 };
 
 std::optional<std::string> method_of_value(Engine engine, const std::string& value) {
-  if (engine == Engine::kVllm && std::find(kVllmMtpMethods.begin(), kVllmMtpMethods.end(), value) != kVllmMtpMethods.end()) {
-    return "mtp";
-  }
+  const bool vllm_mtp = std::find(kVllmMtpMethods.begin(), kVllmMtpMethods.end(), value) != kVllmMtpMethods.end();
+  if (engine == Engine::kVllm && vllm_mtp) return "mtp";
   for (const SpeculationMethod& m : speculation_methods()) {
     const char* spelled = m.spelled_by(to_string(engine));
     if (spelled && value == spelled) return std::string(m.name);
