@@ -615,10 +615,19 @@ std::string init_comm(const ScenarioInit& init, const std::optional<CommProfile>
 
 // host: left unset, so the engine's priors apply; the comment gives them with their spread.
 std::string init_host(const EnginePrior& engine) {
+  // Without a measured plain rate the plain step's host time is the engine's prior (ModelRules
+  // host_prior_without_step), else 0.
+  const std::string step_host =
+      engine.plain_step_host
+          ? "without a measured plain rate, the prior of models/engines/" + engine.name + ".yaml, " +
+                units::format_duration(engine.plain_step_host->value_s) + " (p10-p90 " +
+                units::format_duration(engine.plain_step_host->p10_s) + " to " +
+                units::format_duration(engine.plain_step_host->p90_s) + ")"
+          : "0 without a measured plain rate (models/engines/" + engine.name + ".yaml gives no plain_step_host prior)";
   return "\n" +
          comment("host: not set.\n"
-                 "- decode_per_step, the engine's host time per plain step: 0 without a measured plain rate "
-                 "(prior: 0); measurements.baseline calibrates it.\n"
+                 "- decode_per_step, the engine's host time per plain step: " + step_host +
+                 "; measurements.baseline calibrates it.\n"
                  "- spec_extra_per_cycle " +
                  units::format_duration(engine.cycle_overhead.value_s) + " (p10-p90 " +
                  units::format_duration(engine.cycle_overhead.p10_s) + " to " +
