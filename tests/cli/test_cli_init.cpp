@@ -75,6 +75,11 @@ TEST_CASE("cli init: what it says of an engine's defaults comes from that engine
   const std::string engine_part = trtllm.out.substr(trtllm.out.find("\nengine:\n"));
   CHECK_THAT(engine_part, !Contains("SGLang") && !Contains("vLLM"));
   CHECK_THAT(engine_part, Contains("models/engines/trtllm.yaml states no launch default"));
+  // Without a measured plain rate the plain step's host time is the engine's plain_step_host prior,
+  // as predict prices it (vllm.yaml 440 us, p10-p90 200 us to 2 ms; sglang.yaml 100 us), not 0.
+  CHECK_THAT(vllm.out, Contains("the prior\n#   of models/engines/vllm.yaml, 440 us (p10-p90 200 us to 2 ms)"));
+  CHECK_THAT(sglang.out, Contains("models/engines/sglang.yaml, 100 us (p10-p90 20 us to 1.1 ms)"));
+  CHECK_THAT(vllm.out + sglang.out, !Contains("(prior:\n#   0)"));
 }
 
 TEST_CASE("cli init: an existing file is replaced only with --force", "[cli][init][invalid]") {
