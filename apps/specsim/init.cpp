@@ -91,6 +91,7 @@ ScenarioInit read_launch(const InitOptions& o, Io& io) {
   if (!o.env_file.empty()) apply_environment(reading, read_env_file(o.env_file), o.env_file);
   init = init_from_launch(init, reading);
   for (const auto& u : reading.unmodelled) io.err << "specsim: warning: not modelled: " << u << "\n";
+  for (const auto& a : reading.adjusted) io.err << "specsim: warning: the engine adjusts " << a << "\n";
   return init;
 }
 

@@ -277,3 +277,29 @@ TEST_CASE("a Qwen3.5 checkpoint with its MTP module predicts from init, the mode
   REQUIRE(predict.code == 0);
   CHECK_THAT(predict.out, Contains("qwen3.5-397b-a17b + qwen3.5-397b-a17b-mtp on 8x-h200-nvswitch"));
 }
+
+TEST_CASE("SGLang's argparse abbreviations read as their flags, an ambiguous one is the error argparse gives") {
+  // The rtx6kpro Qwen3.5 recipe writes --speculative-algo; SGLang's plain argparse takes any
+  // unambiguous prefix of a long option.
+  const specsim::LaunchReading r = specsim::read_launch_command(
+      "python3 -m sglang.launch_server --model-path m --tp 4 --speculative-algo NEXTN --speculative-num-steps 4 "
+      "--speculative-eagle-topk 1 --speculative-num-draft-tokens 6");
+  CHECK(r.values.at("speculation.method") == "mtp");
+  CHECK_THAT(r.origins.at("speculation.method"), Contains("argparse abbreviation of --speculative-algorithm"));
+  // With top-k 1 SGLang runs num_steps + 1 draft tokens whatever the launch says, and says so.
+  CHECK(r.values.at("speculation.num_draft_tokens") == "5");
+  REQUIRE(r.adjusted.size() == 1);
+  CHECK_THAT(r.adjusted.front(), Contains("--speculative-num-draft-tokens 6") && Contains("SGLang runs 5"));
+  CHECK_THAT(error_of("python3 -m sglang.launch_server --model-path m --speculative-num 3"),
+             Contains("--speculative-num: an ambiguous abbreviation") && Contains("--speculative-num-steps") &&
+                 Contains("--speculative-num-draft-tokens"));
+  // vLLM's and TensorRT-LLM's parsers are not read this way: a prefix there is no flag specsim reads.
+  const specsim::LaunchReading v = specsim::read_launch_command("vllm serve m --tensor-parallel 4");
+  CHECK(v.values.count("parallel.tp") == 0);
+  CHECK(std::any_of(v.unmodelled.begin(), v.unmodelled.end(), [](const std::string& u) { return u.starts_with("--tensor-parallel 4"); }));
+  // A launch SGLang leaves as written has nothing adjusted.
+  CHECK(specsim::read_launch_command("python3 -m sglang.launch_server --model-path m --speculative-algorithm EAGLE3 "
+                                     "--speculative-draft-model-path d --speculative-num-steps 3 --speculative-eagle-topk 1 "
+                                     "--speculative-num-draft-tokens 4")
+            .adjusted.empty());
+}

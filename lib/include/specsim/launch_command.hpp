@@ -30,6 +30,9 @@ struct LaunchReading {
   std::map<std::string, std::string> origins;
   // Flags, config keys and variables read that no scenario key holds, each as given with why.
   std::vector<std::string> unmodelled;
+  // Settings the engine changes from what the launch says, each as given with what the engine runs
+  // (SGLang's chain draft tokens); the values above hold what it runs.
+  std::vector<std::string> adjusted;
   std::string command;  // the launch command, one line, as the shell would split it
 };
 

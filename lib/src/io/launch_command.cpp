@@ -391,6 +391,27 @@ void unknown_flag(Raw& raw, const std::vector<std::string>& args, std::size_t& i
   raw.r.unmodelled.push_back(word + " (not a flag specsim reads)");
 }
 
+// SGLang parses its launch with a plain argparse.ArgumentParser (python/sglang/launch_server.py,
+// server_args.py prepare_server_args), which takes any unambiguous prefix of a long option:
+// `--speculative-algo NEXTN` is --speculative-algorithm. A launch that ran had an unambiguous one,
+// so a prefix of exactly one row is that row; a prefix of several is the launch argparse refused.
+const EngineFlag* sglang_abbreviation(const Raw& raw, const std::string& name) {
+  if (raw.r.engine != Engine::kSglang || !name.starts_with("--") || name.size() < 3) return nullptr;
+  std::vector<const EngineFlag*> rows;
+  for (const EngineFlag& f : engine_flags()) {
+    if (f.engine != Engine::kSglang || (f.kind != FlagKind::kOption && f.kind != FlagKind::kSwitch)) continue;
+    bool prefix = f.name.starts_with(name);
+    for (const std::string& a : f.aliases) prefix = prefix || a.starts_with(name);
+    if (prefix) rows.push_back(&f);
+  }
+  if (rows.size() > 1) {
+    std::string names;
+    for (const EngineFlag* f : rows) names += (names.empty() ? "" : ", ") + f->name;
+    fail(raw.line, "", name + ": an ambiguous abbreviation (" + names + "); SGLang's argparse refuses it");
+  }
+  return rows.empty() ? nullptr : rows.front();
+}
+
 void walk_arguments(Raw& raw, const std::vector<std::string>& args) {
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& w = args[i];
@@ -406,6 +427,8 @@ void walk_arguments(Raw& raw, const std::vector<std::string>& args) {
       continue;
     }
     const EngineFlag* f = find_engine_flag(raw.r.engine, name);
+    std::string abbreviated;  // the flag an abbreviation stands for, said in the origin
+    if (!f && (f = sglang_abbreviation(raw, name))) abbreviated = " (argparse abbreviation of " + f->name + ")";
     if (!f || f->kind == FlagKind::kJsonKey || f->kind == FlagKind::kYamlKey) {
       unknown_flag(raw, args, i);
       continue;
@@ -421,7 +444,7 @@ void walk_arguments(Raw& raw, const std::vector<std::string>& args) {
         value = args[++i];
       }
     }
-    apply_flag(raw, *f, value);
+    apply_flag(raw, *f, value, abbreviated.empty() ? "" : name + (value.empty() ? "" : " " + value) + abbreviated);
     // A list option (vLLM's capture sizes, nargs='+'): every number after the first too.
     while (f->setting == LaunchSetting::kGraphSizesTokens && i + 1 < args.size() && !args[i + 1].starts_with("-")) {
       apply_flag(raw, *f, args[++i]);
@@ -469,6 +492,19 @@ void resolve_speculation(Raw& raw) {
   if (kind && kind->source == DraftSource::kPromptLookup && !v.count("speculation.num_steps") && v.count("speculation.num_draft_tokens")) {
     set(raw, "speculation.num_steps", std::to_string(std::stoi(v["speculation.num_draft_tokens"]) - 1),
         raw.r.origins["speculation.num_draft_tokens"] + " (a chain: one verified token more than drafted)");
+  }
+  // SGLang runs a chain (top-k 1) with num_steps + 1 draft tokens whatever the launch says: its
+  // server_args adjusts --speculative-num-draft-tokens and logs "speculative_num_draft_tokens is
+  // adjusted to speculative_num_steps + 1 when speculative_eagle_topk == 1".
+  if (raw.r.engine == Engine::kSglang && v.count("speculation.num_draft_tokens") && v.count("speculation.num_steps") &&
+      value_or(raw, "speculation.eagle_topk", 1) == 1) {
+    const int chain = value_or(raw, "speculation.num_steps", 1) + 1;
+    if (value_or(raw, "speculation.num_draft_tokens", chain) != chain) {
+      raw.r.adjusted.push_back(raw.r.origins["speculation.num_draft_tokens"] + ": SGLang runs " + std::to_string(chain) +
+                               " (num_steps + 1) with top-k 1, as its server_args adjusts it");
+      set(raw, "speculation.num_draft_tokens", std::to_string(chain),
+          raw.r.origins["speculation.num_draft_tokens"] + ", adjusted by SGLang to num_steps + 1 with top-k 1");
+    }
   }
   if (raw.graph_tokens) {
     // vLLM sizes graphs in tokens: a request verifies num_steps + 1 of them (a chain).

@@ -493,7 +493,7 @@ std::string launch_speculation(const ScenarioInit& init) {
   y += topk.empty() ? entry("eagle_topk", "1", "assumption: a chain (the launch does not say)", 2)
                     : launch_entry(init, "speculation.eagle_topk");
   const int k = steps.empty() ? kAssumedSteps : std::stoi(steps);
-  if (topk.empty() || topk == "1") {
+  if ((topk.empty() || topk == "1") && launch_value(init, "speculation.num_draft_tokens") != std::to_string(k + 1)) {
     y += entry("num_draft_tokens", std::to_string(k + 1), "chain: num_steps + 1", 2);
   } else {
     y += launch_entry(init, "speculation.num_draft_tokens");
@@ -671,6 +671,10 @@ std::optional<int> smallest_fitting_tp(Scenario s) {
 std::string init_launch(const ScenarioInit& init) {
   if (!init.launch) return "";
   std::string y = comment("Read from the launch (`init --from-command`): " + init.launch->command);
+  if (!init.launch->adjusted.empty()) {
+    y += comment("Adjusted by the engine (the scenario holds what it runs):");
+    for (const auto& a : init.launch->adjusted) y += comment("- " + a);
+  }
   if (init.launch->unmodelled.empty()) return y + "\n";
   y += comment("Not modelled (no scenario key holds these; specsim predicts as if they were absent):");
   for (const auto& u : init.launch->unmodelled) y += comment("- " + u);
