@@ -421,7 +421,13 @@ void walk_arguments(Raw& raw, const std::vector<std::string>& args) {
       continue;
     }
     const std::size_t eq = w.find('=');
-    const std::string name = w.substr(0, eq);
+    std::string name = w.substr(0, eq);
+    // vLLM's FlexibleArgumentParser reads `--tensor_parallel_size` as `--tensor-parallel-size`: it
+    // turns underscores into dashes in a long option's name up to its first '.'
+    // (vllm/utils/argparse_utils.py, FlexibleArgumentParser.parse_args).
+    if (raw.r.engine == Engine::kVllm && name.starts_with("--")) {
+      std::replace(name.begin() + 2, name.begin() + static_cast<long>(std::min(name.size(), name.find('.'))), '_', '-');
+    }
     if (raw.r.engine == Engine::kVllm && name == "--no-async-scheduling") {
       set(raw, "engine.async_scheduling.speculative", "false", name);
       continue;
