@@ -184,6 +184,10 @@ struct TransformerSpec {
   // Attention state one request reads in one layer at `context` tokens, averaged over the layers,
   // on one TP rank: context x kv_bytes_per_token_layer when every layer is full attention.
   [[nodiscard]] double attention_state_bytes_per_layer(int tp, double context) const;
+  // The recurrent state (and convolution inputs) one request keeps in one linear-attention layer,
+  // averaged over all layers, on one TP rank: what a step writes back per token it keeps a state
+  // for (0 without linear-attention layers).
+  [[nodiscard]] double linear_state_bytes_per_layer(int tp) const;
   // Context tokens one layer's attention scores, averaged over the layers (linear layers: none).
   [[nodiscard]] double attended_context(double context) const;
 };

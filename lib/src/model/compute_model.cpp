@@ -99,6 +99,11 @@ ComputeModel::ComputeModel(const TransformerSpec& model, const GpuSpec& gpu, int
   head_.bytes_fixed += projection * 2.0 / projection_ranks;
   head_.flops_per_token += 2.0 * projection / projection_ranks;
   kv_bytes_per_layer_ = model.attention_state_bytes_per_layer(attn_tp, context_);
+  // A linear-attention layer writes its updated state back: once per plain step, and once per
+  // verified token in a verify, where the engines keep a state per position to roll back to the
+  // last accepted one (vLLM's GDN spec_state_indices_tensor, num_speculative_tokens + 1 columns;
+  // docs/references/models.md#hybrid-attention).
+  state_write_per_layer_ = model.linear_state_bytes_per_layer(attn_tp);
   // QK^T and PV over the context: 2 * 2 * heads_per_rank * head_dim flops per context token; under
   // data-parallel attention all heads for the busiest rank's share of the tokens.
   const AttentionSpec& a = model.attention;
@@ -108,9 +113,14 @@ ComputeModel::ComputeModel(const TransformerSpec& model, const GpuSpec& gpu, int
   attention_flops_per_token_ = 4.0 * heads_per_rank * dim * model.attended_context(context_);
 }
 
+double ComputeModel::state_bytes_per_layer(double tokens) const {
+  const double per_request = std::max(1.0, tokens / batch_);
+  return kv_requests_ * (kv_bytes_per_layer_ + per_request * state_write_per_layer_);
+}
+
 double ComputeModel::bytes_read(double tokens) const {
   const TransformerSpec& m = *model_;
-  const double kv = kv_requests_ * kv_bytes_per_layer_;
+  const double kv = state_bytes_per_layer(tokens);
   double bytes = m.dense_layers * (dense_layer_.bytes_fixed + kv) + head_.bytes_fixed;
   if (m.moe) {
     const double touched = experts_read(tokens);
@@ -122,7 +132,7 @@ double ComputeModel::bytes_read(double tokens) const {
 ForwardTerms ComputeModel::terms(double tokens) const {
   const TransformerSpec& m = *model_;
   ForwardTerms t;
-  const double kv = kv_requests_ * kv_bytes_per_layer_;
+  const double kv = state_bytes_per_layer(tokens);
   t.weight_bytes = m.dense_layers * dense_layer_.bytes_fixed + head_.bytes_fixed;
   t.weight_flops = tokens * (m.dense_layers * dense_layer_.flops_per_token + head_.flops_per_token);
   if (m.moe) {
@@ -141,7 +151,7 @@ ForwardTerms ComputeModel::terms(double tokens) const {
 
 double ComputeModel::gpu_time_s(double tokens) const {
   const TransformerSpec& m = *model_;
-  const double kv = kv_requests_ * kv_bytes_per_layer_;
+  const double kv = state_bytes_per_layer(tokens);
   const double bw_kv = tokens / batch_ > 1.0 ? bw_kv_verify_ : bw_kv_decode_;
   // Per layer: GEMM roofline + attention roofline + fixed costs (header comment).
   const double attention = std::max(kv / bw_kv, tokens * attention_flops_per_token_ / flops_);

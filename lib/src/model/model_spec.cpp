@@ -165,19 +165,23 @@ double TransformerSpec::attention_state_bytes_per_layer(int tp, double context) 
   if (la.windowed_layers == 0 && la.linear_layers == 0) return context * kv_bytes_per_token_layer(tp);
   const double kv = kv_bytes_per_token_layer(tp);
   const int full = layers - la.windowed_layers - la.linear_layers;
-  double bytes = full * context * kv + la.windowed_layers * std::min(context, double(la.window)) * kv;
-  if (la.linear_layers > 0) {
-    // Assumption: the recurrent state (value heads x dk x dv) and the convolution's last
-    // kernel-1 inputs are held in the activation dtype, split over TP by value head, and read once
-    // per forward (docs/references/models.md#hybrid-attention).
-    const LinearAttentionSpec& l = la.linear;
-    const double share = double(std::max(1, l.value_heads / std::max(1, tp))) / std::max(1, l.value_heads);
-    const double state = double(l.value_heads) * l.key_head_dim * l.value_head_dim;
-    const double conv = (2.0 * l.key_heads * l.key_head_dim + double(l.value_heads) * l.value_head_dim) *
-                        std::max(0, l.conv_kernel - 1);
-    bytes += la.linear_layers * (state + conv) * share * bytes_per_param(activation_dtype);
-  }
-  return bytes / layers;
+  const double bytes = full * context * kv + la.windowed_layers * std::min(context, double(la.window)) * kv;
+  // A linear layer reads its state once per forward, however long the context.
+  return bytes / layers + linear_state_bytes_per_layer(tp);
+}
+
+double TransformerSpec::linear_state_bytes_per_layer(int tp) const {
+  const LayerAttention& la = layer_attention;
+  if (la.linear_layers == 0) return 0.0;
+  // Assumption: the recurrent state (value heads x dk x dv) and the convolution's last kernel-1
+  // inputs are held in the activation dtype, split over TP by value head
+  // (docs/references/models.md#hybrid-attention).
+  const LinearAttentionSpec& l = la.linear;
+  const double share = double(std::max(1, l.value_heads / std::max(1, tp))) / std::max(1, l.value_heads);
+  const double state = double(l.value_heads) * l.key_head_dim * l.value_head_dim;
+  const double conv =
+      (2.0 * l.key_heads * l.key_head_dim + double(l.value_heads) * l.value_head_dim) * std::max(0, l.conv_kernel - 1);
+  return la.linear_layers * (state + conv) * share * bytes_per_param(activation_dtype) / layers;
 }
 
 double TransformerSpec::attended_context(double context) const {
