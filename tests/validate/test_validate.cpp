@@ -33,6 +33,23 @@ double predicted_spec(const std::string& file) {
   return model.predict().spec_tokens_per_s;
 }
 
+// A regression baseline written to a directory of the test's own, checked against `report`.
+struct BaselineFile {
+  const specsim::ValidationReport& report;
+  specsim::test::TempDir dir;
+  BaselineFile(const specsim::ValidationReport& r, const std::string& name) : report(r), dir(name) {}
+  std::string write(const nlohmann::json& j) const {
+    const std::string f = (dir.path / "baseline.json").string();
+    std::ofstream(f) << j.dump();
+    return f;
+  }
+  // A baseline the guard refuses, the message naming the file, the key and why.
+  void refused(const nlohmann::json& j, const std::string& key, const std::string& why) const {
+    const std::string f = write(j);
+    CHECK_THROWS_WITH(specsim::regressions_against(report, f), Contains(f) && Contains(key) && Contains(why));
+  }
+};
+
 }  // namespace
 
 TEST_CASE("validate: each row is predict's prediction against the held-out measurement", "[validate]") {
@@ -182,14 +199,9 @@ TEST_CASE("validate: a negative fitted per-cycle term is carried to other rows a
 
 TEST_CASE("validate: the regression guard compares against a committed summary", "[validate]") {
   const auto report = specsim::validate_corpus(specsim::find_validation_rows({kRows}, kRoot), {}, kRoot);
-  specsim::test::TempDir dir("specsim-validate-baseline");
-  const auto write = [&](const nlohmann::json& j) {
-    const std::string f = (dir.path / "baseline.json").string();
-    std::ofstream(f) << j.dump();
-    return f;
-  };
+  const BaselineFile baseline(report, "specsim-validate-baseline");
   nlohmann::json same = nlohmann::json::parse(specsim::render_validation(report, specsim::Format::kJson));
-  CHECK(specsim::regressions_against(report, write(same)).empty());
+  CHECK(specsim::regressions_against(report, baseline.write(same)).empty());
   // summary[2] is leave-source-out: every scored row, each band fitted without its own source.
   REQUIRE(same["summary"][2]["group"] == "leave-source-out");
   const auto& lso = report.summaries[2];
@@ -198,7 +210,7 @@ TEST_CASE("validate: the regression guard compares against a committed summary",
   better["summary"][2]["median_abs_error"] = lso.median_abs_error - 0.05;  // 5 points better
   REQUIRE(lso.median_band_width > 0.10);
   better["summary"][2]["median_band_width"] = lso.median_band_width - 0.10;  // 10 points wider now: past 5
-  const auto worse = specsim::regressions_against(report, write(better));
+  const auto worse = specsim::regressions_against(report, baseline.write(better));
   CHECK_THAT(worse.at(0), Contains("leave-source-out: median |error|"));
   CHECK(std::any_of(worse.begin(), worse.end(),
                     [](const std::string& w) { return w.find("median band width") != std::string::npos; }));
@@ -207,35 +219,31 @@ TEST_CASE("validate: the regression guard compares against a committed summary",
   fewer["summary"][2]["rows"] = 3;
   fewer["summary"][2]["sign_right"] = 0;
   fewer["summary"][2]["in_band"] = 0;
-  CHECK_THAT(specsim::regressions_against(report, write(fewer)).at(0), Contains("4 rows, the baseline has 3"));
+  CHECK_THAT(specsim::regressions_against(report, baseline.write(fewer)).at(0), Contains("4 rows, the baseline has 3"));
 
   // A baseline that guards nothing is refused, naming the file and the key.
-  const auto refused = [&](nlohmann::json j, const std::string& key, const std::string& why) {
-    const std::string f = write(j);
-    CHECK_THROWS_WITH(specsim::regressions_against(report, f), Contains(f) && Contains(key) && Contains(why));
-  };
-  refused(nlohmann::json{{"rows", 1}}, "summary", "non-empty `summary` array");
+  baseline.refused(nlohmann::json{{"rows", 1}}, "summary", "non-empty `summary` array");
   nlohmann::json empty = same;
   empty["summary"] = nlohmann::json::array();
-  refused(empty, "summary", "non-empty");
+  baseline.refused(empty, "summary", "non-empty");
   nlohmann::json no_check = same;
   no_check["summary"].erase(0);
-  refused(no_check, "summary", "no 'check' group");
+  baseline.refused(no_check, "summary", "no 'check' group");
   nlohmann::json twice = same;
   twice["summary"].push_back(same["summary"][2]);
-  refused(twice, "group", "appears twice");
+  baseline.refused(twice, "group", "appears twice");
   nlohmann::json negative = same;
   negative["summary"][2]["sign_right"] = -1;
-  refused(negative, "summary[2].sign_right", ">= 0");
+  baseline.refused(negative, "summary[2].sign_right", ">= 0");
   nlohmann::json too_many = same;
   too_many["summary"][2]["in_band"] = lso.rows + 1;
-  refused(too_many, "summary[2].in_band", "at most");
+  baseline.refused(too_many, "summary[2].in_band", "at most");
   nlohmann::json no_rows = same;
   no_rows["summary"][2]["rows"] = 0;
-  refused(no_rows, "summary[2].rows", ">= 1");
+  baseline.refused(no_rows, "summary[2].rows", ">= 1");
   nlohmann::json inverted = same;
   inverted["summary"][2]["median_abs_error"] = lso.worst_abs_error + 0.1;
-  refused(inverted, "summary[2].median_abs_error", "above the group's worst");
+  baseline.refused(inverted, "summary[2].median_abs_error", "above the group's worst");
 }
 
 TEST_CASE("validate: the regression guard holds the check set's pairs too", "[validate][pairs]") {
@@ -249,25 +257,20 @@ TEST_CASE("validate: the regression guard holds the check set's pairs too", "[va
   check.called = 4;
   check.called_right = 3;
   check.in_band = 9;
-  specsim::test::TempDir dir("specsim-validate-pair-baseline");
-  const auto write = [&](const nlohmann::json& j) {
-    const std::string f = (dir.path / "baseline.json").string();
-    std::ofstream(f) << j.dump();
-    return f;
-  };
+  const BaselineFile baseline(report, "specsim-validate-pair-baseline");
   const nlohmann::json same = nlohmann::json::parse(specsim::render_validation(report, specsim::Format::kJson));
-  CHECK(specsim::regressions_against(report, write(same)).empty());
+  CHECK(specsim::regressions_against(report, baseline.write(same)).empty());
   // A baseline from before the pairs guards the rows alone.
   nlohmann::json rows_only = same;
   rows_only.erase("pair_summary");
-  CHECK(specsim::regressions_against(report, write(rows_only)).empty());
+  CHECK(specsim::regressions_against(report, baseline.write(rows_only)).empty());
 
   nlohmann::json better = same;
   better["pair_summary"][0]["median_gain_error_points"] = 3.5;  // 1.5 points better than now: past 1
   better["pair_summary"][0]["sign_right"] = 10;                 // two more right: past 1
   better["pair_summary"][0]["called_right"] = 4;                // one sign committed to is wrong now, none then
   better["pair_summary"][0]["in_band"] = 10;                    // one more inside: within 2
-  const auto worse = specsim::regressions_against(report, write(better));
+  const auto worse = specsim::regressions_against(report, baseline.write(better));
   REQUIRE(worse.size() == 3);
   CHECK_THAT(worse[0], Contains("check pairs: median |gain error| 5.0 points, baseline 3.5"));
   CHECK_THAT(worse[1], Contains("check pairs: gain sign right in 8 pairs, baseline 10"));
@@ -276,21 +279,17 @@ TEST_CASE("validate: the regression guard holds the check set's pairs too", "[va
   nlohmann::json fewer = same;
   fewer["pair_summary"][0]["pairs"] = 9;
   fewer["pair_summary"][0]["sign_right"] = 8;
-  CHECK_THAT(specsim::regressions_against(report, write(fewer)).at(0), Contains("check pairs: 10 pairs, the baseline has 9"));
+  CHECK_THAT(specsim::regressions_against(report, baseline.write(fewer)).at(0), Contains("check pairs: 10 pairs, the baseline has 9"));
 
-  const auto refused = [&](nlohmann::json j, const std::string& key, const std::string& why) {
-    const std::string f = write(j);
-    CHECK_THROWS_WITH(specsim::regressions_against(report, f), Contains(f) && Contains(key) && Contains(why));
-  };
   nlohmann::json too_many = same;
   too_many["pair_summary"][0]["sign_right"] = 11;
-  refused(too_many, "pair_summary[0].sign_right", "at most the group's 10 pairs");
+  baseline.refused(too_many, "pair_summary[0].sign_right", "at most the group's 10 pairs");
   nlohmann::json called_more = same;
   called_more["pair_summary"][0]["called_right"] = 5;  // of 4 called
-  refused(called_more, "pair_summary[0].called_right", "at most the 4 pairs called");
+  baseline.refused(called_more, "pair_summary[0].called_right", "at most the 4 pairs called");
   nlohmann::json not_array = same;
   not_array["pair_summary"] = 3;
-  refused(not_array, "pair_summary", "expected an array");
+  baseline.refused(not_array, "pair_summary", "expected an array");
 }
 
 TEST_CASE("cli: validate prints text, JSON and CSV from one report", "[validate][cli]") {
