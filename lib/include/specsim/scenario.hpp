@@ -6,6 +6,7 @@
 // Free parameters are std::optional: empty means "calibrate from `measurements`" (calibrate.hpp).
 #pragma once
 
+#include <cmath>
 #include <limits>
 #include <map>
 #include <memory>
@@ -312,6 +313,17 @@ struct ModelError {
   double gain_residual_p10 = 0.0;
   double gain_residual_p90 = 0.0;
 };
+
+// A change whose predicted after / before ratio is `ratio`, under a gain error whose ln residuals
+// are p10 and p90 (ModelError::gain_residual_*): the relative gain's p10-p90, ratio exp(p) - 1.
+// rank draws its bands with it and validate checks them the same way (docs/validation.md#pairs).
+[[nodiscard]] inline std::pair<double, double> relative_gain_band(double ratio, double ln_p10, double ln_p90) {
+  return {ratio * std::exp(ln_p10) - 1.0, ratio * std::exp(ln_p90) - 1.0};
+}
+// A gain band holds 0: whether the change helps at all is within specsim's error on gains.
+[[nodiscard]] inline bool holds_zero(const std::pair<double, double>& band) {
+  return band.first <= 0.0 && band.second >= 0.0;
+}
 
 // Measurements of the deployment. Those marked `held_out` are never inputs: tests compare
 // predictions with them.

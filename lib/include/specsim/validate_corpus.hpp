@@ -178,7 +178,7 @@ struct GainPair {
   [[nodiscard]] bool sign_right() const { return (measured_gain > 0.0) == (predicted_gain > 0.0); }
   [[nodiscard]] double gain_error_points() const { return 100.0 * std::abs(predicted_gain - measured_gain); }
   // Whether rank commits to a sign here: the band is clear of 0 (else rank says "too close to call").
-  [[nodiscard]] bool called() const { return gain_band && (gain_band->first > 0.0 || gain_band->second < 0.0); }
+  [[nodiscard]] bool called() const { return gain_band && !holds_zero(*gain_band); }
   [[nodiscard]] bool band_holds() const {
     return gain_band && measured_gain >= gain_band->first && measured_gain <= gain_band->second;
   }

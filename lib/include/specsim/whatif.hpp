@@ -55,7 +55,7 @@ struct RankedIntervention {
   // (ModelError::gain_residual_*, docs/validation.md#pairs); empty without one.
   std::optional<std::pair<double, double>> gain_band;
   // The band holds 0: whether this change helps at all is within specsim's error on gains.
-  [[nodiscard]] bool too_close_to_call() const { return gain_band && gain_band->first < 0.0 && gain_band->second > 0.0; }
+  [[nodiscard]] bool too_close_to_call() const { return gain_band && holds_zero(*gain_band); }
 };
 
 struct PlanStep {

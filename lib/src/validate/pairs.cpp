@@ -302,8 +302,7 @@ void add_gain_bands(std::vector<GainPair>& pairs, std::vector<OptionRanking>& ra
     const auto& band = band_of(pair.source);
     pair.gain_band.reset();
     if (!band) continue;
-    const double ratio = 1.0 + pair.predicted_gain;
-    pair.gain_band = std::pair{ratio * std::exp(band->p10) - 1.0, ratio * std::exp(band->p90) - 1.0};
+    pair.gain_band = relative_gain_band(1.0 + pair.predicted_gain, band->p10, band->p90);
   }
   for (auto& k : rankings) {
     k.shortlist.clear();
@@ -312,9 +311,8 @@ void add_gain_bands(std::vector<GainPair>& pairs, std::vector<OptionRanking>& ra
     if (!band || k.predicted.empty()) continue;
     const double pick = *std::max_element(k.predicted.begin(), k.predicted.end());
     for (std::size_t i = 0; i < k.options.size(); ++i) {
-      // The option's gain over the pick, (ratio exp(r_p10) - 1 .. ratio exp(r_p90) - 1), holds 0.
-      const double ratio = k.predicted[i] / pick;
-      if (ratio * std::exp(band->p10) <= 1.0 && ratio * std::exp(band->p90) >= 1.0) k.shortlist.push_back(k.options[i]);
+      // The option's gain over the pick is within specsim's error on gains.
+      if (holds_zero(relative_gain_band(k.predicted[i] / pick, band->p10, band->p90))) k.shortlist.push_back(k.options[i]);
     }
     k.shortlist_holds_best = std::find(k.shortlist.begin(), k.shortlist.end(), k.measured_best) != k.shortlist.end();
   }

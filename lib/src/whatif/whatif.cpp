@@ -249,9 +249,8 @@ void add_gain_bands(const Scenario& s, double now, RankReport& report) {
                             " measured gains of the validation fit set (K sweeps and draft changes; " + e->origin + ")";
   for (auto& r : report.ranked) {
     if (!r.feasible || !(now > 0)) continue;
-    const double ratio = r.tokens_per_s / now;
-    r.gain_band = std::pair{now * (ratio * std::exp(e->gain_residual_p10) - 1.0),
-                            now * (ratio * std::exp(e->gain_residual_p90) - 1.0)};
+    const auto band = relative_gain_band(r.tokens_per_s / now, e->gain_residual_p10, e->gain_residual_p90);
+    r.gain_band = std::pair{now * band.first, now * band.second};
   }
   // Which to try first: the options the top pick does not lead beyond the same error.
   if (report.ranked.empty() || !report.ranked.front().feasible) return;
@@ -260,7 +259,7 @@ void add_gain_bands(const Scenario& s, double now, RankReport& report) {
     const RankedIntervention& r = report.ranked[i];
     if (!r.feasible || !(r.tokens_per_s > 0)) continue;
     const double lead = top.tokens_per_s / r.tokens_per_s;
-    if (lead * std::exp(e->gain_residual_p10) <= 1.0 && lead * std::exp(e->gain_residual_p90) >= 1.0) {
+    if (holds_zero(relative_gain_band(lead, e->gain_residual_p10, e->gain_residual_p90))) {
       report.too_close_to_top.push_back(r.intervention.name);
     }
   }
