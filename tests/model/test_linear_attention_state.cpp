@@ -15,14 +15,14 @@ const specsim::DataDir kRoot(SPECSIM_SOURCE_DIR);
 // Per linear layer, one request, one of 4 ranks (16 of the 64 value heads):
 //   state 64 x 128 x 128 = 1,048,576 values; convolution (2 x 16 x 128 + 64 x 128) x 3 = 36,864
 //   (1,048,576 + 36,864) / 4 x 2 B = 542,720 B.
-constexpr double kStatePerLinearLayer = 542'720.0;
+constexpr double kStateBytesPerLinearLayer = 542'720.0;
 constexpr double kLinearLayers = 45.0;
 }  // namespace
 
 TEST_CASE("linear attention: the state is read once and written once per token a request runs", "[hybrid]") {
   const specsim::TransformerSpec m = specsim::load_model(kRoot.resolve(specsim::DataKind::kModel, "qwen3.5-397b-a17b-nvfp4"));
   REQUIRE(m.layer_attention.linear_layers == 45);
-  CHECK_THAT(m.linear_state_bytes_per_layer(4), WithinRel(kLinearLayers * kStatePerLinearLayer / 60.0, 1e-12));
+  CHECK_THAT(m.linear_state_bytes_per_layer(4), WithinRel(kLinearLayers * kStateBytesPerLinearLayer / 60.0, 1e-12));
   CHECK(specsim::TransformerSpec{}.linear_state_bytes_per_layer(4) == 0.0);
 
   const specsim::GpuSpec gpu = specsim::load_gpu(kRoot.resolve(specsim::DataKind::kGpu, "rtx-pro-6000-server"));
@@ -31,8 +31,8 @@ TEST_CASE("linear attention: the state is read once and written once per token a
   // tokens per request writes 24. The KV cache and the state reads are the same in both.
   const double plain = c.terms(8).kv_bytes;
   const double verify = c.terms(24).kv_bytes;
-  CHECK_THAT(verify - plain, WithinRel(8 * 2 * kLinearLayers * kStatePerLinearLayer, 1e-9));
+  CHECK_THAT(verify - plain, WithinRel(8 * 2 * kLinearLayers * kStateBytesPerLinearLayer, 1e-9));
   // The plain step itself: reads (KV cache of 15 layers + 45 states) and 45 writes, per request.
-  const double kv_per_request = 15 * 1024 * m.kv_bytes_per_token_layer(4) + kLinearLayers * kStatePerLinearLayer;
-  CHECK_THAT(plain, WithinRel(8 * (kv_per_request + kLinearLayers * kStatePerLinearLayer), 1e-9));
+  const double kv_per_request = 15 * 1024 * m.kv_bytes_per_token_layer(4) + kLinearLayers * kStateBytesPerLinearLayer;
+  CHECK_THAT(plain, WithinRel(8 * (kv_per_request + kLinearLayers * kStateBytesPerLinearLayer), 1e-9));
 }

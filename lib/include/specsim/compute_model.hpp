@@ -132,7 +132,7 @@ class ComputeModel {
   double kv_requests_ = 1;  // requests whose KV cache the busiest rank reads: batch, or ceil(batch / dp)
   Part dense_layer_, moe_layer_, head_;
   double kv_bytes_per_layer_ = 0;        // one request's KV cache, one layer, one rank
-  double state_write_per_layer_ = 0;     // one request's linear-attention state written back, per kept token
+  double state_write_bytes_per_layer_ = 0;  // one request's linear-attention state written back, per kept token
   // The attention state the busiest rank moves in one layer for `tokens`: every request's KV cache
   // and linear-attention states read once, and a linear state written per token a request runs.
   [[nodiscard]] double state_bytes_per_layer(double tokens) const;

@@ -103,7 +103,7 @@ ComputeModel::ComputeModel(const TransformerSpec& model, const GpuSpec& gpu, int
   // verified token in a verify, where the engines keep a state per position to roll back to the
   // last accepted one (vLLM's GDN spec_state_indices_tensor, num_speculative_tokens + 1 columns;
   // docs/references/models.md#hybrid-attention).
-  state_write_per_layer_ = model.linear_state_bytes_per_layer(attn_tp);
+  state_write_bytes_per_layer_ = model.linear_state_bytes_per_layer(attn_tp);
   // QK^T and PV over the context: 2 * 2 * heads_per_rank * head_dim flops per context token; under
   // data-parallel attention all heads for the busiest rank's share of the tokens.
   const AttentionSpec& a = model.attention;
@@ -115,7 +115,7 @@ ComputeModel::ComputeModel(const TransformerSpec& model, const GpuSpec& gpu, int
 
 double ComputeModel::state_bytes_per_layer(double tokens) const {
   const double per_request = std::max(1.0, tokens / batch_);
-  return kv_requests_ * (kv_bytes_per_layer_ + per_request * state_write_per_layer_);
+  return kv_requests_ * (kv_bytes_per_layer_ + per_request * state_write_bytes_per_layer_);
 }
 
 double ComputeModel::bytes_read(double tokens) const {
