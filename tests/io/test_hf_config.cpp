@@ -380,3 +380,25 @@ TEST_CASE("hf: a scenario takes an HF target and an HF EAGLE-3 draft directory",
       Contains("does not fit the model 'qwen3-30b-a3b': hidden_size 7168 vs the model's 2048") &&
           Contains("kimi-k25-eagle3.config.json") && Contains("qwen3-30b-a3b.config.json)"));
 }
+
+TEST_CASE("hf: deepseek_v32 and glm_moe_dsa: MLA with DeepSeek Sparse Attention's indexer", "[hf]") {
+  // DeepSeek-V3's config with V3.2's three indexer keys (tests/data/valid/hf/SOURCES.md).
+  const auto v32 = hf("deepseek-v3.2.config.json");
+  CHECK(v32.attention.kind == specsim::AttentionKind::kMla);
+  CHECK(v32.attention.index_topk == 2048);
+  CHECK(v32.attention.index_heads == 64);
+  CHECK(v32.attention.index_head_dim == 128);
+  CHECK(v32.mtp_layers == 1);
+  CHECK(v32.weights.attention == Dtype::kFp8);
+  // 671.0B (DeepSeek-V3) + 61 x 13,959,424 indexer weights = 671.8B.
+  CHECK_THAT(v32.total_params(), WithinRel(671.77e9, 0.001));
+  // GLM-5: 78 layers, 64 heads of nope 192 / rope 64 / v 256, q_lora 2048, 32 indexer heads. The
+  // model card says 744B total, 40B active; specsim's active count adds the embedding row and the head.
+  const auto glm = hf("glm-5.config.json");
+  CHECK(glm.attention.index_heads == 32);
+  CHECK(glm.attention.index_topk == 2048);
+  CHECK(glm.dense_layers == 3);
+  CHECK(glm.mtp_layers == 1);
+  CHECK_THAT(glm.total_params(), WithinRel(744e9, 0.002));
+  CHECK_THAT(glm.active_params(), WithinRel(40e9 + 2.0 * 154880 * 6144, 0.02));
+}

@@ -125,6 +125,10 @@ const std::map<std::string, Expected>& corpus() {
       {"gpu/zero-bandwidth.yaml", {"memory_bandwidth: must be at least 1 GB/s for a GPU", 6}},
       {"gpu/denormal-bandwidth.yaml", {"memory_bandwidth: must be at least 1 GB/s for a GPU", 6}},
       {"gpu/latin1-byte.yaml", {"byte 0xE9 is not UTF-8: data files are UTF-8 text", 4}},
+      // Sparse attention (hf_config.cpp read_deepseek_sparse, read_model.cpp read_attention).
+      {"hf/glm-5.2-shared-topk.config.json", {"index_topk_freq: layers sharing another layer's top-k picks (GLM-5.2) are not modelled", 33}},
+      {"hf/deepseek-v32-missing-index-topk.config.json", {"index_topk: required key is missing", 1}},
+      {"llm/sparse-attention-partial.yaml", {"attention.index_topk: required key is missing", 11}},
       {"hf/duplicate-key.config.json", {"num_attention_heads: duplicate key: the mapping already has 'num_attention_heads'", 18}},
       {"hf/float-vocab-size.config.json", {"vocab_size: expected an integer, got '1.5e5'", 33}},
       {"hf/kv-heads-not-dividing.config.json", {"num_key_value_heads: must divide num_attention_heads (64)", 18}},
@@ -136,7 +140,7 @@ const std::map<std::string, Expected>& corpus() {
       // DFlash drafters (hf_config.cpp read_dflash): taps required, DFlash 2 refused.
       {"hf/dflash-no-taps.config.json", {"dflash_config: a DFlash drafter needs target_layer_ids", 6}},
       {"hf/dflash2-draft.config.json", {"'DFlash2DraftModel' is a DFlash 2 drafter", 2}},
-      {"hf/unsupported-model-type.config.json", {"model_type: 'gpt2' is not supported (known: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, qwen3_next, qwen3_5_text, qwen3_5_moe_text, deepseek_v2, deepseek_v3, kimi_k2, glm4_moe, glm4_moe_lite, gpt_oss, llama4_text, minimax_m2)", 15}},
+      {"hf/unsupported-model-type.config.json", {"model_type: 'gpt2' is not supported (known: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, qwen3_next, qwen3_5_text, qwen3_5_moe_text, deepseek_v2, deepseek_v3, kimi_k2, glm4_moe, glm4_moe_lite, deepseek_v32, glm_moe_dsa, gpt_oss, llama4_text, minimax_m2)", 15}},
       {"hf/zero-kv-heads.config.json", {"num_key_value_heads: = 0: must be in [1, 10000000]", 18}},
       {"hf/unknown-torch-dtype.config.json", {"torch_dtype: 'bfloat17' is not a weight dtype specsim reads", 30}},
       {"llm/dense-layers-exceed-layers.yaml", {"dense_layers: must not exceed layers (32)", 6}},

@@ -43,6 +43,14 @@ struct AttentionSpec {
   // gpt-oss adds one learned sink logit per head; it costs `heads` parameters a layer and is
   // recorded, not priced (docs/references/models.md#hybrid-attention).
   bool sinks = false;
+  // DeepSeek Sparse Attention (DeepSeek-V3.2, GLM-5; MLA only; docs/references/models.md#sparse-attention):
+  // a lightning indexer of `index_heads` x `index_head_dim` queries scores every cached token
+  // against one cached indexer key per token, and the MLA attention then reads only the
+  // `index_topk` best. All 0: dense attention.
+  int index_heads = 0;
+  int index_head_dim = 0;
+  int index_topk = 0;
+  [[nodiscard]] bool sparse() const { return index_topk > 0; }
 };
 
 // Layers that do not attend to the whole context. Sliding-window layers (gpt-oss, Mistral-7B v0.1)
@@ -163,6 +171,9 @@ struct TransformerSpec {
   [[nodiscard]] double linear_attention_params() const;
   // Attention parameters averaged over all layers: attention_params() unless some layers are linear.
   [[nodiscard]] double mean_attention_params() const;
+  // A sparse-attention layer's indexer (wq_b, wk, k_norm, weights_proj), counted inside
+  // attention_params(); every TP rank holds all of it (vLLM's Indexer is replicated). 0 when dense.
+  [[nodiscard]] double indexer_params() const;
   [[nodiscard]] double dense_mlp_params() const;  // 3 H I (SwiGLU)
   [[nodiscard]] double expert_params() const;     // 3 H I_expert
   [[nodiscard]] double lm_head_params() const;    // vocab (draft vocab for EAGLE-3) x H
@@ -181,15 +192,27 @@ struct TransformerSpec {
   [[nodiscard]] double weight_bytes() const;      // all weights as stored, scales included
   // KV-cache bytes one token adds to one full-attention layer, on one TP rank of `tp`.
   [[nodiscard]] double kv_bytes_per_token_layer(int tp) const;
+  // The indexer key one token adds to one sparse-attention layer: index_head_dim FP8 bytes and one
+  // fp32 scale per 128 of them (vLLM's DeepseekV32IndexerCache), on every rank; 0 when dense.
+  [[nodiscard]] double indexer_bytes_per_token_layer() const;
   // Attention state one request reads in one layer at `context` tokens, averaged over the layers,
-  // on one TP rank: context x kv_bytes_per_token_layer when every layer is full attention.
+  // on one TP rank: context x kv_bytes_per_token_layer when every layer is full attention. A
+  // sparse-attention layer reads every indexer key but only index_topk latents.
   [[nodiscard]] double attention_state_bytes_per_layer(int tp, double context) const;
+  // What one request's attention state occupies in one layer at `context` tokens, averaged over the
+  // layers, on one TP rank: attention_state_bytes_per_layer, except that a sparse-attention layer
+  // keeps every token's latent, not only the ones it reads.
+  [[nodiscard]] double attention_cache_bytes_per_layer(int tp, double context) const;
   // The recurrent state (and convolution inputs) one request keeps in one linear-attention layer,
   // averaged over all layers, on one TP rank: what a step writes back per token it keeps a state
   // for (0 without linear-attention layers).
   [[nodiscard]] double linear_state_bytes_per_layer(int tp) const;
-  // Context tokens one layer's attention scores, averaged over the layers (linear layers: none).
+  // Context tokens one layer's attention scores, averaged over the layers (linear layers: none;
+  // sparse layers: at most index_topk).
   [[nodiscard]] double attended_context(double context) const;
+  // Flops one query token spends in the indexers at `context` tokens, averaged over the layers, on
+  // every rank: 2 x index_heads x index_head_dim per cached token (0 when dense).
+  [[nodiscard]] double indexer_flops_per_token(double context) const;
 };
 
 // The draft of `speculation.method: mtp`, derived from the target: one MTP module, priced per

@@ -36,6 +36,15 @@ void emit_model(YAML::Emitter& e, const TransformerSpec& m) {
   e << YAML::Key << "params_per_layer" << YAML::Value << m.attention_params();
   if (m.attention.output_gate) e << YAML::Key << "output_gate" << YAML::Value << true;
   if (m.attention.sinks) e << YAML::Key << "sinks" << YAML::Value << true;
+  if (m.attention.sparse()) {
+    e << YAML::Key << "sparse" << YAML::Value << YAML::Flow << YAML::BeginMap;
+    e << YAML::Key << "index_topk" << YAML::Value << m.attention.index_topk;
+    e << YAML::Key << "index_heads" << YAML::Value << m.attention.index_heads;
+    e << YAML::Key << "index_head_dim" << YAML::Value << m.attention.index_head_dim;
+    e << YAML::Key << "indexer_params_per_layer" << YAML::Value << m.indexer_params();
+    e << YAML::Key << "indexer_bytes_per_token_layer" << YAML::Value << m.indexer_bytes_per_token_layer();
+    e << YAML::EndMap;
+  }
   const LayerAttention& la = m.layer_attention;
   if (la.windowed_layers > 0) {
     e << YAML::Key << "windowed_layers" << YAML::Value << la.windowed_layers;

@@ -288,6 +288,23 @@ void read_deepseek(YamlReader& r, TransformerSpec& m, LayerPlan& p) {
   m.mtp_layers = optional_count(r, "num_nextn_predict_layers", 0);
 }
 
+// DeepSeek-V3.2 and GLM-5: DeepSeek-V3's MLA and MoE keys plus DeepSeek Sparse Attention's
+// lightning indexer on every layer (`index_n_heads`, `index_head_dim`, `index_topk`; vLLM's Indexer
+// in deepseek_v2.py, docs/references/models.md#sparse-attention).
+void read_deepseek_sparse(YamlReader& r, TransformerSpec& m, LayerPlan& p) {
+  read_deepseek(r, m, p);
+  AttentionSpec& a = m.attention;
+  if (a.q_lora_rank == 0) r.fail("q_lora_rank", "sparse attention's indexer projects its queries from the query LoRA, so it needs q_lora_rank > 0");
+  a.index_heads = count(r, "index_n_heads");
+  a.index_head_dim = count(r, "index_head_dim");
+  a.index_topk = count(r, "index_topk");
+  // GLM-5.2 lets groups of layers share one indexer's picks; specsim prices an indexer on every layer.
+  if (optional_count(r, "index_topk_freq", 1, 1) != 1) {
+    r.fail("index_topk_freq", "layers sharing another layer's top-k picks (GLM-5.2) are not modelled; only 1 (an indexer on every layer) is");
+  }
+  r.ignore("index_skip_topk_offset");
+}
+
 // GLM-4.5/4.6/4.7: DeepSeek's MoE keys over plain GQA attention (transformers' Glm4MoeConfig).
 void read_glm4_moe(YamlReader& r, TransformerSpec& m, LayerPlan& p) {
   read_gqa(r, m);
@@ -383,6 +400,8 @@ const Family kFamilies[] = {
     // GLM-4.7-Flash: DeepSeek-V3's MLA attention and MoE keys under GLM's name (transformers'
     // Glm4MoeLiteConfig), unlike glm4_moe's GQA.
     {"glm4_moe_lite", read_deepseek, {}},
+    {"deepseek_v32", read_deepseek_sparse, {}},
+    {"glm_moe_dsa", read_deepseek_sparse, {}},
     {"gpt_oss", read_gpt_oss, {.expert = "mlp.experts.down_proj"}},
     {"llama4_text", read_llama4,
      {.dense_mlp = "feed_forward.down_proj",

@@ -48,6 +48,13 @@ AttentionSpec read_attention(YamlReader& a) {
     at.qk_nope_head_dim = count(a, "qk_nope_head_dim");
     at.qk_rope_head_dim = count(a, "qk_rope_head_dim");
     at.v_head_dim = count(a, "v_head_dim");
+    // DeepSeek Sparse Attention's indexer (docs/references/models.md#sparse-attention): all three keys or none.
+    if (a.has("index_topk") || a.has("index_heads") || a.has("index_head_dim")) {
+      at.index_topk = count(a, "index_topk");
+      at.index_heads = count(a, "index_heads");
+      at.index_head_dim = count(a, "index_head_dim");
+      if (at.q_lora_rank == 0) a.fail("index_topk", "sparse attention's indexer reads the query LoRA: set q_lora_rank > 0");
+    }
   }
   a.finish();
   return at;

@@ -70,8 +70,13 @@ ComputeModel::ComputeModel(const TransformerSpec& model, const GpuSpec& gpu, int
   const double attn_ranks = attn_tp;
   kv_requests_ = dp > 1 ? std::ceil(double(batch_) / dp) : double(batch_);
   const double attn_token_share = dp > 1 ? kv_requests_ / batch_ / attn_tp : 1.0 / r;
-  const double attn_bytes = model.mean_attention_params() * bytes_per_param(w.attention) / attn_ranks;
-  const double attn_flops = 2.0 * model.mean_attention_params() * attn_token_share;
+  // A sparse-attention indexer is replicated: every rank of a group holds and runs all of it for the
+  // group's tokens (docs/references/models.md#sparse-attention).
+  const double indexer_token_share = dp > 1 ? kv_requests_ / batch_ : 1.0;
+  const double indexer = model.indexer_params() * model.full_attention_layers() / model.layers;
+  const double split_attention = model.mean_attention_params() - indexer;
+  const double attn_bytes = (split_attention / attn_ranks + indexer) * bytes_per_param(w.attention);
+  const double attn_flops = 2.0 * (split_attention * attn_token_share + indexer * indexer_token_share);
   dense_layer_.bytes_fixed = attn_bytes + model.dense_mlp_params() * bytes_per_param(w.dense_mlp) / r;
   dense_layer_.flops_per_token = attn_flops + 2.0 * model.dense_mlp_params() / r;
   if (model.moe) {
@@ -110,7 +115,8 @@ ComputeModel::ComputeModel(const TransformerSpec& model, const GpuSpec& gpu, int
   const double heads_per_rank =
       dp > 1 ? a.heads * kv_requests_ / batch_ / attn_tp : std::max(1.0, double(a.heads) / r);
   const double dim = a.kind == AttentionKind::kMla ? (a.kv_lora_rank + a.qk_rope_head_dim) : a.head_dim;
-  attention_flops_per_token_ = 4.0 * heads_per_rank * dim * model.attended_context(context_);
+  attention_flops_per_token_ = 4.0 * heads_per_rank * dim * model.attended_context(context_) +
+                               model.indexer_flops_per_token(context_) * indexer_token_share;
 }
 
 double ComputeModel::state_bytes_per_layer(double tokens) const {

@@ -94,12 +94,13 @@ MemoryPart vllm_activations(const Scenario& s) {
 
 // Attention state of `batch` requests over all of `m`'s layers on one rank, at `tokens` each.
 double kv_bytes(const TransformerSpec& m, int tp, int batch, double tokens) {
-  return double(batch) * m.attention_state_bytes_per_layer(tp, tokens) * m.layers;
+  return double(batch) * m.attention_cache_bytes_per_layer(tp, tokens) * m.layers;
 }
 
 std::string kv_basis(const TransformerSpec& m, int batch, double tokens, int pp) {
   std::string out = std::to_string(batch) + " x " + units::format_fixed(tokens, 0) + " tokens x " +
                     std::to_string(m.layers) + " layers, " + to_string(m.activation_dtype);
+  if (m.attention.sparse()) out += " latents + " + units::format_fixed(m.indexer_bytes_per_token_layer(), 0) + " B indexer keys";
   if (pp > 1) out += ", / pp " + std::to_string(pp);
   return out;
 }

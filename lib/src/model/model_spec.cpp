@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <utility>
 
 #include "specsim/error.hpp"
@@ -71,7 +72,7 @@ double TransformerSpec::attention_params() const {
                                        : h * a.heads * qk;
     return q + h * (a.kv_lora_rank + a.qk_rope_head_dim) +
            double(a.kv_lora_rank) * a.heads * (a.qk_nope_head_dim + a.v_head_dim) +
-           double(a.heads) * a.v_head_dim * h;
+           double(a.heads) * a.v_head_dim * h + indexer_params();
   }
   // GQA: H*(heads + 2 kv)*d + heads*d*H. EAGLE-3's qkv projection reads [embedding; hidden], 2H.
   // An output gate doubles the query projection.
@@ -94,6 +95,16 @@ double TransformerSpec::linear_attention_params() const {
 double TransformerSpec::mean_attention_params() const {
   if (layer_attention.linear_layers == 0) return attention_params();
   return attention_params_all_layers(*this) / layers;
+}
+
+double TransformerSpec::indexer_params() const {
+  const AttentionSpec& a = attention;
+  if (!a.sparse()) return 0.0;
+  // wq_b q_lora*(n*d) + wk H*d + weights_proj H*n + k_norm (a LayerNorm) 2d
+  // (docs/references/models.md#sparse-attention).
+  const double n = a.index_heads;
+  const double d = a.index_head_dim;
+  return a.q_lora_rank * n * d + double(hidden_size) * (d + n) + 2.0 * d;
 }
 
 double TransformerSpec::dense_mlp_params() const { return 3.0 * hidden_size * double(intermediate_size); }
@@ -160,14 +171,32 @@ double TransformerSpec::kv_bytes_per_token_layer(int tp) const {
   return 2.0 * kv_per_rank * attention.head_dim * act;
 }
 
+double TransformerSpec::indexer_bytes_per_token_layer() const {
+  if (!attention.sparse()) return 0.0;
+  const double d = attention.index_head_dim;
+  return d + std::ceil(d / 128.0) * 4.0;
+}
+
 double TransformerSpec::attention_state_bytes_per_layer(int tp, double context) const {
   const LayerAttention& la = layer_attention;
+  if (attention.sparse()) {
+    // The indexer reads every cached key; the attention reads the latents of the index_topk tokens
+    // it picked. Assumption: a verify's query tokens pick largely the same tokens, so a request reads
+    // them once, as a dense kernel reads its context once (docs/references/models.md#sparse-attention).
+    return std::min(context, double(attention.index_topk)) * kv_bytes_per_token_layer(tp) +
+           context * indexer_bytes_per_token_layer();
+  }
   if (la.windowed_layers == 0 && la.linear_layers == 0) return context * kv_bytes_per_token_layer(tp);
   const double kv = kv_bytes_per_token_layer(tp);
   const int full = layers - la.windowed_layers - la.linear_layers;
   const double bytes = full * context * kv + la.windowed_layers * std::min(context, double(la.window)) * kv;
   // A linear layer reads its state once per forward, however long the context.
   return bytes / layers + linear_state_bytes_per_layer(tp);
+}
+
+double TransformerSpec::attention_cache_bytes_per_layer(int tp, double context) const {
+  if (!attention.sparse()) return attention_state_bytes_per_layer(tp, context);
+  return context * (kv_bytes_per_token_layer(tp) + indexer_bytes_per_token_layer());
 }
 
 double TransformerSpec::linear_state_bytes_per_layer(int tp) const {
@@ -186,9 +215,15 @@ double TransformerSpec::linear_state_bytes_per_layer(int tp) const {
 
 double TransformerSpec::attended_context(double context) const {
   const LayerAttention& la = layer_attention;
+  if (attention.sparse()) return std::min(context, double(attention.index_topk));
   if (la.windowed_layers == 0 && la.linear_layers == 0) return context;
   const int full = layers - la.windowed_layers - la.linear_layers;
   return (full * context + la.windowed_layers * std::min(context, double(la.window))) / layers;
+}
+
+double TransformerSpec::indexer_flops_per_token(double context) const {
+  if (!attention.sparse()) return 0.0;
+  return 2.0 * attention.index_heads * attention.index_head_dim * context;
 }
 
 std::string check_tensor_parallel(const TransformerSpec& model, int tp) {
