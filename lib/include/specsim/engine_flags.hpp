@@ -45,6 +45,7 @@ enum class LaunchSetting {
   kNoCustomAllReduce,      // the engine's custom all-reduce off: NCCL only
   kAllReduceStrategy,      // TensorRT-LLM's all-reduce choice
   kMemoryFraction,         // share of GPU memory the engine allocates from
+  kKvCacheDtype,           // the KV cache's storage dtype
   kAsyncScheduling,        // vLLM async scheduling on (or, with the --no- form, off)
   kSpeculativeConfig,      // the JSON object carrying the speculative settings (vLLM)
   kConfigFile,             // the YAML file carrying the LLM API settings (TensorRT-LLM)

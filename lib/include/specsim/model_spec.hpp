@@ -151,6 +151,10 @@ struct TransformerSpec {
   // `mtp_weights:`); empty: the same as `weights`.
   std::optional<WeightDtypes> mtp_weights;
   Dtype activation_dtype = Dtype::kBf16;
+  // The dtype the serving engine stores the KV cache in (a scenario's engine.kv_cache_dtype, which
+  // the scenario sets on target and draft alike); empty: the activation dtype, the engines' "auto".
+  std::optional<Dtype> kv_cache_dtype;
+  [[nodiscard]] Dtype kv_dtype() const { return kv_cache_dtype.value_or(activation_dtype); }
   CollectiveCounts collectives;
   KernelCounts kernels;
   std::optional<Eagle3Spec> eagle3;
@@ -190,7 +194,7 @@ struct TransformerSpec {
   [[nodiscard]] double total_params() const;      // stored: no embedding in draft heads, no borrowed LM head
   [[nodiscard]] double active_params() const;     // per token
   [[nodiscard]] double weight_bytes() const;      // all weights as stored, scales included
-  // KV-cache bytes one token adds to one full-attention layer, on one TP rank of `tp`.
+  // KV-cache bytes one token adds to one full-attention layer, on one TP rank of `tp`, in kv_dtype().
   [[nodiscard]] double kv_bytes_per_token_layer(int tp) const;
   // The indexer key one token adds to one sparse-attention layer: index_head_dim FP8 bytes and one
   // fp32 scale per 128 of them (vLLM's DeepseekV32IndexerCache), on every rank; 0 when dense.

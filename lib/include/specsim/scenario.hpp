@@ -80,6 +80,10 @@ struct EngineSettings {
   // synchronous worker; v2, SGLANG_ENABLE_SPEC_V2's overlap scheduling). Empty = the file's default
   // version (EnginePrior::default_spec_version). docs/schema.md#engine.
   std::string spec_version;
+  // The KV cache's dtype as launched: vLLM's and SGLang's --kv-cache-dtype, TensorRT-LLM's
+  // kv_cache_config.dtype. Empty = "auto", the model's activation dtype. The scenario sets it on
+  // the target and the draft (TransformerSpec::kv_cache_dtype): the engines cache both alike.
+  std::optional<Dtype> kv_cache_dtype;
 };
 
 struct SpeculationSettings {

@@ -80,7 +80,7 @@ void set_field(Scenario& s, const FieldValue& v);
 
 // What a draft that fits its target (draft_problems) takes from it, as the loader and a what-if of
 // the target derive it: a DFlash drafter's LM head is the target's own; a draft trained for another
-// model of the same shape is noted.
+// model of the same shape is noted; both take the engine's KV cache dtype.
 void adopt_draft(Scenario& s);
 
 }  // namespace specsim

@@ -32,6 +32,7 @@ std::vector<EngineFlag> vllm_rows() {
       {e, S::kGraphSizesTokens, K::kOption, "--cudagraph-capture-sizes", {"--cuda-graph-sizes"}, kVllmArgs},
       {e, S::kNoCustomAllReduce, K::kSwitch, "--disable-custom-all-reduce", {}, kVllmArgs},
       {e, S::kMemoryFraction, K::kOption, "--gpu-memory-utilization", {}, kVllmArgs},
+      {e, S::kKvCacheDtype, K::kOption, "--kv-cache-dtype", {}, kVllmArgs},
       // argparse.BooleanOptionalAction: --no-async-scheduling turns it off.
       {e, S::kAsyncScheduling, K::kSwitch, "--async-scheduling", {"--no-async-scheduling"}, kVllmArgs},
       {e, S::kSpeculativeConfig, K::kOption, "--speculative-config", {}, kVllmArgs},
@@ -65,6 +66,7 @@ std::vector<EngineFlag> sglang_rows() {
       {e, S::kGraphMaxBatch, K::kOption, "--cuda-graph-max-bs", {}, kSglangArgs},
       {e, S::kNoCustomAllReduce, K::kSwitch, "--disable-custom-all-reduce", {}, kSglangArgs},
       {e, S::kMemoryFraction, K::kOption, "--mem-fraction-static", {}, kSglangArgs},
+      {e, S::kKvCacheDtype, K::kOption, "--kv-cache-dtype", {}, kSglangArgs},
   };
 }
 
@@ -88,6 +90,7 @@ std::vector<EngineFlag> trtllm_rows() {
       {e, S::kGraphPadding, K::kYamlKey, "cuda_graph_config.enable_padding", {}, kTrtArgs},
       {e, S::kDpAttention, K::kYamlKey, "enable_attention_dp", {}, kTrtArgs},
       {e, S::kAllReduceStrategy, K::kYamlKey, "allreduce_strategy", {}, kTrtArgs},
+      {e, S::kKvCacheDtype, K::kYamlKey, "kv_cache_config.dtype", {}, kTrtArgs},
   };
 }
 

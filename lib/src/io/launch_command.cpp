@@ -216,6 +216,21 @@ std::string method_from(Engine engine, const std::string& value, const std::stri
                                        std::string(to_string(engine)) + " names for eagle3, eagle, mtp, draft_model, ngram)");
 }
 
+// A KV cache dtype as the engines spell it (vLLM's CacheDType, SGLang's --kv-cache-dtype choices,
+// TensorRT-LLM's KvCacheConfig.dtype; docs/references/engine-flags.md) into engine.kv_cache_dtype;
+// a cache specsim does not price is listed as unmodelled.
+void set_kv_cache_dtype(Raw& raw, const std::string& value, const std::string& origin) {
+  static const std::pair<const char*, const char*> kSpellings[] = {
+      {"auto", "auto"},      {"bfloat16", "bf16"},  {"bf16", "bf16"},           {"float16", "fp16"},
+      {"half", "fp16"},      {"fp8", "fp8"},        {"fp8_e4m3", "fp8"},        {"fp8_e5m2", "fp8"},
+      {"fp8_inc", "fp8"},    {"fp8_ds_mla", "fp8"}, {"int8", "int8"},
+  };
+  for (const auto& [spelled, dtype] : kSpellings) {
+    if (value == spelled) return set(raw, "engine.kv_cache_dtype", dtype, origin);
+  }
+  raw.r.unmodelled.push_back(origin + " (specsim prices bf16, fp16, fp8 and int8 KV caches; this one is priced as the model's activation dtype)");
+}
+
 void apply_vllm_json(Raw& raw, const std::string& text, int line);
 
 // One flag and its value (empty for a switch) set on `raw`; `where` says where it was written
@@ -256,6 +271,7 @@ void apply_flag(Raw& raw, const EngineFlag& f, const std::string& value, const s
       break;
     }
     case S::kAsyncScheduling: set(raw, "engine.async_scheduling.speculative", "true", origin); break;
+    case S::kKvCacheDtype: set_kv_cache_dtype(raw, value, origin); break;
     case S::kSpeculativeConfig: apply_vllm_json(raw, value, line); break;
     case S::kConfigFile: raw.config_file = value; break;
     case S::kBackend:
@@ -347,6 +363,13 @@ void apply_trt_top_key(Raw& raw, const std::string& key, const YAML::Node& v, co
     apply_trt_speculative(raw, v, file);
   } else if (key == "cuda_graph_config") {
     apply_trt_graphs(raw, v, file);
+  } else if (key == "kv_cache_config" && v.IsMap()) {
+    for (const auto& kv : v) {
+      const std::string sub = kv.first.as<std::string>();
+      const std::string at = file + ": kv_cache_config." + sub + ": " + yaml_text(kv.second);
+      if (sub == "dtype") set_kv_cache_dtype(raw, kv.second.as<std::string>(), at);
+      else raw.r.unmodelled.push_back(at);
+    }
   } else if (key == "enable_attention_dp") {
     if (v.as<std::string>() == "true") raw.dp_attention = true;
   } else if (key == "allreduce_strategy") {

@@ -552,6 +552,11 @@ bool read_engine(YamlReader& r, Scenario& s, Problems& problems) {
     }
   });
   problems.run([&] { s.engine.spec_version = e->optional_choice("spec_version", {"v1", "v2"}, ""); });
+  problems.run([&] {
+    // "auto" (the default) caches in the model's activation dtype, as the engines' own "auto" does.
+    const std::string kv = e->optional_choice("kv_cache_dtype", {"auto", "bf16", "fp16", "fp8", "int8"}, "auto");
+    if (kv != "auto") s.engine.kv_cache_dtype = parse_dtype(kv);
+  });
   e->ignore("embedding_allreduce");
   e->finish();
   return name_ok;
@@ -803,6 +808,8 @@ Scenario read_scenario(YamlReader& r, const DataDir& data, Problems& problems) {
   problems.run([&] { read_workload(r, s, problems); });
   bool engine_ok = false;
   problems.run([&] { engine_ok = read_engine(r, s, problems); });
+  s.model.kv_cache_dtype = s.engine.kv_cache_dtype;  // as adopt_draft does once the engine is known
+  s.draft.kv_cache_dtype = s.engine.kv_cache_dtype;
   if (engine_ok) problems.run([&] { read_engine_file_behaviour(s, data); });
   const bool shape_ok = problems.run([&] { read_speculation_shape(r, s); }) && problems.add_all(speculation_problems(s, origins));
   const bool acceptance_ok = problems.run([&] {

@@ -99,7 +99,7 @@ double kv_bytes(const TransformerSpec& m, int tp, int batch, double tokens) {
 
 std::string kv_basis(const TransformerSpec& m, int batch, double tokens, int pp) {
   std::string out = std::to_string(batch) + " x " + units::format_fixed(tokens, 0) + " tokens x " +
-                    std::to_string(m.layers) + " layers, " + to_string(m.activation_dtype);
+                    std::to_string(m.layers) + " layers, " + to_string(m.kv_dtype());
   if (m.attention.sparse()) out += " latents + " + units::format_fixed(m.indexer_bytes_per_token_layer(), 0) + " B indexer keys";
   if (pp > 1) out += ", / pp " + std::to_string(pp);
   return out;

@@ -162,9 +162,16 @@ double TransformerSpec::weight_bytes() const {
 }
 
 double TransformerSpec::kv_bytes_per_token_layer(int tp) const {
-  const double act = bytes_per_param(activation_dtype);
+  const Dtype kv = kv_dtype();
+  const double act = kv == Dtype::kFp8 ? 1.0 : bytes_per_param(kv);  // an FP8 cache's scales are per tensor
   if (attention.kind == AttentionKind::kMla) {
     // The MLA latent (kv_lora + rope) is shared by all heads, so every TP rank holds all of it.
+    // Sparse MLA's FP8 cache (FlashMLA's, vLLM's fp8_ds_mla) keeps the latent in FP8 with one fp32
+    // scale per 128 values and the rope part in BF16: 512 + 16 + 128 = 656 B for DeepSeek-V3.2
+    // (docs/references/models.md#sparse-attention).
+    if (attention.sparse() && kv == Dtype::kFp8) {
+      return attention.kv_lora_rank + std::ceil(attention.kv_lora_rank / 128.0) * 4.0 + attention.qk_rope_head_dim * 2.0;
+    }
     return (attention.kv_lora_rank + attention.qk_rope_head_dim) * act;
   }
   const int kv_per_rank = std::max(1, attention.kv_heads / std::max(1, tp));

@@ -357,6 +357,9 @@ FieldValue parse_field_scale(const std::string& key, const std::string& text, co
 const char* field_key(const FieldValue& v) { return v.field->key; }
 
 void adopt_draft(Scenario& s) {
+  // The engine caches target and draft in its one KV dtype (engine.kv_cache_dtype).
+  s.model.kv_cache_dtype = s.engine.kv_cache_dtype;
+  s.draft.kv_cache_dtype = s.engine.kv_cache_dtype;
   std::string trained_for;
   if (s.draft.dflash) {
     s.draft.weights.lm_head = s.model.weights.lm_head;

@@ -48,6 +48,27 @@ std::string yaml_leaf(Engine engine, LaunchSetting setting) {
   throw Error({"--emit", 0, 0}, key, std::string(to_string(engine)) + ": " + why);
 }
 
+// The engine's own spelling of the scenario's KV cache dtype (the parsers' choices,
+// docs/references/engine-flags.md); none when the scenario keeps "auto". A dtype the engine has
+// no spelling for is refused: the launch would not cache what was predicted.
+std::optional<std::string> kv_cache_value(const Scenario& s, Engine e) {
+  if (!s.engine.kv_cache_dtype) return std::nullopt;
+  const Dtype kv = *s.engine.kv_cache_dtype;
+  const bool model_dtype = kv == s.model.activation_dtype;
+  const char* value = nullptr;
+  switch (e) {
+    case Engine::kVllm: value = kv == Dtype::kFp8 ? "fp8" : kv == Dtype::kBf16 ? "bfloat16" : kv == Dtype::kInt8 ? "int8" : nullptr; break;
+    case Engine::kSglang: value = kv == Dtype::kFp8 ? "fp8_e4m3" : kv == Dtype::kBf16 ? "bf16" : nullptr; break;
+    case Engine::kTrtllm: value = kv == Dtype::kFp8 ? "fp8" : model_dtype ? "auto" : nullptr; break;
+  }
+  if (!value) refuse(e, "engine.kv_cache_dtype", std::string("no KV cache dtype specsim checked caches in ") + to_string(kv));
+  return std::string(value);
+}
+
+void add_kv_cache_dtype(const Scenario& s, Engine e, std::vector<std::string>& argv) {
+  if (const auto kv = kv_cache_value(s, e)) argv.insert(argv.end(), {flag(e, LaunchSetting::kKvCacheDtype), *kv});
+}
+
 // The weights the engine loads: a checkpoint directory the scenario was given, else a placeholder
 // carrying the models/llm name (`init --from-command` reads it back as that name).
 std::string weights(const TransformerSpec& m) {
@@ -157,6 +178,7 @@ LaunchCommand vllm_command(const Scenario& s, int batch, bool speculate, std::ve
   }
   if (s.parallel.tp > 1 && s.comm.implementation == "nccl") c.argv.push_back(flag(e, LaunchSetting::kNoCustomAllReduce));
   if (const auto f = launch_memory_fraction(s, e)) c.argv.insert(c.argv.end(), {flag(e, LaunchSetting::kMemoryFraction), std::to_string(*f)});
+  add_kv_cache_dtype(s, e, c.argv);
   if (s.engine.async_speculative) {
     const EngineFlag* async = engine_flag(e, LaunchSetting::kAsyncScheduling);
     c.argv.push_back(*s.engine.async_speculative ? async->name : async->aliases.at(0));
@@ -209,6 +231,7 @@ LaunchCommand sglang_command(const Scenario& s, int batch, bool speculate) {
   }
   if (s.parallel.tp > 1 && s.comm.implementation == "nccl") c.argv.push_back(flag(e, LaunchSetting::kNoCustomAllReduce));
   if (const auto f = launch_memory_fraction(s, e)) c.argv.insert(c.argv.end(), {flag(e, LaunchSetting::kMemoryFraction), std::to_string(*f)});
+  add_kv_cache_dtype(s, e, c.argv);
   return c;
 }
 
@@ -248,6 +271,7 @@ std::string trt_engine_yaml(const Scenario& s, int batch) {
   const std::string& impl = s.comm.implementation;
   const char* strategy = impl == "nccl" ? "NCCL" : impl == "custom_oneshot" ? "ONESHOT" : impl == "custom_twoshot" ? "TWOSHOT" : nullptr;
   if (s.parallel.tp > 1 && strategy) y += flag(e, LaunchSetting::kAllReduceStrategy) + ": " + strategy + "\n";
+  if (const auto kv = kv_cache_value(s, e)) y += "kv_cache_config:\n  " + yaml_leaf(e, LaunchSetting::kKvCacheDtype) + ": " + *kv + "\n";
   return y;
 }
 
