@@ -229,6 +229,16 @@ TEST_CASE("a launch's weights that name no known model ask for --model") {
   CHECK_THAT(given.out, Contains("model: llama-3.1-8b"));
 }
 
+TEST_CASE("a plain launch without speculative flags asks for --method, and --method mtp then predicts it") {
+  const std::string command = "python -m sglang.launch_server --model-path <path-to-deepseek-v3> --tp 8 --kv-cache-dtype fp8_e4m3";
+  const auto r = specsim::test::run({"init", "--from-command", command, "--topology", "8x-h200-nvswitch"});
+  CHECK(r.code == 1);
+  CHECK_THAT(r.err, Contains("speculation.method: the launch runs no speculative decoding") && Contains("pass --method"));
+  const auto given = specsim::test::run({"init", "--from-command", command, "--method", "mtp", "--topology", "8x-h200-nvswitch"});
+  CHECK(given.code == 0);
+  CHECK_THAT(given.out, Contains("kv_cache_dtype: fp8") && Contains("--kv-cache-dtype fp8_e4m3"));
+}
+
 TEST_CASE("vLLM's per-family MTP method names read as mtp, as its model cards launch Qwen3.5 and Qwen3-Next") {
   // The launch the Qwen3.5/3.6 and Qwen3-Next cards give: `qwen3_next_mtp`, one of the names of
   // vLLM's MTPModelTypes; each drafts with the target's own MTP modules.

@@ -191,8 +191,13 @@ std::string launch_entry(const ScenarioInit& init, const std::string& key, int i
 
 // Whether the launch's method names a draft model (its row's needs_draft_file; MTP drafts with the
 // target's own modules and n-gram lookup with none). A launch that states no method: the EAGLE-3 default.
+// The method init writes: --method, else the launch's.
+std::string init_method_name(const ScenarioInit& init) {
+  return init.method.empty() ? launch_value(init, "speculation.method") : init.method;
+}
+
 bool needs_draft(const ScenarioInit& init) {
-  const std::string method = launch_value(init, "speculation.method");
+  const std::string method = init_method_name(init);
   return method.empty() || init_method(method).needs_draft_file();
 }
 
@@ -754,9 +759,14 @@ ScenarioInit init_from_launch(ScenarioInit init, const LaunchReading& launch, co
   if (init.model.empty()) init.model = resolve_weights(launch.model, "model", "--model", data);
   init.launch = launch;
   if (init.draft.empty() && needs_draft(init)) {
+    const std::string method = init_method_name(init);
+    if (method.empty() && launch.draft.empty()) {
+      throw Error({"--from-command", 0, 0}, "speculation.method",
+                  "the launch runs no speculative decoding (no speculative flag): pass --method (and --draft NAME "
+                  "for a method that drafts from a file) to say what to predict against this plain launch");
+    }
     if (launch.draft.empty()) {
-      throw Error({"--from-command", 0, 0}, "draft", "the launch names no draft weights for method " +
-                                                         launch_value(init, "speculation.method") + ": pass --draft NAME");
+      throw Error({"--from-command", 0, 0}, "draft", "the launch names no draft weights for method " + method + ": pass --draft NAME");
     }
     init.draft = resolve_weights(launch.draft, "draft", "--draft", data);
   }
