@@ -402,3 +402,25 @@ TEST_CASE("hf: deepseek_v32 and glm_moe_dsa: MLA with DeepSeek Sparse Attention'
   CHECK_THAT(glm.total_params(), WithinRel(744e9, 0.002));
   CHECK_THAT(glm.active_params(), WithinRel(40e9 + 2.0 * 154880 * 6144, 0.02));
 }
+
+TEST_CASE("hf: tie_word_embeddings stores the LM head and the embedding once, and the head is still read", "[hf]") {
+  // Qwen3-8B's config with its head tied, as the small Qwen3 checkpoints (0.6B to 4B) ship it: the
+  // weights lose one vocab x hidden BF16 matrix, 151,936 x 4,096 x 2 B = 1.245 GB; a forward reads
+  // the same bytes (the head's GEMV reads the matrix whichever name it has).
+  const specsim::test::TempDir tmp("specsim_test_hf_tied");
+  const std::filesystem::path dir = tmp.path / "Qwen3-8B-tied";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "config.json") << specsim::test::replaced_once(
+      specsim::test::read_text(kHf + "qwen3-8b.config.json"), R"("tie_word_embeddings": false)", R"("tie_word_embeddings": true)");
+  const auto untied = hf("qwen3-8b.config.json");
+  const auto tied = specsim::load_model(dir.string());
+  CHECK_FALSE(untied.tied_embeddings);
+  CHECK(tied.tied_embeddings);
+  CHECK(untied.weight_bytes() - tied.weight_bytes() == 151936.0 * 4096 * 2);
+  CHECK(untied.total_params() - tied.total_params() == 151936.0 * 4096);
+  CHECK(tied.lm_head_params() == untied.lm_head_params());
+  // The shipped draft models say so in their files: Meta's 1.24B and Qwen's 1.7B, not 1.50B and 2.03B.
+  const specsim::DataDir data;
+  CHECK_THAT(specsim::load_model(data.resolve(specsim::DataKind::kModel, "llama-3.2-1b")).total_params(), WithinRel(1.236e9, 0.001));
+  CHECK_THAT(specsim::load_model(data.resolve(specsim::DataKind::kModel, "qwen3-1.7b")).total_params(), WithinRel(1.72e9, 0.001));
+}

@@ -189,6 +189,11 @@ struct TransformerSpec {
   [[nodiscard]] bool shares_target_embedding() const {
     return eagle3.has_value() || mtp_module.has_value() || dflash.has_value();
   }
+  // A model whose LM head is its embedding matrix (`tie_word_embeddings`): stored and counted once;
+  // the head's GEMV still reads all of it every forward.
+  bool tied_embeddings = false;
+  // Whether the model stores an embedding of its own, apart from its LM head.
+  [[nodiscard]] bool stores_embedding() const { return !shares_target_embedding() && !tied_embeddings; }
   // MTP modules and DFlash drafters run the target's LM head: stored once, with the target.
   [[nodiscard]] bool borrows_target_lm_head() const { return mtp_module.has_value() || dflash.has_value(); }
   [[nodiscard]] double total_params() const;      // stored: no embedding in draft heads, no borrowed LM head

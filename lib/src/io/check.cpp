@@ -29,6 +29,7 @@ void emit_model(YAML::Emitter& e, const TransformerSpec& m) {
   e << YAML::Key << "dense_layers" << YAML::Value << m.dense_layers;
   e << YAML::Key << "hidden_size" << YAML::Value << m.hidden_size;
   e << YAML::Key << "vocab_size" << YAML::Value << m.vocab_size;
+  if (m.tied_embeddings) e << YAML::Key << "tied_embeddings" << YAML::Value << true;
   e << YAML::Key << "attention" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "kind" << YAML::Value << (m.attention.kind == AttentionKind::kMla ? "mla" : "gqa");
   e << YAML::Key << "heads" << YAML::Value << m.attention.heads;

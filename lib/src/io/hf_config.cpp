@@ -811,6 +811,14 @@ TransformerSpec read_hf_config(YamlReader& root) {
   }
   if (dtype_of) m.weights = part_dtypes(*dtype_of, m, plan, family->modules);
 
+  // The LM head shares the embedding's matrix (transformers' default: not tied). A multimodal
+  // checkpoint may state it beside text_config rather than in it.
+  for (YamlReader* at : {&r, &root}) {
+    if (at->has("tie_word_embeddings")) {
+      m.tied_embeddings = at->boolean("tie_word_embeddings");
+      break;
+    }
+  }
   read_dflash(root, r, m);
   if (!m.dflash) read_eagle(root, r, m);  // a DFlash config may carry an EAGLE-3 converter's keys
   return m;  // unknown keys are expected in config.json: it carries far more than the cost model uses

@@ -145,6 +145,7 @@ TransformerSpec read_model_yaml(YamlReader& r) {
     r.fail("moe", "required when dense_layers < layers");
   }
   m.mtp_layers = static_cast<int>(r.optional_integer("mtp_layers", 0, 0, kMaxCount));
+  m.tied_embeddings = r.optional_boolean("tied_embeddings", false);
   read_model_storage(r, m);
   if (r.has("eagle3") && r.has("eagle")) r.fail("eagle", "a head is EAGLE-1/2 (eagle) or EAGLE-3 (eagle3), not both");
   if (r.has("dflash") && (r.has("eagle3") || r.has("eagle"))) {

@@ -134,7 +134,7 @@ double TransformerSpec::total_params() const {
   const double head = borrows_target_lm_head() ? 0.0 : lm_head_params();
   double p = attention_params_all_layers(*this) + dense_layers * dense_mlp_params() + head + draft_input_params();
   if (moe) p += moe_layers() * (moe->experts + moe->shared_experts) * expert_params();
-  if (!shares_target_embedding()) p += double(vocab_size) * hidden_size;  // embedding
+  if (stores_embedding()) p += double(vocab_size) * hidden_size;  // embedding
   return p;
 }
 
@@ -143,8 +143,8 @@ double TransformerSpec::active_params() const {
   double p = attention_params_all_layers(*this) + dense_layers * dense_mlp_params() + lm_head_params() +
              draft_input_params();
   if (moe) p += moe_layers() * (moe->experts_per_token + moe->shared_experts) * expert_params();
-  // The embedding row is counted, as published totals do.
-  if (!shares_target_embedding()) p += double(vocab_size) * hidden_size;
+  // The embedding matrix is counted (a tied one once, as the head), as published totals do.
+  if (stores_embedding()) p += double(vocab_size) * hidden_size;
   return p;
 }
 
@@ -157,7 +157,7 @@ double TransformerSpec::weight_bytes() const {
     b += moe_layers() * expert_params() *
          (moe->experts * bytes_per_param(weights.experts) + moe->shared_experts * bytes_per_param(weights.shared_experts));
   }
-  if (!shares_target_embedding()) b += double(vocab_size) * hidden_size * 2.0;  // bf16 embedding
+  if (stores_embedding()) b += double(vocab_size) * hidden_size * 2.0;  // bf16 embedding
   return b;
 }
 
