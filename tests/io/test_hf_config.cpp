@@ -401,6 +401,15 @@ TEST_CASE("hf: deepseek_v32 and glm_moe_dsa: MLA with DeepSeek Sparse Attention'
   CHECK(glm.mtp_layers == 1);
   CHECK_THAT(glm.total_params(), WithinRel(744e9, 0.002));
   CHECK_THAT(glm.active_params(), WithinRel(40e9 + 2.0 * 154880 * 6144, 0.02));
+  CHECK(glm.indexer_layers() == 78);
+  // GLM-5.1's launch override index_topk_pattern (rtx6kpro glm5.1_v2 startup log): 40 F, 38 S.
+  const specsim::test::TempDir tmp("specsim_test_hf_topk_pattern");
+  const std::filesystem::path dir = tmp.path / "GLM-5.1";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "config.json") << specsim::test::replaced_once(
+      specsim::test::read_text(kHf + "glm-5.config.json"), R"("index_topk": 2048,)",
+      R"("index_topk": 2048, "index_topk_pattern": "FFSFSSSFSSFFFSSSFFFSFSSSSSSFFSFFSFFSSFFFFFFSFFFFFSFFSSSSSSFSFFFSFSSSFSFFSFFSSS",)");
+  CHECK(specsim::load_model(dir.string()).indexer_layers() == 40);
 }
 
 TEST_CASE("hf: tie_word_embeddings stores the LM head and the embedding once, and the head is still read", "[hf]") {

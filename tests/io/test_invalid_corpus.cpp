@@ -126,7 +126,8 @@ const std::map<std::string, Expected>& corpus() {
       {"gpu/denormal-bandwidth.yaml", {"memory_bandwidth: must be at least 1 GB/s for a GPU", 6}},
       {"gpu/latin1-byte.yaml", {"byte 0xE9 is not UTF-8: data files are UTF-8 text", 4}},
       // Sparse attention (hf_config.cpp read_deepseek_sparse, read_model.cpp read_attention).
-      {"hf/glm-5.2-shared-topk.config.json", {"index_topk_freq: layers sharing another layer's top-k picks (GLM-5.2) are not modelled", 33}},
+      {"hf/glm-5.2-shared-topk.config.json", {"index_topk_freq: layers sharing another layer's top-k picks by frequency (GLM-5.2) are not modelled", 33}},
+      {"hf/glm-5.1-short-topk-pattern.config.json", {"index_topk_pattern: must be one letter per layer (78)", 33}},
       {"hf/deepseek-v32-missing-index-topk.config.json", {"index_topk: required key is missing", 1}},
       {"llm/sparse-attention-partial.yaml", {"attention.index_topk: required key is missing", 11}},
       {"hf/duplicate-key.config.json", {"num_attention_heads: duplicate key: the mapping already has 'num_attention_heads'", 18}},

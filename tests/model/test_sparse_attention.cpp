@@ -72,3 +72,23 @@ TEST_CASE("sparse attention: a forward reads the replicated indexer and the spar
   CHECK(s.attention_flops < d.attention_flops);
   CHECK(s.attention_flops > 4 * 61 * v32.indexer_flops_per_token(100'000));
 }
+
+TEST_CASE("sparse attention: layers that reuse an earlier layer's picks hold no indexer", "[sparse]") {
+  // GLM-5.1 as its rtx6kpro launch runs it: index_topk_pattern gives 40 of 78 layers an indexer of
+  // their own (models/llm/glm-5.1-nvfp4.yaml). GLM-5's indexer: wq_b 2048 x 32 x 128 = 8,388,608; wk
+  // 6144 x 128 = 786,432; weights_proj 6144 x 32 = 196,608; k_norm 256: 9,371,904 a layer.
+  const specsim::TransformerSpec glm = model("glm-5.1-nvfp4");
+  REQUIRE(glm.indexer_layers() == 40);
+  constexpr double kGlmIndexer = 9'371'904.0;
+  CHECK(glm.indexer_params() == kGlmIndexer);
+  specsim::TransformerSpec every = glm;
+  every.attention.index_layers = 0;
+  CHECK(every.indexer_layers() == 78);
+  CHECK_THAT(every.total_params() - glm.total_params(), WithinRel(38 * kGlmIndexer, 1e-12));
+  // At 100k tokens every layer reads 2,048 latents; only 40 of 78 read and keep indexer keys.
+  CHECK_THAT(glm.attention_state_bytes_per_layer(8, 100'000), WithinRel(2048 * kLatent + 100'000 * kIndexerKey * 40 / 78, 1e-12));
+  CHECK_THAT(glm.attention_cache_bytes_per_layer(8, 100'000), WithinRel(100'000 * (kLatent + kIndexerKey * 40 / 78), 1e-12));
+  CHECK_THAT(glm.indexer_flops_per_token(100'000), WithinRel(2.0 * 32 * 128 * 100'000 * 40 / 78, 1e-12));
+  // The MTP module runs an indexer of its own (vLLM builds one on every MTP layer).
+  CHECK(specsim::mtp_draft(glm).indexer_layers() == 1);
+}

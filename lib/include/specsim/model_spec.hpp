@@ -50,6 +50,10 @@ struct AttentionSpec {
   int index_heads = 0;
   int index_head_dim = 0;
   int index_topk = 0;
+  // Layers that run an indexer of their own; the others reuse the picks of an earlier layer and hold
+  // neither its weights nor its key cache (GLM-5.1's `index_topk_pattern`, vLLM's skip_topk layers).
+  // 0: every layer has one.
+  int index_layers = 0;
   [[nodiscard]] bool sparse() const { return index_topk > 0; }
 };
 
@@ -178,6 +182,8 @@ struct TransformerSpec {
   // A sparse-attention layer's indexer (wq_b, wk, k_norm, weights_proj), counted inside
   // attention_params(); every TP rank holds all of it (vLLM's Indexer is replicated). 0 when dense.
   [[nodiscard]] double indexer_params() const;
+  // The layers that run an indexer (attention.index_layers, else every full-attention layer; 0 when dense).
+  [[nodiscard]] int indexer_layers() const;
   [[nodiscard]] double dense_mlp_params() const;  // 3 H I (SwiGLU)
   [[nodiscard]] double expert_params() const;     // 3 H I_expert
   [[nodiscard]] double lm_head_params() const;    // vocab (draft vocab for EAGLE-3) x H

@@ -42,6 +42,7 @@ void emit_model(YAML::Emitter& e, const TransformerSpec& m) {
     e << YAML::Key << "index_topk" << YAML::Value << m.attention.index_topk;
     e << YAML::Key << "index_heads" << YAML::Value << m.attention.index_heads;
     e << YAML::Key << "index_head_dim" << YAML::Value << m.attention.index_head_dim;
+    e << YAML::Key << "indexer_layers" << YAML::Value << m.indexer_layers();
     e << YAML::Key << "indexer_params_per_layer" << YAML::Value << m.indexer_params();
     e << YAML::Key << "indexer_bytes_per_token_layer" << YAML::Value << m.indexer_bytes_per_token_layer();
     e << YAML::EndMap;

@@ -298,9 +298,21 @@ void read_deepseek_sparse(YamlReader& r, TransformerSpec& m, LayerPlan& p) {
   a.index_heads = count(r, "index_n_heads");
   a.index_head_dim = count(r, "index_head_dim");
   a.index_topk = count(r, "index_topk");
-  // GLM-5.2 lets groups of layers share one indexer's picks; specsim prices an indexer on every layer.
+  // GLM-5.1's `index_topk_pattern` (as its launches pass it through --hf-overrides) names, layer by
+  // layer, those that run their own indexer (F) and those that reuse an earlier layer's picks (S).
+  if (r.has("index_topk_pattern")) {
+    const std::string pattern = r.string("index_topk_pattern");
+    if (static_cast<int>(pattern.size()) != m.layers || pattern.find_first_not_of("FS") != std::string::npos) {
+      r.fail("index_topk_pattern", "must be one letter per layer (" + std::to_string(m.layers) +
+                                       "), F for a layer with its own indexer or S for one reusing an earlier layer's picks");
+    }
+    if (pattern.front() != 'F') r.fail("index_topk_pattern", "the first layer has no earlier picks to reuse: it must be F");
+    a.index_layers = static_cast<int>(std::count(pattern.begin(), pattern.end(), 'F'));
+  }
+  // GLM-5.2 states its sharing as a frequency and offset instead; not modelled.
   if (optional_count(r, "index_topk_freq", 1, 1) != 1) {
-    r.fail("index_topk_freq", "layers sharing another layer's top-k picks (GLM-5.2) are not modelled; only 1 (an indexer on every layer) is");
+    r.fail("index_topk_freq", "layers sharing another layer's top-k picks by frequency (GLM-5.2) are not modelled; "
+                              "give index_topk_pattern (F or S per layer) instead");
   }
   r.ignore("index_skip_topk_offset");
 }

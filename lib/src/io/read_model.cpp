@@ -29,8 +29,9 @@ Dtype read_dtype(YamlReader& r, const std::string& key, Dtype fallback) {
   r.fail(key, "'" + s + "' is not one of: " + dtype_names());
 }
 
-// `attention:` of a models/llm file: GQA heads, or MLA's low-rank shapes.
-AttentionSpec read_attention(YamlReader& a) {
+// `attention:` of a models/llm file: GQA heads, or MLA's low-rank shapes (and sparse attention's
+// indexer) for a model of `layers` layers.
+AttentionSpec read_attention(YamlReader& a, int layers) {
   AttentionSpec at;
   const std::string kind = a.choice("kind", {"gqa", "mla"});
   at.kind = kind == "mla" ? AttentionKind::kMla : AttentionKind::kGqa;
@@ -53,6 +54,7 @@ AttentionSpec read_attention(YamlReader& a) {
       at.index_topk = count(a, "index_topk");
       at.index_heads = count(a, "index_heads");
       at.index_head_dim = count(a, "index_head_dim");
+      at.index_layers = static_cast<int>(a.optional_integer("index_layers", 0, 1, layers));
       if (at.q_lora_rank == 0) a.fail("index_topk", "sparse attention's indexer reads the query LoRA: set q_lora_rank > 0");
     }
   }
@@ -124,7 +126,7 @@ TransformerSpec read_model_yaml(YamlReader& r) {
   m.vocab_size = count(r, "vocab_size");
   {
     YamlReader a = r.child("attention");
-    m.attention = read_attention(a);
+    m.attention = read_attention(a, m.layers);
   }
   if (auto mlp = r.optional_child("mlp")) {
     m.intermediate_size = count(*mlp, "intermediate_size");

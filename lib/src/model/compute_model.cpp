@@ -73,7 +73,7 @@ ComputeModel::ComputeModel(const TransformerSpec& model, const GpuSpec& gpu, int
   // A sparse-attention indexer is replicated: every rank of a group holds and runs all of it for the
   // group's tokens (docs/references/models.md#sparse-attention).
   const double indexer_token_share = dp > 1 ? kv_requests_ / batch_ : 1.0;
-  const double indexer = model.indexer_params() * model.full_attention_layers() / model.layers;
+  const double indexer = model.indexer_params() * model.indexer_layers() / model.layers;
   const double split_attention = model.mean_attention_params() - indexer;
   const double attn_bytes = (split_attention / attn_ranks + indexer) * bytes_per_param(w.attention);
   const double attn_flops = 2.0 * (split_attention * attn_token_share + indexer * indexer_token_share);

@@ -27,10 +27,13 @@ constexpr std::array kDtypes{
     DtypeInfo{Dtype::kInt4Channel, "int4-channel", 0.5}, DtypeInfo{Dtype::kNvfp4, "nvfp4", 0.5625},
     DtypeInfo{Dtype::kMxfp4, "mxfp4", 0.53125}};
 
-// All layers' attention parameters: layers x attention_params() unless some layers are linear.
+// All layers' attention parameters: layers x attention_params() unless some layers are linear or
+// reuse another layer's sparse-attention picks (no indexer of their own).
 double attention_params_all_layers(const TransformerSpec& m) {
-  if (m.layer_attention.linear_layers == 0) return m.layers * m.attention_params();
-  return m.full_attention_layers() * m.attention_params() + m.layer_attention.linear_layers * m.linear_attention_params();
+  const double without_indexer = double(m.full_attention_layers() - m.indexer_layers()) * m.indexer_params();
+  if (m.layer_attention.linear_layers == 0) return m.layers * m.attention_params() - without_indexer;
+  return m.full_attention_layers() * m.attention_params() + m.layer_attention.linear_layers * m.linear_attention_params() -
+         without_indexer;
 }
 }  // namespace
 
@@ -92,9 +95,11 @@ double TransformerSpec::linear_attention_params() const {
   return h * (2.0 * qk + 2.0 * v + 2.0 * l.value_heads) + (2.0 * qk + v) * l.conv_kernel + v * h;
 }
 
-double TransformerSpec::mean_attention_params() const {
-  if (layer_attention.linear_layers == 0) return attention_params();
-  return attention_params_all_layers(*this) / layers;
+double TransformerSpec::mean_attention_params() const { return attention_params_all_layers(*this) / layers; }
+
+int TransformerSpec::indexer_layers() const {
+  if (!attention.sparse()) return 0;
+  return attention.index_layers > 0 ? attention.index_layers : full_attention_layers();
 }
 
 double TransformerSpec::indexer_params() const {
@@ -191,7 +196,7 @@ double TransformerSpec::attention_state_bytes_per_layer(int tp, double context) 
     // it picked. Assumption: a verify's query tokens pick largely the same tokens, so a request reads
     // them once, as a dense kernel reads its context once (docs/references/models.md#sparse-attention).
     return std::min(context, double(attention.index_topk)) * kv_bytes_per_token_layer(tp) +
-           context * indexer_bytes_per_token_layer();
+           context * indexer_bytes_per_token_layer() * indexer_layers() / layers;
   }
   if (la.windowed_layers == 0 && la.linear_layers == 0) return context * kv_bytes_per_token_layer(tp);
   const double kv = kv_bytes_per_token_layer(tp);
@@ -203,7 +208,7 @@ double TransformerSpec::attention_state_bytes_per_layer(int tp, double context) 
 
 double TransformerSpec::attention_cache_bytes_per_layer(int tp, double context) const {
   if (!attention.sparse()) return attention_state_bytes_per_layer(tp, context);
-  return context * (kv_bytes_per_token_layer(tp) + indexer_bytes_per_token_layer());
+  return context * (kv_bytes_per_token_layer(tp) + indexer_bytes_per_token_layer() * indexer_layers() / layers);
 }
 
 double TransformerSpec::linear_state_bytes_per_layer(int tp) const {
@@ -230,7 +235,7 @@ double TransformerSpec::attended_context(double context) const {
 
 double TransformerSpec::indexer_flops_per_token(double context) const {
   if (!attention.sparse()) return 0.0;
-  return 2.0 * attention.index_heads * attention.index_head_dim * context;
+  return 2.0 * attention.index_heads * attention.index_head_dim * context * indexer_layers() / layers;
 }
 
 std::string check_tensor_parallel(const TransformerSpec& model, int tp) {

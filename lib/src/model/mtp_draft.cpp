@@ -28,6 +28,7 @@ TransformerSpec mtp_draft(const TransformerSpec& target) {
   d.layers = 1;                      // one module per forward, whichever step it drafts
   d.dense_layers = target.moe ? 0 : 1;  // an MoE target's module has an MoE layer
   d.layer_attention = {};            // the module's layer attends to the whole context
+  d.attention.index_layers = 0;      // and runs its own indexer (vLLM builds one on every MTP layer)
   d.kernels.per_forward += kMtpInputKernels;
   d.mtp_layers = 0;
   if (target.mtp_weights) d.weights = *target.mtp_weights;
