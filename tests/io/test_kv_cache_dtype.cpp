@@ -3,10 +3,12 @@
 // every KV read and the memory check price, on the target and the draft alike; the launch readers
 // map each engine's spellings onto it and --emit writes them back.
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <string>
 
+#include "cli_run.hpp"
 #include "specsim/emit.hpp"
 #include "specsim/error.hpp"
 #include "specsim/launch_command.hpp"
@@ -103,4 +105,23 @@ TEST_CASE("kv cache dtype: --emit writes each engine's spelling", "[kv]") {
   // An FP16 cache of a BF16 model has no spelling specsim checked on SGLang: refused at --emit.
   const specsim::Scenario fp16 = specsim::load_scenario("kimi-k2.5-eagle3-8x-rtx-pro-6000", {"engine.kv_cache_dtype=fp16"});
   CHECK_THROWS_WITH(specsim::emit_launch(fp16, Engine::kSglang), Contains("engine.kv_cache_dtype"));
+}
+
+TEST_CASE("kv cache dtype: rank offers an FP8 cache where the scenario keeps a 16-bit one", "[kv]") {
+  // DeepSeek-V3 at 64k tokens of context, batch 8: the latents are a real share of every step, so an
+  // FP8 cache gains; a scenario already on FP8 is not offered it again.
+  const auto bf16 = specsim::test::run({"rank", "--scenario", "deepseek-v3.2-mtp-8x-h200-long-context", "--set",
+                                        "model=deepseek-v3", "--json"});
+  REQUIRE(bf16.code == 0);
+  const auto doc = nlohmann::json::parse(bf16.out);
+  const auto& all = doc["interventions"];
+  const auto it = std::find_if(all.begin(), all.end(), [](const auto& i) { return i["name"] == "kv-cache-fp8"; });
+  REQUIRE(it != all.end());
+  CHECK((*it)["feasible"] == true);
+  CHECK((*it)["gain"].get<double>() > 0.1 * doc["scenario_tokens_per_s"].get<double>());
+  const auto fp8 = specsim::test::run({"rank", "--scenario", "deepseek-v3.2-mtp-8x-h200-long-context", "--set",
+                                       "model=deepseek-v3", "--set", "engine.kv_cache_dtype=fp8", "--json"});
+  REQUIRE(fp8.code == 0);
+  const auto offered = nlohmann::json::parse(fp8.out)["interventions"];
+  CHECK(std::none_of(offered.begin(), offered.end(), [](const auto& i) { return i["name"] == "kv-cache-fp8"; }));
 }

@@ -56,6 +56,7 @@ const std::map<std::string, Probe> kProbes = {
     {"engine.decode_mode", {"eager", "fast"}},
     {"engine.verify_mode", {"graph", "captured"}},
     {"engine.draft_mode", {"piecewise", "1"}},
+    {"engine.kv_cache_dtype", {"fp8", "fp4"}},
     {"comm.nccl_algo", {"tree", "star"}},
     {"comm.nccl_proto", {"simple", "ll256"}},
     {"comm.implementation", {"custom_oneshot", "magic"}},

@@ -554,7 +554,7 @@ bool read_engine(YamlReader& r, Scenario& s, Problems& problems) {
   problems.run([&] { s.engine.spec_version = e->optional_choice("spec_version", {"v1", "v2"}, ""); });
   problems.run([&] {
     // "auto" (the default) caches in the model's activation dtype, as the engines' own "auto" does.
-    const std::string kv = e->optional_choice("kv_cache_dtype", {"auto", "bf16", "fp16", "fp8", "int8"}, "auto");
+    const std::string kv = e->optional_choice("kv_cache_dtype", kv_cache_dtype_names(), "auto");
     if (kv != "auto") s.engine.kv_cache_dtype = parse_dtype(kv);
   });
   e->ignore("embedding_allreduce");

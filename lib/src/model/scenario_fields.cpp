@@ -41,6 +41,10 @@ std::vector<std::string> mode_names() { return {"graph", "eager", "piecewise"}; 
 std::vector<std::string> nccl_algo_names() { return {"auto", "ring", "tree"}; }
 std::vector<std::string> nccl_proto_names() { return {"auto", "ll", "ll128", "simple"}; }
 
+std::string kv_cache_dtype_name(const Scenario& s) {
+  return s.engine.kv_cache_dtype ? to_string(*s.engine.kv_cache_dtype) : "auto";
+}
+
 // The index of `name` among `names` (the loader refused any other name).
 double index_of(const std::vector<std::string>& names, const std::string& name) {
   return static_cast<double>(std::find(names.begin(), names.end(), name) - names.begin());
@@ -162,6 +166,14 @@ const ScenarioField kFields[] = {
     {"engine.draft_mode", FieldKind::kChoice, false,
      [](Scenario& s, auto v) { s.engine.draft_mode = mode_at(v); },
      [](const Scenario& s) -> Get { return mode_index(s.engine.draft_mode); }, mode_names},
+    {"engine.kv_cache_dtype", FieldKind::kChoice, false,
+     [](Scenario& s, auto v) {
+       const std::string name = name_at(kv_cache_dtype_names, v);
+       s.engine.kv_cache_dtype = name == "auto" ? std::nullopt : parse_dtype(name);
+       adopt_draft(s);
+     },
+     [](const Scenario& s) -> Get { return index_of(kv_cache_dtype_names(), kv_cache_dtype_name(s)); },
+     kv_cache_dtype_names},
     {"comm.nccl_algo", FieldKind::kChoice, false,
      [](Scenario& s, auto v) { s.comm.nccl_algo = name_at(nccl_algo_names, v); },
      [](const Scenario& s) -> Get { return index_of(nccl_algo_names(), s.comm.nccl_algo); }, nccl_algo_names},
@@ -355,6 +367,8 @@ FieldValue parse_field_scale(const std::string& key, const std::string& text, co
 }
 
 const char* field_key(const FieldValue& v) { return v.field->key; }
+
+std::vector<std::string> kv_cache_dtype_names() { return {"auto", "bf16", "fp16", "fp8", "int8"}; }
 
 void adopt_draft(Scenario& s) {
   // The engine caches target and draft in its one KV dtype (engine.kv_cache_dtype).
