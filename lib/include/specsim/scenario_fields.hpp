@@ -83,6 +83,9 @@ void set_field(Scenario& s, const FieldValue& v);
 // model of the same shape is noted; both take the engine's KV cache dtype.
 void adopt_draft(Scenario& s);
 
+// The engine caches target and draft in its one KV dtype: engine.kv_cache_dtype set on both models.
+void adopt_kv_cache_dtype(Scenario& s);
+
 // engine.kv_cache_dtype's choices: "auto" (the model's activation dtype) and the dtypes a KV cache is
 // priced in.
 [[nodiscard]] std::vector<std::string> kv_cache_dtype_names();

@@ -808,8 +808,7 @@ Scenario read_scenario(YamlReader& r, const DataDir& data, Problems& problems) {
   problems.run([&] { read_workload(r, s, problems); });
   bool engine_ok = false;
   problems.run([&] { engine_ok = read_engine(r, s, problems); });
-  s.model.kv_cache_dtype = s.engine.kv_cache_dtype;  // as adopt_draft does once the engine is known
-  s.draft.kv_cache_dtype = s.engine.kv_cache_dtype;
+  adopt_kv_cache_dtype(s);  // the models were read before the engine
   if (engine_ok) problems.run([&] { read_engine_file_behaviour(s, data); });
   const bool shape_ok = problems.run([&] { read_speculation_shape(r, s); }) && problems.add_all(speculation_problems(s, origins));
   const bool acceptance_ok = problems.run([&] {

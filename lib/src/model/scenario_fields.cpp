@@ -170,7 +170,7 @@ const ScenarioField kFields[] = {
      [](Scenario& s, auto v) {
        const std::string name = name_at(kv_cache_dtype_names, v);
        s.engine.kv_cache_dtype = name == "auto" ? std::nullopt : parse_dtype(name);
-       adopt_draft(s);
+       adopt_kv_cache_dtype(s);
      },
      [](const Scenario& s) -> Get { return index_of(kv_cache_dtype_names(), kv_cache_dtype_name(s)); },
      kv_cache_dtype_names},
@@ -370,10 +370,13 @@ const char* field_key(const FieldValue& v) { return v.field->key; }
 
 std::vector<std::string> kv_cache_dtype_names() { return {"auto", "bf16", "fp16", "fp8", "int8"}; }
 
-void adopt_draft(Scenario& s) {
-  // The engine caches target and draft in its one KV dtype (engine.kv_cache_dtype).
+void adopt_kv_cache_dtype(Scenario& s) {
   s.model.kv_cache_dtype = s.engine.kv_cache_dtype;
   s.draft.kv_cache_dtype = s.engine.kv_cache_dtype;
+}
+
+void adopt_draft(Scenario& s) {
+  adopt_kv_cache_dtype(s);
   std::string trained_for;
   if (s.draft.dflash) {
     s.draft.weights.lm_head = s.model.weights.lm_head;
