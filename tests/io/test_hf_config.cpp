@@ -433,3 +433,18 @@ TEST_CASE("hf: tie_word_embeddings stores the LM head and the embedding once, an
   CHECK_THAT(specsim::load_model(data.resolve(specsim::DataKind::kModel, "llama-3.2-1b")).total_params(), WithinRel(1.236e9, 0.001));
   CHECK_THAT(specsim::load_model(data.resolve(specsim::DataKind::kModel, "qwen3-1.7b")).total_params(), WithinRel(1.72e9, 0.001));
 }
+
+TEST_CASE("hf: mimo is Qwen2's shape with its MTP modules, which --method mtp drafts with", "[hf]") {
+  // MiMo-7B (tests/data/valid/hf/SOURCES.md): 36 layers of hidden 4096, 32 heads with 8 KV heads of
+  // 128, FFN 11008, vocab 151680. Per layer 4096 x (32 + 16) x 128 + 32 x 128 x 4096 = 41,943,040
+  // attention and 3 x 4096 x 11008 = 135,266,304 MLP; with the untied embedding and head,
+  // 36 x 177,209,344 + 2 x 151,680 x 4,096 = 7,622,098,944.
+  const auto m = hf("mimo-7b.config.json");
+  CHECK(m.layers == 36);
+  CHECK(m.attention.kv_heads == 8);
+  CHECK(m.mtp_layers == 1);
+  CHECK(m.total_params() == 7'622'098'944.0);
+  // The module: one such layer and its 2H -> H input projection, 177,209,344 + 33,554,432.
+  const auto mtp = specsim::mtp_draft(m);
+  CHECK(mtp.total_params() == 177'209'344.0 + 2.0 * 4096 * 4096);
+}

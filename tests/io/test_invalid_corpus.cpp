@@ -141,7 +141,7 @@ const std::map<std::string, Expected>& corpus() {
       // DFlash drafters (hf_config.cpp read_dflash): taps required, DFlash 2 refused.
       {"hf/dflash-no-taps.config.json", {"dflash_config: a DFlash drafter needs target_layer_ids", 6}},
       {"hf/dflash2-draft.config.json", {"'DFlash2DraftModel' is a DFlash 2 drafter", 2}},
-      {"hf/unsupported-model-type.config.json", {"model_type: 'gpt2' is not supported (known: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, qwen3_moe, qwen3_next, qwen3_5_text, qwen3_5_moe_text, deepseek_v2, deepseek_v3, kimi_k2, glm4_moe, glm4_moe_lite, deepseek_v32, glm_moe_dsa, gpt_oss, llama4_text, minimax_m2)", 15}},
+      {"hf/unsupported-model-type.config.json", {"model_type: 'gpt2' is not supported (known: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3, mimo, qwen3_moe, qwen3_next, qwen3_5_text, qwen3_5_moe_text, deepseek_v2, deepseek_v3, kimi_k2, glm4_moe, glm4_moe_lite, deepseek_v32, glm_moe_dsa, gpt_oss, llama4_text, minimax_m2)", 15}},
       {"hf/zero-kv-heads.config.json", {"num_key_value_heads: = 0: must be in [1, 10000000]", 18}},
       {"hf/unknown-torch-dtype.config.json", {"torch_dtype: 'bfloat17' is not a weight dtype specsim reads", 30}},
       {"llm/dense-layers-exceed-layers.yaml", {"dense_layers: must not exceed layers (32)", 6}},

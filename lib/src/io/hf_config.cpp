@@ -170,6 +170,14 @@ void read_qwen_dense(YamlReader& r, TransformerSpec& m, LayerPlan& p) {
   read_qwen_window(r, m, p);
 }
 
+// Xiaomi's MiMo: Qwen2's shape with `num_nextn_predict_layers` MTP modules (each an input_proj
+// over [hidden; embedding], one Qwen2 decoder layer, the target's head: docs/references/mtp.md#module),
+// what vLLM's `mimo_mtp` drafts with.
+void read_mimo(YamlReader& r, TransformerSpec& m, LayerPlan& p) {
+  read_qwen_dense(r, m, p);
+  m.mtp_layers = optional_count(r, "num_nextn_predict_layers", 0);
+}
+
 // Mixtral's attention and MoE keys, which MiniMax-M2 keeps: every layer MoE, experts as wide as
 // intermediate_size.
 MoeSpec read_mixtral_moe(YamlReader& r, TransformerSpec& m, LayerPlan& p) {
@@ -399,6 +407,7 @@ const Family kFamilies[] = {
     {"qwen2", read_qwen_dense, {}},
     {"qwen2_moe", read_qwen_moe_windowed, {.shared_expert = "mlp.shared_expert.down_proj"}},
     {"qwen3", read_qwen_dense, {}},
+    {"mimo", read_mimo, {}},
     {"qwen3_moe", read_qwen_moe_windowed, {}},
     {"qwen3_next", read_qwen3_next, {.shared_expert = "mlp.shared_expert.down_proj"}},
     // Qwen3.5/3.6 split Qwen3-Next's fused in_proj_qkvz into in_proj_qkv and in_proj_z.
