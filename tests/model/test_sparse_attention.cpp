@@ -4,8 +4,11 @@
 // (models/llm/deepseek-v3.2.yaml, deepseek-v3.yaml: the same shape but the indexer) at TP8.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "specsim/compute_model.hpp"
 #include "specsim/load.hpp"
+#include "specsim/memory_fit.hpp"
 
 using Catch::Matchers::WithinRel;
 
@@ -91,4 +94,15 @@ TEST_CASE("sparse attention: layers that reuse an earlier layer's picks hold no 
   CHECK_THAT(glm.indexer_flops_per_token(100'000), WithinRel(2.0 * 32 * 128 * 100'000 * 40 / 78, 1e-12));
   // The MTP module runs an indexer of its own (vLLM builds one on every MTP layer).
   CHECK(specsim::mtp_draft(glm).indexer_layers() == 1);
+}
+
+TEST_CASE("sparse attention: the memory fit holds the indexers whole on every rank", "[sparse]") {
+  // DeepSeek-V3.2 at TP8: 61 x 13,959,424 FP8 indexer weights (0.85 GB) on each GPU, the rest split.
+  const specsim::Scenario s = specsim::load_scenario("deepseek-v3.2-mtp-8x-h200-long-context");
+  const double indexers = 61 * kIndexerParams * specsim::bytes_per_param(specsim::Dtype::kFp8);
+  const specsim::MemoryFit fit = specsim::memory_fit(s);
+  const auto weights = std::find_if(fit.parts.begin(), fit.parts.end(), [](const auto& p) { return p.name == "target weights"; });
+  REQUIRE(weights != fit.parts.end());
+  CHECK_THAT(weights->bytes, WithinRel((s.model.weight_bytes() - indexers) / 8 + indexers, 1e-12));
+  CHECK_THAT(weights->basis, Catch::Matchers::Contains("indexers 0.9 GB replicated"));
 }

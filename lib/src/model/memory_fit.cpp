@@ -127,6 +127,10 @@ MemoryFit memory_fit(const Scenario& s, int batch) {
   const double tokens = s.context_tokens + s.speculation.shape.num_draft_tokens;
   const int ranks = s.parallel.tp * s.parallel.pp;
   const TransformerSpec& m = s.model;
+  // A sparse-attention indexer is replicated: every rank of a stage holds its stage's indexers whole
+  // (vLLM's Indexer, docs/references/models.md#sparse-attention).
+  const double indexers = m.indexer_params() * m.indexer_layers() * bytes_per_param(m.weights.attention);
+  const std::string indexers_basis = indexers > 0 ? " + indexers " + gb(indexers) + " replicated" : "";
   if (s.parallel.data_parallel_attention()) {
     // Data-parallel attention (docs/references/models.md#dp-attention): every rank of a stage holds
     // 1 / (tp / dp) of the attention weights (whole when dp = tp) and that share of the heads of the
@@ -136,17 +140,18 @@ MemoryFit memory_fit(const Scenario& s, int batch) {
     const double attention = m.mean_attention_params() * m.layers * bytes_per_param(m.weights.attention);
     const int requests = (batch + dp - 1) / dp;
     const std::string held = group > 1 ? " / " + std::to_string(group) + " per DP group (attention TP)" : " replicated";
-    fit.parts.push_back({"target weights", (m.weight_bytes() - attention) / ranks + attention / group / s.parallel.pp,
+    fit.parts.push_back({"target weights",
+                         (m.weight_bytes() - attention) / ranks + ((attention - indexers) / group + indexers) / s.parallel.pp,
                          units::format_fixed(m.total_params() / 1e9, 1) + "B params as stored, " +
                              gb(m.weight_bytes() - attention) + " / " + std::to_string(ranks) + " ranks + attention " +
-                             gb(attention) + held + " (DP attention)"});
+                             gb(attention - indexers) + held + " (DP attention)" + indexers_basis});
     fit.parts.push_back({"target KV cache", kv_bytes(m, group, requests, tokens) / s.parallel.pp,
                          kv_basis(m, requests, tokens, s.parallel.pp) + ", ceil(" + std::to_string(batch) + " / dp " +
                              std::to_string(dp) + ") requests per rank"});
   } else {
-    fit.parts.push_back({"target weights", m.weight_bytes() / ranks,
+    fit.parts.push_back({"target weights", (m.weight_bytes() - indexers) / ranks + indexers / s.parallel.pp,
                          units::format_fixed(m.total_params() / 1e9, 1) + "B params as stored, " +
-                             gb(m.weight_bytes()) + " / " + std::to_string(ranks) + " ranks"});
+                             gb(m.weight_bytes() - indexers) + " / " + std::to_string(ranks) + " ranks" + indexers_basis});
     fit.parts.push_back({"target KV cache", kv_bytes(m, s.parallel.tp, batch, tokens) / s.parallel.pp,
                          kv_basis(m, batch, tokens, s.parallel.pp)});
   }
