@@ -221,9 +221,9 @@ std::string method_from(Engine engine, const std::string& value, const std::stri
 // a cache specsim does not price is listed as unmodelled.
 void set_kv_cache_dtype(Raw& raw, const std::string& value, const std::string& origin) {
   static const std::pair<const char*, const char*> kSpellings[] = {
-      {"auto", "auto"},      {"bfloat16", "bf16"},  {"bf16", "bf16"},           {"float16", "fp16"},
-      {"half", "fp16"},      {"fp8", "fp8"},        {"fp8_e4m3", "fp8"},        {"fp8_e5m2", "fp8"},
-      {"fp8_inc", "fp8"},    {"fp8_ds_mla", "fp8"}, {"int8", "int8"},
+      {"auto", "auto"},     {"bfloat16", "bf16"},  {"bf16", "bf16"},     {"float16", "fp16"},
+      {"fp8", "fp8"},       {"fp8_e4m3", "fp8"},   {"fp8_e5m2", "fp8"},  {"fp8_inc", "fp8"},
+      {"fp8_ds_mla", "fp8"}, {"int8", "int8"},
   };
   for (const auto& [spelled, dtype] : kSpellings) {
     if (value == spelled) return set(raw, "engine.kv_cache_dtype", dtype, origin);

@@ -73,10 +73,10 @@ ComputeModel::ComputeModel(const TransformerSpec& model, const GpuSpec& gpu, int
   // A sparse-attention indexer is replicated: every rank of a group holds and runs all of it for the
   // group's tokens (docs/references/models.md#sparse-attention).
   const double indexer_token_share = dp > 1 ? kv_requests_ / batch_ : 1.0;
-  const double indexer = model.indexer_params() * model.indexer_layers() / model.layers;
-  const double split_attention = model.mean_attention_params() - indexer;
-  const double attn_bytes = (split_attention / attn_ranks + indexer) * bytes_per_param(w.attention);
-  const double attn_flops = 2.0 * (split_attention * attn_token_share + indexer * indexer_token_share);
+  const double indexer_params = model.indexer_params() * model.indexer_layers() / model.layers;
+  const double split_attention_params = model.mean_attention_params() - indexer_params;
+  const double attn_bytes = (split_attention_params / attn_ranks + indexer_params) * bytes_per_param(w.attention);
+  const double attn_flops = 2.0 * (split_attention_params * attn_token_share + indexer_params * indexer_token_share);
   dense_layer_.bytes_fixed = attn_bytes + model.dense_mlp_params() * bytes_per_param(w.dense_mlp) / r;
   dense_layer_.flops_per_token = attn_flops + 2.0 * model.dense_mlp_params() / r;
   if (model.moe) {

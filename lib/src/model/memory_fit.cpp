@@ -129,29 +129,30 @@ MemoryFit memory_fit(const Scenario& s, int batch) {
   const TransformerSpec& m = s.model;
   // A sparse-attention indexer is replicated: every rank of a stage holds its stage's indexers whole
   // (vLLM's Indexer, docs/references/models.md#sparse-attention).
-  const double indexers = m.indexer_params() * m.indexer_layers() * bytes_per_param(m.weights.attention);
-  const std::string indexers_basis = indexers > 0 ? " + indexers " + gb(indexers) + " replicated" : "";
+  const double indexer_bytes = m.indexer_params() * m.indexer_layers() * bytes_per_param(m.weights.attention);
+  const std::string indexers_basis = indexer_bytes > 0 ? " + indexers " + gb(indexer_bytes) + " replicated" : "";
   if (s.parallel.data_parallel_attention()) {
     // Data-parallel attention (docs/references/models.md#dp-attention): every rank of a stage holds
     // 1 / (tp / dp) of the attention weights (whole when dp = tp) and that share of the heads of the
     // KV cache of its group's ceil(B / dp) requests.
     const int dp = s.parallel.attention_dp_ranks();
     const int group = s.parallel.attention_tp();
-    const double attention = m.mean_attention_params() * m.layers * bytes_per_param(m.weights.attention);
+    const double attention_bytes = m.mean_attention_params() * m.layers * bytes_per_param(m.weights.attention);
     const int requests = (batch + dp - 1) / dp;
     const std::string held = group > 1 ? " / " + std::to_string(group) + " per DP group (attention TP)" : " replicated";
-    fit.parts.push_back({"target weights",
-                         (m.weight_bytes() - attention) / ranks + ((attention - indexers) / group + indexers) / s.parallel.pp,
+    const double per_rank_bytes =
+        (m.weight_bytes() - attention_bytes) / ranks + ((attention_bytes - indexer_bytes) / group + indexer_bytes) / s.parallel.pp;
+    fit.parts.push_back({"target weights", per_rank_bytes,
                          units::format_fixed(m.total_params() / 1e9, 1) + "B params as stored, " +
-                             gb(m.weight_bytes() - attention) + " / " + std::to_string(ranks) + " ranks + attention " +
-                             gb(attention - indexers) + held + " (DP attention)" + indexers_basis});
+                             gb(m.weight_bytes() - attention_bytes) + " / " + std::to_string(ranks) + " ranks + attention " +
+                             gb(attention_bytes - indexer_bytes) + held + " (DP attention)" + indexers_basis});
     fit.parts.push_back({"target KV cache", kv_bytes(m, group, requests, tokens) / s.parallel.pp,
                          kv_basis(m, requests, tokens, s.parallel.pp) + ", ceil(" + std::to_string(batch) + " / dp " +
                              std::to_string(dp) + ") requests per rank"});
   } else {
-    fit.parts.push_back({"target weights", (m.weight_bytes() - indexers) / ranks + indexers / s.parallel.pp,
+    fit.parts.push_back({"target weights", (m.weight_bytes() - indexer_bytes) / ranks + indexer_bytes / s.parallel.pp,
                          units::format_fixed(m.total_params() / 1e9, 1) + "B params as stored, " +
-                             gb(m.weight_bytes() - indexers) + " / " + std::to_string(ranks) + " ranks" + indexers_basis});
+                             gb(m.weight_bytes() - indexer_bytes) + " / " + std::to_string(ranks) + " ranks" + indexers_basis});
     fit.parts.push_back({"target KV cache", kv_bytes(m, s.parallel.tp, batch, tokens) / s.parallel.pp,
                          kv_basis(m, batch, tokens, s.parallel.pp)});
   }

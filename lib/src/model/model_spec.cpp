@@ -168,7 +168,7 @@ double TransformerSpec::weight_bytes() const {
 
 double TransformerSpec::kv_bytes_per_token_layer(int tp) const {
   const Dtype kv = kv_dtype();
-  const double act = kv == Dtype::kFp8 ? 1.0 : bytes_per_param(kv);  // an FP8 cache's scales are per tensor
+  const double bytes_per_value = kv == Dtype::kFp8 ? 1.0 : bytes_per_param(kv);  // an FP8 cache's scales are per tensor
   if (attention.kind == AttentionKind::kMla) {
     // The MLA latent (kv_lora + rope) is shared by all heads, so every TP rank holds all of it.
     // Sparse MLA's FP8 cache (FlashMLA's, vLLM's fp8_ds_mla) keeps the latent in FP8 with one fp32
@@ -177,10 +177,10 @@ double TransformerSpec::kv_bytes_per_token_layer(int tp) const {
     if (attention.sparse() && kv == Dtype::kFp8) {
       return attention.kv_lora_rank + std::ceil(attention.kv_lora_rank / 128.0) * 4.0 + attention.qk_rope_head_dim * 2.0;
     }
-    return (attention.kv_lora_rank + attention.qk_rope_head_dim) * act;
+    return (attention.kv_lora_rank + attention.qk_rope_head_dim) * bytes_per_value;
   }
   const int kv_per_rank = std::max(1, attention.kv_heads / std::max(1, tp));
-  return 2.0 * kv_per_rank * attention.head_dim * act;
+  return 2.0 * kv_per_rank * attention.head_dim * bytes_per_value;
 }
 
 double TransformerSpec::indexer_bytes_per_token_layer() const {
