@@ -289,7 +289,7 @@ TEST_CASE("report: acceptance's CSV is one row, a column per draft position", "[
   check_agrees(csv, header, nlohmann::json::array({j}));
 }
 
-TEST_CASE("report: validate's CSV is a row per corpus row, then per calibrated row, then per pair", "[report][validate]") {
+TEST_CASE("report: validate's CSV is a row per corpus row, then per calibrated row, pair and batch transfer", "[report][validate]") {
   const std::string rows = std::string(SPECSIM_TEST_DATA_DIR) + "/valid/validation";
   const auto [j, csv] = json_and_csv({"validate", rows, "--calibrate-on", "all"});
   nlohmann::json items = j["rows"];
@@ -303,6 +303,14 @@ TEST_CASE("report: validate's CSV is a row per corpus row, then per calibrated r
   for (const auto& p : j["pairs"]) {
     items.push_back({{"table", "pairs"}, {"set", p["set"]}, {"name", p["after"]}, {"source", {{"id", p["source"]}}},
                      {"pair", p}});
+  }
+  // Then a line per batch transfer: the predicted row, its batch and plain rates, the transfer beside.
+  for (const auto& t : j["batch_transfers"]) {
+    items.push_back({{"table", "batch transfers"}, {"set", t["set"]}, {"name", t["to_row"]},
+                     {"source", {{"id", t["source"]}}}, {"batch", t["to_batch"]},
+                     {"measured", {{"plain_tokens_per_s", t["measured_plain_tokens_per_s"]}}},
+                     {"predicted", {{"plain_tokens_per_s", t["predicted_plain_tokens_per_s"]}}},
+                     {"transfer", {{"from_row", t["from_row"]}, {"from_batch", t["from_batch"]}, {"error", t["error"]}}}});
   }
   // inputs_not_measured is the text's letters (C, S, P per input), which the JSON spells out as inputs[].
   const KeysOf keys_of = [](const std::string& h) {
@@ -318,10 +326,12 @@ TEST_CASE("report: validate's CSV is a row per corpus row, then per calibrated r
        "measured.speedup", "predicted.speedup",
        "sign_right", "inputs_not_measured", "calibrated_on", "pair.setting", "pair.intervention", "pair.before",
        "pair.change", "pair.measured_gain", "pair.predicted_gain", "pair.sign_right", "pair.gain_band.p10",
-       "pair.gain_band.p90", "pair.called", "pair.band_holds"},
+       "pair.gain_band.p90", "pair.called", "pair.band_holds", "transfer.from_row", "transfer.from_batch",
+       "transfer.error"},
       items, keys_of);
-  // header, 4 rows, 4 calibrated rows (one run -> one sibling each), 1 pair (a-chain2 -> a-chain3)
-  CHECK(t.size() == 1 + 4 + 4 + 1);
+  // header, 4 rows, 4 calibrated rows (one run -> one sibling each), 1 pair (a-chain2 -> a-chain3),
+  // 1 batch transfer (a-chain2 at batch 1 -> a-chain4-bs8)
+  CHECK(t.size() == 1 + 4 + 4 + 1 + 1);
 }
 
 TEST_CASE("cli: --format picks the view, --json is --format json, a bad format is a usage error", "[report][cli]") {

@@ -305,8 +305,8 @@ TEST_CASE("cli: validate prints text, JSON and CSV from one report", "[validate]
   CHECK(j["rows"][0]["inputs"][0]["origin"] == "measured");
   const auto csv = specsim::test::run({"validate", kRows, "--csv", "--calibrate-on", "all"});
   REQUIRE(csv.code == 0);
-  // header, rows, calibrated rows, the one pair (a-chain2 -> a-chain3)
-  CHECK(std::count(csv.out.begin(), csv.out.end(), '\n') == 1 + 4 + 4 + 1);
+  // header, rows, calibrated rows, the one pair (a-chain2 -> a-chain3), the one batch transfer
+  CHECK(std::count(csv.out.begin(), csv.out.end(), '\n') == 1 + 4 + 4 + 1 + 1);
 
   const auto unknown = specsim::test::run({"validate", kRows, "--calibrate-on", "nosuch"});
   CHECK(unknown.code == 1);

@@ -265,6 +265,46 @@ void add_gain_bands(std::vector<GainPair>& pairs, std::vector<OptionRanking>& ra
 // count neither way.
 [[nodiscard]] double kendall_tau(const std::vector<double>& a, const std::vector<double>& b);
 
+// A plain rate predicted at another batch of one deployment (docs/validation.md#batch-transfer): the
+// source's row at its lowest batch is calibrated as `predict --concurrency` calibrates it (at the
+// file's workload.batch, reused at every level) and predicts the plain rate its sibling measured at
+// a higher batch. Acceptance plays no part: it tests the forward and host model across batch, which
+// the verify's width and every --concurrency level rest on. Siblings share the source, the target,
+// the box, TP, context, engine, the plain run's settings and how its rate was measured.
+struct BatchTransfer {
+  std::string source;
+  std::string set;        // the source's set ("fit", "check"), or "" where its rows are not scored
+  std::string from_row;   // the calibrating row (the lowest batch)
+  int from_batch = 1;
+  std::string to_row;     // the first row at the predicted batch
+  int to_batch = 1;
+  double measured_plain_tokens_per_s = 0.0;   // to_row's
+  double predicted_plain_tokens_per_s = 0.0;
+  [[nodiscard]] double error() const { return predicted_plain_tokens_per_s / measured_plain_tokens_per_s - 1.0; }
+};
+
+struct BatchTransferSummary {
+  std::string group;  // "check", "fit", "all"
+  int points = 0;
+  int sources = 0;
+  double median_abs_error = 0.0;
+  double worst_abs_error = 0.0;
+  std::string worst_point;  // "from_row -> to_row"
+  double mean_signed_error = 0.0;  // > 0: the plain rate at the higher batch over-predicted
+};
+
+// Every deployment of `files` measured at two or more batches, each higher batch predicted from the
+// lowest (the rows' files as loaded, the settings their speculative runs changed left out: the
+// plain run is the file's). `rows` are the files' predicted rows, in the same order: their names,
+// batches, sets, measured plain rates and plain-run settings.
+[[nodiscard]] std::vector<BatchTransfer> derive_batch_transfers(const std::vector<std::string>& files,
+                                                                const std::vector<ValidationRow>& rows,
+                                                                const std::vector<InterventionKey>& keys,
+                                                                const DataDir& data = DataDir(),
+                                                                const ModelRules& rules = {});
+// "check", "fit" and "all" (every transfer, a not-scored source's too).
+[[nodiscard]] std::vector<BatchTransferSummary> summarize_batch_transfers(const std::vector<BatchTransfer>& transfers);
+
 struct ValidationReport {
   std::vector<ValidationRow> rows;  // every row, scored or not
   // Scored rows only: "check", "fit" and "leave-source-out" (every scored row, each band fitted
@@ -280,6 +320,8 @@ struct ValidationReport {
   // specsim's error over the fit set's rows (what --write-model-error writes); empty below the minimum.
   std::optional<ModelError> model_error;
   std::string model_error_note;  // why some rows' bands carry no model error; "" when all do
+  std::vector<BatchTransfer> batch_transfers;  // docs/validation.md#batch-transfer
+  std::vector<BatchTransferSummary> batch_transfer_summaries;
 };
 
 struct ValidateOptions {

@@ -256,6 +256,55 @@ nlohmann::json pairs_json(const ValidationReport& report) {
   return j;
 }
 
+// The plain rate at another batch of one deployment, from its lowest batch
+// (docs/validation.md#batch-transfer).
+std::string batch_transfer_text(const ValidationReport& report) {
+  if (report.batch_transfers.empty()) return "";
+  std::ostringstream os;
+  os << "\nbatch transfer: the plain rate at a higher batch of one deployment, predicted from its lowest batch "
+        "as predict --concurrency does (calibrated there, reused); acceptance plays no part\n\n";
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "  %-5s %-50s %11s %10s %10s %8s\n", "set", "predicted row (from its lowest batch)",
+                "batch", "measured", "predicted", "error");
+  os << buf;
+  for (const auto& t : report.batch_transfers) {
+    const std::string batches = std::to_string(t.from_batch) + " -> " + std::to_string(t.to_batch);
+    std::snprintf(buf, sizeof buf, "  %-5s %-50s %11s %10s %10s %8s\n", t.set.empty() ? "apart" : t.set.c_str(),
+                  t.to_row.c_str(), batches.c_str(), fixed(t.measured_plain_tokens_per_s, 1).c_str(),
+                  fixed(t.predicted_plain_tokens_per_s, 1).c_str(), percent(t.error()).c_str());
+    os << buf;
+  }
+  os << "\n  " << std::string(6, ' ') << "points  sources  median |error|   worst |error|   bias\n";
+  for (const auto& s : report.batch_transfer_summaries) {
+    std::snprintf(buf, sizeof buf, "  %-6s %6d  %7d  %14s  %14s  %6s   worst: %s\n", s.group.c_str(), s.points,
+                  s.sources, (fixed(100.0 * s.median_abs_error, 1) + "%").c_str(),
+                  (fixed(100.0 * s.worst_abs_error, 1) + "%").c_str(), percent(s.mean_signed_error).c_str(),
+                  s.worst_point.c_str());
+    os << buf;
+  }
+  return os.str();
+}
+
+nlohmann::json batch_transfer_json(const ValidationReport& report) {
+  nlohmann::json j;
+  j["batch_transfers"] = nlohmann::json::array();
+  for (const auto& t : report.batch_transfers) {
+    j["batch_transfers"].push_back({{"source", t.source}, {"set", t.set}, {"from_row", t.from_row},
+                                    {"from_batch", t.from_batch}, {"to_row", t.to_row}, {"to_batch", t.to_batch},
+                                    {"measured_plain_tokens_per_s", t.measured_plain_tokens_per_s},
+                                    {"predicted_plain_tokens_per_s", t.predicted_plain_tokens_per_s},
+                                    {"error", t.error()}});
+  }
+  j["batch_transfer_summary"] = nlohmann::json::array();
+  for (const auto& s : report.batch_transfer_summaries) {
+    j["batch_transfer_summary"].push_back({{"group", s.group}, {"points", s.points}, {"sources", s.sources},
+                                           {"median_abs_error", s.median_abs_error},
+                                           {"worst_abs_error", s.worst_abs_error}, {"worst_point", s.worst_point},
+                                           {"mean_signed_error", s.mean_signed_error}});
+  }
+  return j;
+}
+
 std::string validation_text(const ValidationReport& report) {
   std::ostringstream os;
   int scored = 0;
@@ -292,6 +341,7 @@ std::string validation_text(const ValidationReport& report) {
   if (report.model_error) os << model_error_line(*report.model_error);
   if (!report.model_error_note.empty()) os << "  " << report.model_error_note << "\n";
   os << pairs_text(report);
+  os << batch_transfer_text(report);
   os << "\n" << summary_header();
   for (const auto& s : report.summaries) os << summary_line(s);
   if (report.not_scored) os << "\n" << summary_line(*report.not_scored);
@@ -323,6 +373,7 @@ nlohmann::json validation_json(const ValidationReport& report) {
   j["not_scored"] = report.not_scored ? summary_json(*report.not_scored) : nlohmann::json(nullptr);
   j["split"] = {{"file", report.split_file}, {"notes", report.split_notes}};
   j.update(pairs_json(report));
+  j.update(batch_transfer_json(report));
   j["model_error"] = report.model_error ? model_error_json(*report.model_error) : nlohmann::json(nullptr);
   if (!report.model_error_note.empty()) j["model_error_note"] = report.model_error_note;
   if (report.calibration) {
@@ -364,6 +415,14 @@ std::string validation_csv(const ValidationReport& report) {
     rows.push_back({{"table", "pairs"}, {"set", p["set"]}, {"name", p["after"]}, {"source", {{"id", p["source"]}}},
                     {"pair", p}});
   }
+  // Each batch transfer as its own line: `name` the predicted row, `batch` its batch.
+  for (const auto& t : report.batch_transfers) {
+    rows.push_back({{"table", "batch transfers"}, {"set", t.set.empty() ? "not scored" : t.set}, {"name", t.to_row},
+                    {"source", {{"id", t.source}}}, {"batch", t.to_batch},
+                    {"measured", {{"plain_tokens_per_s", t.measured_plain_tokens_per_s}}},
+                    {"predicted", {{"plain_tokens_per_s", t.predicted_plain_tokens_per_s}}},
+                    {"transfer", {{"from_row", t.from_row}, {"from_batch", t.from_batch}, {"error", t.error()}}}});
+  }
   return csv_table({"table", "set", "name", "source.id", "source.url", "engine", "interconnect", "gpu", "model", "moe", "tp",
                     "batch", "tree", "num_steps", "num_draft_tokens", "measured.plain_tokens_per_s",
                     "measured.spec_tokens_per_s", "predicted.plain_tokens_per_s", "predicted.spec_tokens_per_s",
@@ -373,7 +432,7 @@ std::string validation_csv(const ValidationReport& report) {
                     "measured.speedup", "predicted.speedup", "sign_right", "inputs_not_measured", "calibrated_on",
                     "pair.setting", "pair.intervention", "pair.before", "pair.change", "pair.measured_gain",
                     "pair.predicted_gain", "pair.sign_right", "pair.gain_band.p10", "pair.gain_band.p90",
-                    "pair.called", "pair.band_holds"},
+                    "pair.called", "pair.band_holds", "transfer.from_row", "transfer.from_batch", "transfer.error"},
                    rows);
 }
 

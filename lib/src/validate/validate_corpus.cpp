@@ -660,6 +660,8 @@ ValidationReport validate_corpus(const std::vector<std::string>& files, const Va
   attach_gain_error(report);
   add_gain_bands(report.pairs, report.rankings);
   report.pair_summaries = summarize_pairs(report.pairs, report.rankings);
+  report.batch_transfers = derive_batch_transfers(files, report.rows, keys, data, options.rules);
+  report.batch_transfer_summaries = summarize_batch_transfers(report.batch_transfers);
   if (options.calibrate_on.empty()) return report;
 
   // Rows by source, in file order.
