@@ -52,8 +52,16 @@ struct TempFile {
 
 TEST_CASE("model error: the residuals' spread beyond the priors' bands, worked numbers", "[model_error]") {
   // Ten rows, residuals -0.20, -0.15, ..., +0.25 (step 0.05), each with a prior band of sigma 0.05,
-  // from 3 sources. Nearest rank of 10: p10 is the 1st (-0.20), p50 the 5th (0.00), p90 the 9th
-  // (+0.20). sigma_r = 0.40 / (2 x 1.28155) = 0.15606; sigma = sqrt(0.15606^2 - 0.05^2) = 0.14784.
+  // from 3 sources: s0 holds rows 0, 3, 6, 9 (weight 1/4 each), s1 and s2 three rows each (1/3), so
+  // every source weighs 1 and the total is 3. Cumulative weight by residual: 0.25, 0.583, 0.917,
+  // 1.167, 1.5, 1.833, 2.083, 2.417, 2.75, 3. p10 = the first to reach 0.3: row 1 (-0.15); p50 =
+  // the first to reach 1.5: row 4 (0.00); p90 = the first to reach 2.7: row 8 (+0.20). (Unweighted,
+  // nearest rank of 10 would give -0.20 for p10.)
+  // Small-sample factor: Student's t with 3 - 1 = 2 degrees of freedom at 0.9, 1.885618, over z_0.9
+  // 1.281552 = 1.471356.
+  // sigma = sqrt((0.35 / 2.563103 x 1.471356)^2 - 0.05^2) = 0.194597;
+  // below: sqrt((0.15 / 1.281552 x 1.471356)^2 - 0.05^2) = 0.164798;
+  // above: sqrt((0.20 / 1.281552 x 1.471356)^2 - 0.05^2) = 0.224111.
   std::vector<specsim::ValidationRow> rows;
   for (int i = 0; i < 10; ++i) rows.push_back(row(-0.20 + 0.05 * i, 0.05, "s" + std::to_string(i % 3)));
   std::vector<const specsim::ValidationRow*> ptrs;
@@ -62,15 +70,19 @@ TEST_CASE("model error: the residuals' spread beyond the priors' bands, worked n
   REQUIRE(e.has_value());
   CHECK(e->rows == 10);
   CHECK(e->sources == 3);
-  CHECK_THAT(e->residual_p10, WithinAbs(-0.20, 1e-12));
+  CHECK_THAT(e->residual_p10, WithinAbs(-0.15, 1e-12));
   CHECK_THAT(e->residual_p50, WithinAbs(0.00, 1e-12));
   CHECK_THAT(e->residual_p90, WithinAbs(0.20, 1e-12));
   CHECK_THAT(e->prior_sigma_rms, WithinRel(0.05, 1e-9));
-  CHECK_THAT(e->sigma, WithinRel(0.14784, 1e-4));
+  CHECK_THAT(e->small_sample_factor, WithinRel(1.471356, 1e-6));
+  CHECK_THAT(e->sigma, WithinRel(0.194597, 1e-5));
+  CHECK_THAT(e->sigma_below, WithinRel(0.164798, 1e-5));
+  CHECK_THAT(e->sigma_above, WithinRel(0.224111, 1e-5));
   // Priors as wide as the residuals leave no model error; too few rows or sources give none.
+  // (Priors of sigma 0.25 against the residuals' 0.2009 with the factor.)
   for (auto& r : rows) {
-    r.prior_band_p10_tokens_per_s = 100.0 * std::exp(-kZ90 * 0.2);
-    r.prior_band_p90_tokens_per_s = 100.0 * std::exp(kZ90 * 0.2);
+    r.prior_band_p10_tokens_per_s = 100.0 * std::exp(-kZ90 * 0.25);
+    r.prior_band_p90_tokens_per_s = 100.0 * std::exp(kZ90 * 0.25);
   }
   CHECK(specsim::model_error_of(ptrs)->sigma == 0.0);
   ptrs.pop_back();
@@ -78,6 +90,42 @@ TEST_CASE("model error: the residuals' spread beyond the priors' bands, worked n
   for (auto& r : rows) r.source.source = "one";
   ptrs.push_back(&rows.back());
   CHECK_FALSE(specsim::model_error_of(ptrs).has_value());  // 1 source
+}
+
+TEST_CASE("model error: its two rules, each source once and the small-sample factor, flipped", "[model_error][rules]") {
+  // The worked rows above.
+  std::vector<specsim::ValidationRow> rows;
+  for (int i = 0; i < 10; ++i) rows.push_back(row(-0.20 + 0.05 * i, 0.05, "s" + std::to_string(i % 3)));
+  std::vector<const specsim::ValidationRow*> ptrs;
+  for (const auto& r : rows) ptrs.push_back(&r);
+  specsim::ModelRules rules;
+  rules.model_error_per_source = false;
+  rules.model_error_small_sample = false;
+  // Both off: nearest rank of 10 rows, p10 the 1st (-0.20), p90 the 9th (+0.20); z_0.9 alone.
+  // sigma_r = 0.40 / (2 x 1.28155) = 0.15606; sigma = sqrt(0.15606^2 - 0.05^2) = 0.14784.
+  const auto plain = specsim::model_error_of(ptrs, rules);
+  REQUIRE(plain.has_value());
+  CHECK_THAT(plain->residual_p10, WithinAbs(-0.20, 1e-12));
+  CHECK_THAT(plain->residual_p90, WithinAbs(0.20, 1e-12));
+  CHECK(plain->small_sample_factor == 1.0);
+  CHECK_THAT(plain->sigma, WithinRel(0.14784, 1e-4));
+  // The factor alone: the same quantiles, sigma = sqrt((0.15606 x 1.471356)^2 - 0.05^2) = 0.224111.
+  rules.model_error_small_sample = true;
+  const auto t_only = specsim::model_error_of(ptrs, rules);
+  CHECK_THAT(t_only->residual_p10, WithinAbs(-0.20, 1e-12));
+  CHECK_THAT(t_only->sigma, WithinRel(0.224111, 1e-5));
+  // One source of all ten rows among three is weighted as one source, not ten: with s0 holding
+  // rows 0-7 (1/8 each) and s1, s2 rows 8 and 9, the cumulative weights are 0.125 .. 1, 2, 3 and
+  // p90 (2.7) falls on row 9 (+0.25), p10 (0.3) on row 2 (-0.10).
+  for (int i = 0; i < 10; ++i) rows[i].source.source = i < 8 ? "s0" : (i == 8 ? "s1" : "s2");
+  rules.model_error_per_source = true;
+  const auto weighted = specsim::model_error_of(ptrs, rules);
+  CHECK_THAT(weighted->residual_p10, WithinAbs(-0.10, 1e-12));
+  CHECK_THAT(weighted->residual_p90, WithinAbs(0.25, 1e-12));
+  rules.model_error_per_source = false;
+  const auto by_row = specsim::model_error_of(ptrs, rules);
+  CHECK_THAT(by_row->residual_p10, WithinAbs(-0.20, 1e-12));
+  CHECK_THAT(by_row->residual_p90, WithinAbs(0.20, 1e-12));
 }
 
 TEST_CASE("model error: the band widens by exp(+-z90 sigma) and keeps the priors' band", "[model_error][prior_band]") {
@@ -129,6 +177,7 @@ TEST_CASE("model error: the committed models/model-error.yaml is the corpus's, e
   CHECK_THAT(file.residual_p10, WithinAbs(report.model_error->residual_p10, 6e-5));
   CHECK_THAT(file.residual_p90, WithinAbs(report.model_error->residual_p90, 6e-5));
   CHECK_THAT(file.prior_sigma_rms, WithinAbs(report.model_error->prior_sigma_rms, 6e-5));
+  CHECK_THAT(file.small_sample_factor, WithinAbs(report.model_error->small_sample_factor, 6e-5));
   CHECK_THAT(file.sigma_below, WithinAbs(report.model_error->sigma_below, 6e-5));
   CHECK_THAT(file.sigma_above, WithinAbs(report.model_error->sigma_above, 6e-5));
   // The gain error: the fit set's pairs only.

@@ -144,6 +144,12 @@ struct ModelRules {
   // The engine's per-request prior (spec_per_request) charged per request beyond the first where the
   // speculative run is synchronous; off, the cycle's engine terms do not grow with the batch.
   bool spec_per_request = true;
+  // The model error's residual quantiles weight each fit-set row 1 / its source's rows, so that
+  // every source counts once (the next deployment is a new source); off, every row counts once.
+  bool model_error_per_source = true;
+  // The model error's spread, estimated from n sources, is widened by t_0.9(n - 1) / z_0.9 (Student's
+  // t for one more source); off, the normal's z_0.9 as if the spread were known.
+  bool model_error_small_sample = true;
   [[nodiscard]] bool operator==(const ModelRules&) const = default;
 };
 [[nodiscard]] std::vector<std::pair<std::string, bool ModelRules::*>> model_rule_names();
@@ -308,6 +314,9 @@ struct ModelError {
   double residual_p50 = 0.0;
   double residual_p90 = 0.0;
   double prior_sigma_rms = 0.0;  // the rows' own prior bands as a ln sigma, root mean square
+  // t_0.9(sources - 1) / z_0.9: the residuals' spread is estimated from `sources` sources, and a band
+  // for one more takes Student's t where a known spread would take the normal. 1 = not applied.
+  double small_sample_factor = 1.0;
   int rows = 0;
   int sources = 0;
   std::string origin;  // the file, or the rows it was computed on

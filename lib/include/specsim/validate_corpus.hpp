@@ -388,7 +388,11 @@ struct RuleAblation {
 // Empty below kMinModelErrorRows rows from kMinModelErrorSources sources.
 inline constexpr int kMinModelErrorRows = 10;
 inline constexpr int kMinModelErrorSources = 3;
-[[nodiscard]] std::optional<ModelError> model_error_of(const std::vector<const ValidationRow*>& rows);
+// With rules.model_error_per_source each row weighs 1 / its source's rows in the quantiles (nearest
+// rank on the cumulative weight); with rules.model_error_small_sample the spread is multiplied by
+// t_0.9(sources - 1) / z_0.9 before the priors' part is taken out (ModelError::small_sample_factor).
+[[nodiscard]] std::optional<ModelError> model_error_of(const std::vector<const ValidationRow*>& rows,
+                                                       const ModelRules& rules = {});
 // The model error as models/model-error.yaml holds it (load_model_error reads it back).
 [[nodiscard]] std::string model_error_yaml(const ModelError& e);
 

@@ -127,7 +127,9 @@ std::vector<std::pair<std::string, bool ModelRules::*>> model_rule_names() {
           {"efficiency-to-long-step", &ModelRules::efficiency_to_long_step},
           {"host-prior-without-step", &ModelRules::host_prior_without_step},
           {"engine-prior-scoped-to-method", &ModelRules::engine_prior_scoped_to_method},
-          {"spec-per-request", &ModelRules::spec_per_request}};
+          {"spec-per-request", &ModelRules::spec_per_request},
+          {"model-error-per-source", &ModelRules::model_error_per_source},
+          {"model-error-small-sample", &ModelRules::model_error_small_sample}};
 }
 
 bool launches_eagerly(const Scenario& s) {

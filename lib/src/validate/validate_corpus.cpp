@@ -7,6 +7,8 @@
 #include <set>
 #include <sstream>
 
+#include <boost/math/distributions/students_t.hpp>
+
 #include "specsim/cycle.hpp"
 #include "specsim/error.hpp"
 #include "specsim/monte_carlo.hpp"
@@ -317,7 +319,7 @@ void widen(ValidationRow& r, const ModelError& e) {
 // Returns a note when some source has too few rows beside it (those bands keep the priors' spread
 // alone).
 std::string widen_by_other_sources(const std::vector<ValidationRow*>& targets,
-                                   const std::vector<const ValidationRow*>& pool) {
+                                   const std::vector<const ValidationRow*>& pool, const ModelRules& rules) {
   std::map<std::string, std::optional<ModelError>> by_source;
   int bare = 0;
   for (ValidationRow* t : targets) {
@@ -326,7 +328,7 @@ std::string widen_by_other_sources(const std::vector<ValidationRow*>& targets,
       std::vector<const ValidationRow*> others;
       std::copy_if(pool.begin(), pool.end(), std::back_inserter(others),
                    [&](const ValidationRow* r) { return r->source.source != t->source.source; });
-      it->second = model_error_of(others);
+      it->second = model_error_of(others, rules);
       if (it->second) {
         it->second->origin = "held out by source: the " + std::to_string(it->second->rows) + " fit-set rows of " +
                              std::to_string(it->second->sources) + " other sources";
@@ -346,32 +348,60 @@ std::string widen_by_other_sources(const std::vector<ValidationRow*>& targets,
 
 }  // namespace
 
-std::optional<ModelError> model_error_of(const std::vector<const ValidationRow*>& rows) {
-  std::vector<double> residuals;
+namespace {
+
+// The q-quantile of residuals each weighted 1 / (its source's rows), by nearest rank on the
+// cumulative weight: the smallest residual whose cumulative weight reaches q of the total. Equal
+// weights give nearest_rank's value.
+double source_weighted_rank(std::vector<std::pair<double, double>> residual_weight, double q) {
+  std::sort(residual_weight.begin(), residual_weight.end());
+  double total = 0.0;
+  for (const auto& [r, w] : residual_weight) total += w;
+  double cumulative = 0.0;
+  for (const auto& [r, w] : residual_weight) {
+    cumulative += w;
+    if (cumulative >= q * total * (1.0 - 1e-12)) return r;
+  }
+  return residual_weight.back().first;
+}
+
+}  // namespace
+
+std::optional<ModelError> model_error_of(const std::vector<const ValidationRow*>& rows, const ModelRules& rules) {
   std::map<std::string, int> sources;
+  for (const ValidationRow* r : rows) ++sources[r->source.source];
+  if (int(rows.size()) < kMinModelErrorRows || int(sources.size()) < kMinModelErrorSources) return std::nullopt;
+  std::vector<std::pair<double, double>> residuals;
   double prior_var = 0.0;
   for (const ValidationRow* r : rows) {
-    residuals.push_back(std::log(r->measured_spec_tokens_per_s / r->predicted_spec_tokens_per_s));
+    residuals.emplace_back(std::log(r->measured_spec_tokens_per_s / r->predicted_spec_tokens_per_s),
+                           rules.model_error_per_source ? 1.0 / sources.at(r->source.source) : 1.0);
     const double s = ln_sigma_through(r->prior_band_p10_tokens_per_s, r->prior_band_p90_tokens_per_s);
     prior_var += s * s;
-    ++sources[r->source.source];
   }
-  if (int(rows.size()) < kMinModelErrorRows || int(sources.size()) < kMinModelErrorSources) return std::nullopt;
   ModelError e;
   e.rows = int(rows.size());
   e.sources = int(sources.size());
-  std::sort(residuals.begin(), residuals.end());
-  e.residual_p10 = nearest_rank(residuals, 0.1);
-  e.residual_p50 = nearest_rank(residuals, 0.5);
-  e.residual_p90 = nearest_rank(residuals, 0.9);
+  // The next deployment is a new source: each source counts once, however many rows it has.
+  e.residual_p10 = source_weighted_rank(residuals, 0.1);
+  e.residual_p50 = source_weighted_rank(residuals, 0.5);
+  e.residual_p90 = source_weighted_rank(residuals, 0.9);
   e.prior_sigma_rms = std::sqrt(prior_var / double(rows.size()));
+  // The spread is estimated from e.sources sources: a band for one more source takes Student's t
+  // with sources - 1 degrees of freedom at its 0.9 point where a known spread would take z_0.9.
+  constexpr double kZ90 = 1.2815515655446004;  // the standard normal's 0.9 quantile
+  if (rules.model_error_small_sample) {
+    e.small_sample_factor =
+        boost::math::quantile(boost::math::students_t_distribution<double>(double(e.sources - 1)), 0.9) / kZ90;
+  }
+  const auto beyond_priors = [&](double s) {
+    const double total = s * e.small_sample_factor;
+    return std::sqrt(std::max(0.0, total * total - e.prior_sigma_rms * e.prior_sigma_rms));
+  };
   // The residuals are logs already: their spread is the log-normal's through exp(p10), exp(p90).
-  const double spread = ln_sigma_through(std::exp(e.residual_p10), std::exp(e.residual_p90));
-  const auto beyond_priors = [&](double s) { return std::sqrt(std::max(0.0, s * s - e.prior_sigma_rms * e.prior_sigma_rms)); };
-  e.sigma = beyond_priors(spread);
+  e.sigma = beyond_priors(ln_sigma_through(std::exp(e.residual_p10), std::exp(e.residual_p90)));
   // Each tail on its own: the residuals' p10 (p90) as the split normal's lower (upper) z_0.9 point,
   // measured from 0 (the point is not moved by the bias), less the priors' spread.
-  constexpr double kZ90 = 1.2815515655446004;  // the standard normal's 0.9 quantile
   e.sigma_below = beyond_priors(std::max(0.0, -e.residual_p10) / kZ90);
   e.sigma_above = beyond_priors(std::max(0.0, e.residual_p90) / kZ90);
   e.origin = std::to_string(e.rows) + " rows of " + std::to_string(e.sources) + " sources";
@@ -389,7 +419,8 @@ std::string model_error_yaml(const ModelError& e) {
      << " public deployments, " << e.sources
      << " sources, each named in its row file; validation/split.yaml): the check set never enters it\"\n"
      << "# Written by specsim validate; a test recomputes it from the corpus. ln(measured / predicted)\n"
-     << "# speculative tokens/s by nearest rank; p50 is the corpus's bias, reported, not applied.\n"
+     << "# speculative tokens/s, each row weighted 1 / its source's rows (every source counts once), by\n"
+     << "# nearest rank on the cumulative weight; p50 is the corpus's bias, reported, not applied.\n"
      << "rows: " << e.rows << "\n"
      << "sources: " << e.sources << "\n"
      << "residual_ln:\n"
@@ -397,11 +428,14 @@ std::string model_error_yaml(const ModelError& e) {
      << "  p50: " << f(e.residual_p50) << "\n"
      << "  p90: " << f(e.residual_p90) << "\n"
      << "# The rows' own prior bands as a ln sigma (root mean square), and what is left of the residuals'\n"
-     << "# spread (p90 - p10) / 2.563 beyond it: sigma = sqrt(spread^2 - prior_sigma_rms^2).\n"
+     << "# spread (p90 - p10) / 2.563, times the small-sample factor t_0.9(sources - 1) / z_0.9 (the\n"
+     << "# spread is estimated from that many sources), beyond it: sigma = sqrt((spread x factor)^2 -\n"
+     << "# prior_sigma_rms^2).\n"
      << "prior_sigma_rms: " << f(e.prior_sigma_rms) << "\n"
+     << "small_sample_factor: " << f(e.small_sample_factor) << "\n"
      << "sigma: " << f(e.sigma) << "\n"
      << "# The band's two tails apart (a split normal): the residuals' p10 and p90, each measured from 0\n"
-     << "# as a z_0.9 point, less the priors' spread the same way.\n"
+     << "# as a z_0.9 point, times the factor, less the priors' spread the same way.\n"
      << "sigma_below: " << f(e.sigma_below) << "\n"
      << "sigma_above: " << f(e.sigma_above) << "\n";
   if (e.gain_pairs > 0) {
@@ -459,16 +493,16 @@ std::vector<const ValidationRow*> fit_set(const std::vector<ValidationRow>& rows
 }
 
 // The model error over the fit set, and each row's band widened by the fit set's other sources.
-void attach_model_error(ValidationReport& report) {
+void attach_model_error(ValidationReport& report, const ModelRules& rules) {
   const std::vector<const ValidationRow*> fit = fit_set(report.rows);
   std::vector<ValidationRow*> targets;
   for (auto& r : report.rows) targets.push_back(&r);
-  report.model_error = model_error_of(fit);
+  report.model_error = model_error_of(fit, rules);
   if (report.model_error) {
     report.model_error->origin = "the fit set: " + std::to_string(report.model_error->rows) + " rows of " +
                                  std::to_string(report.model_error->sources) + " sources";
   }
-  report.model_error_note = widen_by_other_sources(targets, fit);
+  report.model_error_note = widen_by_other_sources(targets, fit, rules);
 }
 
 // The gain error of the fit set's pairs, beside the model error (gain_residual_band); too few pairs
@@ -615,7 +649,7 @@ CalibrationRun calibration_on_row(const ValidationReport& report, const std::vec
 
 // The calibrated rows' bands: the model error of calibrated predictions on the fit set's other
 // sources (a calibrated row errs less than a prior one: the uncalibrated error would overstate it).
-void widen_calibrated(CalibrationRun& run) {
+void widen_calibrated(CalibrationRun& run, const ModelRules& rules) {
   std::vector<ValidationRow*> targets;
   std::vector<const ValidationRow*> predicted, fit;
   for (auto& c : run.rows) {
@@ -624,7 +658,7 @@ void widen_calibrated(CalibrationRun& run) {
     predicted.push_back(&c.row);
     if (c.row.set == "fit") fit.push_back(&c.row);
   }
-  widen_by_other_sources(targets, fit);
+  widen_by_other_sources(targets, fit, rules);
   run.summary = summarize_errors(run.mode, predicted);
 }
 
@@ -649,7 +683,7 @@ ValidationReport validate_corpus(const std::vector<std::string>& files, const Va
   for (auto& r : report.rows) r.file = shown(r.file);
   const std::string split = split_file_of(options, files, data);
   assign_sets(report, split, split.empty() ? "" : shown(split));
-  attach_model_error(report);
+  attach_model_error(report, options.rules);
   report.summaries = summaries_of(report.rows);
   std::vector<const ValidationRow*> apart;
   for (const auto& r : report.rows) {
@@ -670,7 +704,7 @@ ValidationReport validate_corpus(const std::vector<std::string>& files, const Va
   CalibrationRun run = options.calibrate_on == "all"
                            ? one_run_calibration(report, files, by_source, data, options.rules)
                            : calibration_on_row(report, files, by_source, options.calibrate_on, data, options.rules);
-  widen_calibrated(run);
+  widen_calibrated(run, options.rules);
   run.splits = calibrated_splits(run.rows, report.rows);
   report.calibration = std::move(run);
   return report;
