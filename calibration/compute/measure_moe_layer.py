@@ -30,6 +30,12 @@ Routing, generated on the host per (shape, routing, T) with a fixed seed:
                 experts grow by ~2 per token (at 0.75) until all E are touched: the verify tokens
                 of one request that keep to a small set of experts. The reuse value is a stress
                 setting, not a measured property of a model.
+    shared      token 0 as uniform; every later slot, with probability --reuse, takes an expert
+                earlier tokens chose (as correlated), otherwise draws uniformly from all E experts
+                not yet in the token, which may be one an earlier token already chose. This is the
+                routing specsim's compute.routing_skew = 1 - reuse describes (1 + (T - 1)(1 - reuse)
+                tokens' worth of uniform draws, docs/references/models.md#distinct-experts); the
+                correlated generator's fresh picks never hit a touched expert, so it touches more.
 
 Modes: graph (the layer captured once per point into a torch.cuda.CUDAGraph and replayed) and
 eager (the same Python launched op by op; includes the host's launch time while the GPU idles).
@@ -112,8 +118,9 @@ def route_uniform(T, E, k, gen):
     return torch.rand((T, E), generator=gen).argsort(dim=-1)[:, :k]
 
 
-def route_correlated(T, E, k, reuse, gen):
-    """See the module docstring: each slot reuses an expert of earlier tokens with prob `reuse`."""
+def route_correlated(T, E, k, reuse, gen, fresh_only=True):
+    """See the module docstring: each slot reuses an expert of earlier tokens with prob `reuse`;
+    otherwise a fresh expert (fresh_only, `correlated`) or any the token lacks (`shared`)."""
     ids = torch.empty((T, k), dtype=torch.int64)
     ids[0] = torch.randperm(E, generator=gen)[:k]
     used = set(ids[0].tolist())
@@ -125,7 +132,7 @@ def route_correlated(T, E, k, reuse, gen):
             if take_old:
                 pool = pool_old
             else:
-                pool = [e for e in range(E) if e not in used and e not in mine]
+                pool = [e for e in range(E) if e not in used and e not in mine] if fresh_only else []
                 if not pool:
                     pool = [e for e in range(E) if e not in mine]
             mine.append(pool[int(torch.randint(len(pool), (), generator=gen))])
@@ -138,7 +145,11 @@ def make_routes(routing, T, E, k, reuse, seed):
     gen = torch.Generator().manual_seed(seed)
     if routing == "uniform":
         return route_uniform(T, E, k, gen)
-    return route_correlated(T, E, k, reuse, gen)
+    if routing == "shared":
+        return route_correlated(T, E, k, reuse, gen, fresh_only=False)
+    if routing == "correlated":
+        return route_correlated(T, E, k, reuse, gen)
+    raise SystemExit(f"unknown routing {routing!r} (uniform, correlated, shared)")
 
 
 # --------------------------------------------------------------------------------------
@@ -302,7 +313,7 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--shapes", default=",".join(SHAPES))
     ap.add_argument("--tokens", default=",".join(str(t) for t in TOKENS))
-    ap.add_argument("--routings", default="uniform,correlated")
+    ap.add_argument("--routings", default="uniform,correlated,shared")
     ap.add_argument("--modes", default="graph,eager")
     ap.add_argument("--impl", default="auto", choices=("auto", "grouped", "loop"),
                     help="auto: grouped where torch._grouped_mm exists and passes its check, else loop")
@@ -371,7 +382,7 @@ def main():
 
         for routing in routings:
             for T in tokens:
-                seed = args.seed * 1000003 + T * 101 + (0 if routing == "uniform" else 7)
+                seed = args.seed * 1000003 + T * 101 + {"uniform": 0, "correlated": 7, "shared": 13}[routing]
                 ids = make_routes(routing, T, layer.E, layer.k, args.reuse, seed)
                 sts = [make_state(l, ids, dev, seed) for l in layers]
                 distinct = sts[0]["distinct"]

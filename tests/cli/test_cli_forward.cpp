@@ -159,6 +159,15 @@ TEST_CASE("forward: --step reads a second measured width, bad ones are refused",
   REQUIRE(two.code == 0);
   CHECK_THAT(two.out, Contains("eta_bw and the experts' eta_e from the two widths"));
   CHECK_THAT(two.out, Contains("1.58 ms"));  // the second width is met
+  // This curve is an unfused PyTorch forward: its fitted efficiencies lie below an engine's, and say so.
+  CHECK_THAT(two.out, Contains("eta_bw 28.4% and eta_e 51.0% lie outside the 74-100% of datasheet bandwidth"));
+  // A second width faster than the experts can stream at the datasheet's bandwidth: no eta_e above
+  // 100%; the decode step is fitted alone and met.
+  const Result fast = with({"--decode-step", "1.1546ms", "--step", "4:1.17ms"});
+  REQUIRE(fast.code == 0);
+  CHECK_THAT(fast.out, Contains("no expert efficiency in [1%, 100%] of datasheet bandwidth meets the second width"));
+  CHECK_THAT(fast.out, Contains("per-kernel fixed cost from the decode step"));
+  CHECK_THAT(fast.out, Contains("1.15 ms"));
   const Result no_step = with({"--step", "4:1.5828ms"});
   CHECK(no_step.code == specsim::cli::kExitInput);
   CHECK_THAT(no_step.err, Contains("needs --decode-step"));

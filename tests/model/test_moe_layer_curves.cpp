@@ -205,7 +205,9 @@ Curve check_curve(const std::vector<LayerRow>& rows, const specsim::TransformerS
 }
 
 // What each curve is held to: the issue's 15% / 30% where the model meets it, otherwise a bound just
-// above the measured figure (stated beside it) so that a regression fails. H100 run of 2026-12-06.
+// above the measured figure (stated beside it) so that a regression fails. H100 run of 2026-12-06
+// 19:41 UTC (the second; the first, at 00:55, had no `shared` routing: its figures are in
+// docs/references/moe-layer-measured.md).
 struct Bound {
   const char* shape;
   const char* routing;
@@ -213,21 +215,26 @@ struct Bound {
   double median, worst;  // bounds on |error| with the model's routing
 };
 constexpr Bound kBounds[] = {
-    // Goal met: measured 3.6% / 19.5% (worst at T = 512, where the grouped GEMM's tiles start to cost).
+    // Goal met: measured 2.9% / 18.4% (worst at T = 512, where the grouped GEMM's tiles start to cost).
     {"qwen3-30b-a3b-moe-layer", "uniform", "graph", kGoalMedian, kGoalWorst},
-    // Short of the goal: 15.1% / 32.7% (T = 48). The model's correlated routing (1 + (T - 1) 0.25
-    // draws) touches 72 experts at T = 48 where the generator's 2 fresh experts a token touch 115;
-    // with the CSV's counts the time model is within 4.5% / 19.0%.
-    {"qwen3-30b-a3b-moe-layer", "correlated", "graph", 0.17, 0.36},
-    // Goal met: 8.7% / 13.7% (T = 24).
+    // Short of the worst: 12.6% / 30.7% (T = 48). The generator's fresh picks never hit a touched
+    // expert (2 new experts a token until all 128 are touched: 115 at T = 48), which the model's
+    // routing_skew (1 + (T - 1) 0.25 tokens' worth of uniform draws: 72) does not describe; with the
+    // CSV's counts the time model is within 4.1% / 16.7%.
+    {"qwen3-30b-a3b-moe-layer", "correlated", "graph", 0.15, 0.34},
+    // Goal met: 4.3% / 14.8% (T = 512). The routing routing_skew describes.
+    {"qwen3-30b-a3b-moe-layer", "shared", "graph", kGoalMedian, kGoalWorst},
+    // Goal met: 8.9% / 14.7% (T = 24).
     {"deepseek-v3-moe-layer", "uniform", "graph", kGoalMedian, kGoalWorst},
-    // Goal met: 3.1% / 15.5% (T = 6: under-predicted, the eager host time before the grouped GEMMs adds
-    // to the GPU's rather than hiding behind it).
+    // Goal met: 8.5% / 11.4% (T = 2).
     {"deepseek-v3-moe-layer", "uniform", "eager", kGoalMedian, kGoalWorst},
-    // Goal met: 11.4% / 27.5% (T = 128: 166 experts modelled, all 256 touched).
+    // Goal met: 12.0% / 27.1% (T = 128: 166 experts modelled, all 256 touched).
     {"deepseek-v3-moe-layer", "correlated", "graph", kGoalMedian, kGoalWorst},
-    // Short of the worst: 11.6% / 32.5% (T = 128, the routing as above).
-    {"deepseek-v3-moe-layer", "correlated", "eager", kGoalMedian, 0.36},
+    // Goal met: 5.9% / 28.2% (T = 128, as above; 32.5% in the first run).
+    {"deepseek-v3-moe-layer", "correlated", "eager", kGoalMedian, kGoalWorst},
+    // Goal met: 4.6% / 21.5% (T = 4) and 7.6% / 23.7% (T = 12).
+    {"deepseek-v3-moe-layer", "shared", "graph", kGoalMedian, kGoalWorst},
+    {"deepseek-v3-moe-layer", "shared", "eager", kGoalMedian, kGoalWorst},
 };
 
 }  // namespace
@@ -261,7 +268,7 @@ TEST_CASE("moe_layer: the CSV's bytes are the model files' experts, router and s
                   distinct ? "ok" : "WRONG");
     }
   }
-  CHECK(rows.size() == 144);  // 2 shapes x 2 routings x 18 token counts x 2 modes
+  CHECK(rows.size() == 216);  // 2 shapes x 3 routings x 18 token counts x 2 modes
   CHECK(wrong == 0);
   // The layer the test prices reads the same bytes at one token: fixed + k experts.
   for (const std::string shape : {"qwen3-30b-a3b-moe-layer", "deepseek-v3-moe-layer"}) {
@@ -284,7 +291,7 @@ TEST_CASE("moe_layer: one MoE layer against tokens per step, from the 1-token st
   for (const std::string shape : {"qwen3-30b-a3b-moe-layer", "deepseek-v3-moe-layer"}) {
     const specsim::TransformerSpec layer =
         layer_alone(specsim::load_model(model_file(shape)), measured_kernels(card, shape));
-    for (const std::string routing : {"uniform", "correlated"}) {
+    for (const std::string routing : {"uniform", "correlated", "shared"}) {
       for (const std::string mode : {"graph", "eager"}) curves.push_back(check_curve(rows, layer, gpu, routing, mode));
     }
   }
@@ -301,7 +308,7 @@ TEST_CASE("moe_layer: one MoE layer against tokens per step, from the 1-token st
                 100 * worst_of(c.errors), c.worst_tokens, 100 * median_of(c.timing_errors),
                 100 * worst_of(c.timing_errors));
   }
-  REQUIRE(curves.size() == 8);
+  REQUIRE(curves.size() == 12);
   int bounded = 0;
   for (const auto& c : curves) {
     INFO(c.shape << " " << c.routing << " " << c.mode);
@@ -309,7 +316,7 @@ TEST_CASE("moe_layer: one MoE layer against tokens per step, from the 1-token st
       return c.shape == x.shape && c.routing == x.routing && c.mode == x.mode;
     });
     if (b == std::end(kBounds)) {
-      // Qwen3-30B-A3B eager: the 1-token step (318 us) is shorter than the model's host time alone,
+      // Qwen3-30B-A3B eager: the 1-token step (318-344 us) is shorter than the model's host time alone,
       // 30 kernels x kPriorEagerLaunchPerKernelS 17.39 us = 523 us; this PyTorch launched ~10 us a
       // kernel. The rescale solves eta_bw only, so it refuses the step and names the per-kernel costs.
       CHECK_FALSE(c.fitted);
@@ -322,5 +329,5 @@ TEST_CASE("moe_layer: one MoE layer against tokens per step, from the 1-token st
     CHECK(median_of(c.errors) <= b->median);
     CHECK(worst_of(c.errors) <= b->worst);
   }
-  CHECK(bounded == 6);
+  CHECK(bounded == 9);
 }

@@ -30,8 +30,6 @@ namespace {
 // Search brackets: efficiencies as fractions of the datasheet, launch costs in seconds.
 constexpr double kMinEfficiency = 0.01;
 constexpr double kMaxEfficiency = 1.0;
-// eta_bw is an effective parameter that a fit can put above 1 (the loader allows up to 2: kScenarioBounds).
-constexpr double kMaxEffectiveEfficiency = 2.0;
 constexpr double kMinLaunchS = 0.1e-6;
 constexpr double kMaxLaunchS = 1e-3;
 constexpr int kBrentBits = 40;
@@ -375,10 +373,12 @@ double solve_bandwidth_efficiency(const TransformerSpec& model, const GpuSpec& g
     s.bandwidth_efficiency = eta;
     return predict_forward_s(model, gpu, tp, context_tokens, 1.0, mode, s) - decode_step_s;
   };
-  const double at_max = gap(kMaxEffectiveEfficiency);
+  // Never above the datasheet: a step faster than the forward there means the model reads more than
+  // the kernels do (a value a user sets may go higher; kScenarioBounds allows up to 2).
+  const double at_max = gap(kMaxEfficiency);
   const double at_min = gap(kMinEfficiency);
   if (at_max > 0) {
-    throw Error("--decode-step " + units::format_duration(decode_step_s) + " is faster than the model allows at 200% " +
+    throw Error("--decode-step " + units::format_duration(decode_step_s) + " is faster than the model allows at 100% " +
                 "bandwidth efficiency (" + units::format_duration(at_max + decode_step_s) +
                 "): lower the per-kernel costs or check the model, GPU and TP");
   }
@@ -387,10 +387,10 @@ double solve_bandwidth_efficiency(const TransformerSpec& model, const GpuSpec& g
                 "bandwidth efficiency (" + units::format_duration(at_min + decode_step_s) +
                 "): the step likely includes communication or host time; pass the compute part only");
   }
-  // T_fwd falls monotonically in eta_bw, so [0.01, 2] brackets one root.
+  // T_fwd falls monotonically in eta_bw, so [0.01, 1] brackets one root.
   boost::math::tools::eps_tolerance<double> tol(kBrentBits);
   std::uintmax_t iterations = 100;
-  const auto [lo, hi] = boost::math::tools::toms748_solve(gap, kMinEfficiency, kMaxEffectiveEfficiency, at_min, at_max, tol,
+  const auto [lo, hi] = boost::math::tools::toms748_solve(gap, kMinEfficiency, kMaxEfficiency, at_min, at_max, tol,
                                                           iterations);
   return 0.5 * (lo + hi);
 }
@@ -507,12 +507,31 @@ ForwardFit fit_forward_steps(const ForwardFitBasis& b, ComputeSettings settings,
     };
     // Where the gap is undefined it counts as too slow (+1 s): the gap falls with eta_e.
     const auto gap_or_slow = [&](double eta_e) { return wide_gap(eta_e).value_or(1.0); };
-    if (const auto eta_e = bracketed_root(gap_or_slow, kMinEfficiency, kMaxEffectiveEfficiency)) {
+    // The experts never stream faster than the datasheet: above it the model reads more expert bytes
+    // than the kernel does (routing more concentrated than compute.routing_skew says).
+    if (const auto eta_e = bracketed_root(gap_or_slow, kMinEfficiency, kMaxEfficiency)) {
       settings.expert_bandwidth_efficiency = *eta_e;
       settings.bandwidth_efficiency = bandwidth_for(settings);
       fit.solved = "eta_bw and the experts' eta_e from the two widths";
+      // Out of the engine kernels' range the two efficiencies describe the measurement, not a
+      // deployment: say so, beside the values.
+      std::string outside;
+      for (const auto& [name, value] : {std::pair<const char*, double>{"eta_bw", *settings.bandwidth_efficiency},
+                                        std::pair<const char*, double>{"eta_e", *eta_e}}) {
+        if (value >= kMinPlausibleBandwidthEfficiency && value <= kMaxPlausibleBandwidthEfficiency) continue;
+        outside += (outside.empty() ? "" : " and ") + std::string(name) + " " + units::format_fixed(100.0 * value, 1) + "%";
+      }
+      if (!outside.empty()) {
+        fit.notes.push_back(outside + " lie outside the 74-100% of datasheet bandwidth that engine kernels reach "
+                            "(docs/references/measured-compute.md#gemm-efficiency): the measured forward's kernels "
+                            "stream slower than an engine's (an unfused or eager PyTorch forward), or its steps hold "
+                            "host time; `predict`, calibrating from an engine's plain step, keeps the range");
+      }
     } else {
-      fit.notes.push_back("no expert efficiency in [0.01, 2] meets the second width: it is left out");
+      // The decode step alone, as without a second width.
+      fit_decode_step(b, settings, decode_step_s, fit);
+      fit.notes.push_back("no expert efficiency in [1%, 100%] of datasheet bandwidth meets the second width: it is left "
+                          "out (faster than the datasheet allows: fewer experts read than compute.routing_skew says)");
     }
     fit.settings = settings;
     return fit;
