@@ -284,3 +284,21 @@ TEST_CASE("predict names NCCL's P2P rule the ring's class fell under", "[nccl_pr
   // A misspelt level is refused with the valid names.
   CHECK_THROWS_WITH(source({"comm.nccl_p2p_level=node"}), Contains("nccl_p2p_level") && Contains("counts that path as PHB"));
 }
+
+TEST_CASE("the H800's cut NVLink prices a large all-reduce slower than the H20's, a small one alike",
+          "[nccl_prior][link]") {
+  // models/gpu/h800-sxm.yaml: NVLink 200 GB/s per direction (AIC h800_sxm.yaml); models/gpu/h20.yaml:
+  // 450 GB/s, as H100 (AIC h20_sxm.yaml). Both Hopper on an 8-GPU NVSwitch board, no measured table.
+  const specsim::DataDir data(SPECSIM_SOURCE_DIR);
+  const auto prior_s = [&](const char* topology_name, double bytes) {
+    const auto topology = specsim::load_topology(data.resolve(specsim::DataKind::kTopology, topology_name));
+    CHECK(topology.comm_profile.empty());  // priced by NCCL's model, labelled uncalibrated
+    const auto gpu = specsim::load_gpu(data.resolve(specsim::DataKind::kGpu, topology.gpu));
+    return specsim::nccl_prior_pick(specsim::nccl_prior_config(topology, gpu, 8), bytes).time_s;
+  };
+  const double mib64 = 64.0 * 1024 * 1024;
+  // 8 channels against 16 of 20.6 GB/s: the bandwidth term doubles.
+  CHECK(prior_s("8x-h800-nvswitch", mib64) > 1.8 * prior_s("8x-h20-nvswitch", mib64));
+  // A decode all-reduce (16 KiB) is latency-bound: within 5%.
+  CHECK_THAT(prior_s("8x-h800-nvswitch", 16384), WithinRel(prior_s("8x-h20-nvswitch", 16384), 0.05));
+}

@@ -140,7 +140,8 @@ NcclTransport nccl_transport(const Topology& t, const GpuSpec& gpu, int ranks, c
 }
 
 // The search graph NCCL would build for the ring's link class and transport (docs/references/nccl.md#link-class-prior):
-//   NVLink:            16 channels x the per-link bandwidth, 20.6 GB/s (SM90) or 40.1 (SM100)
+//   NVLink:            min(16, NVLinks per GPU) channels x the per-link bandwidth, 20.6 GB/s (SM90)
+//                      or 40.1 (SM100)
 //   PIX, PXB, PHB, NODE with P2P: 2 channels x PCI_BW 12 GB/s (docs/references/nccl.md#worked-example;
 //                      graph-mode tables of Gen5 boxes agree with it, #prior-spread)
 //   SYS with P2P:      the same, capped by the socket link NCCL assumes for the host CPU
@@ -164,8 +165,10 @@ NcclPriorConfig nccl_prior_config(const Topology& topology, const GpuSpec& gpu, 
     return c;
   }
   if (p2p && topology.link == LinkClass::kNvlink) {
+    // One channel per NVLink at most: a GPU with fewer than 16 links (H800's 8) has fewer channels
+    // to spread its ring over (docs/references/nccl.md#search-graph); 16 where the count is unknown.
     c.link = NcclLink::kNvlink;
-    c.graph_channels = 16;
+    c.graph_channels = topology.nvlinks > 0 ? std::min(16, topology.nvlinks) : 16;
     c.channel_bandwidth_bytes_per_s = c.arch == NcclArch::kBlackwell ? 40.1e9 : 20.6e9;
     return c;
   }
