@@ -236,6 +236,16 @@ sigma: 0.08
   refused("sigma: 0.08", "sigma: 0.08\nspread: 1", "spread");
   refused("sigma: 0.08", "sigma: 0.08\ngain_residual_ln: {pairs: 3, p10: 0.2, p90: 0.1}", "gain_residual_ln.p10");
   refused("sigma: 0.08", "sigma: 0.08\ngain_residual_ln: {pairs: 0, p10: -0.1, p90: 0.1}", "gain_residual_ln.pairs");
+  // Student's t over the normal at 0.9 lies in [1, 2.4] (two sources give 2.4).
+  refused("sigma: 0.08", "sigma: 0.08\nsmall_sample_factor: 0.9", "small_sample_factor");
+  {
+    TempFile f(good + "small_sample_factor: 1.064\n");
+    CHECK(specsim::load_model_error(f.path.string()).small_sample_factor == 1.064);
+  }
+  {
+    TempFile without(good);
+    CHECK(specsim::load_model_error(without.path.string()).small_sample_factor == 1.0);  // older files: not applied
+  }
 
   // Four invented rows of two sources are too few: an error, and no file.
   const fs::path out = fs::temp_directory_path() / ("specsim-model-error-out-" + std::to_string(::getpid()) + ".yaml");
