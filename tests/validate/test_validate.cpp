@@ -292,6 +292,38 @@ TEST_CASE("validate: the regression guard holds the check set's pairs too", "[va
   baseline.refused(not_array, "pair_summary", "expected an array");
 }
 
+TEST_CASE("validate: the regression guard holds the batch transfers too", "[validate][batch_transfer]") {
+  const auto report = specsim::validate_corpus(specsim::find_validation_rows({kRows}, kRoot), {}, kRoot);
+  // The test corpus has one transfer, run-a's batch 1 -> 8, in its fit set: the `all` group guards it.
+  const auto& all = report.batch_transfer_summaries.at(2);
+  REQUIRE(all.group == "all");
+  REQUIRE(all.points == 1);
+  const BaselineFile baseline(report, "specsim-validate-transfer-baseline");
+  const nlohmann::json same = nlohmann::json::parse(specsim::render_validation(report, specsim::Format::kJson));
+  CHECK(specsim::regressions_against(report, baseline.write(same)).empty());
+  nlohmann::json before = same;
+  before.erase("batch_transfer_summary");  // a baseline from before the transfers guards the rest
+  CHECK(specsim::regressions_against(report, baseline.write(before)).empty());
+
+  nlohmann::json better = same;
+  better["batch_transfer_summary"][2]["median_abs_error"] = all.median_abs_error - 0.02;  // past the 1-point margin
+  better["batch_transfer_summary"][2]["worst_abs_error"] = all.worst_abs_error - 0.02;    // within 3 points
+  const auto worse = specsim::regressions_against(report, baseline.write(better));
+  REQUIRE(worse.size() == 1);
+  CHECK_THAT(worse[0], Contains("all batch transfers: median |error|"));
+
+  nlohmann::json more = same;
+  more["batch_transfer_summary"][2]["points"] = 2;
+  CHECK_THAT(specsim::regressions_against(report, baseline.write(more)).at(0),
+             Contains("all batch transfers: 1 points, the baseline has 2"));
+  nlohmann::json inverted = same;
+  inverted["batch_transfer_summary"][2]["median_abs_error"] = all.worst_abs_error + 0.1;
+  baseline.refused(inverted, "batch_transfer_summary[2].median_abs_error", "above the group's worst");
+  nlohmann::json not_array = same;
+  not_array["batch_transfer_summary"] = 3;
+  baseline.refused(not_array, "batch_transfer_summary", "expected an array");
+}
+
 TEST_CASE("cli: validate prints text, JSON and CSV from one report", "[validate][cli]") {
   const auto text = specsim::test::run({"validate", kRows});
   REQUIRE(text.code == 0);

@@ -117,6 +117,70 @@ std::vector<BaselinePairs> read_pair_groups(const nlohmann::json& j, const std::
   return out;
 }
 
+// The batch transfers' groups a baseline's `batch_transfer_summary` is guarded for.
+const char* const kGuardedTransferGroups[] = {"check", "all"};
+
+struct BaselineTransfers {
+  std::string group;
+  int points = 0;
+  double median = 0.0;
+  double worst = 0.0;
+};
+
+std::vector<BaselineTransfers> read_transfer_groups(const nlohmann::json& j, const std::string& file) {
+  std::vector<BaselineTransfers> out;
+  if (!j.contains("batch_transfer_summary")) return out;  // a baseline from before the transfers
+  const auto& a = j["batch_transfer_summary"];
+  if (!a.is_array()) throw Error(SourceLocation{file, 0, 0}, "batch_transfer_summary", "expected an array");
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const std::string at = "batch_transfer_summary[" + std::to_string(i) + "].";
+    const auto& b = a[i];
+    if (!b.is_object() || !b.contains("group") || !b["group"].is_string()) {
+      throw Error(SourceLocation{file, 0, 0}, at + "group", "expected a text");
+    }
+    const std::string group = b["group"].get<std::string>();
+    if (std::none_of(std::begin(kGuardedTransferGroups), std::end(kGuardedTransferGroups),
+                     [&](const char* g) { return group == g; })) {
+      continue;
+    }
+    const EntryReader e{b, file, at};
+    BaselineTransfers t;
+    t.group = group;
+    const double points = e.number("points");
+    if (points != std::floor(points)) e.fail("points", "expected a whole count");
+    t.points = int(points);
+    t.median = e.number("median_abs_error");
+    t.worst = e.number("worst_abs_error");
+    if (t.median > t.worst) e.fail("median_abs_error", "is above the group's worst |error|");
+    out.push_back(t);
+  }
+  return out;
+}
+
+// The ways the report's batch transfers are worse than the baseline's (the rows' margins).
+void transfer_regressions(const ValidationReport& report, const std::vector<BaselineTransfers>& baseline,
+                          const RegressionMargins& margins, std::vector<std::string>& out) {
+  for (const BaselineTransfers& b : baseline) {
+    const auto it = std::find_if(report.batch_transfer_summaries.begin(), report.batch_transfer_summaries.end(),
+                                 [&](const BatchTransferSummary& s) { return s.group == b.group; });
+    const std::string name = b.group + " batch transfers";
+    const int points = it == report.batch_transfer_summaries.end() ? 0 : it->points;
+    if (points != b.points) {
+      out.push_back(name + ": " + std::to_string(points) + " points, the baseline has " + std::to_string(b.points) +
+                    " (rewrite the baseline with the corpus change)");
+      continue;
+    }
+    if (it->median_abs_error > b.median + margins.median_abs_error) {
+      out.push_back(name + ": median |error| " + fixed(100 * it->median_abs_error, 1) + "%, baseline " +
+                    fixed(100 * b.median, 1) + "%");
+    }
+    if (it->worst_abs_error > b.worst + margins.worst_abs_error) {
+      out.push_back(name + ": worst |error| " + fixed(100 * it->worst_abs_error, 1) + "% (" + it->worst_point +
+                    "), baseline " + fixed(100 * b.worst, 1) + "%");
+    }
+  }
+}
+
 nlohmann::json read_baseline_json(const std::string& baseline_file) {
   std::ifstream in(baseline_file);
   if (!in) throw Error(SourceLocation{baseline_file, 0, 0}, "", "cannot read the baseline summary");
@@ -188,6 +252,7 @@ std::vector<std::string> regressions_against(const ValidationReport& report, con
   const nlohmann::json j = read_baseline_json(baseline_file);
   const std::vector<BaselineGroup> groups = read_baseline(j, baseline_file);
   const std::vector<BaselinePairs> pairs = read_pair_groups(j, baseline_file);
+  const std::vector<BaselineTransfers> transfers = read_transfer_groups(j, baseline_file);
   for (const BaselineGroup& b : groups) {
     const auto it = std::find_if(report.summaries.begin(), report.summaries.end(),
                                  [&](const ErrorSummary& s) { return s.group == b.group; });
@@ -222,6 +287,7 @@ std::vector<std::string> regressions_against(const ValidationReport& report, con
     }
   }
   pair_regressions(report, pairs, margins, out);
+  transfer_regressions(report, transfers, margins, out);
   return out;
 }
 
