@@ -70,8 +70,29 @@ BaselineGroup read_group(const nlohmann::json& b, const std::string& file, std::
   return g;
 }
 
-// The pairs' groups a baseline's `pair_summary` is guarded for.
+// The groups a baseline's `pair_summary` and `batch_transfer_summary` are guarded for.
 const char* const kGuardedPairGroups[] = {"check", "all"};
+
+// The entries of a baseline's `key` array whose group is guarded, with their index; none where the
+// baseline was written before the array existed.
+std::vector<std::pair<std::size_t, const nlohmann::json*>> guarded_entries(const nlohmann::json& j, const char* key,
+                                                                           const std::string& file) {
+  std::vector<std::pair<std::size_t, const nlohmann::json*>> out;
+  if (!j.contains(key)) return out;
+  const auto& a = j[key];
+  if (!a.is_array()) throw Error(SourceLocation{file, 0, 0}, key, "expected an array");
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const auto& b = a[i];
+    if (!b.is_object() || !b.contains("group") || !b["group"].is_string()) {
+      throw Error(SourceLocation{file, 0, 0}, std::string(key) + "[" + std::to_string(i) + "].group", "expected a text");
+    }
+    const std::string group = b["group"].get<std::string>();
+    if (std::any_of(std::begin(kGuardedPairGroups), std::end(kGuardedPairGroups), [&](const char* g) { return group == g; })) {
+      out.emplace_back(i, &b);
+    }
+  }
+  return out;
+}
 
 struct BaselinePairs {
   std::string group;
@@ -103,22 +124,9 @@ BaselinePairs read_pair_group(const nlohmann::json& b, const std::string& file, 
 
 std::vector<BaselinePairs> read_pair_groups(const nlohmann::json& j, const std::string& file) {
   std::vector<BaselinePairs> out;
-  if (!j.contains("pair_summary")) return out;  // a baseline from before the pairs: rows only
-  if (!j["pair_summary"].is_array()) throw Error(SourceLocation{file, 0, 0}, "pair_summary", "expected an array");
-  for (std::size_t i = 0; i < j["pair_summary"].size(); ++i) {
-    const auto& b = j["pair_summary"][i];
-    if (!b.is_object() || !b.contains("group") || !b["group"].is_string()) {
-      throw Error(SourceLocation{file, 0, 0}, "pair_summary[" + std::to_string(i) + "].group", "expected a text");
-    }
-    const std::string group = b["group"].get<std::string>();
-    if (std::none_of(std::begin(kGuardedPairGroups), std::end(kGuardedPairGroups), [&](const char* g) { return group == g; })) continue;
-    out.push_back(read_pair_group(b, file, i));
-  }
+  for (const auto& [i, b] : guarded_entries(j, "pair_summary", file)) out.push_back(read_pair_group(*b, file, i));
   return out;
 }
-
-// The batch transfers' groups a baseline's `batch_transfer_summary` is guarded for.
-const char* const kGuardedTransferGroups[] = {"check", "all"};
 
 struct BaselineTransfers {
   std::string group;
@@ -129,23 +137,10 @@ struct BaselineTransfers {
 
 std::vector<BaselineTransfers> read_transfer_groups(const nlohmann::json& j, const std::string& file) {
   std::vector<BaselineTransfers> out;
-  if (!j.contains("batch_transfer_summary")) return out;  // a baseline from before the transfers
-  const auto& a = j["batch_transfer_summary"];
-  if (!a.is_array()) throw Error(SourceLocation{file, 0, 0}, "batch_transfer_summary", "expected an array");
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    const std::string at = "batch_transfer_summary[" + std::to_string(i) + "].";
-    const auto& b = a[i];
-    if (!b.is_object() || !b.contains("group") || !b["group"].is_string()) {
-      throw Error(SourceLocation{file, 0, 0}, at + "group", "expected a text");
-    }
-    const std::string group = b["group"].get<std::string>();
-    if (std::none_of(std::begin(kGuardedTransferGroups), std::end(kGuardedTransferGroups),
-                     [&](const char* g) { return group == g; })) {
-      continue;
-    }
-    const EntryReader e{b, file, at};
+  for (const auto& [i, b] : guarded_entries(j, "batch_transfer_summary", file)) {
+    const EntryReader e{*b, file, "batch_transfer_summary[" + std::to_string(i) + "]."};
     BaselineTransfers t;
-    t.group = group;
+    t.group = (*b)["group"].get<std::string>();
     const double points = e.number("points");
     if (points != std::floor(points)) e.fail("points", "expected a whole count");
     t.points = int(points);
