@@ -303,3 +303,32 @@ TEST_CASE("compute_fit: without a profile, a second measured width sets an MoE's
   CHECK(dense.median <= 0.10);
   CHECK(dense.worst <= 0.20);
 }
+
+TEST_CASE("compute_fit: an eager step faster than the launch prior allows lowers the launch cost, never below p10",
+          "[compute_fit]") {
+  // Llama-3.1-8B on one H200, eager, context 1024: the model's own eager 1-token forward at the
+  // datasheet's bandwidth, no per-kernel GPU cost and a 10 us launch, taken as the measured step.
+  const specsim::TransformerSpec model = specsim::load_model(kSource + "/models/llm/llama-3.1-8b.yaml");
+  const specsim::GpuSpec gpu = specsim::load_gpu(kSource + "/models/gpu/h200.yaml");
+  const specsim::ForwardFitBasis basis{&model, &gpu, 1, 1024.0, specsim::LaunchMode::kEager};
+  specsim::ComputeSettings truth;
+  truth.bandwidth_efficiency = 1.0;
+  truth.kernel_floor_s = 0.0;
+  truth.eager_launch_per_kernel_s = 10e-6;
+  const double step = specsim::predict_forward_s(model, gpu, 1, 1024.0, 1.0, specsim::LaunchMode::kEager, truth);
+  const specsim::ComputeSettings prior;
+  const specsim::ForwardFit fit = specsim::fit_forward_steps(basis, prior, step);
+  REQUIRE(fit.settings.eager_launch_per_kernel_s);
+  CHECK_THAT(*fit.settings.eager_launch_per_kernel_s, Catch::Matchers::WithinRel(10e-6, 1e-4));
+  CHECK(*fit.settings.bandwidth_efficiency == 1.0);
+  CHECK(fit.settings.kernel_floor_s == 0.0);
+  CHECK_THAT(fit.solved, Catch::Matchers::Contains("the eager launch cost from the decode step"));
+  // Faster than the prior's p10 (5 us) allows: refused, not fitted below the range.
+  truth.eager_launch_per_kernel_s = 2e-6;
+  const double too_fast = specsim::predict_forward_s(model, gpu, 1, 1024.0, 1.0, specsim::LaunchMode::kEager, truth);
+  CHECK_THROWS_WITH(specsim::fit_forward_steps(basis, prior, too_fast), Catch::Matchers::Contains("faster"));
+  // A launch cost the scenario sets stays as set: the same step is refused.
+  specsim::ComputeSettings set = prior;
+  set.eager_launch_per_kernel_s = 17.39e-6;
+  CHECK_THROWS(specsim::fit_forward_steps(basis, set, step));
+}

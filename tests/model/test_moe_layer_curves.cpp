@@ -183,8 +183,11 @@ Curve check_curve(const std::vector<LayerRow>& rows, const specsim::TransformerS
   }
   c.fitted = true;
   c.eta_bw = *fit.settings.bandwidth_efficiency;
-  std::printf("  %s %s %s: eta_bw %.3f from T=1 (%.1f us)\n", layer.name.c_str(), routing.c_str(), mode.c_str(),
-              c.eta_bw, (*one)->time_s * 1e6);
+  std::printf("  %s %s %s: eta_bw %.3f from T=1 (%.1f us)%s\n", layer.name.c_str(), routing.c_str(), mode.c_str(),
+              c.eta_bw, (*one)->time_s * 1e6,
+              fit.settings.eager_launch_per_kernel_s
+                  ? (", eager launch " + std::to_string(*fit.settings.eager_launch_per_kernel_s * 1e6) + " us").c_str()
+                  : "");
   std::printf("    %5s %9s %9s %10s %10s %8s %16s\n", "T", "distinct", "modelled", "measured", "predicted", "error",
               "csv's distinct");
   for (const LayerRow* r : curve) {
@@ -224,6 +227,14 @@ constexpr Bound kBounds[] = {
     {"qwen3-30b-a3b-moe-layer", "correlated", "graph", 0.15, 0.34},
     // Goal met: 4.3% / 14.8% (T = 512). The routing routing_skew describes.
     {"qwen3-30b-a3b-moe-layer", "shared", "graph", kGoalMedian, kGoalWorst},
+    // Short of the goal: 39.0% / 48.0%, 33.2% / 48.7%, 29.5% / 47.4% (under-predicted). The 1-token
+    // eager step (344 us) is faster than the model's launches at the prior 17.39 us a kernel even at
+    // the datasheet's bandwidth, so the fit lowers the launch cost (compute_fit.cpp, fit_decode_step);
+    // the measured eager time is then the graph time plus a nearly constant host part, which the
+    // p-norm overlap (exponent 2.91) hides behind the GPU's growth.
+    {"qwen3-30b-a3b-moe-layer", "uniform", "eager", 0.42, 0.51},
+    {"qwen3-30b-a3b-moe-layer", "correlated", "eager", 0.36, 0.52},
+    {"qwen3-30b-a3b-moe-layer", "shared", "eager", 0.33, 0.50},
     // Goal met: 8.9% / 14.7% (T = 24).
     {"deepseek-v3-moe-layer", "uniform", "graph", kGoalMedian, kGoalWorst},
     // Goal met: 8.5% / 11.4% (T = 2).
@@ -315,19 +326,12 @@ TEST_CASE("moe_layer: one MoE layer against tokens per step, from the 1-token st
     const auto b = std::find_if(std::begin(kBounds), std::end(kBounds), [&](const Bound& x) {
       return c.shape == x.shape && c.routing == x.routing && c.mode == x.mode;
     });
-    if (b == std::end(kBounds)) {
-      // Qwen3-30B-A3B eager: the 1-token step (318-344 us) is shorter than the model's host time alone,
-      // 30 kernels x kPriorEagerLaunchPerKernelS 17.39 us = 523 us; this PyTorch launched ~10 us a
-      // kernel. The rescale solves eta_bw only, so it refuses the step and names the per-kernel costs.
-      CHECK_FALSE(c.fitted);
-      CHECK_THAT(c.why_not, Catch::Matchers::Contains("per-kernel costs"));
-      continue;
-    }
+    REQUIRE(b != std::end(kBounds));
     ++bounded;
     REQUIRE(c.fitted);
     CHECK(c.errors.size() == 17);  // tokens 2..512
     CHECK(median_of(c.errors) <= b->median);
     CHECK(worst_of(c.errors) <= b->worst);
   }
-  CHECK(bounded == 9);
+  CHECK(bounded == 12);
 }

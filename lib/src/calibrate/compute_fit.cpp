@@ -21,6 +21,7 @@
 #include "specsim/compute_model.hpp"
 #include "specsim/error.hpp"
 #include "specsim/plausibility.hpp"
+#include "specsim/priors.hpp"
 #include "specsim/units.hpp"
 
 namespace specsim {
@@ -452,6 +453,25 @@ void fit_decode_step(const ForwardFitBasis& b, ComputeSettings& settings, double
   settings.bandwidth_efficiency = slow ? floor_eta : top_eta;
   const auto floor = solve_term(b, settings, 1.0, decode_step_s, set_kernel_floor, slow ? from : 0.0,
                                 slow ? kMaxKernelFloorS : from);
+  // An eager step faster than the datasheet's bandwidth allows even with no per-kernel GPU cost: the
+  // host's launches, a prior, are dearer in the model than they were. They are host time, and may
+  // come down to the prior's p10 (docs/references/specdec.md#eager-launch).
+  if (!floor && !slow && b.mode != LaunchMode::kGraph && !settings.eager_launch_per_kernel_s) {
+    ComputeSettings at_zero = settings;
+    at_zero.kernel_floor_s = 0.0;
+    const PriorValue& launch = kPriorEagerLaunchPerKernelS;
+    const auto set_launch = [](ComputeSettings& c, double x) { c.eager_launch_per_kernel_s = x; };
+    if (const auto l = solve_term(b, at_zero, 1.0, decode_step_s, set_launch, launch.p10, launch.value)) {
+      settings = at_zero;
+      settings.eager_launch_per_kernel_s = *l;
+      fit.solved = "eta_bw at the datasheet (100%), no per-kernel fixed cost and the eager launch cost from the "
+                   "decode step";
+      fit.notes.push_back("the eager decode step is faster than the model's host launches allow at the prior " +
+                          units::format_duration(launch.value) + " a kernel: the launch cost moved to " +
+                          units::format_duration(*l) + " (its prior's p10 is " + units::format_duration(launch.p10) + ")");
+      return;
+    }
+  }
   if (!floor) {
     throw Error("--decode-step " + units::format_duration(decode_step_s) + " is " +
                 (slow ? "slower" : "faster") + " than the model allows at " +
