@@ -189,13 +189,13 @@ std::string launch_entry(const ScenarioInit& init, const std::string& key, int i
   return entry(key.substr(key.rfind('.') + 1), scalar(value), launch_origin(init, key), indent);
 }
 
-// Whether the launch's method names a draft model (its row's needs_draft_file; MTP drafts with the
-// target's own modules and n-gram lookup with none). A launch that states no method: the EAGLE-3 default.
 // The method init writes: --method, else the launch's.
 std::string init_method_name(const ScenarioInit& init) {
   return init.method.empty() ? launch_value(init, "speculation.method") : init.method;
 }
 
+// Whether that method names a draft model (its row's needs_draft_file; MTP drafts with the target's
+// own modules and n-gram lookup with none). A launch that states no method: the EAGLE-3 default.
 bool needs_draft(const ScenarioInit& init) {
   const std::string method = init_method_name(init);
   return method.empty() || init_method(method).needs_draft_file();

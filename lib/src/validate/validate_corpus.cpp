@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include <boost/math/distributions/normal.hpp>
 #include <boost/math/distributions/students_t.hpp>
 
 #include "specsim/cycle.hpp"
@@ -346,10 +347,6 @@ std::string widen_by_other_sources(const std::vector<ValidationRow*>& targets,
          " other sources to measure specsim's error on";
 }
 
-}  // namespace
-
-namespace {
-
 // The q-quantile of residuals each weighted 1 / (its source's rows), by nearest rank on the
 // cumulative weight: the smallest residual whose cumulative weight reaches q of the total. Equal
 // weights give nearest_rank's value.
@@ -389,10 +386,10 @@ std::optional<ModelError> model_error_of(const std::vector<const ValidationRow*>
   e.prior_sigma_rms = std::sqrt(prior_var / double(rows.size()));
   // The spread is estimated from e.sources sources: a band for one more source takes Student's t
   // with sources - 1 degrees of freedom at its 0.9 point where a known spread would take z_0.9.
-  constexpr double kZ90 = 1.2815515655446004;  // the standard normal's 0.9 quantile
+  const double z90 = boost::math::quantile(boost::math::normal(), 0.9);
   if (rules.model_error_small_sample) {
     e.small_sample_factor =
-        boost::math::quantile(boost::math::students_t_distribution<double>(double(e.sources - 1)), 0.9) / kZ90;
+        boost::math::quantile(boost::math::students_t_distribution<double>(double(e.sources - 1)), 0.9) / z90;
   }
   const auto beyond_priors = [&](double s) {
     const double total = s * e.small_sample_factor;
@@ -402,8 +399,8 @@ std::optional<ModelError> model_error_of(const std::vector<const ValidationRow*>
   e.sigma = beyond_priors(ln_sigma_through(std::exp(e.residual_p10), std::exp(e.residual_p90)));
   // Each tail on its own: the residuals' p10 (p90) as the split normal's lower (upper) z_0.9 point,
   // measured from 0 (the point is not moved by the bias), less the priors' spread.
-  e.sigma_below = beyond_priors(std::max(0.0, -e.residual_p10) / kZ90);
-  e.sigma_above = beyond_priors(std::max(0.0, e.residual_p90) / kZ90);
+  e.sigma_below = beyond_priors(std::max(0.0, -e.residual_p10) / z90);
+  e.sigma_above = beyond_priors(std::max(0.0, e.residual_p90) / z90);
   e.origin = std::to_string(e.rows) + " rows of " + std::to_string(e.sources) + " sources";
   return e;
 }
