@@ -37,7 +37,8 @@ const specsim::Prior& row_of(std::string_view key) {
 // Deployments on which, together, every row the band draws is open: one GPU with a piecewise verify
 // (the compute, eager and piecewise rows; with the plain step alone piecewise, what the eager rows
 // change in it the calibration gives back as host time), TP4 with no measured all-reduce table (the
-// all-reduce ratio), and EP8 with DeepEP's all-to-all and no table for it (its latency).
+// all-reduce ratio), EP8 with DeepEP's all-to-all and no table for it (its latency), and vLLM's
+// NVFP4 experts on RTX PRO 6000s (the expert kernel's efficiency).
 struct Deployment {
   std::string scenario;
   std::vector<std::string> patches;
@@ -46,6 +47,7 @@ const std::vector<Deployment> kDeployments = {
     {"llama-3.1-8b-eagle3-1x-h200", {"engine.verify_mode=piecewise"}},
     {"llama-3.3-70b-eagle3-4x-h100-nvswitch", {}},
     {"deepseek-v3-mtp-8x-h200-ep8", {"parallel.moe_a2a=deepep"}},
+    {std::string(SPECSIM_SOURCE_DIR) + "/validation/rtx6kpro-qwen35-397b-mtp/qwen35-397b-nvfp4-mtp2-tp4-c1.yaml", {}},
 };
 
 }  // namespace
@@ -90,6 +92,7 @@ TEST_CASE("priors: the named values are the rows' own", "[priors]") {
   CHECK(&specsim::kPriorPiecewiseGpuPerAttentionS == &row_of("compute.piecewise_gpu_per_attention").estimate);
   CHECK(&specsim::kPriorAllToAllLatencyS == &row_of("comm.all_to_all_latency").estimate);
   CHECK(&specsim::kPriorNgramLookupPerTokenS == &row_of("host.ngram_lookup_per_token").estimate);
+  CHECK(&specsim::kPriorExpertBandwidthEfficiency == &row_of("compute.expert_bandwidth_efficiency").estimate);
   // A scenario that states none of them starts from them.
   const specsim::ComputeSettings compute;
   CHECK(compute.bandwidth_efficiency == specsim::kPriorBandwidthEfficiency.value);

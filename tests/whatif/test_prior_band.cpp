@@ -201,13 +201,15 @@ TEST_CASE("prior band: each drawn prior's spread reaches the band, and collapsed
     }
     return rows;
   };
-  // The engine terms set, so that only the registry's rows spread the band; between them the three
+  // The engine terms set, so that only the registry's rows spread the band; between them the four
   // deployments leave every drawn row open (tests/model/test_priors.cpp).
   const std::vector<std::string> engine = {"host.spec_extra_per_cycle=1ms", "host.draft_step_overhead=0.1ms"};
   const std::vector<std::pair<std::string, std::vector<std::string>>> deployments = {
       {"llama-3.1-8b-eagle3-1x-h200", with(engine, {"engine.verify_mode=piecewise"})},
       {"llama-3.3-70b-eagle3-4x-h100-nvswitch", engine},
-      {"deepseek-v3-mtp-8x-h200-ep8", with(engine, {"parallel.moe_a2a=deepep"})}};
+      {"deepseek-v3-mtp-8x-h200-ep8", with(engine, {"parallel.moe_a2a=deepep"})},
+      {std::string(SPECSIM_SOURCE_DIR) + "/validation/rtx6kpro-qwen35-397b-mtp/qwen35-397b-nvfp4-mtp2-tp4-c1.yaml",
+       engine}};
   for (const specsim::Prior& prior : specsim::priors()) {
     if (!prior.drawn()) continue;
     INFO(prior.key);

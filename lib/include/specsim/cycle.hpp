@@ -43,6 +43,9 @@ struct CalibratedValue {
 struct Calibration {
   CalibratedValue bandwidth_efficiency;
   CalibratedValue routing_skew;
+  // How fast routed experts stream: set, a compute profile's, the engine's expert-kernel prior
+  // (with_expert_kernel_prior), or the bandwidth efficiency's value (origin "follows ...").
+  CalibratedValue expert_bandwidth_efficiency;
   CalibratedValue eager_overhead_per_op_s;
   CalibratedValue host_decode_s;
   // The part of host_decode_s paid per output token (an end-to-end measurement: prefill and batch
@@ -151,6 +154,12 @@ struct AsyncScheduling {
 // forward where the method runs one, in eager or piecewise mode. Only then do the eager launch
 // cost and overlap exponent enter the prediction.
 [[nodiscard]] bool launches_eagerly(const Scenario& scenario);
+// `scenario` with its routed experts at the prior compute.expert_bandwidth_efficiency where its
+// engine's file names the GPU's compute-capability major and the experts' dtype
+// (behaviour.expert_kernel), rule expert-kernel-prior is on, and nothing set the efficiency; a value
+// the prior put there before and that no longer applies (another GPU, model or engine) is taken out.
+// A value the prior put there is kept as it is, so a band's draw of it stays.
+[[nodiscard]] Scenario with_expert_kernel_prior(Scenario scenario);
 // The same for piecewise mode alone: only then does the GPU's wait per eager attention part enter.
 [[nodiscard]] bool runs_piecewise(const Scenario& scenario);
 // Whether a forward of `scenario` runs a collective (target or draft over more than one rank): only

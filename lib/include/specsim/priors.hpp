@@ -74,5 +74,6 @@ extern const PriorValue& kPriorAllReduceRatio;             // comm.scale, over N
 extern const PriorValue& kPriorPiecewiseGpuPerAttentionS;  // compute.piecewise_gpu_per_attention
 extern const PriorValue& kPriorAllToAllLatencyS;           // comm.all_to_all_latency
 extern const PriorValue& kPriorNgramLookupPerTokenS;       // host.ngram_lookup_per_token
+extern const PriorValue& kPriorExpertBandwidthEfficiency;  // compute.expert_bandwidth_efficiency
 
 }  // namespace specsim

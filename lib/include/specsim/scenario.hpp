@@ -49,6 +49,14 @@ struct EngineBehaviour {
     std::vector<std::string> methods;
   };
   std::optional<AsyncDefault> async_scheduling;
+  // Where the engine's routed-expert kernel streams weights slower than its dense GEMMs: on these
+  // compute-capability majors, for experts stored in these dtypes, the experts take the registry's
+  // prior compute.expert_bandwidth_efficiency (priors.hpp) in place of the dense efficiency.
+  struct ExpertKernel {
+    std::vector<int> compute_capability_majors;
+    std::vector<Dtype> experts;
+  };
+  std::optional<ExpertKernel> expert_kernel;
 };
 
 struct EngineSettings {
@@ -150,6 +158,9 @@ struct ModelRules {
   // The model error's spread, estimated from n sources, is widened by t_0.9(n - 1) / z_0.9 (Student's
   // t for one more source); off, the normal's z_0.9 as if the spread were known.
   bool model_error_small_sample = true;
+  // Routed experts on a GPU and dtype the engine's file names (behaviour.expert_kernel) stream at
+  // the prior compute.expert_bandwidth_efficiency; off, at the dense bandwidth efficiency.
+  bool expert_kernel_prior = true;
   [[nodiscard]] bool operator==(const ModelRules&) const = default;
 };
 [[nodiscard]] std::vector<std::pair<std::string, bool ModelRules::*>> model_rule_names();
@@ -182,6 +193,9 @@ struct ComputeSettings {
   // Fraction of datasheet bandwidth at which routed-expert weights stream (grouped GEMM, a few rows
   // per expert).
   std::optional<double> expert_bandwidth_efficiency;
+  // expert_bandwidth_efficiency holds the engine's expert-kernel prior (with_expert_kernel_prior in
+  // cycle.hpp), not a value the file, a patch or a compute profile stated.
+  bool expert_efficiency_from_engine = false;
   // Fraction of datasheet bandwidth at which attention reads the KV cache: one query token per
   // request (a decode kernel that splits the KV length), and several (verify: a prefill-style kernel).
   std::optional<double> kv_efficiency_decode;

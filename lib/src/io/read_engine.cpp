@@ -69,6 +69,22 @@ void read_custom_allreduce(YamlReader& c, EngineBehaviour& b) {
   c.finish();
 }
 
+// `behaviour.expert_kernel:` the compute-capability majors and expert dtypes on which the engine's
+// routed-expert kernel streams at the prior compute.expert_bandwidth_efficiency.
+EngineBehaviour::ExpertKernel read_expert_kernel(YamlReader& k) {
+  EngineBehaviour::ExpertKernel out;
+  for (long long major : k.integers("compute_capability_majors", 1, 99)) out.compute_capability_majors.push_back(int(major));
+  for (const std::string& name : k.texts("experts")) {
+    const std::optional<Dtype> dtype = parse_dtype(name);
+    if (!dtype) k.fail("experts", "unknown dtype '" + name + "' (one of " + dtype_names() + ")");
+    out.experts.push_back(*dtype);
+  }
+  if (out.experts.empty()) k.fail("experts", "needs at least one dtype");
+  k.string("source");
+  k.finish();
+  return out;
+}
+
 // `behaviour:` what the engine does whatever the method (EngineBehaviour; docs/schema.md#engine-files).
 // Every key is optional; each block states its `source:`.
 EngineBehaviour read_engine_behaviour(YamlReader& r) {
@@ -87,6 +103,7 @@ EngineBehaviour read_engine_behaviour(YamlReader& r) {
     p->finish();
   }
   if (auto a = r.optional_child("async_scheduling")) b.async_scheduling = read_async_default(*a);
+  if (auto k = r.optional_child("expert_kernel")) b.expert_kernel = read_expert_kernel(*k);
   r.finish();
   return b;
 }

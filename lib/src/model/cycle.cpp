@@ -129,7 +129,47 @@ std::vector<std::pair<std::string, bool ModelRules::*>> model_rule_names() {
           {"engine-prior-scoped-to-method", &ModelRules::engine_prior_scoped_to_method},
           {"spec-per-request", &ModelRules::spec_per_request},
           {"model-error-per-source", &ModelRules::model_error_per_source},
-          {"model-error-small-sample", &ModelRules::model_error_small_sample}};
+          {"model-error-small-sample", &ModelRules::model_error_small_sample},
+          {"expert-kernel-prior", &ModelRules::expert_kernel_prior}};
+}
+
+namespace {
+
+// Whether the engine's file names this GPU's compute-capability major and the target's expert dtype.
+bool expert_kernel_applies(const Scenario& s) {
+  const auto& kernel = s.engine.behaviour.expert_kernel;
+  if (!s.rules.expert_kernel_prior || !kernel || !s.model.moe) return false;
+  const auto& majors = kernel->compute_capability_majors;
+  const auto& dtypes = kernel->experts;
+  return std::find(majors.begin(), majors.end(), s.gpu.compute_capability / 10) != majors.end() &&
+         std::find(dtypes.begin(), dtypes.end(), s.model.weights.experts) != dtypes.end();
+}
+
+void apply_expert_kernel_prior(Scenario& s) {
+  ComputeSettings& c = s.compute;
+  if (c.expert_efficiency_from_engine && !expert_kernel_applies(s)) {
+    c.expert_bandwidth_efficiency.reset();
+    c.expert_efficiency_from_engine = false;
+  }
+  if (!c.expert_bandwidth_efficiency && expert_kernel_applies(s)) {
+    c.expert_bandwidth_efficiency = kPriorExpertBandwidthEfficiency.value;
+    c.expert_efficiency_from_engine = true;
+  }
+}
+
+}  // namespace
+
+Scenario with_expert_kernel_prior(Scenario s) {
+  apply_expert_kernel_prior(s);
+  if (s.as_measured) {
+    Scenario measured = *s.as_measured;
+    measured.rules = s.rules;
+    apply_expert_kernel_prior(measured);
+    if (measured.compute.expert_bandwidth_efficiency != s.as_measured->compute.expert_bandwidth_efficiency) {
+      s.as_measured = std::make_shared<Scenario>(std::move(measured));
+    }
+  }
+  return s;
 }
 
 bool launches_eagerly(const Scenario& s) {
@@ -206,7 +246,7 @@ Calibration calibrate(const Scenario& scenario, const Calibration* without_overr
 
 CycleModel::CycleModel(Scenario scenario, const Calibration* measured, bool finish,
                        const Calibration* without_overrides)
-    : scenario_(with_measured_eager_overlap(std::move(scenario))),
+    : scenario_(with_expert_kernel_prior(with_measured_eager_overlap(std::move(scenario)))),
       target_(scenario_.model, scenario_.gpu, scenario_.parallel.tp, scenario_.batch, scenario_.context_tokens,
               scenario_.compute, kPriorBandwidthEfficiency.value, 1.0),
       draft_(scenario_.draft, scenario_.gpu, scenario_.parallel.draft_ranks(), scenario_.batch, scenario_.context_tokens,
@@ -233,6 +273,9 @@ void CycleModel::calibrate_measured(const Calibration* without_overrides) {
     basis.comm.eager_overhead_per_op_s = overhead;
   }
   if (basis.measurements.model) basis.model = *basis.measurements.model;
+  // The rules are the prediction's (validate --ablate flips them there), wherever the basis came from.
+  basis.rules = scenario_.rules;
+  basis = with_expert_kernel_prior(std::move(basis));
   calibrate_with_overrides(basis, without_overrides);
   active_ = &scenario_;
   if (basis.model.name != scenario_.model.name) {
@@ -388,6 +431,9 @@ void CycleModel::calibrate_with_overrides(Scenario& basis, const Calibration* wi
     };
     take("compute.bandwidth_efficiency", basis.compute.bandwidth_efficiency, scenario_.compute.bandwidth_efficiency);
     take("compute.routing_skew", basis.compute.routing_skew, scenario_.compute.routing_skew);
+    take("compute.expert_bandwidth_efficiency", basis.compute.expert_bandwidth_efficiency,
+         scenario_.compute.expert_bandwidth_efficiency);
+    if (patched("compute.expert_bandwidth_efficiency")) basis.compute.expert_efficiency_from_engine = false;
     take("comm.eager_overhead_per_op", basis.comm.eager_overhead_per_op_s, scenario_.comm.eager_overhead_per_op_s);
     take("host.decode_per_step", basis.host.decode_per_step_s, scenario_.host.decode_per_step_s);
   }
@@ -507,6 +553,28 @@ void CycleModel::calibrate_comm(const Scenario& s) {
 
 }
 
+namespace {
+
+// Where the routed experts' streaming efficiency comes from. The origin lambda names a set or a
+// compute profile's value; without either the experts follow the bandwidth efficiency.
+template <class Origin>
+CalibratedValue expert_efficiency_of(const Scenario& s, const Origin& origin) {
+  const ComputeSettings& c = s.compute;
+  if (!c.expert_bandwidth_efficiency) return {0.0, "follows the bandwidth efficiency"};
+  if (c.expert_efficiency_from_engine && !s.explicit_keys.count("compute.expert_bandwidth_efficiency")) {
+    const PriorValue& prior = kPriorExpertBandwidthEfficiency;
+    return {*c.expert_bandwidth_efficiency,
+            "prior: " + units::format_fixed(100.0 * prior.value, 0) + "%, p10-p90 " +
+                units::format_fixed(100.0 * prior.p10, 0) + "-" + units::format_fixed(100.0 * prior.p90, 0) +
+                "%, engine " + s.engine.name + "'s expert kernel on sm_" +
+                std::to_string(s.gpu.compute_capability / 10) + "x (behaviour.expert_kernel, " +
+                "docs/references/nvfp4-moe-sm120.md#prior)"};
+  }
+  return {*c.expert_bandwidth_efficiency, origin("compute.expert_bandwidth_efficiency", !c.profile.empty(), "")};
+}
+
+}  // namespace
+
 // 2. Compute: whichever of bandwidth efficiency and routing skew the scenario leaves open is solved
 //    (TOMS 748) so that the modelled GPU time of the verify equals its measured compute.
 void CycleModel::calibrate_compute(const Scenario& s) {
@@ -527,6 +595,7 @@ void CycleModel::calibrate_compute(const Scenario& s) {
                                      "prior: 84% of datasheet bandwidth (BF16 GEMV at M <= 64, docs/references/measured-compute.md#gemm-efficiency)")};
   cal.routing_skew = {s.compute.routing_skew.value_or(1.0),
                       origin("compute.routing_skew", profile, "prior: 1 (uniform routing)")};
+  cal.expert_bandwidth_efficiency = expert_efficiency_of(s, origin);
   const bool solve_eta = !s.compute.bandwidth_efficiency;
   const bool solve_skew = !s.compute.routing_skew;
   if ((solve_eta || solve_skew) && verify && verify->compute_s > 0) {

@@ -173,6 +173,33 @@ constexpr std::array kPriors = std::to_array<Prior>({
      .source = "docs/references/specdec.md#ngram",
      .evidence = "vLLM's single-threaded Numba proposer scanned 66.3M tokens in 70.28 ms; the spread an estimate",
      .feeds = "the host's prompt lookup per cycle (speculation.method ngram); not drawn by the band"},
+    // How fast an engine's grouped-GEMM expert kernel streams routed experts where it is slower than
+    // its dense GEMMs: vLLM 0.24.0's NVFP4 MoE (FlashInfer CUTLASS) on the RTX PRO 6000 in
+    // AIConfigurator's measured table reads 52-59% (GLM-5 at TP8), 54-65% (Qwen3.5-397B, TP4), 58-67%
+    // (Kimi-K2, TP8) and 62-66% (Qwen3-30B-A3B, TP1) of datasheet bandwidth at 16-128 tokens, when
+    // every touched expert's bytes are counted (docs/references/nvfp4-moe-sm120.md#prior). p10 and p90 are
+    // the lowest and the highest; the value their log-midpoint. A DeepSeek-V3 shape reads 98-116%,
+    // above what its bytes allow: a kernel tuned for that shape, left out. Which engine, GPU and
+    // dtype it applies to, the engine's file says (behaviour.expert_kernel).
+    {.key = "compute.expert_bandwidth_efficiency",
+     .label = "expert bandwidth efficiency",
+     .estimate = {0.59, 0.52, 0.67},
+     .unit = PriorUnit::kDimensionless,
+     .source = "docs/references/nvfp4-moe-sm120.md#prior",
+     .evidence = "vLLM 0.24.0's NVFP4 MoE kernel on the RTX PRO 6000 streams experts at 52-67% of datasheet on "
+                  "four of five shapes in AIConfigurator's measured table",
+     .feeds = "the routed experts' weights where the engine's file names the GPU and the experts' dtype "
+              "(behaviour.expert_kernel); drawn where it applies and nothing set it",
+     .open = [](const Scenario& s, const Calibration&) { return s.compute.expert_efficiency_from_engine; },
+     // A draw stands in for the prior: where the engine's kernel does not apply (the box the plain
+     // rate was measured on, another GPU) with_expert_kernel_prior takes it out again.
+     .set =
+         [](Scenario& s, double eta) {
+           s.compute.expert_bandwidth_efficiency = eta;
+           s.compute.expert_efficiency_from_engine = true;
+         },
+     // An efficiency above 100% is never drawn: there the model's bytes would be wrong.
+     .draw_max = 1.0},
 });
 
 // The row of `key`, found while compiling: a key no row has does not compile.
@@ -204,5 +231,6 @@ constinit const PriorValue& kPriorAllReduceRatio = estimate_of("comm.scale");
 constinit const PriorValue& kPriorPiecewiseGpuPerAttentionS = estimate_of("compute.piecewise_gpu_per_attention");
 constinit const PriorValue& kPriorAllToAllLatencyS = estimate_of("comm.all_to_all_latency");
 constinit const PriorValue& kPriorNgramLookupPerTokenS = estimate_of("host.ngram_lookup_per_token");
+constinit const PriorValue& kPriorExpertBandwidthEfficiency = estimate_of("compute.expert_bandwidth_efficiency");
 
 }  // namespace specsim

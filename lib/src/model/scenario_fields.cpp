@@ -248,7 +248,8 @@ const ScenarioField kFields[] = {
 // The keys whose value calibration reads (CycleModel::calibrate_with_overrides takes a set value
 // over the calibrated one; the rest of calibration runs on the scenario as measured).
 constexpr const char* kCalibratedKeys[] = {"compute.bandwidth_efficiency", "compute.routing_skew",
-                                           "comm.eager_overhead_per_op", "host.decode_per_step"};
+                                           "compute.expert_bandwidth_efficiency", "comm.eager_overhead_per_op",
+                                           "host.decode_per_step"};
 // Keys that move the box calibration prices the run on (the ranks, the stages, the all-reduce
 // tables): a what-if of them is calibrated again, from the measurements as they were taken.
 constexpr const char* kRecalibratedKeys[] = {"parallel.tp", "parallel.pp", "comm.profile", "comm.custom_profile",

@@ -85,6 +85,17 @@ nlohmann::json forward_json(const ForwardBreakdown& f) {
 
 nlohmann::json value_json(const CalibratedValue& v) { return {{"value", v.value}, {"origin", v.origin}}; }
 
+// The experts' streaming efficiency where something stated it; otherwise they follow the bandwidth
+// efficiency (Calibration::expert_bandwidth_efficiency).
+bool stated(const CalibratedValue& expert_efficiency) {
+  return expert_efficiency.origin.rfind("follows", 0) != 0;
+}
+
+nlohmann::json expert_efficiency_json(const Calibration& cal) {
+  if (stated(cal.expert_bandwidth_efficiency)) return value_json(cal.expert_bandwidth_efficiency);
+  return {{"value", cal.bandwidth_efficiency.value}, {"origin", cal.expert_bandwidth_efficiency.origin}};
+}
+
 // An overlap exponent p of (gpu^p + host^p)^(1/p); infinite is perfect overlap.
 std::string overlap_exponent_text(double p) { return std::isinf(p) ? "inf, max(gpu, host)" : fixed(p, 2); }
 
@@ -272,6 +283,10 @@ std::string calibration_text(const CycleModel& model, const Prediction& p) {
   if (s.model.moe || s.draft.moe || !cal.routing_skew.is_prior()) {
     os << "    routing skew " << fixed(cal.routing_skew.value, 3) << "  (" << cal.routing_skew.origin << ")\n";
   }
+  if ((s.model.moe || s.draft.moe) && stated(cal.expert_bandwidth_efficiency)) {
+    os << "    expert bandwidth efficiency " << fixed(100.0 * cal.expert_bandwidth_efficiency.value, 1) << "%  ("
+       << cal.expert_bandwidth_efficiency.origin << ")\n";
+  }
   if ((runs_collectives(s) && launches_eagerly(s)) || !cal.eager_overhead_per_op_s.is_prior()) {
     os << "    eager all-reduce overhead " << format_duration(cal.eager_overhead_per_op_s.value) << " per op  ("
        << cal.eager_overhead_per_op_s.origin << ")\n";
@@ -418,6 +433,7 @@ nlohmann::json prediction_json(const CycleModel& model, const Prediction& p) {
   j["dominant"] = {{"part", p.dominant}, {"share", p.dominant_share}};
   j["calibration"] = {{"bandwidth_efficiency", value_json(cal.bandwidth_efficiency)},
                       {"routing_skew", value_json(cal.routing_skew)},
+                      {"expert_bandwidth_efficiency", expert_efficiency_json(cal)},
                       {"eager_overhead_per_op_s", value_json(cal.eager_overhead_per_op_s)},
                       {"host_decode_s", value_json(cal.host_decode_s)},
                       {"spec_extra_per_cycle_s", value_json(cal.spec_extra_per_cycle_s)},
