@@ -174,20 +174,20 @@ constexpr std::array kPriors = std::to_array<Prior>({
      .evidence = "vLLM's single-threaded Numba proposer scanned 66.3M tokens in 70.28 ms; the spread an estimate",
      .feeds = "the host's prompt lookup per cycle (speculation.method ngram); not drawn by the band"},
     // How fast an engine's grouped-GEMM expert kernel streams routed experts where it is slower than
-    // its dense GEMMs: vLLM 0.24.0's NVFP4 MoE (FlashInfer CUTLASS) on the RTX PRO 6000 in
-    // AIConfigurator's measured table reads 52-59% (GLM-5 at TP8), 54-65% (Qwen3.5-397B, TP4), 58-67%
-    // (Kimi-K2, TP8) and 62-66% (Qwen3-30B-A3B, TP1) of datasheet bandwidth at 16-128 tokens, when
-    // every touched expert's bytes are counted (docs/references/nvfp4-moe-sm120.md#prior). p10 and p90 are
-    // the lowest and the highest; the value their log-midpoint. A DeepSeek-V3 shape reads 98-116%,
-    // above what its bytes allow: a kernel tuned for that shape, left out. Which engine, GPU and
-    // dtype it applies to, the engine's file says (behaviour.expert_kernel).
+    // its dense GEMMs: NVFP4 experts on the RTX PRO 6000 under FlashInfer's CUTLASS MoE kernel, in
+    // AIConfigurator's measured tables for vLLM 0.24.0 and SGLang 0.5.14, at 16-128 tokens when every
+    // touched expert's bytes are counted (docs/references/nvfp4-moe-sm120.md#prior). Over the deployed
+    // shapes both tables hold (GLM-5 TP8, Kimi-K2 TP8, MiniMax-M2 TP2, Qwen3.5-397B TP4, Qwen3-30B-A3B
+    // TP1; 56 points) the rate's p10, median and p90 are 58%, 64% and 73% of datasheet bandwidth. A
+    // DeepSeek-V3 shape reads 98-118%, above what its bytes allow: a kernel tuned for that shape, left
+    // out. Which engine, GPU and dtype it applies to, the engine's file says (behaviour.expert_kernel).
     {.key = "compute.expert_bandwidth_efficiency",
      .label = "expert bandwidth efficiency",
-     .estimate = {0.59, 0.52, 0.67},
+     .estimate = {0.64, 0.58, 0.73},
      .unit = PriorUnit::kDimensionless,
      .source = "docs/references/nvfp4-moe-sm120.md#prior",
-     .evidence = "vLLM 0.24.0's NVFP4 MoE kernel on the RTX PRO 6000 streams experts at 52-67% of datasheet on "
-                  "four of five shapes in AIConfigurator's measured table",
+     .evidence = "FlashInfer's NVFP4 MoE kernel on the RTX PRO 6000 streams experts at 58-73% of datasheet over "
+                  "five deployed shapes in AIConfigurator's vLLM and SGLang tables",
      .feeds = "the routed experts' weights where the engine's file names the GPU and the experts' dtype "
               "(behaviour.expert_kernel); drawn where it applies and nothing set it",
      .open = [](const Scenario& s, const Calibration&) { return s.compute.expert_efficiency_from_engine; },
