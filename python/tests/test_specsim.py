@@ -28,6 +28,20 @@ def test_predict_is_predict_json():
     assert got["speculative"]["tokens_per_s"] > 0
 
 
+def test_expert_kernel_prior_and_a_set_value_reach_python():
+    # vLLM's NVFP4 experts on RTX PRO 6000s take the engine file's expert-kernel prior; a value set
+    # from Python wins, as --set's does, and the band lists the prior only where it applies.
+    name = "qwen3.5-397b-a17b-nvfp4-mtp-4x-rtx-pro-6000"
+    got = specsim.predict(specsim.load(name))
+    assert got["calibration"]["expert_bandwidth_efficiency"]["value"] == 0.64
+    assert got["calibration"]["expert_bandwidth_efficiency"]["origin"].startswith("prior: 64%")
+    assert "expert bandwidth efficiency" in got["speculative"]["band"]["priors"]
+    set_ = specsim.predict(specsim.load(name, set={"compute.expert_bandwidth_efficiency": 0.8}))
+    assert set_["calibration"]["expert_bandwidth_efficiency"] == {"value": 0.8, "origin": "set"}
+    assert "expert bandwidth efficiency" not in set_["speculative"]["band"]["priors"]
+    assert set_ == cli_json("predict", "--scenario", name, "--set", "compute.expert_bandwidth_efficiency=0.8")
+
+
 def test_set_patches_match_the_command_lines_set():
     # A dict of typed values is spelled as --set spells it: 2 -> "2", 0.6 -> "0.6".
     s = specsim.load(KIMI, set={"speculation.num_steps": 2, "acceptance.accept": 0.6})
