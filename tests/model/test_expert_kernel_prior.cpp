@@ -60,7 +60,7 @@ TEST_CASE("expert kernel prior: vLLM's NVFP4 experts on sm_12x stream at 64% of 
   specsim::Scenario off = load(kVllmRow);
   off.rules.expert_kernel_prior = false;
   const specsim::CycleModel without(off);
-  CHECK(without.calibration().expert_bandwidth_efficiency.origin == "follows the bandwidth efficiency");
+  CHECK(without.calibration().expert_bandwidth_efficiency.origin == specsim::kExpertsFollowDense);
   CHECK_FALSE(without.scenario().compute.expert_efficiency_from_engine);
   CHECK_THAT(without.predict().baseline_tokens_per_s, WithinRel(85.8, 1e-3));
   CHECK(p.spec_tokens_per_s < 0.99 * without.predict().spec_tokens_per_s);  // 175.0 against 177.9 tok/s

@@ -23,6 +23,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "specsim/acceptance.hpp"
@@ -40,11 +41,15 @@ struct CalibratedValue {
   [[nodiscard]] bool is_prior() const { return origin.rfind("prior", 0) == 0; }
 };
 
+// The origin of Calibration::expert_bandwidth_efficiency where nothing states it: the experts stream
+// at the bandwidth efficiency, whatever calibration makes of it.
+inline constexpr std::string_view kExpertsFollowDense = "follows the bandwidth efficiency";
+
 struct Calibration {
   CalibratedValue bandwidth_efficiency;
   CalibratedValue routing_skew;
   // How fast routed experts stream: set, a compute profile's, the engine's expert-kernel prior
-  // (with_expert_kernel_prior), or the bandwidth efficiency's value (origin "follows ...").
+  // (with_expert_kernel_prior), or not stated (origin kExpertsFollowDense, value 0).
   CalibratedValue expert_bandwidth_efficiency;
   CalibratedValue eager_overhead_per_op_s;
   CalibratedValue host_decode_s;

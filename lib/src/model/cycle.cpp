@@ -560,8 +560,8 @@ namespace {
 template <class Origin>
 CalibratedValue expert_efficiency_of(const Scenario& s, const Origin& origin) {
   const ComputeSettings& c = s.compute;
-  if (!c.expert_bandwidth_efficiency) return {0.0, "follows the bandwidth efficiency"};
-  if (c.expert_efficiency_from_engine && !s.explicit_keys.count("compute.expert_bandwidth_efficiency")) {
+  if (!c.expert_bandwidth_efficiency) return {0.0, std::string(kExpertsFollowDense)};
+  if (c.expert_efficiency_from_engine) {
     const PriorValue& prior = kPriorExpertBandwidthEfficiency;
     return {*c.expert_bandwidth_efficiency,
             "prior: " + units::format_fixed(100.0 * prior.value, 0) + "%, p10-p90 " +
@@ -570,7 +570,8 @@ CalibratedValue expert_efficiency_of(const Scenario& s, const Origin& origin) {
                 std::to_string(s.gpu.compute_capability / 10) + "x (behaviour.expert_kernel, " +
                 "docs/references/nvfp4-moe-sm120.md#prior)"};
   }
-  return {*c.expert_bandwidth_efficiency, origin("compute.expert_bandwidth_efficiency", !c.profile.empty(), "")};
+  return {*c.expert_bandwidth_efficiency,
+          origin("compute.expert_bandwidth_efficiency", !c.profile.empty(), "stated in the scenario")};
 }
 
 }  // namespace

@@ -85,15 +85,11 @@ nlohmann::json forward_json(const ForwardBreakdown& f) {
 
 nlohmann::json value_json(const CalibratedValue& v) { return {{"value", v.value}, {"origin", v.origin}}; }
 
-// The experts' streaming efficiency where something stated it; otherwise they follow the bandwidth
-// efficiency (Calibration::expert_bandwidth_efficiency).
-bool stated(const CalibratedValue& expert_efficiency) {
-  return expert_efficiency.origin.rfind("follows", 0) != 0;
-}
-
+// The experts' streaming efficiency as stated, or the bandwidth efficiency they follow.
 nlohmann::json expert_efficiency_json(const Calibration& cal) {
-  if (stated(cal.expert_bandwidth_efficiency)) return value_json(cal.expert_bandwidth_efficiency);
-  return {{"value", cal.bandwidth_efficiency.value}, {"origin", cal.expert_bandwidth_efficiency.origin}};
+  const CalibratedValue& experts = cal.expert_bandwidth_efficiency;
+  if (experts.origin != kExpertsFollowDense) return value_json(experts);
+  return {{"value", cal.bandwidth_efficiency.value}, {"origin", experts.origin}};
 }
 
 // An overlap exponent p of (gpu^p + host^p)^(1/p); infinite is perfect overlap.
@@ -283,7 +279,7 @@ std::string calibration_text(const CycleModel& model, const Prediction& p) {
   if (s.model.moe || s.draft.moe || !cal.routing_skew.is_prior()) {
     os << "    routing skew " << fixed(cal.routing_skew.value, 3) << "  (" << cal.routing_skew.origin << ")\n";
   }
-  if ((s.model.moe || s.draft.moe) && stated(cal.expert_bandwidth_efficiency)) {
+  if ((s.model.moe || s.draft.moe) && cal.expert_bandwidth_efficiency.origin != kExpertsFollowDense) {
     os << "    expert bandwidth efficiency " << fixed(100.0 * cal.expert_bandwidth_efficiency.value, 1) << "%  ("
        << cal.expert_bandwidth_efficiency.origin << ")\n";
   }

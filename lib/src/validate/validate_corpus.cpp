@@ -112,7 +112,7 @@ std::vector<RowInput> inputs_of(const ValidationRow& row, const Scenario& sc, co
   in.push_back(value("bandwidth efficiency", "bw", cal.bandwidth_efficiency,
                      units::format_fixed(cal.bandwidth_efficiency.value, 3)));
   if (row.moe) in.push_back(value("routing skew", "skew", cal.routing_skew, units::format_fixed(cal.routing_skew.value, 3)));
-  if (row.moe && cal.expert_bandwidth_efficiency.origin.rfind("follows", 0) != 0) {
+  if (row.moe && cal.expert_bandwidth_efficiency.origin != kExpertsFollowDense) {
     in.push_back(value("expert bandwidth efficiency", "exp", cal.expert_bandwidth_efficiency,
                        units::format_fixed(cal.expert_bandwidth_efficiency.value, 3)));
   }
