@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cli_run.hpp"
+#include "specsim/cycle.hpp"
 #include "specsim/emit.hpp"
 #include "specsim/error.hpp"
 #include "specsim/launch_checks.hpp"
@@ -317,4 +318,44 @@ TEST_CASE("SGLang's argparse abbreviations read as their flags, an ambiguous one
                                      "--speculative-draft-model-path d --speculative-num-steps 3 --speculative-eagle-topk 1 "
                                      "--speculative-num-draft-tokens 4")
             .adjusted.empty());
+}
+
+TEST_CASE("the MoE kernel backend a launch names is kept, and one the expert-kernel prior was not measured on is warned of") {
+  // vLLM normalises --moe-backend to lower case with '_' (vllm/engine/arg_utils.py, KernelConfig
+  // group); SGLang's --moe-runner-backend choices are spelled so already.
+  const specsim::Scenario vllm = scenario_from(
+      "vllm serve nvidia/Qwen3.5-397B-A17B-NVFP4 --tensor-parallel-size 4 --moe-backend FlashInfer-CUTLASS "
+      "--speculative-config '{\"method\": \"qwen3_next_mtp\", \"num_speculative_tokens\": 2}'",
+      "4x-rtx-pro-6000-pcie5");
+  CHECK(vllm.engine.moe_backend == "flashinfer_cutlass");
+  const specsim::Scenario sglang = scenario_from(
+      "python -m sglang.launch_server --model-path nvidia/Qwen3.5-397B-A17B-NVFP4 --tp 4 --moe-runner-backend marlin "
+      "--speculative-algorithm NEXTN --speculative-num-steps 2 --speculative-eagle-topk 1 "
+      "--speculative-num-draft-tokens 3",
+      "4x-rtx-pro-6000-pcie5");
+  CHECK(sglang.engine.moe_backend == "marlin");
+  // NVFP4 experts on sm_12x take the prior under either; only the kernel it was not measured on
+  // (FlashInfer CUTLASS, models/engines/*.yaml behaviour.expert_kernel.backends) says so.
+  const auto backend_warnings = [](const specsim::Scenario& s) {
+    const specsim::CycleModel model(s);
+    CHECK(model.calibration().expert_bandwidth_efficiency.is_prior());
+    const auto& w = model.calibration().warnings;
+    return std::count_if(w.begin(), w.end(), [](const std::string& x) { return x.rfind("engine.moe_backend is", 0) == 0; });
+  };
+  CHECK(backend_warnings(vllm) == 0);
+  CHECK(backend_warnings(sglang) == 1);
+}
+
+TEST_CASE("engine.moe_backend is read as vLLM spells it: auto is the engine's choice, another spelling an error") {
+  const std::string head = "schema_version: 1\nkind: scenario\nname: x\nmodel: qwen3.5-397b-a17b-nvfp4\n"
+                           "topology: 4x-rtx-pro-6000-pcie5\nparallel: {tp: 4}\nspeculation: {method: mtp, num_steps: 2}\n"
+                           "workload: {batch: 1, context: 1024}\nacceptance: {tokens_per_cycle: 2.5}\nengine:\n  name: vllm\n";
+  CHECK(specsim::load_scenario_text(head + "  moe_backend: auto\n", "x.yaml").engine.moe_backend.empty());
+  CHECK(specsim::load_scenario_text(head + "  moe_backend: b12x\n", "x.yaml").engine.moe_backend == "b12x");
+  try {
+    (void)specsim::load_scenario_text(head + "  moe_backend: Flashinfer-Cutlass\n", "x.yaml");
+    FAIL("a backend spelled otherwise than vLLM normalises it was accepted");
+  } catch (const specsim::Error& e) {
+    CHECK_THAT(std::string(e.what()), Contains("x.yaml:12:") && Contains("moe_backend") && Contains("'flashinfer_cutlass'"));
+  }
 }

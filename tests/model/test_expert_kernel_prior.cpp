@@ -122,12 +122,17 @@ TEST_CASE("expert kernel prior: the engine file's block is checked where it is w
     }
     return std::string("loaded");
   };
-  CHECK(error_of("good", "  expert_kernel: {compute_capability_majors: [12], experts: [nvfp4], source: \"x\"}\n") ==
-        "loaded");
-  CHECK_THAT(error_of("dtype", "  expert_kernel: {compute_capability_majors: [12], experts: [nvfp5], source: \"x\"}\n"),
+  CHECK(error_of("good", "  expert_kernel: {compute_capability_majors: [12], experts: [nvfp4], backends: [flashinfer_cutlass], "
+                         "source: \"x\"}\n") == "loaded");
+  CHECK_THAT(error_of("dtype", "  expert_kernel: {compute_capability_majors: [12], experts: [nvfp5], backends: [x], source: \"x\"}\n"),
              Contains("dtype.yaml:8:") && Contains("experts") && Contains("nvfp5") && Contains("nvfp4"));
-  CHECK_THAT(error_of("major", "  expert_kernel: {compute_capability_majors: [], experts: [nvfp4], source: \"x\"}\n"),
+  CHECK_THAT(error_of("major", "  expert_kernel: {compute_capability_majors: [], experts: [nvfp4], backends: [x], source: \"x\"}\n"),
              Contains("major.yaml:8:") && Contains("compute_capability_majors"));
-  CHECK_THAT(error_of("source", "  expert_kernel: {compute_capability_majors: [12], experts: [nvfp4]}\n"),
+  CHECK_THAT(error_of("source", "  expert_kernel: {compute_capability_majors: [12], experts: [nvfp4], backends: [x]}\n"),
              Contains("source.yaml:8:") && Contains("source"));
+  CHECK_THAT(error_of("backends", "  expert_kernel: {compute_capability_majors: [12], experts: [nvfp4], source: \"x\"}\n"),
+             Contains("backends.yaml:8:") && Contains("backends") && Contains("flashinfer_cutlass"));
+  CHECK_THAT(error_of("spelling", "  expert_kernel: {compute_capability_majors: [12], experts: [nvfp4], "
+                                  "backends: [FlashInfer-Cutlass], source: \"x\"}\n"),
+             Contains("spelling.yaml:8:") && Contains("'flashinfer_cutlass'"));
 }

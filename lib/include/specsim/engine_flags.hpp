@@ -17,6 +17,9 @@ enum class Engine { kVllm, kSglang, kTrtllm };
 // The engine of one of those names (the models/engines names); empty for any other text.
 [[nodiscard]] std::optional<Engine> parse_engine(std::string_view name);
 [[nodiscard]] std::vector<std::string> engine_names();
+// A MoE backend's name as vLLM normalises its --moe-backend value (lower case, '_' for '-'), the
+// spelling engine.moe_backend and an engine file's behaviour.expert_kernel.backends hold.
+[[nodiscard]] std::string moe_backend_name(std::string_view spelled);
 
 // What a flag or config key sets in the launch (one scenario setting, or a detail of the launch).
 enum class LaunchSetting {
@@ -27,6 +30,7 @@ enum class LaunchSetting {
   kEp,                     // expert-parallel ranks (a size, or a switch where the engine has one)
   kDpAttention,            // data-parallel attention
   kMoeA2a,                 // the MoE all-to-all backend
+  kMoeBackend,             // the MoE experts' kernel backend (read only)
   kMethod,                 // the speculative method (a name the engine spells its own way)
   kDraft,                  // draft weights
   kNumSteps,               // draft depth k

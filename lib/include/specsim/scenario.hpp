@@ -55,6 +55,10 @@ struct EngineBehaviour {
   struct ExpertKernel {
     std::vector<int> compute_capability_majors;
     std::vector<Dtype> experts;
+    // The engine's names for the measured kernel (as its --moe-backend flag spells them): a
+    // deployment that names another backend still takes the prior, with a warning that names the
+    // kernel it was measured on; one that names none is taken to run it.
+    std::vector<std::string> backends;
   };
   std::optional<ExpertKernel> expert_kernel;
 };
@@ -62,6 +66,9 @@ struct EngineBehaviour {
 struct EngineSettings {
   std::string name = "sglang";
   EngineBehaviour behaviour;  // from models/engines/<name>.yaml, at load
+  // The MoE experts' kernel backend as launched (vLLM --moe-backend, SGLang --moe-runner-backend),
+  // lower case with '_' for '-'; "" = not stated, the engine's own choice.
+  std::string moe_backend;
   LaunchMode decode_mode = LaunchMode::kGraph;  // plain decoding step
   LaunchMode verify_mode = LaunchMode::kGraph;  // target forward over the draft tokens
   LaunchMode draft_mode = LaunchMode::kGraph;   // draft decode steps and draft extend

@@ -1,6 +1,7 @@
 #include "specsim/engine_flags.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <array>
 
 #include "specsim/speculation_method.hpp"
@@ -16,6 +17,9 @@ const std::string kVllmSpec = "vllm-project/vllm vllm/config/speculative.py @ 00
 const std::string kSglangArgs = "sgl-project/sglang docs/advanced_features/server_arguments.md @ 004813e1";
 const std::string kTrtServe = "NVIDIA/TensorRT-LLM tensorrt_llm/commands/serve.py @ 00209af1";
 const std::string kTrtArgs = "NVIDIA/TensorRT-LLM tensorrt_llm/llmapi/llm_args.py @ 00043967";
+// vLLM's KernelConfig group (--moe-backend), newer than kVllmArgs' commit; read through the code
+// index, whose stored version does not report its commit (docs/references/engine-flags.md).
+const std::string kVllmKernelArgs = "vllm-project/vllm vllm/engine/arg_utils.py (KernelConfig group) and vllm/config/kernel.py";
 
 std::vector<EngineFlag> vllm_rows() {
   using S = LaunchSetting;
@@ -33,6 +37,7 @@ std::vector<EngineFlag> vllm_rows() {
       {e, S::kNoCustomAllReduce, K::kSwitch, "--disable-custom-all-reduce", {}, kVllmArgs},
       {e, S::kMemoryFraction, K::kOption, "--gpu-memory-utilization", {}, kVllmArgs},
       {e, S::kKvCacheDtype, K::kOption, "--kv-cache-dtype", {}, kVllmArgs},
+      {e, S::kMoeBackend, K::kOption, "--moe-backend", {}, kVllmKernelArgs},
       // argparse.BooleanOptionalAction: --no-async-scheduling turns it off.
       {e, S::kAsyncScheduling, K::kSwitch, "--async-scheduling", {"--no-async-scheduling"}, kVllmArgs},
       {e, S::kSpeculativeConfig, K::kOption, "--speculative-config", {}, kVllmArgs},
@@ -57,6 +62,7 @@ std::vector<EngineFlag> sglang_rows() {
       {e, S::kEp, K::kOption, "--ep-size", {"--expert-parallel-size", "--ep"}, kSglangArgs},
       {e, S::kDpAttention, K::kSwitch, "--enable-dp-attention", {}, kSglangArgs},
       {e, S::kMoeA2a, K::kOption, "--moe-a2a-backend", {}, kSglangArgs},
+      {e, S::kMoeBackend, K::kOption, "--moe-runner-backend", {}, kSglangArgs},
       {e, S::kMethod, K::kOption, "--speculative-algorithm", {}, kSglangArgs},
       {e, S::kDraft, K::kOption, "--speculative-draft-model-path", {"--speculative-draft-model"}, kSglangArgs},
       {e, S::kNumSteps, K::kOption, "--speculative-num-steps", {}, kSglangArgs},
@@ -148,6 +154,12 @@ const std::vector<EngineFlag>& engine_flags() {
     return rows;
   }();
   return table;
+}
+
+std::string moe_backend_name(std::string_view spelled) {
+  std::string out(spelled);
+  for (char& c : out) c = c == '-' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
 }
 
 const EngineFlag* engine_flag(Engine engine, LaunchSetting setting) {

@@ -254,6 +254,7 @@ void apply_flag(Raw& raw, const EngineFlag& f, const std::string& value, const s
       if (value == "deepep" || value == "none") set(raw, "parallel.moe_a2a", value, origin);
       else raw.r.unmodelled.push_back(origin + " (specsim models the deepep backend only)");
       break;
+    case S::kMoeBackend: set(raw, "engine.moe_backend", moe_backend_name(value), origin); break;
     case S::kMethod: set(raw, "speculation.method", method_from(e, value, f.name, line), origin); break;
     case S::kDraft: raw.r.draft = value; break;
     case S::kNumSteps: set(raw, "speculation.num_steps", std::to_string(whole_number(value, f.name, line)), origin); break;

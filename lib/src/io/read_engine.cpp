@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "io/readers.hpp"
+#include "specsim/engine_flags.hpp"
 #include "specsim/scenario.hpp"
 #include "specsim/units.hpp"
 #include "util/yaml_reader.hpp"
@@ -80,6 +81,11 @@ EngineBehaviour::ExpertKernel read_expert_kernel(YamlReader& k) {
     out.experts.push_back(*dtype);
   }
   if (out.experts.empty()) k.fail("experts", "needs at least one dtype");
+  out.backends = k.optional_names("backends");
+  if (out.backends.empty()) k.fail("backends", "needs the engine's name for the measured kernel (e.g. [flashinfer_cutlass])");
+  for (const std::string& name : out.backends) {
+    if (name != moe_backend_name(name)) k.fail("backends", "'" + name + "': write it as '" + moe_backend_name(name) + "'");
+  }
   k.string("source");
   k.finish();
   return out;

@@ -17,6 +17,7 @@
 #include "model/scenario_bounds.hpp"
 #include "specsim/acceptance.hpp"
 #include "specsim/comm_model.hpp"
+#include "specsim/engine_flags.hpp"
 #include "specsim/compute_profile.hpp"
 #include "specsim/nccl_prior.hpp"
 #include "specsim/scenario_fields.hpp"
@@ -552,6 +553,13 @@ bool read_engine(YamlReader& r, Scenario& s, Problems& problems) {
     }
   });
   problems.run([&] { s.engine.spec_version = e->optional_choice("spec_version", {"v1", "v2"}, ""); });
+  problems.run([&] {
+    const std::string backend = e->optional_string("moe_backend", "");
+    if (backend != moe_backend_name(backend)) {
+      e->fail("moe_backend", "'" + backend + "': write it as vLLM normalises it, '" + moe_backend_name(backend) + "'");
+    }
+    s.engine.moe_backend = backend == "auto" ? "" : backend;
+  });
   problems.run([&] {
     // "auto" (the default) caches in the model's activation dtype, as the engines' own "auto" does.
     const std::string kv = e->optional_choice("kv_cache_dtype", kv_cache_dtype_names(), "auto");

@@ -445,7 +445,7 @@ std::string launch_modes(const ScenarioInit& init) {
                           2);
   for (const char* key : {"decode_mode", "verify_mode", "draft_mode"}) y += entry(key, eager ? "eager" : "graph", note, 2);
   y += launch_entry(init, "engine.cuda_graph_max_batch") + launch_entry(init, "engine.memory_fraction") +
-       launch_entry(init, "engine.kv_cache_dtype");
+       launch_entry(init, "engine.kv_cache_dtype") + launch_entry(init, "engine.moe_backend");
   if (!launch_value(init, "engine.async_scheduling.speculative").empty()) {
     y += "  async_scheduling:\n" + launch_entry(init, "engine.async_scheduling.speculative", 4);
   }

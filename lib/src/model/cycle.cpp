@@ -557,21 +557,39 @@ namespace {
 
 // Where the routed experts' streaming efficiency comes from. The origin lambda names a set or a
 // compute profile's value; without either the experts follow the bandwidth efficiency.
+// The expert-kernel prior in words: "64%, p10-p90 58-73%".
+std::string expert_prior_text() {
+  const PriorValue& prior = kPriorExpertBandwidthEfficiency;
+  const auto percent = [](double v) { return units::format_fixed(100.0 * v, 0); };
+  return percent(prior.value) + "%, p10-p90 " + percent(prior.p10) + "-" + percent(prior.p90) + "%";
+}
+
 template <class Origin>
 CalibratedValue expert_efficiency_of(const Scenario& s, const Origin& origin) {
   const ComputeSettings& c = s.compute;
   if (!c.expert_bandwidth_efficiency) return {0.0, std::string(kExpertsFollowDense)};
   if (c.expert_efficiency_from_engine) {
-    const PriorValue& prior = kPriorExpertBandwidthEfficiency;
     return {*c.expert_bandwidth_efficiency,
-            "prior: " + units::format_fixed(100.0 * prior.value, 0) + "%, p10-p90 " +
-                units::format_fixed(100.0 * prior.p10, 0) + "-" + units::format_fixed(100.0 * prior.p90, 0) +
-                "%, engine " + s.engine.name + "'s expert kernel on sm_" +
-                std::to_string(s.gpu.compute_capability / 10) + "x (behaviour.expert_kernel, " +
-                "docs/references/nvfp4-moe-sm120.md#prior)"};
+            "prior: " + expert_prior_text() + ", engine " + s.engine.name + "'s expert kernel on sm_" +
+                std::to_string(s.gpu.compute_capability / 10) +
+                "x (behaviour.expert_kernel, docs/references/nvfp4-moe-sm120.md#prior)"};
   }
   return {*c.expert_bandwidth_efficiency,
           origin("compute.expert_bandwidth_efficiency", !c.profile.empty(), "stated in the scenario")};
+}
+
+// Where the experts take the engine's expert-kernel prior but the deployment names another MoE
+// backend than the one measured: the prior holds all the same, said so. "" otherwise.
+std::string expert_backend_warning(const Scenario& s) {
+  const auto& kernel = s.engine.behaviour.expert_kernel;
+  const std::string& backend = s.engine.moe_backend;
+  if (!s.compute.expert_efficiency_from_engine || !kernel || backend.empty()) return "";
+  if (std::find(kernel->backends.begin(), kernel->backends.end(), backend) != kernel->backends.end()) return "";
+  std::string measured;
+  for (const std::string& b : kernel->backends) measured += (measured.empty() ? "" : ", ") + b;
+  return "engine.moe_backend is '" + backend + "', not the kernel the expert-kernel prior was measured on (" + measured +
+         "; docs/references/nvfp4-moe-sm120.md#prior): the experts take it all the same (" + expert_prior_text() +
+         "); set compute.expert_bandwidth_efficiency where that kernel's rate is known";
 }
 
 }  // namespace
@@ -597,6 +615,7 @@ void CycleModel::calibrate_compute(const Scenario& s) {
   cal.routing_skew = {s.compute.routing_skew.value_or(1.0),
                       origin("compute.routing_skew", profile, "prior: 1 (uniform routing)")};
   cal.expert_bandwidth_efficiency = expert_efficiency_of(s, origin);
+  if (std::string w = expert_backend_warning(s); !w.empty()) cal.warnings.push_back(std::move(w));
   const bool solve_eta = !s.compute.bandwidth_efficiency;
   const bool solve_skew = !s.compute.routing_skew;
   if ((solve_eta || solve_skew) && verify && verify->compute_s > 0) {
