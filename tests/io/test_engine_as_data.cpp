@@ -131,6 +131,20 @@ TEST_CASE("an engine file's behaviour keys are checked where they are written", 
     }
     return std::string("loaded");
   };
+  // behaviour.expert_kernel (the expert-kernel prior's scope, tests/model/test_expert_kernel_prior.cpp).
+  CHECK(error_of("good", "  expert_kernel: {compute_capability_majors: [12], experts: [nvfp4], backends: [flashinfer_cutlass], "
+                         "source: \"x\"}\n") == "loaded");
+  CHECK_THAT(error_of("dtype", "  expert_kernel: {compute_capability_majors: [12], experts: [nvfp5], backends: [x], source: \"x\"}\n"),
+             Contains("dtype.yaml:8:") && Contains("experts") && Contains("nvfp5") && Contains("nvfp4"));
+  CHECK_THAT(error_of("major", "  expert_kernel: {compute_capability_majors: [], experts: [nvfp4], backends: [x], source: \"x\"}\n"),
+             Contains("major.yaml:8:") && Contains("compute_capability_majors"));
+  CHECK_THAT(error_of("source", "  expert_kernel: {compute_capability_majors: [12], experts: [nvfp4], backends: [x]}\n"),
+             Contains("source.yaml:8:") && Contains("source"));
+  CHECK_THAT(error_of("backends", "  expert_kernel: {compute_capability_majors: [12], experts: [nvfp4], source: \"x\"}\n"),
+             Contains("backends.yaml:8:") && Contains("backends") && Contains("flashinfer_cutlass"));
+  CHECK_THAT(error_of("spelling", "  expert_kernel: {compute_capability_majors: [12], experts: [nvfp4], "
+                                  "backends: [FlashInfer-Cutlass], source: \"x\"}\n"),
+             Contains("spelling.yaml:8:") && Contains("'flashinfer_cutlass'"));
   CHECK_THAT(error_of("kind", "  memory_rule: {kind: fraction, source: \"x\"}\n"),
              Contains("kind.yaml:8:") && Contains("static_fraction") && Contains("profile_run"));
   CHECK_THAT(error_of("abort", "  custom_allreduce: {runs_by_default: false, aborts_in_graph_capture_on: [12], source: \"x\"}\n"),

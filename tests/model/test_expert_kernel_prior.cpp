@@ -6,18 +6,13 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "specsim/cycle.hpp"
-#include "specsim/error.hpp"
 #include "specsim/load.hpp"
 #include "specsim/prior_band.hpp"
-#include "cli_run.hpp"
 
-using Catch::Matchers::Contains;
 using Catch::Matchers::StartsWith;
 using Catch::Matchers::WithinRel;
 
@@ -104,35 +99,4 @@ TEST_CASE("expert kernel prior: the band draws its spread only where it applies"
   // On H100s (sm_90) the kernel's prior does not apply: no spread from it.
   const specsim::CycleModel hopper(load(kVllmRow, {"topology=4x-h100-nvswitch"}));
   CHECK_FALSE(has_term(specsim::prior_band(hopper, hopper.predict()), "expert bandwidth efficiency"));
-}
-
-TEST_CASE("expert kernel prior: the engine file's block is checked where it is written", "[expert_kernel][engine]") {
-  const specsim::test::TempDir dir("specsim-expert-kernel");
-  const std::string head = "schema_version: 1\nkind: engine\nname: x\nsource: \"test\"\n"
-                           "cycle_overhead: {value: 1ms, p10: 0.5ms, p90: 2ms}\n"
-                           "draft_step_overhead: {value: 1ms, p10: 0.5ms, p90: 2ms}\n"
-                           "behaviour:\n";
-  const auto error_of = [&](const std::string& name, const std::string& block) {
-    const std::filesystem::path file = dir.path / (name + ".yaml");
-    std::ofstream(file) << head << block;
-    try {
-      (void)specsim::load_engine_prior(file.string());
-    } catch (const specsim::Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("loaded");
-  };
-  CHECK(error_of("good", "  expert_kernel: {compute_capability_majors: [12], experts: [nvfp4], backends: [flashinfer_cutlass], "
-                         "source: \"x\"}\n") == "loaded");
-  CHECK_THAT(error_of("dtype", "  expert_kernel: {compute_capability_majors: [12], experts: [nvfp5], backends: [x], source: \"x\"}\n"),
-             Contains("dtype.yaml:8:") && Contains("experts") && Contains("nvfp5") && Contains("nvfp4"));
-  CHECK_THAT(error_of("major", "  expert_kernel: {compute_capability_majors: [], experts: [nvfp4], backends: [x], source: \"x\"}\n"),
-             Contains("major.yaml:8:") && Contains("compute_capability_majors"));
-  CHECK_THAT(error_of("source", "  expert_kernel: {compute_capability_majors: [12], experts: [nvfp4], backends: [x]}\n"),
-             Contains("source.yaml:8:") && Contains("source"));
-  CHECK_THAT(error_of("backends", "  expert_kernel: {compute_capability_majors: [12], experts: [nvfp4], source: \"x\"}\n"),
-             Contains("backends.yaml:8:") && Contains("backends") && Contains("flashinfer_cutlass"));
-  CHECK_THAT(error_of("spelling", "  expert_kernel: {compute_capability_majors: [12], experts: [nvfp4], "
-                                  "backends: [FlashInfer-Cutlass], source: \"x\"}\n"),
-             Contains("spelling.yaml:8:") && Contains("'flashinfer_cutlass'"));
 }
