@@ -43,6 +43,12 @@ struct EntryReader {
     if (!(v >= 0.0) || !std::isfinite(v)) fail(key, "expected a finite number >= 0");
     return v;
   }
+  // A whole count (a group's pairs or points).
+  int whole(const char* key) const {
+    const double v = number(key);
+    if (v != std::floor(v)) fail(key, "expected a whole count");
+    return int(v);
+  }
   // A whole count of at most `most` (`of` says what: "the group's 37 rows").
   int count(const char* key, int most, const std::string& of) const {
     const double v = number(key);
@@ -107,9 +113,7 @@ BaselinePairs read_pair_group(const nlohmann::json& b, const std::string& file, 
   const EntryReader e{b, file, "pair_summary[" + std::to_string(index) + "]."};
   BaselinePairs g;
   g.group = b["group"].get<std::string>();
-  const double pairs = e.number("pairs");
-  if (pairs != std::floor(pairs)) e.fail("pairs", "expected a whole count");
-  g.pairs = int(pairs);
+  g.pairs = e.whole("pairs");
   const std::string of_pairs = "the group's " + std::to_string(g.pairs) + " pairs";
   g.median_points = e.number("median_gain_error_points");
   g.sign = e.count("sign_right", g.pairs, of_pairs);
@@ -141,9 +145,7 @@ std::vector<BaselineTransfers> read_transfer_groups(const nlohmann::json& j, con
     const EntryReader e{*b, file, "batch_transfer_summary[" + std::to_string(i) + "]."};
     BaselineTransfers t;
     t.group = (*b)["group"].get<std::string>();
-    const double points = e.number("points");
-    if (points != std::floor(points)) e.fail("points", "expected a whole count");
-    t.points = int(points);
+    t.points = e.whole("points");
     t.median = e.number("median_abs_error");
     t.worst = e.number("worst_abs_error");
     if (t.median > t.worst) e.fail("median_abs_error", "is above the group's worst |error|");
