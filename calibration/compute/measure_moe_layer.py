@@ -328,7 +328,7 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     dev = torch.device("cuda")
     gpu = torch.cuda.get_device_name(0)
-    card = next((c for c in ("h200", "h100", "b200", "a100") if c in gpu.lower()), gpu.lower().replace(" ", "-"))
+    card = card_of(gpu)
     prefix = os.path.join(args.out, f"{card}-moe-layer")
     LOG = open(prefix + ".log", "w")
     smi_path = prefix + "-nvidia-smi.txt"
@@ -474,6 +474,11 @@ def main():
         f.write("failed:\n" + "".join(f'  - "{s}"\n' for s in failed) if failed else "failed: []\n")
     log(f"done in {time.time() - t0:.1f} s: {len(rows)} rows, {len(skipped)} skipped, {len(failed)} failed")
     LOG.close()
+
+
+def card_of(name):
+    """The file-name prefix of a device name: h200, h100, b200, a100, or the name in lower case."""
+    return next((c for c in ("h200", "h100", "b200", "a100") if c in name.lower()), name.lower().replace(" ", "-"))
 
 
 def gpu_short(name):

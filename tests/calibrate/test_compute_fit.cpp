@@ -12,6 +12,7 @@
 #include "specsim/compute_model.hpp"
 #include "specsim/error.hpp"
 #include "specsim/load.hpp"
+#include "specsim/priors.hpp"
 
 using Catch::Matchers::Contains;
 using Catch::Matchers::WithinRel;
@@ -331,4 +332,30 @@ TEST_CASE("compute_fit: an eager step faster than the launch prior allows lowers
   specsim::ComputeSettings set = prior;
   set.eager_launch_per_kernel_s = 17.39e-6;
   CHECK_THROWS(specsim::fit_forward_steps(basis, set, step));
+}
+
+TEST_CASE("compute_fit: a host-bound eager step sets the launch cost and leaves the GPU side at its priors",
+          "[compute_fit]") {
+  // Qwen3-1.7B on one H200, eager, batch 1: ~314 kernels x 8 us = 2.5 ms of launches against ~0.9 ms
+  // of GPU work (3.4 GB at 84% of 4.8 TB/s). The step is the model's own at the GPU priors and an
+  // 8 us launch; it tells the launch cost, not the GPU's rate, so the fit keeps eta_bw at its prior
+  // (0.84) and the per-kernel cost as given, where the datasheet reading would have set 100% and 0.
+  const specsim::TransformerSpec model = specsim::load_model(kSource + "/models/llm/qwen3-1.7b.yaml");
+  const specsim::GpuSpec gpu = specsim::load_gpu(kSource + "/models/gpu/h200.yaml");
+  const specsim::ForwardFitBasis basis{&model, &gpu, 1, 1024.0, specsim::LaunchMode::kEager};
+  const specsim::ComputeSettings prior;
+  specsim::ComputeSettings truth = prior;
+  truth.eager_launch_per_kernel_s = 8e-6;
+  const double step = specsim::predict_forward_s(model, gpu, 1, 1024.0, 1.0, specsim::LaunchMode::kEager, truth);
+  const specsim::ForwardFit fit = specsim::fit_forward_steps(basis, prior, step);
+  REQUIRE(fit.settings.eager_launch_per_kernel_s);
+  CHECK_THAT(*fit.settings.eager_launch_per_kernel_s, Catch::Matchers::WithinRel(8e-6, 1e-4));
+  REQUIRE(fit.settings.bandwidth_efficiency);
+  CHECK(*fit.settings.bandwidth_efficiency == specsim::kPriorBandwidthEfficiency.value);
+  CHECK(fit.settings.kernel_floor_s == prior.kernel_floor_s);
+  CHECK_THAT(fit.solved, Catch::Matchers::Contains("the GPU side at its priors"));
+  // The same forward over 64 tokens, predicted from the fit, is the truth's.
+  CHECK_THAT(specsim::predict_forward_s(model, gpu, 1, 1024.0, 64.0, specsim::LaunchMode::kEager, fit.settings),
+             Catch::Matchers::WithinRel(
+                 specsim::predict_forward_s(model, gpu, 1, 1024.0, 64.0, specsim::LaunchMode::kEager, truth), 1e-3));
 }

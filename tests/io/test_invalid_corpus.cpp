@@ -146,6 +146,8 @@ const std::map<std::string, Expected>& corpus() {
       {"hf/unknown-torch-dtype.config.json", {"torch_dtype: 'bfloat17' is not a weight dtype specsim reads", 30}},
       {"llm/dense-layers-exceed-layers.yaml", {"dense_layers: must not exceed layers (32)", 6}},
       {"llm/inf-layers.yaml", {"layers: expected an integer, got '.inf'", 5}},
+      {"llm/launches-before-weights-exceed-kernels.yaml",
+       {"kernels.launches_before_weights: is 359, more than the 358 kernels the forward launches in all", 24}},
       {"llm/kv-heads-not-dividing.yaml", {"attention.kv_heads: must divide heads (32)", 12}},
       {"llm/malformed-yaml.yaml", {"invalid YAML/JSON: end of map not found", 7}},
       {"llm/missing-hidden-size.yaml", {"hidden_size: required key is missing", 1}},

@@ -102,6 +102,11 @@ struct KernelCounts {
   int per_dense_layer = 11;  // pegainfer's Qwen3-4B decode, ~11 kernels per layer (docs/references/measured-compute.md#kernel-count)
   int per_moe_layer = 16;    // estimate: router, top-k, align, two grouped GEMMs, activation, shared expert
   int per_forward = 6;       // embedding, final norm, LM head, sampling (estimate)
+  // Launches the GPU waits for before its first weight-streaming kernel can start, that kernel's
+  // own included: in eager mode the host time they take is never hidden behind the weights. 1 for a
+  // forward whose first kernels read weights; one MoE layer alone launches its router and dispatch
+  // first (docs/references/moe-layer-measured.md#kernel-order).
+  int launches_before_weights = 1;
 };
 
 struct Eagle3Spec {

@@ -436,6 +436,7 @@ constexpr double kMaxKernelFloorS = 1e-3;
 // range cannot explain is the per-kernel fixed cost (kernel_floor), raised above its value for a
 // slow step, lowered toward 0 for a fast one. Throws when neither explains the step.
 void fit_decode_step(const ForwardFitBasis& b, ComputeSettings& settings, double decode_step_s, ForwardFit& fit) {
+  const ComputeSettings given = settings;
   const auto at = [&](double eta) {
     ComputeSettings s = settings;
     s.bandwidth_efficiency = eta;
@@ -455,20 +456,32 @@ void fit_decode_step(const ForwardFitBasis& b, ComputeSettings& settings, double
                                 slow ? kMaxKernelFloorS : from);
   // An eager step faster than the datasheet's bandwidth allows even with no per-kernel GPU cost: the
   // host's launches, a prior, are dearer in the model than they were. They are host time, and may
-  // come down to the prior's p10 (docs/references/specdec.md#eager-launch).
+  // come down to the prior's p10 (docs/references/specdec.md#eager-launch). Such a step is the
+  // host's: it says nothing of the GPU's rate, which keeps its priors where the launch cost alone
+  // can meet the step; only where it cannot does the GPU side go to its fastest (the datasheet, no
+  // per-kernel cost) as well.
   if (!floor && !slow && b.mode != LaunchMode::kGraph && !settings.eager_launch_per_kernel_s) {
-    ComputeSettings at_zero = settings;
-    at_zero.kernel_floor_s = 0.0;
     const PriorValue& launch = kPriorEagerLaunchPerKernelS;
     const auto set_launch = [](ComputeSettings& c, double x) { c.eager_launch_per_kernel_s = x; };
-    if (const auto l = solve_term(b, at_zero, 1.0, decode_step_s, set_launch, launch.p10, launch.value)) {
-      settings = at_zero;
-      settings.eager_launch_per_kernel_s = *l;
-      fit.solved = "eta_bw at the datasheet (100%), no per-kernel fixed cost and the eager launch cost from the "
-                   "decode step";
+    const auto take = [&](const ComputeSettings& gpu_side, double l, std::string solved) {
+      settings = gpu_side;
+      settings.eager_launch_per_kernel_s = l;
+      fit.solved = std::move(solved);
       fit.notes.push_back("the eager decode step is faster than the model's host launches allow at the prior " +
                           units::format_duration(launch.value) + " a kernel: the launch cost moved to " +
-                          units::format_duration(*l) + " (its prior's p10 is " + units::format_duration(launch.p10) + ")");
+                          units::format_duration(l) + " (its prior's p10 is " + units::format_duration(launch.p10) + ")");
+    };
+    ComputeSettings at_priors = given;
+    at_priors.bandwidth_efficiency = given.bandwidth_efficiency.value_or(kPriorBandwidthEfficiency.value);
+    if (const auto l = solve_term(b, at_priors, 1.0, decode_step_s, set_launch, launch.p10, launch.value)) {
+      take(at_priors, *l, "the eager launch cost from the decode step, the GPU side at its priors (a host-bound step)");
+      return;
+    }
+    ComputeSettings at_zero = settings;
+    at_zero.kernel_floor_s = 0.0;
+    if (const auto l = solve_term(b, at_zero, 1.0, decode_step_s, set_launch, launch.p10, launch.value)) {
+      take(at_zero, *l, "eta_bw at the datasheet (100%), no per-kernel fixed cost and the eager launch cost from the "
+                        "decode step");
       return;
     }
   }

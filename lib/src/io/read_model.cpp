@@ -95,6 +95,15 @@ void read_model_storage(YamlReader& r, TransformerSpec& m) {
     m.kernels.per_dense_layer = static_cast<int>(k->optional_integer("per_dense_layer", 11, 1, 1000));
     m.kernels.per_moe_layer = static_cast<int>(k->optional_integer("per_moe_layer", 16, 1, 1000));
     m.kernels.per_forward = static_cast<int>(k->optional_integer("per_forward", 6, 0, 1000));
+    m.kernels.launches_before_weights =
+        static_cast<int>(k->optional_integer("launches_before_weights", 1, 1, 1000));
+    const long total = static_cast<long>(m.dense_layers) * m.kernels.per_dense_layer +
+                       static_cast<long>(m.moe_layers()) * m.kernels.per_moe_layer + m.kernels.per_forward;
+    if (m.kernels.launches_before_weights > total) {
+      k->fail("launches_before_weights", "is " + std::to_string(m.kernels.launches_before_weights) +
+                                             ", more than the " + std::to_string(total) +
+                                             " kernels the forward launches in all");
+    }
     k->finish();
   }
 }

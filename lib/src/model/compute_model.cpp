@@ -234,17 +234,20 @@ double ComputeModel::local_time_s(double tokens, LaunchMode mode) const {
   // perfect overlap the slower side sets the pace; where the two are close the GPU starves
   // whenever a run of short kernels outpaces the host, which the p-norm adds back (smaller p,
   // more loss). Written as hi * (1 + (lo/hi)^p)^(1/p) so that large p cannot overflow. Without a
-  // measured or set p the prior's applies (docs/model.md#launch-modes), and the GPU waits at least
-  // for the first launch (a kernel, or a piece's graph), so that eager and piecewise never cost
-  // less than the graph's gpu + one replay. Perfect overlap (p infinite) is what a measured eager
+  // measured or set p the prior's applies (docs/model.md#launch-modes). Either way the GPU cannot
+  // start streaming weights before the host has launched the kernels ahead of the first that reads
+  // them (eager: the model's kernels.launches_before_weights, 1 unless the forward opens with router
+  // or dispatch kernels; piecewise: the first piece's graph), so eager and piecewise never cost less
+  // than the gpu time plus those launches. Perfect overlap (p infinite) is what a measured eager
   // compute is taken as, launches included.
   const double host = mode == LaunchMode::kEager ? eager_host_s(tokens) : launch_s(mode);
   const double hi = std::max(gpu, host), lo = std::min(gpu, host);
   const double p = settings_.eager_overlap_exponent_or_prior();
   if (std::isinf(p) || hi <= 0.0) return hi;
-  const double first_launch =
-      mode == LaunchMode::kEager ? settings_.eager_launch_per_kernel_or_prior_s() : settings_.graph_launch_s;
-  return std::max(hi * std::pow(1.0 + std::pow(lo / hi, p), 1.0 / p), gpu + first_launch);
+  const double launches_ahead = mode == LaunchMode::kEager ? model_->kernels.launches_before_weights *
+                                                                 settings_.eager_launch_per_kernel_or_prior_s()
+                                                           : settings_.graph_launch_s;
+  return std::max(hi * std::pow(1.0 + std::pow(lo / hi, p), 1.0 / p), gpu + launches_ahead);
 }
 
 }  // namespace specsim
