@@ -136,6 +136,8 @@ const std::map<std::string, Expected>& corpus() {
       {"hf/malformed-missing-comma.config.json", {"invalid YAML/JSON: end of map flow not found", 11}},
       {"hf/missing-num-hidden-layers.config.json", {"num_hidden_layers: required key is missing", 1}},
       {"hf/truncated.config.json", {"invalid YAML/JSON: illegal EOF in scalar", 13}},
+      {"hf/bad-ignore-regex.config.json",
+       {"quantization_config.ignore: 're:.*mlp\\.(g[te|up|gate_up|down)_proj.*' is not a regular expression specsim can read (", 16}},
       {"hf/unknown-compressed-tensors-scheme.config.json", {"quantization_config.config_groups.group_0.weights.num_bits: = 3 with type int, group_size 128, strategy group is not a scheme specsim models", 13}},
       {"hf/unknown-quant-method.config.json", {"quantization_config.quant_method: 'bitsandbytes' is not supported (known: compressed-tensors, modelopt, fp8, mxfp4, awq, gptq)", 12}},
       // DFlash drafters (hf_config.cpp read_dflash): taps required, DFlash 2 refused.

@@ -440,10 +440,19 @@ const Family kFamilies[] = {
 // layers..."); those prefixes are dropped so one spelling of module names serves all.
 class ModulePatterns {
  public:
-  explicit ModulePatterns(const std::vector<std::string>& patterns) {
+  ModulePatterns() = default;
+  // The patterns `key` of `r` lists; one that is not a regular expression is refused there.
+  ModulePatterns(YamlReader& r, const std::string& key, const std::vector<std::string>& patterns) {
+    add(r, key, patterns);
+  }
+  void add(YamlReader& r, const std::string& key, const std::vector<std::string>& patterns) {
     for (std::string p : patterns) {
       if (p.starts_with("re:")) {
-        regexes_.emplace_back("^(?:" + p.substr(3) + ")");
+        try {
+          regexes_.emplace_back("^(?:" + p.substr(3) + ")");
+        } catch (const std::regex_error& e) {
+          r.fail(key, "'" + p + "' is not a regular expression specsim can read (" + e.what() + ")");
+        }
         continue;
       }
       for (const char* prefix : {"model.language_model.", "language_model.model.", "language_model."}) {
@@ -527,9 +536,9 @@ ModuleDtype read_compressed_tensors(YamlReader& q) {
     const bool all_linear = std::erase(targets, std::string("Linear")) > 0;
     std::optional<YamlReader> w = g.optional_child("weights");
     const Dtype d = w ? compressed_tensors_scheme(*w) : Dtype::kBf16;
-    groups.push_back({ModulePatterns(targets), all_linear, d});
+    groups.push_back({ModulePatterns(g, "targets", targets), all_linear, d});
   }
-  const ModulePatterns ignore(string_list(q, "ignore"));
+  const ModulePatterns ignore(q, "ignore", string_list(q, "ignore"));
   return [groups, ignore](const std::string& module) {
     if (ignore.matches(module)) return Dtype::kBf16;
     for (const Group& g : groups) {
@@ -551,9 +560,8 @@ ModuleDtype read_modelopt(YamlReader& q) {
   if (algo == "FP8") d = Dtype::kFp8;
   else if (algo == "NVFP4") d = Dtype::kNvfp4;
   else q.fail("quant_algo", "'" + algo + "' is not modelled (known: FP8, NVFP4)");
-  std::vector<std::string> excluded = string_list(q, "exclude_modules");
-  for (std::string& s : string_list(q, "ignore")) excluded.push_back(std::move(s));
-  const ModulePatterns exclude(excluded);
+  ModulePatterns exclude(q, "exclude_modules", string_list(q, "exclude_modules"));
+  exclude.add(q, "ignore", string_list(q, "ignore"));
   return [d, exclude](const std::string& module) { return exclude.matches(module) ? Dtype::kBf16 : d; };
 }
 
@@ -561,7 +569,7 @@ ModuleDtype read_modelopt(YamlReader& q) {
 // every linear layer but `modules_to_not_convert` and the LM head, which transformers' quantizers
 // leave unconverted by default.
 ModuleDtype read_fp8(YamlReader& q) {
-  const ModulePatterns keep(string_list(q, "modules_to_not_convert"));
+  const ModulePatterns keep(q, "modules_to_not_convert", string_list(q, "modules_to_not_convert"));
   return [keep](const std::string& module) {
     return module == "lm_head" || keep.matches(module) ? Dtype::kBf16 : Dtype::kFp8;
   };
@@ -569,7 +577,7 @@ ModuleDtype read_fp8(YamlReader& q) {
 
 // MXFP4 (gpt-oss): transformers' Mxfp4 quantizer stores only the MoE experts in MXFP4.
 ModuleDtype read_mxfp4(YamlReader& q) {
-  const ModulePatterns keep(string_list(q, "modules_to_not_convert"));
+  const ModulePatterns keep(q, "modules_to_not_convert", string_list(q, "modules_to_not_convert"));
   return [keep](const std::string& module) {
     return module.find(".experts") != std::string::npos && !keep.matches(module) ? Dtype::kMxfp4 : Dtype::kBf16;
   };
@@ -598,7 +606,7 @@ ModuleDtype read_awq_gptq(YamlReader& q) {
     flatten(q.node()["modules_in_block_to_quantize"]);
   }
   const bool head = q.optional_boolean("lm_head", false);
-  const ModulePatterns keep(string_list(q, "modules_to_not_convert"));
+  const ModulePatterns keep(q, "modules_to_not_convert", string_list(q, "modules_to_not_convert"));
   const Dtype dtype = *d;
   return [dtype, head, keep, in_block](const std::string& module) {
     if (module == "lm_head") return head ? dtype : Dtype::kBf16;
