@@ -440,7 +440,6 @@ const Family kFamilies[] = {
 // layers..."); those prefixes are dropped so one spelling of module names serves all.
 class ModulePatterns {
  public:
-  ModulePatterns() = default;
   // The patterns `key` of `r` lists; one that is not a regular expression is refused there.
   ModulePatterns(YamlReader& r, const std::string& key, const std::vector<std::string>& patterns) {
     add(r, key, patterns);

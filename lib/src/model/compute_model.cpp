@@ -244,10 +244,11 @@ double ComputeModel::local_time_s(double tokens, LaunchMode mode) const {
   const double hi = std::max(gpu, host), lo = std::min(gpu, host);
   const double p = settings_.eager_overlap_exponent_or_prior();
   if (std::isinf(p) || hi <= 0.0) return hi;
-  const double launches_ahead = mode == LaunchMode::kEager ? model_->kernels.launches_before_weights *
-                                                                 settings_.eager_launch_per_kernel_or_prior_s()
-                                                           : settings_.graph_launch_s;
-  return std::max(hi * std::pow(1.0 + std::pow(lo / hi, p), 1.0 / p), gpu + launches_ahead);
+  const double launches_ahead_s =
+      mode == LaunchMode::kEager
+          ? model_->kernels.launches_before_weights * settings_.eager_launch_per_kernel_or_prior_s()
+          : settings_.graph_launch_s;
+  return std::max(hi * std::pow(1.0 + std::pow(lo / hi, p), 1.0 / p), gpu + launches_ahead_s);
 }
 
 }  // namespace specsim
