@@ -9,7 +9,7 @@ they started on the device.
 What it is for: in eager mode the GPU can start streaming the experts' weights only once the host
 has launched the first grouped GEMM, so every kernel launched before it is host time the GPU cannot
 hide behind that GEMM (docs/references/moe-layer-measured.md#kernel-order). The count of kernels
-before the first expert GEMM is the layer's `kernels.before_weights` (docs/schema.md#model).
+before the first expert GEMM is the layer's `kernels.launches_before_weights` (docs/schema.md#model).
 
 Output, in --out:
     <card>-moe-layer-kernels.csv  model,tokens,index,kind,name,start_us,duration_us,expert_gemm
