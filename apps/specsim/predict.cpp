@@ -29,6 +29,8 @@ struct PredictOptions {
   std::optional<double> accept;
   std::vector<double> accept_per_position;
   std::optional<double> accept_length;
+  std::optional<double> draft_acceptance_rate;
+  std::vector<double> accept_unconditional;
   std::vector<std::string> acceptance_logs;
   std::vector<std::string> patches;
   std::string calibrate_spec;  // a measured speculative rate, "60tok/s"
@@ -53,8 +55,17 @@ Acceptance from_logs(const std::vector<std::string>& files, std::vector<std::str
   return acceptance_from_summary(sum);
 }
 
-// --accept, --accept-per-position, --accept-length or the logs' pooled acceptance in place of the
-// scenario's kind; the scenario's tree siblings (tree_positional) stay.
+// An acceptance an option states that the scenario's draft cannot have, refused naming the option.
+void require_usable(const char* option, const Scenario& s) {
+  const auto problems = acceptance_problems(s.acceptance, s.speculation.shape);
+  if (problems.empty()) return;
+  std::string message;
+  for (const auto& p : problems) message += (message.empty() ? "" : "; ") + p;
+  throw Error({option, 0, 0}, "", message);
+}
+
+// --accept, --accept-per-position, --accept-length, --draft-acceptance-rate, --accept-unconditional or
+// the logs' pooled acceptance in place of the scenario's kind; its tree siblings (tree_positional) stay.
 void apply_acceptance_options(const PredictOptions& o, Scenario& s, std::vector<std::string>& warnings) {
   if (o.accept) {
     if (accept_rate_replaces(s.acceptance.kind)) {
@@ -66,6 +77,16 @@ void apply_acceptance_options(const PredictOptions& o, Scenario& s, std::vector<
     s.acceptance.kind = ConditionalChain{o.accept_per_position};
   } else if (o.accept_length) {
     s.acceptance.kind = MeasuredTau{*o.accept_length};
+  } else if (o.draft_acceptance_rate) {
+    // Accepted over drafted tokens at the scenario's draft shape (docs/acceptance.md#rates).
+    try {
+      s.acceptance.kind = tau_from_draft_acceptance_rate(*o.draft_acceptance_rate, s.speculation.shape);
+    } catch (const Error& e) {
+      throw Error({"--draft-acceptance-rate", 0, 0}, "", e.message());
+    }
+  } else if (!o.accept_unconditional.empty()) {
+    s.acceptance.kind = UnconditionalChain{o.accept_unconditional};
+    require_usable("--accept-unconditional", s);
   } else if (!o.acceptance_logs.empty()) {
     s.acceptance.kind = from_logs(o.acceptance_logs, warnings).kind;
   }
@@ -119,7 +140,8 @@ void setup_predict(CLI::App& app, Io& io) {
       ->capture_default_str();
   auto* accept = sub->add_option("--accept", opts->accept,
                                  "Per-token acceptance of the first draft position, in [0, 1]; deeper "
-                                 "positions keep the shape of the scenario's profile (docs/acceptance.md)")
+                                 "positions keep the shape of the scenario's profile (docs/acceptance.md). "
+                                 "Not an engine's average over the drafted tokens: that is --draft-acceptance-rate")
                      ->check(CLI::Range(0.0, 1.0));
   auto* per_pos = sub->add_option("--accept-per-position", opts->accept_per_position,
                                   "Conditional acceptance per draft position, b1,b2,...")
@@ -128,12 +150,24 @@ void setup_predict(CLI::App& app, Io& io) {
   auto* length = sub->add_option("--accept-length", opts->accept_length,
                                  "Measured tokens per cycle (tau, bonus token included), >= 1")
                      ->check(CLI::Range(1.0, 1e6));
+  auto* rate = sub->add_option("--draft-acceptance-rate", opts->draft_acceptance_rate,
+                               "Accepted over drafted tokens, in [0, 1], measured at the scenario's draft shape "
+                               "(vLLM's 'Avg Draft acceptance rate', SGLang's 'accept rate'): tau = 1 + rate x "
+                               "(num_draft_tokens - 1)")
+                   ->check(CLI::Range(0.0, 1.0));
+  auto* unconditional = sub->add_option("--accept-unconditional", opts->accept_unconditional,
+                                        "Unconditional acceptance per draft position, a1,a2,... non-increasing "
+                                        "(vLLM's 'Per-position acceptance rate', llama.cpp's 'acceptance rate per position')")
+                            ->delimiter(',')
+                            ->check(CLI::Range(0.0, 1.0));
   auto* logs = sub->add_option("--acceptance-log", opts->acceptance_logs,
                                "Engine logs (SGLang, vLLM, llama.cpp) whose pooled acceptance to use")
                    ->check(CLI::ExistingFile);
-  accept->excludes(per_pos)->excludes(length)->excludes(logs);
-  per_pos->excludes(length)->excludes(logs);
-  length->excludes(logs);
+  // One acceptance at a time: every pair of these options excludes each other.
+  const std::vector<CLI::Option*> forms = {accept, per_pos, length, rate, unconditional, logs};
+  for (std::size_t i = 0; i < forms.size(); ++i) {
+    for (std::size_t j = i + 1; j < forms.size(); ++j) forms[i]->excludes(forms[j]);
+  }
   sub->add_option("--set", opts->patches, "Patch a scenario field: key=value (dotted path, units as in files)")
       ->allow_extra_args(false);
   sub->add_option("--calibrate-spec", opts->calibrate_spec,

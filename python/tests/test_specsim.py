@@ -57,6 +57,14 @@ def test_every_shipped_scenario_predicts_as_the_command_does():
         assert specsim.predict(specsim.load(name)) == cli_json("predict", "--scenario", name), name
 
 
+def test_an_engines_average_acceptance_rate_reaches_python():
+    # vLLM's "Avg Draft acceptance rate: 69.1%" at K = 3 is tau 1 + 0.691 x 3 = 3.073; the patch
+    # replaces the file's accept and depth profile, as --set and --draft-acceptance-rate do.
+    got = specsim.predict(specsim.load(KIMI, set={"acceptance.draft_acceptance_rate": 0.691}))
+    assert abs(got["speculative"]["tokens_per_cycle"] - 3.073) < 1e-9
+    assert got == cli_json("predict", "--scenario", KIMI, "--draft-acceptance-rate", "0.691")
+
+
 def test_scenario_says_what_it_loaded():
     s = specsim.load(KIMI)
     assert (s.source, s.name, s.topology, s.batch) == (KIMI, KIMI, "8x-rtx-pro-6000-pcie5", 1)

@@ -54,6 +54,41 @@ TEST_CASE("cli: acceptance forms and patches", "[cli]") {
   CHECK(nlohmann::json::parse(set.out)["speculative"]["drafts"].size() == 2);
 }
 
+// One vLLM V1 SpecDecoding line (a public server log, vLLM's loggers.py format) states the same
+// acceptance three ways: "Mean acceptance length: 3.07, ... Accepted: 141 tokens, Drafted: 204
+// tokens, Per-position acceptance rate: 0.897, 0.676, 0.500, Avg Draft acceptance rate: 69.1%"
+// at K = 3. Each form has its option, and all give the same tau; --accept takes the first
+// position's rate, not the average, and gives another.
+TEST_CASE("cli: an engine's average and per-position rates are read as the engine means them", "[cli]") {
+  const auto tau = [](const std::vector<std::string>& args) {
+    std::vector<std::string> all = {"predict", "--json"};
+    all.insert(all.end(), args.begin(), args.end());
+    const auto r = run(all);
+    INFO(r.err);
+    REQUIRE(r.code == 0);
+    return nlohmann::json::parse(r.out)["speculative"]["tokens_per_cycle"].get<double>();
+  };
+  // The default scenario drafts a chain of 3 (4 draft tokens): tau = 1 + 0.691 x 3 = 3.073.
+  CHECK_THAT(tau({"--draft-acceptance-rate", "0.691"}), WithinRel(3.073, 1e-9));
+  // tau = 1 + 0.897 + 0.676 + 0.500 = 3.073 (unconditional rates add up).
+  CHECK_THAT(tau({"--accept-unconditional", "0.897,0.676,0.5"}), WithinRel(3.073, 1e-9));
+  CHECK_THAT(tau({"--accept-length", "3.07"}), WithinRel(3.07, 1e-9));
+  // Read as the first position's rate, 0.691 gives a shorter cycle than the engine measured.
+  CHECK(tau({"--accept", "0.691"}) < 2.6);
+  // SGLang's tree: its accept rate is (tau - 1) / (num_draft_tokens - 1), so 0.3 over 7 drafted = 3.1.
+  CHECK_THAT(tau({"--draft-acceptance-rate", "0.3", "--set", "speculation.eagle_topk=4", "--set",
+                  "speculation.num_draft_tokens=8"}),
+             WithinRel(3.1, 1e-9));
+
+  const auto rising = run({"predict", "--accept-unconditional", "0.5,0.9"});
+  CHECK(rising.code == specsim::cli::kExitInput);
+  CHECK_THAT(rising.err, Contains("--accept-unconditional") && Contains("must not rise"));
+  CHECK(rising.out.empty());
+  CHECK(run({"predict", "--draft-acceptance-rate", "1.2"}).code == specsim::cli::kExitUsage);
+  CHECK(run({"predict", "--draft-acceptance-rate", "0.5", "--accept-length", "2"}).code == specsim::cli::kExitUsage);
+  CHECK(run({"predict", "--accept-unconditional", "0.5", "--accept", "0.5"}).code == specsim::cli::kExitUsage);
+}
+
 TEST_CASE("cli: bad input gives one line naming the option, file or key, and a non-zero exit", "[cli][invalid]") {
   const auto accept = run({"predict", "--accept", "1.5"});
   CHECK(accept.code == specsim::cli::kExitUsage);

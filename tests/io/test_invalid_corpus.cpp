@@ -199,7 +199,7 @@ const std::map<std::string, Expected>& corpus() {
       {"nccl/wrong_nonzero.log", {"out-of-place #wrong: '3': nccl-tests found wrong results in this row", 30}},
       {"scenario/accept-nan.yaml", {"acceptance.accept: expected a finite number, got '.nan'", 23}},
       {"scenario/accept-out-of-range.yaml", {"acceptance.accept: = 1.2: must be in [0, 1]", 49}},
-      {"scenario/acceptance-two-forms.yaml", {"acceptance: give exactly one of accept, per_position, unconditional, tokens_per_cycle (found 2)", 23}},
+      {"scenario/acceptance-two-forms.yaml", {"acceptance: give exactly one of accept, per_position, unconditional, tokens_per_cycle, draft_acceptance_rate (found 2)", 23}},
       {"scenario/bad-mode-name.yaml", {"engine.verify_mode: 'cuda-graph' is not one of: graph, eager", 16}},
       {"scenario/batch-zero.yaml", {"workload.batch: = 0: must be in [1, 1000000]", 11}},
       // workload.concurrency: the list's key and line; one rule per file (read_scenario.cpp, read_concurrency).
@@ -223,6 +223,7 @@ const std::map<std::string, Expected>& corpus() {
       // speculation.method dflash: the block, its acceptance and the drafter (read_scenario.cpp read_block_shape,
       // check_block_acceptance, check_dflash).
       {"scenario/dflash-block-size-zero.yaml", {"speculation.block_size: = 0: must be in [2, 65]", 17}},
+      {"scenario/draft-acceptance-rate-past-tree.yaml", {"acceptance.draft_acceptance_rate: = 0.9 gives tau 14.5 at 16 draft tokens, which the draft cannot emit", 26}},
       {"scenario/dflash-tau-above-block.yaml", {"acceptance.tokens_per_cycle: = 9.50: a DFlash block of 8 (speculation.block_size) verifies 8 tokens, so a cycle emits at most 8", 19}},
       {"scenario/dflash-num-steps.yaml", {"speculation.num_steps: speculation.method dflash drafts one block per cycle: state speculation.block_size", 17}},
       {"scenario/dflash-eagle-head.yaml", {"draft: 'qwen3-8b-eagle3' is not a DFlash drafter", 6}},

@@ -6,6 +6,7 @@
 
 #include "cli_run.hpp"
 
+#include "specsim/acceptance.hpp"
 #include "specsim/error.hpp"
 #include "specsim/load.hpp"
 
@@ -113,6 +114,40 @@ TEST_CASE("load: --set patches any field by dotted path, with units, and errors 
                     Contains("expected key=value"));
   CHECK_THROWS_WITH(specsim::load_scenario(specsim::kDefaultScenario, {"topology=h9000"}, kRoot),
                     Contains("--set topology=h9000: topology: unknown topology 'h9000'"));
+}
+
+// The default scenario states `acceptance.accept` with a depth profile; a patch of another form
+// replaces both, and the engines' average over drafted tokens becomes tau at the draft shape.
+TEST_CASE("load: a patched acceptance form replaces the file's, and draft_acceptance_rate is tau at the shape", "[load][set]") {
+  const auto tau = [](const std::vector<std::string>& patches) {
+    const auto s = specsim::load_scenario(specsim::kDefaultScenario, patches, kRoot);
+    const auto* m = std::get_if<specsim::MeasuredTau>(&s.acceptance.kind);
+    REQUIRE(m != nullptr);
+    return m->tokens_per_cycle;
+  };
+  CHECK(tau({"acceptance.tokens_per_cycle=2.4"}) == 2.4);
+  // vLLM's "Avg Draft acceptance rate: 69.1%" at K = 3: 1 + 0.691 x 3 = 3.073.
+  CHECK_THAT(tau({"acceptance.draft_acceptance_rate=0.691"}), WithinRel(3.073, 1e-12));
+  // At the patched shape: K = 5 drafts 5 tokens, 1 + 0.5 x 5 = 3.5; an SGLang tree of 8 draft
+  // tokens drafts 7, 1 + 0.3 x 7 = 3.1.
+  CHECK_THAT(tau({"speculation.num_steps=5", "acceptance.draft_acceptance_rate=0.5"}), WithinRel(3.5, 1e-12));
+  CHECK_THAT(tau({"speculation.eagle_topk=4", "speculation.num_draft_tokens=8", "acceptance.draft_acceptance_rate=0.3"}),
+             WithinRel(3.1, 1e-12));
+  // A patched accept keeps the file's profile; two patched forms are still two.
+  const auto accept = specsim::load_scenario(specsim::kDefaultScenario, {"acceptance.accept=0.6"}, kRoot);
+  const auto* chain = std::get_if<specsim::ConstantChain>(&accept.acceptance.kind);
+  REQUIRE(chain != nullptr);
+  CHECK(chain->accept == 0.6);
+  CHECK_FALSE(chain->depth_profile.empty());
+  CHECK_THROWS_WITH(specsim::load_scenario(specsim::kDefaultScenario,
+                                           {"acceptance.tokens_per_cycle=2", "acceptance.draft_acceptance_rate=0.5"}, kRoot),
+                    Contains("give exactly one of") && Contains("(found 2)"));
+  // A rate the tree cannot emit names the key and the patch.
+  CHECK_THROWS_WITH(specsim::load_scenario(specsim::kDefaultScenario,
+                                           {"speculation.eagle_topk=4", "speculation.num_draft_tokens=16",
+                                            "acceptance.draft_acceptance_rate=0.9"},
+                                           kRoot),
+                    Contains("acceptance.draft_acceptance_rate: = 0.9 gives tau 14.5 at 16 draft tokens"));
 }
 
 TEST_CASE("load: an end-to-end plain rate carries the benchmark's prompt and output lengths", "[load]") {

@@ -38,6 +38,22 @@ TEST_CASE("unconditional (vLLM) and conditional rates convert both ways", "[acce
   CHECK_THAT(back[1], WithinRel(0.54, 1e-12));
 }
 
+TEST_CASE("an engine's average over drafted tokens is tau at the draft shape", "[acceptance]") {
+  // vLLM V1: "Mean acceptance length: 3.07, ... Accepted: 141 tokens, Drafted: 204 tokens, ...
+  // Avg Draft acceptance rate: 69.1%" at K = 3; 141 / 204 = 0.6912, 1 + 3 x 141 / 204 = 3.0735.
+  CHECK_THAT(specsim::tau_from_draft_acceptance_rate(141.0 / 204.0, chain_of(3)).tokens_per_cycle,
+             WithinRel(3.0735294117647, 1e-12));
+  // SGLang's tree (3 steps, top-k 4, 8 verified): 7 drafted tokens, accept rate 0.3 -> 3.1.
+  CHECK_THAT(specsim::tau_from_draft_acceptance_rate(0.3, DraftShape{3, 4, 8}).tokens_per_cycle, WithinRel(3.1, 1e-12));
+  CHECK(specsim::tau_from_draft_acceptance_rate(0.0, chain_of(5)).tokens_per_cycle == 1.0);
+  CHECK(specsim::tau_from_draft_acceptance_rate(1.0, chain_of(5)).tokens_per_cycle == 6.0);
+  // A tree of 16 tokens three levels deep emits at most 4 a cycle: 0.9 x 15 + 1 = 14.5 cannot be.
+  CHECK_THROWS_WITH(specsim::tau_from_draft_acceptance_rate(0.9, DraftShape{3, 4, 16}),
+                    Contains("gives tau 14.5 at 16 draft tokens") && Contains("[1, 4]"));
+  CHECK_THROWS_WITH(specsim::tau_from_draft_acceptance_rate(1.2, chain_of(3)), Contains("must lie in [0, 1]"));
+  CHECK_THROWS(specsim::tau_from_draft_acceptance_rate(std::nan(""), chain_of(3)));
+}
+
 TEST_CASE("tokens per cycle for every acceptance kind", "[acceptance]") {
   SECTION("constant") {
     const Acceptance m{specsim::ConstantChain{0.8, {}}, {}};

@@ -125,6 +125,12 @@ struct Acceptance {
 // Throws specsim::Error joining acceptance_problems with "; " when there are any.
 void validate(const Acceptance& acceptance, const DraftShape& shape);
 
+// tau from an engine's average acceptance over the drafted tokens at `shape` (vLLM V1's "Avg Draft
+// acceptance rate", accepted / drafted; SGLang's accept rate, (tau - 1) / (num_draft_tokens - 1)):
+// 1 + rate x (num_draft_tokens - 1), docs/acceptance.md#rates. Throws specsim::Error, naming the tau
+// and why, where the rate is outside [0, 1] or the shape cannot emit that tau.
+[[nodiscard]] MeasuredTau tau_from_draft_acceptance_rate(double rate, const DraftShape& shape);
+
 // Whether `acceptance` is priced as SGLang's tree on `shape`: every kind but a measured tau, once
 // the shape branches (eagle_topk > 1). A measured tau already says what a cycle emits.
 [[nodiscard]] bool prices_a_tree(const Acceptance& acceptance, const DraftShape& shape);

@@ -6,11 +6,13 @@
 #include "specsim/load.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "io/readers.hpp"
@@ -217,24 +219,31 @@ std::vector<int> read_concurrency(YamlReader& w) {
   return out;
 }
 
+// The forms an `acceptance:` block states its acceptance in, one of them per scenario.
+constexpr std::array<std::string_view, 5> kAcceptanceForms = {"accept", "per_position", "unconditional",
+                                                              "tokens_per_cycle", "draft_acceptance_rate"};
+
 // `acceptance:` exactly one form, each a kind of Acceptance; `tree_positional` measures a tree's
-// siblings beside any of them.
-Acceptance read_acceptance(YamlReader& a) {
+// siblings beside any of them. `draft_acceptance_rate` (accepted / drafted tokens, as vLLM and SGLang
+// print it) is a measured tau at the draft shape read before it: 1 + rate x (num_draft_tokens - 1).
+Acceptance read_acceptance(YamlReader& a, const DraftShape* shape) {
   Acceptance s;
-  const bool has_accept = a.has("accept");
-  const int forms = (has_accept ? 1 : 0) + (a.has("per_position") ? 1 : 0) +
-                    (a.has("unconditional") ? 1 : 0) + (a.has("tokens_per_cycle") ? 1 : 0);
+  int forms = 0;
+  for (const auto form : kAcceptanceForms) forms += a.has(std::string(form)) ? 1 : 0;
   if (forms != 1) {
-    a.fail_here("give exactly one of accept, per_position, unconditional, tokens_per_cycle (found " +
-                std::to_string(forms) + ")");
+    a.fail_here("give exactly one of accept, per_position, unconditional, tokens_per_cycle, draft_acceptance_rate "
+                "(found " + std::to_string(forms) + ")");
   }
-  if (has_accept) {
+  if (a.has("accept")) {
     ConstantChain c;
     c.accept = bounded_number(a, "acceptance.accept");
     if (a.has("depth_profile")) c.depth_profile = a.numbers("depth_profile", 0.0, 1.0);
     s.kind = std::move(c);
   } else if (a.has("depth_profile")) {
-    const std::string form = a.has("per_position") ? "per_position" : a.has("unconditional") ? "unconditional" : "tokens_per_cycle";
+    std::string form;
+    for (const auto f : kAcceptanceForms) {
+      if (a.has(std::string(f))) form = f;
+    }
     a.fail("depth_profile", "scales acceptance.accept only, and acceptance." + form +
                                 " has no accept to scale: leave depth_profile out (" + form +
                                 " states every position itself)");
@@ -242,8 +251,16 @@ Acceptance read_acceptance(YamlReader& a) {
     s.kind = ConditionalChain{a.numbers("per_position", 0.0, 1.0)};
   } else if (a.has("unconditional")) {
     s.kind = UnconditionalChain{a.numbers("unconditional", 0.0, 1.0)};
-  } else {
+  } else if (a.has("tokens_per_cycle")) {
     s.kind = MeasuredTau{bounded_number(a, "acceptance.tokens_per_cycle")};
+  } else {
+    const double rate = bounded_number(a, "acceptance.draft_acceptance_rate");
+    if (!shape) a.fail("draft_acceptance_rate", "needs the speculation block's draft shape, which did not read");
+    try {
+      s.kind = tau_from_draft_acceptance_rate(rate, *shape);
+    } catch (const Error& e) {
+      a.fail("draft_acceptance_rate", e.message());
+    }
   }
   if (a.has("tree_positional")) s.siblings.positional = a.numbers("tree_positional", 0.0, 1.0);
   a.ignore("tree_positional");
@@ -821,7 +838,7 @@ Scenario read_scenario(YamlReader& r, const DataDir& data, Problems& problems) {
   const bool shape_ok = problems.run([&] { read_speculation_shape(r, s); }) && problems.add_all(speculation_problems(s, origins));
   const bool acceptance_ok = problems.run([&] {
     YamlReader a = r.child("acceptance");
-    s.acceptance = read_acceptance(a);
+    s.acceptance = read_acceptance(a, shape_ok ? &s.speculation.shape : nullptr);
   });
   if (shape_ok && acceptance_ok) problems.add_all(acceptance_fit_problems(s, origins));
   problems.run([&] { read_compute_block(r, s, data); });
@@ -856,6 +873,26 @@ Scenario read_scenario(YamlReader& r, const DataDir& data) {
   return s;
 }
 
+// A patch that states the acceptance in one form replaces the file's: the file's other forms are
+// dropped before the patches apply (depth_profile too, unless the patch is of `accept`, whose
+// profile it keeps). Two forms among the patches stay two, which the reader refuses.
+void drop_replaced_acceptance(YAML::Node root, const std::vector<std::string>& patches) {
+  const YAML::Node& file = root;  // a const look-up adds no key
+  if (!file.IsMap() || !file["acceptance"].IsMap()) return;
+  YAML::Node block = root["acceptance"];
+  std::set<std::string> patched;
+  for (const auto& p : patches) {
+    for (const auto form : kAcceptanceForms) {
+      if (p.rfind("acceptance." + std::string(form) + "=", 0) == 0) patched.insert(std::string(form));
+    }
+  }
+  if (patched.empty()) return;
+  for (const auto form : kAcceptanceForms) {
+    if (!patched.count(std::string(form))) block.remove(std::string(form));
+  }
+  if (!patched.count("accept")) block.remove("depth_profile");
+}
+
 // load_scenario's work, with the problems of the file and of its patches in `problems`; a file
 // that cannot be found, parsed or is not a scenario throws.
 Scenario read_patched_scenario(const std::string& name_or_path, const std::vector<std::string>& patches,
@@ -866,6 +903,7 @@ Scenario read_patched_scenario(const std::string& name_or_path, const std::vecto
   auto origin = std::make_shared<detail::YamlOrigin>();
   origin->file = path;
   YAML::Node root = YAML::Clone(r.node());
+  drop_replaced_acceptance(root, patches);
   for (const auto& p : patches) problems.run([&] { detail::apply_patch(root, p, *origin); });
   YamlReader patched(root, origin);
   Scenario s = read_scenario(patched, data, problems);

@@ -320,6 +320,22 @@ void validate(const Acceptance& a, const DraftShape& shape) {
   throw Error(message);
 }
 
+MeasuredTau tau_from_draft_acceptance_rate(double rate, const DraftShape& shape) {
+  if (!(rate >= 0.0 && rate <= 1.0)) throw Error("draft acceptance rate = " + fmt(rate) + ": must lie in [0, 1]");
+  const MeasuredTau tau{1.0 + rate * (shape.num_draft_tokens - 1)};
+  std::string message;
+  for (auto p : acceptance_problems(Acceptance{tau, {}}, shape)) {
+    // The tau a rule names is this rate's, not a key the user wrote.
+    if (const std::string key = "acceptance.tokens_per_cycle "; p.rfind(key, 0) == 0) p = "tau " + p.substr(key.size());
+    message += (message.empty() ? "" : "; ") + p;
+  }
+  if (!message.empty()) {
+    throw Error("= " + fmt(rate) + " gives tau " + fmt(tau.tokens_per_cycle) + " at " +
+                std::to_string(shape.num_draft_tokens) + " draft tokens, which the draft cannot emit: " + message);
+  }
+  return tau;
+}
+
 std::vector<double> positional_vector_from_accept(double accept_rate, int ranks,
                                                   double sibling_exponent) {
   check_rate(accept_rate, 0);

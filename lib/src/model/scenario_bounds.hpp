@@ -35,6 +35,7 @@ inline constexpr ScenarioBound kScenarioBounds[] = {
     {"speculation.block_size", 2, 65, true},
     {"acceptance.accept", 0, 1, false},
     {"acceptance.tokens_per_cycle", 1, 1e6, false},
+    {"acceptance.draft_acceptance_rate", 0, 1, false},
     {"compute.bandwidth_efficiency", 0.01, kMaxEffectiveEfficiency, false, true},
     {"compute.flop_efficiency", 0.01, 1.0, false},
     {"compute.routing_skew", 0.01, 1.0, false, true},
