@@ -46,6 +46,9 @@ std::string command_line(const InitOptions& o) {
   if (o.batch) cmd += " --batch " + std::to_string(*o.batch);
   if (o.context) cmd += " --context " + std::to_string(*o.context);
   if (o.accept) cmd += " --accept " + units::format_fixed(*o.accept, 3);
+  if (i.accept_length) cmd += " --accept-length " + units::format_fixed(*i.accept_length, 3);
+  if (i.draft_acceptance_rate) cmd += " --draft-acceptance-rate " + units::format_fixed(*i.draft_acceptance_rate, 3);
+  if (!i.plain_rate.empty()) cmd += " --plain-rate " + i.plain_rate;
   if (!i.name.empty()) cmd += " --name " + i.name;
   return cmd;
 }
@@ -167,8 +170,21 @@ void setup_init(CLI::App& app, Io& io) {
       ->check(CLI::Range(1, 1'000'000));
   sub->add_option("--context", opts->context, "Tokens in each request's KV cache (default 2048, an assumption)")
       ->check(CLI::Range(0LL, 100'000'000LL));
-  sub->add_option("--accept", opts->accept, "First draft position's acceptance (default 0.7, an assumption)")
-      ->check(CLI::Range(0.0, 1.0));
+  auto* accept = sub->add_option("--accept", opts->accept, "First draft position's acceptance (default 0.7, an assumption)")
+                     ->check(CLI::Range(0.0, 1.0));
+  auto* length = sub->add_option("--accept-length", opts->init.accept_length,
+                                 "Measured tokens per cycle (tau, bonus token included), in place of --accept")
+                     ->check(CLI::Range(1.0, 1e6));
+  auto* rate = sub->add_option("--draft-acceptance-rate", opts->init.draft_acceptance_rate,
+                               "Accepted over drafted tokens at the written draft shape (vLLM's 'Avg Draft "
+                               "acceptance rate', SGLang's 'accept rate'), in place of --accept")
+                   ->check(CLI::Range(0.0, 1.0));
+  accept->excludes(length)->excludes(rate);
+  length->excludes(rate);
+  sub->add_option("--plain-rate", opts->init.plain_rate,
+                  "Measured plain-decoding rate over the batch, units as in files (82tok/s): "
+                  "measurements.baseline, which calibrates the host time per step")
+      ->check(non_empty());
   sub->add_option("--name", opts->init.name, "Scenario name (default: the output file's stem, else from the inputs)");
   sub->add_option("-o,--output", opts->output, "Scenario file to write (default: print it); never replaces a file "
                                                "without --force");

@@ -123,6 +123,34 @@ TEST_CASE("init: given values are written as inputs, not assumptions", "[init]")
   CHECK(std::get<specsim::ConstantChain>(s.acceptance.kind).accept == 0.75);
 }
 
+// What a new user has from a published run: the plain rate and the acceptance the engine printed.
+TEST_CASE("init: a published plain rate and the engine's own acceptance are written as measured", "[init]") {
+  ScenarioInit init = llama_8b_one_h200();
+  init.draft_acceptance_rate = 0.691;  // vLLM "Avg Draft acceptance rate: 69.1%" at K = 3
+  init.plain_rate = "141.4tok/s";
+  const std::string text = specsim::render_scenario_init(init);
+  CHECK_THAT(text, Contains("draft_acceptance_rate: 0.691") && Contains("# --draft-acceptance-rate"));
+  CHECK_THAT(text, Contains("tokens_per_s: 141.4tok/s") && Contains("# --plain-rate"));
+  const specsim::Scenario s = specsim::load_scenario_text(text, "init.yaml");
+  CHECK(std::get<specsim::MeasuredTau>(s.acceptance.kind).tokens_per_cycle == Approx(1.0 + 0.691 * 3));
+  REQUIRE(s.measurements.baseline_tokens_per_s);
+  CHECK(*s.measurements.baseline_tokens_per_s == Approx(141.4));
+  // The cycle calibrates on it: the plain step is the measured one.
+  const specsim::CycleModel model(s);
+  CHECK(model.predict().baseline_tokens_per_s == Approx(141.4));
+
+  ScenarioInit length = llama_8b_one_h200();
+  length.accept_length = 2.9;
+  CHECK(std::get<specsim::MeasuredTau>(specsim::load_scenario_text(specsim::render_scenario_init(length), "init.yaml")
+                                           .acceptance.kind)
+            .tokens_per_cycle == 2.9);
+  length.accept_length = 9.0;  // a chain of 3 emits at most 4
+  CHECK_THAT(error_of(length), StartsWith("--accept-length: acceptance.tokens_per_cycle: = 9: must lie in [1,"));
+  ScenarioInit unitless = llama_8b_one_h200();
+  unitless.plain_rate = "141";
+  CHECK_THAT(error_of(unitless), StartsWith("--plain-rate: measurements.baseline.tokens_per_s: expected a rate with unit"));
+}
+
 TEST_CASE("init: vLLM, a measured table at another rank count, and the engine's own sequencing", "[init]") {
   ScenarioInit init;
   init.model = "qwen3-30b-a3b";

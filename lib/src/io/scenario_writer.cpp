@@ -158,12 +158,16 @@ std::string inline_topology(const Topology& t, const std::string& source) {
   return out;
 }
 
-std::string scenario_option(const std::string& key_path) {
+// The option of init that wrote a scenario key, for an error the written file gives.
+std::string scenario_option(const ScenarioInit& init, const std::string& key_path) {
+  if (key_path.rfind("acceptance", 0) == 0) {
+    return init.accept_length ? "--accept-length" : init.draft_acceptance_rate ? "--draft-acceptance-rate" : "--accept";
+  }
   static const std::pair<const char*, const char*> kOptions[] = {
       {"model", "--model"},          {"draft", "--draft"},         {"topology", "--topology"},
       {"gpu", "--gpu"},              {"engine", "--engine"},       {"parallel", "--tp"},
-      {"workload.batch", "--batch"}, {"workload.context", "--context"}, {"acceptance", "--accept"},
-      {"speculation", "--method"},
+      {"workload.batch", "--batch"}, {"workload.context", "--context"}, {"speculation", "--method"},
+      {"measurements.baseline", "--plain-rate"},
   };
   for (const auto& [key, option] : kOptions) {
     if (key_path.rfind(key, 0) == 0) return option;
@@ -542,6 +546,16 @@ std::string init_speculation(const std::string& method, const TransformerSpec& d
 std::string init_acceptance(const ScenarioInit& init, const std::string& method) {
   const SpeculationMethod& m = init_method(method);
   std::string y = "\nacceptance:\n";
+  if (init.accept_length) {
+    return y + entry("tokens_per_cycle", fixed(*init.accept_length, 3),
+                     "--accept-length: measured tokens per cycle (tau, the bonus token included)", 2);
+  }
+  if (init.draft_acceptance_rate) {
+    return y + entry("draft_acceptance_rate", fixed(*init.draft_acceptance_rate, 3),
+                     "--draft-acceptance-rate: accepted / drafted tokens at this draft shape, tau = 1 + rate x "
+                     "(num_draft_tokens - 1) (docs/acceptance.md#rates)",
+                     2);
+  }
   if (init.accept) {
     y += entry("accept", fixed(*init.accept, 3), "--accept: the first draft position's acceptance", 2);
   } else {
@@ -645,16 +659,20 @@ std::string init_host(const EnginePrior& engine) {
                  "replaces the prior and its band.");
 }
 
-// measurements: none yet; the comment shows the shape of each.
-std::string init_measurements(const InitParts& parts) {
-  return "\n" +
-         comment("measurements: none yet. Each one calibrates part of the model (docs/calibration.md):\n"
-                 "measurements:\n"
-                 "  topology: " + (parts.imported ? std::string("NAME") : parts.topology.name) +
-                 "           (the box they were taken on)\n"
-                 "  baseline: {tokens_per_s: 100tok/s}     (plain decoding: the host time per step)\n"
-                 "  verify: {step, allreduce_count, allreduce_total, compute, tokens_per_request, mode}\n"
-                 "  speculative: {tokens_per_s: 150tok/s, held_out: true}     (compared with, never an input)");
+// measurements: the plain rate init was given, if any; the comment shows the shape of each.
+std::string init_measurements(const ScenarioInit& init, const InitParts& parts) {
+  const std::string shapes =
+      "Each measurement calibrates part of the model (docs/calibration.md):\n"
+      "measurements:\n"
+      "  topology: " + (parts.imported ? std::string("NAME") : parts.topology.name) +
+      "           (the box they were taken on)\n"
+      "  baseline: {tokens_per_s: 100tok/s}     (plain decoding: the host time per step)\n"
+      "  verify: {step, allreduce_count, allreduce_total, compute, tokens_per_request, mode}\n"
+      "  speculative: {tokens_per_s: 150tok/s, held_out: true}     (compared with, never an input)";
+  if (init.plain_rate.empty()) return "\n" + comment("measurements: none yet. " + shapes);
+  return "\n" + comment(shapes) + "measurements:\n  baseline:\n" +
+         entry("tokens_per_s", scalar(init.plain_rate),
+               "--plain-rate: the measured plain rate over the batch; it calibrates the host time per step", 4);
 }
 
 // The smallest tensor-parallel degree of the box at which `s` fits in memory, if any (the heads of
@@ -696,7 +714,7 @@ void check_init_loads(const std::string& text, const ScenarioInit& init, const D
     s = load_scenario_text(text, "<specsim init>", data);
   } catch (const Error& e) {
     const bool from_launch = !e.key_path().empty() && !launch_value(init, e.key_path()).empty();
-    const std::string option = from_launch ? "--from-command" : scenario_option(e.key_path());
+    const std::string option = from_launch ? "--from-command" : scenario_option(init, e.key_path());
     if (option.empty()) throw;
     throw Error({option, 0, 0}, e.key_path(), e.message());
   }
@@ -720,7 +738,7 @@ std::string render_scenario_init(const ScenarioInit& init, const DataDir& data) 
                            init_parallel_and_workload(init, batch, context) + init_engine(parts.engine, init) +
                            init_speculation(parts.method, parts.draft, parts.engine, init) +
                            init_acceptance(init, parts.method) + init_compute(parts.model) +
-                           init_comm(init, parts.profile) + init_host(parts.engine) + init_measurements(parts);
+                           init_comm(init, parts.profile) + init_host(parts.engine) + init_measurements(init, parts);
   check_init_loads(text, init, data);
   return text;
 }
