@@ -49,6 +49,7 @@ std::string command_line(const InitOptions& o) {
   if (i.accept_length) cmd += " --accept-length " + units::format_fixed(*i.accept_length, 3);
   if (i.draft_acceptance_rate) cmd += " --draft-acceptance-rate " + units::format_fixed(*i.draft_acceptance_rate, 3);
   if (!i.plain_rate.empty()) cmd += " --plain-rate " + i.plain_rate;
+  if (i.plain_end_to_end) cmd += " --plain-end-to-end";
   if (!i.name.empty()) cmd += " --name " + i.name;
   return cmd;
 }
@@ -181,10 +182,13 @@ void setup_init(CLI::App& app, Io& io) {
                    ->check(CLI::Range(0.0, 1.0));
   accept->excludes(length)->excludes(rate);
   length->excludes(rate);
-  sub->add_option("--plain-rate", opts->init.plain_rate,
-                  "Measured plain-decoding rate over the batch, units as in files (82tok/s): "
-                  "measurements.baseline, which calibrates the host time per step")
-      ->check(non_empty());
+  auto* plain = sub->add_option("--plain-rate", opts->init.plain_rate,
+                                "Measured plain-decoding rate over the batch, units as in files (82tok/s): "
+                                "measurements.baseline, which calibrates the host time per step")
+                    ->check(non_empty());
+  sub->add_flag("--plain-end-to-end", opts->init.plain_end_to_end,
+                "The plain rate is output tokens over wall time, prefill included (a benchmark's output throughput)")
+      ->needs(plain);
   sub->add_option("--name", opts->init.name, "Scenario name (default: the output file's stem, else from the inputs)");
   sub->add_option("-o,--output", opts->output, "Scenario file to write (default: print it); never replaces a file "
                                                "without --force");

@@ -146,6 +146,12 @@ TEST_CASE("init: a published plain rate and the engine's own acceptance are writ
             .tokens_per_cycle == 2.9);
   length.accept_length = 9.0;  // a chain of 3 emits at most 4
   CHECK_THAT(error_of(length), StartsWith("--accept-length: acceptance.tokens_per_cycle: = 9: must lie in [1,"));
+  ScenarioInit end_to_end = llama_8b_one_h200();
+  end_to_end.plain_rate = "133tok/s";
+  end_to_end.plain_end_to_end = true;
+  const std::string e2e = specsim::render_scenario_init(end_to_end);
+  CHECK_THAT(e2e, Contains("includes_prefill: true") && Contains("# --plain-end-to-end"));
+  CHECK(specsim::load_scenario_text(e2e, "init.yaml").measurements.baseline_includes_prefill);
   ScenarioInit unitless = llama_8b_one_h200();
   unitless.plain_rate = "141";
   CHECK_THAT(error_of(unitless), StartsWith("--plain-rate: measurements.baseline.tokens_per_s: expected a rate with unit"));

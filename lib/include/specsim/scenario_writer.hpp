@@ -40,6 +40,9 @@ struct ScenarioInit {
   // The measured plain rate over the batch, as a file writes it ("82tok/s"): measurements.baseline,
   // which calibrates the host time per step. "" = none yet.
   std::string plain_rate;
+  // The plain rate is end to end (output tokens / wall time, prefill included: a benchmark's
+  // output throughput): measurements.baseline.includes_prefill.
+  bool plain_end_to_end = false;
   std::string name;     // scenario name; "" = "<model>-<draft>-<topology>-tp<tp>"
   std::string command;  // the command line that asked for it, recorded in the file's `source:`
   // What a launch line and its environment state (`init --from-command`, `--env`): its values

@@ -670,9 +670,16 @@ std::string init_measurements(const ScenarioInit& init, const InitParts& parts) 
       "  verify: {step, allreduce_count, allreduce_total, compute, tokens_per_request, mode}\n"
       "  speculative: {tokens_per_s: 150tok/s, held_out: true}     (compared with, never an input)";
   if (init.plain_rate.empty()) return "\n" + comment("measurements: none yet. " + shapes);
-  return "\n" + comment(shapes) + "measurements:\n  baseline:\n" +
-         entry("tokens_per_s", scalar(init.plain_rate),
-               "--plain-rate: the measured plain rate over the batch; it calibrates the host time per step", 4);
+  std::string y = "\n" + comment(shapes) + "measurements:\n  baseline:\n" +
+                  entry("tokens_per_s", scalar(init.plain_rate),
+                        "--plain-rate: the measured plain rate over the batch; it calibrates the host time per step", 4);
+  if (init.plain_end_to_end) {
+    y += entry("includes_prefill", "true",
+               "--plain-end-to-end: output tokens over wall time, prefill included; the residual is charged per "
+               "output token (docs/model.md#prefill)",
+               4);
+  }
+  return y;
 }
 
 // The smallest tensor-parallel degree of the box at which `s` fits in memory, if any (the heads of
