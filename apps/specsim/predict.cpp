@@ -57,11 +57,11 @@ Acceptance from_logs(const std::vector<std::string>& files, std::vector<std::str
 
 // An acceptance an option states that the scenario's draft cannot have, refused naming the option.
 void require_usable(const char* option, const Scenario& s) {
-  const auto problems = acceptance_problems(s.acceptance, s.speculation.shape);
-  if (problems.empty()) return;
-  std::string message;
-  for (const auto& p : problems) message += (message.empty() ? "" : "; ") + p;
-  throw Error({option, 0, 0}, "", message);
+  try {
+    validate(s.acceptance, s.speculation.shape);
+  } catch (const Error& e) {
+    throw Error({option, 0, 0}, "", e.message());
+  }
 }
 
 // --accept, --accept-per-position, --accept-length, --draft-acceptance-rate, --accept-unconditional or
