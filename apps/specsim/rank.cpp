@@ -20,6 +20,7 @@ struct RankOptions {
   std::string scenario = kDefaultScenario;
   std::string priorities;
   std::optional<double> accept;
+  std::optional<double> draft_acceptance_rate;
   std::vector<std::string> patches;
   int path_steps = 4;
   Format format = Format::kText;
@@ -30,7 +31,11 @@ void run_rank(const RankOptions& o, Io& io) {
   check_emit_format(o.emit, o.format);
   const DataDir data;
   std::vector<std::string> patches = o.patches;
+  // As patches, so that every option rank weighs is priced with them (a patched form replaces the file's).
   if (o.accept) patches.push_back("acceptance.accept=" + std::to_string(*o.accept));
+  if (o.draft_acceptance_rate) {
+    patches.push_back("acceptance.draft_acceptance_rate=" + std::to_string(*o.draft_acceptance_rate));
+  }
   const Scenario loaded = load_scenario(o.scenario, patches, data);
   const InterventionCatalogue catalogue = rank_catalogue(loaded, o.priorities, data);
   const RankReport r = rank(loaded, patches, catalogue, data, o.path_steps);
@@ -51,7 +56,12 @@ void setup_rank(CLI::App& app, Io& io) {
   sub->add_option("--scenario", opts->scenario, "Scenario name or file")->capture_default_str();
   sub->add_option("--priorities", opts->priorities, "Intervention catalogue file (default: the scenario's `interventions`, else models/interventions/any-box.yaml); the box's own interventions are added")
       ->check(CLI::ExistingFile);
-  sub->add_option("--accept", opts->accept, "First-position acceptance")->check(CLI::Range(0.0, 1.0));
+  auto* accept = sub->add_option("--accept", opts->accept, "First-position acceptance")->check(CLI::Range(0.0, 1.0));
+  sub->add_option("--draft-acceptance-rate", opts->draft_acceptance_rate,
+                  "Accepted over drafted tokens at the scenario's draft shape (vLLM's 'Avg Draft acceptance rate', "
+                  "SGLang's 'accept rate'), in place of --accept (docs/acceptance.md#rates)")
+      ->check(CLI::Range(0.0, 1.0))
+      ->excludes(accept);
   sub->add_option("--set", opts->patches, "Patch a scenario field: key=value")->allow_extra_args(false);
   sub->add_option("--path-steps", opts->path_steps, "Steps of the cumulative plan")->check(CLI::Range(0, 20));
   add_format_option(*sub, opts->format);

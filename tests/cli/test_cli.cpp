@@ -80,6 +80,17 @@ TEST_CASE("cli: an engine's average and per-position rates are read as the engin
                   "speculation.num_draft_tokens=8"}),
              WithinRel(3.1, 1e-9));
 
+  // rank prices every option at the same acceptance; its --accept now replaces a measured tau too.
+  const auto ranked = run({"rank", "--draft-acceptance-rate", "0.691", "--json"});
+  REQUIRE(ranked.code == 0);
+  const auto by_rate = run({"predict", "--draft-acceptance-rate", "0.691", "--json"});
+  REQUIRE(by_rate.code == 0);
+  CHECK(nlohmann::json::parse(ranked.out)["scenario_tokens_per_s"].get<double>() ==
+        nlohmann::json::parse(by_rate.out)["speculative"]["tokens_per_s"].get<double>());
+  const std::string row = std::string(SPECSIM_SOURCE_DIR) +
+                          "/validation/specforge-issue-339-2xh100/sf339-qwen3-30b-a3b-eagle3-tp2-bs1-3-1-4.yaml";
+  CHECK(run({"rank", "--scenario", row, "--accept", "0.7", "--format", "csv"}).code == 0);
+
   const auto rising = run({"predict", "--accept-unconditional", "0.5,0.9"});
   CHECK(rising.code == specsim::cli::kExitInput);
   CHECK_THAT(rising.err, Contains("--accept-unconditional") && Contains("must not rise"));
