@@ -450,33 +450,35 @@ void fit_decode_step(const ForwardFitBasis& b, ComputeSettings& settings, double
     fit.solved = "eta_bw from the decode step";
     return;
   }
-  const double from = settings.kernel_floor_s;
-  settings.bandwidth_efficiency = slow ? floor_eta : top_eta;
-  const auto floor = solve_term(b, settings, 1.0, decode_step_s, set_kernel_floor, slow ? from : 0.0,
-                                slow ? kMaxKernelFloorS : from);
-  // An eager step faster than the datasheet's bandwidth allows even with no per-kernel GPU cost: the
-  // host's launches, a prior, are dearer in the model than they were. They are host time, and may
-  // come down to the prior's p10 (docs/references/specdec.md#eager-launch). Such a step is the
-  // host's: it says nothing of the GPU's rate, which keeps its priors where the launch cost alone
-  // can meet the step; only where it cannot does the GPU side go to its fastest (the datasheet, no
-  // per-kernel cost) as well.
-  if (!floor && !slow && b.mode != LaunchMode::kGraph && !settings.eager_launch_per_kernel_s) {
-    const PriorValue& launch = kPriorEagerLaunchPerKernelS;
-    const auto set_launch = [](ComputeSettings& c, double x) { c.eager_launch_per_kernel_s = x; };
-    const auto take = [&](const ComputeSettings& gpu_side, double l, std::string solved) {
-      settings = gpu_side;
-      settings.eager_launch_per_kernel_s = l;
-      fit.solved = std::move(solved);
-      fit.notes.push_back("the eager decode step is faster than the model's host launches allow at the prior " +
-                          units::format_duration(launch.value) + " a kernel: the launch cost moved to " +
-                          units::format_duration(l) + " (its prior's p10 is " + units::format_duration(launch.p10) + ")");
-    };
+  // An eager step faster than the model allows even at the datasheet's bandwidth, with the host's
+  // launches at their prior: those launches, a prior, are dearer in the model than they were. Such a
+  // step is the host's and says nothing of the GPU's rate, so the GPU side keeps its priors wherever
+  // the launch cost alone, down to its prior's p10, can meet the step (docs/references/specdec.md#eager-launch);
+  // only where it cannot does the GPU side go to its fastest (the datasheet, then no per-kernel cost).
+  const bool host_bound = fast && b.mode != LaunchMode::kGraph && !settings.eager_launch_per_kernel_s;
+  const PriorValue& launch = kPriorEagerLaunchPerKernelS;
+  const auto set_launch = [](ComputeSettings& c, double x) { c.eager_launch_per_kernel_s = x; };
+  const auto take = [&](const ComputeSettings& gpu_side, double l, std::string solved) {
+    settings = gpu_side;
+    settings.eager_launch_per_kernel_s = l;
+    fit.solved = std::move(solved);
+    fit.notes.push_back("the eager decode step is faster than the model's host launches allow at the prior " +
+                        units::format_duration(launch.value) + " a kernel: the launch cost moved to " +
+                        units::format_duration(l) + " (its prior's p10 is " + units::format_duration(launch.p10) + ")");
+  };
+  if (host_bound) {
     ComputeSettings at_priors = given;
     at_priors.bandwidth_efficiency = given.bandwidth_efficiency.value_or(kPriorBandwidthEfficiency.value);
     if (const auto l = solve_term(b, at_priors, 1.0, decode_step_s, set_launch, launch.p10, launch.value)) {
       take(at_priors, *l, "the eager launch cost from the decode step, the GPU side at its priors (a host-bound step)");
       return;
     }
+  }
+  const double from = settings.kernel_floor_s;
+  settings.bandwidth_efficiency = slow ? floor_eta : top_eta;
+  const auto floor = solve_term(b, settings, 1.0, decode_step_s, set_kernel_floor, slow ? from : 0.0,
+                                slow ? kMaxKernelFloorS : from);
+  if (!floor && host_bound) {
     ComputeSettings at_zero = settings;
     at_zero.kernel_floor_s = 0.0;
     if (const auto l = solve_term(b, at_zero, 1.0, decode_step_s, set_launch, launch.p10, launch.value)) {
