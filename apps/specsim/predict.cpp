@@ -131,6 +131,11 @@ void run_predict(const PredictOptions& o, Io& io) {
   io.out << emitted(o.format == Format::kJson ? with_problems(out, o.format, problems) : out, o.format, launch);
 }
 
+// A list of rates by draft position, comma-separated, each in [0, 1].
+CLI::Option* add_rates_option(CLI::App& sub, const char* name, std::vector<double>& rates, const char* help) {
+  return sub.add_option(name, rates, help)->delimiter(',')->check(CLI::Range(0.0, 1.0));
+}
+
 }  // namespace
 
 void setup_predict(CLI::App& app, Io& io) {
@@ -143,10 +148,8 @@ void setup_predict(CLI::App& app, Io& io) {
                                  "positions keep the shape of the scenario's profile (docs/acceptance.md). "
                                  "Not an engine's average over the drafted tokens: that is --draft-acceptance-rate")
                      ->check(CLI::Range(0.0, 1.0));
-  auto* per_pos = sub->add_option("--accept-per-position", opts->accept_per_position,
-                                  "Conditional acceptance per draft position, b1,b2,...")
-                      ->delimiter(',')
-                      ->check(CLI::Range(0.0, 1.0));
+  auto* per_pos = add_rates_option(*sub, "--accept-per-position", opts->accept_per_position,
+                                  "Conditional acceptance per draft position, b1,b2,...");
   auto* length = sub->add_option("--accept-length", opts->accept_length,
                                  "Measured tokens per cycle (tau, bonus token included), >= 1")
                      ->check(CLI::Range(1.0, 1e6));
@@ -155,11 +158,10 @@ void setup_predict(CLI::App& app, Io& io) {
                                "(vLLM's 'Avg Draft acceptance rate', SGLang's 'accept rate'): tau = 1 + rate x "
                                "(num_draft_tokens - 1)")
                    ->check(CLI::Range(0.0, 1.0));
-  auto* unconditional = sub->add_option("--accept-unconditional", opts->accept_unconditional,
-                                        "Unconditional acceptance per draft position, a1,a2,... non-increasing "
-                                        "(vLLM's 'Per-position acceptance rate', llama.cpp's 'acceptance rate per position')")
-                            ->delimiter(',')
-                            ->check(CLI::Range(0.0, 1.0));
+  auto* unconditional = add_rates_option(
+      *sub, "--accept-unconditional", opts->accept_unconditional,
+      "Unconditional acceptance per draft position, a1,a2,... non-increasing (vLLM's 'Per-position acceptance "
+      "rate', llama.cpp's 'acceptance rate per position')");
   auto* logs = sub->add_option("--acceptance-log", opts->acceptance_logs,
                                "Engine logs (SGLang, vLLM, llama.cpp) whose pooled acceptance to use")
                    ->check(CLI::ExistingFile);
