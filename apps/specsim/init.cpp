@@ -178,7 +178,7 @@ void setup_init(CLI::App& app, Io& io) {
                      ->check(CLI::Range(1.0, 1e6));
   auto* rate = sub->add_option("--draft-acceptance-rate", opts->init.draft_acceptance_rate,
                                "Accepted over drafted tokens at the written draft shape (vLLM's 'Avg Draft "
-                               "acceptance rate', SGLang's 'accept rate'), in place of --accept")
+                               "acceptance rate'; SGLang's 'accept rate' is tau / num_draft_tokens), in place of --accept")
                    ->check(CLI::Range(0.0, 1.0));
   accept->excludes(length)->excludes(rate);
   length->excludes(rate);

@@ -155,8 +155,8 @@ void setup_predict(CLI::App& app, Io& io) {
                      ->check(CLI::Range(1.0, 1e6));
   auto* rate = sub->add_option("--draft-acceptance-rate", opts->draft_acceptance_rate,
                                "Accepted over drafted tokens, in [0, 1], measured at the scenario's draft shape "
-                               "(vLLM's 'Avg Draft acceptance rate', SGLang's 'accept rate'): tau = 1 + rate x "
-                               "(num_draft_tokens - 1)")
+                               "(vLLM's 'Avg Draft acceptance rate'; not SGLang's 'accept rate', which is tau / "
+                               "num_draft_tokens): tau = 1 + rate x (num_draft_tokens - 1)")
                    ->check(CLI::Range(0.0, 1.0));
   auto* unconditional = add_rates_option(
       *sub, "--accept-unconditional", opts->accept_unconditional,

@@ -58,8 +58,8 @@ void setup_rank(CLI::App& app, Io& io) {
       ->check(CLI::ExistingFile);
   auto* accept = sub->add_option("--accept", opts->accept, "First-position acceptance")->check(CLI::Range(0.0, 1.0));
   sub->add_option("--draft-acceptance-rate", opts->draft_acceptance_rate,
-                  "Accepted over drafted tokens at the scenario's draft shape (vLLM's 'Avg Draft acceptance rate', "
-                  "SGLang's 'accept rate'), in place of --accept (docs/acceptance.md#rates)")
+                  "Accepted over drafted tokens at the scenario's draft shape (vLLM's 'Avg Draft acceptance rate'; "
+                  "SGLang's 'accept rate' is tau / num_draft_tokens), in place of --accept (docs/acceptance.md#rates)")
       ->check(CLI::Range(0.0, 1.0))
       ->excludes(accept);
   sub->add_option("--set", opts->patches, "Patch a scenario field: key=value")->allow_extra_args(false);

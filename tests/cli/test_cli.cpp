@@ -75,7 +75,7 @@ TEST_CASE("cli: an engine's average and per-position rates are read as the engin
   CHECK_THAT(tau({"--accept-length", "3.07"}), WithinRel(3.07, 1e-9));
   // Read as the first position's rate, 0.691 gives a shorter cycle than the engine measured.
   CHECK(tau({"--accept", "0.691"}) < 2.6);
-  // SGLang's tree: its accept rate is (tau - 1) / (num_draft_tokens - 1), so 0.3 over 7 drafted = 3.1.
+  // An SGLang tree of 8 draft tokens drafts 7: accepted / drafted 0.3 is tau 1 + 0.3 x 7 = 3.1.
   CHECK_THAT(tau({"--draft-acceptance-rate", "0.3", "--set", "speculation.eagle_topk=4", "--set",
                   "speculation.num_draft_tokens=8"}),
              WithinRel(3.1, 1e-9));

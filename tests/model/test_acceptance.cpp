@@ -43,7 +43,7 @@ TEST_CASE("an engine's average over drafted tokens is tau at the draft shape", "
   // Avg Draft acceptance rate: 69.1%" at K = 3; 141 / 204 = 0.6912, 1 + 3 x 141 / 204 = 3.0735.
   CHECK_THAT(specsim::tau_from_draft_acceptance_rate(141.0 / 204.0, chain_of(3)).tokens_per_cycle,
              WithinRel(3.0735294117647, 1e-12));
-  // SGLang's tree (3 steps, top-k 4, 8 verified): 7 drafted tokens, accept rate 0.3 -> 3.1.
+  // An SGLang tree (3 steps, top-k 4, 8 verified): 7 drafted tokens, accepted / drafted 0.3 -> 3.1.
   CHECK_THAT(specsim::tau_from_draft_acceptance_rate(0.3, DraftShape{3, 4, 8}).tokens_per_cycle, WithinRel(3.1, 1e-12));
   CHECK(specsim::tau_from_draft_acceptance_rate(0.0, chain_of(5)).tokens_per_cycle == 1.0);
   CHECK(specsim::tau_from_draft_acceptance_rate(1.0, chain_of(5)).tokens_per_cycle == 6.0);

@@ -126,7 +126,7 @@ struct Acceptance {
 void validate(const Acceptance& acceptance, const DraftShape& shape);
 
 // tau from an engine's average acceptance over the drafted tokens at `shape` (vLLM V1's "Avg Draft
-// acceptance rate", accepted / drafted; SGLang's accept rate, (tau - 1) / (num_draft_tokens - 1)):
+// acceptance rate", accepted / drafted; not SGLang's accept rate, tau / num_draft_tokens):
 // 1 + rate x (num_draft_tokens - 1), docs/acceptance.md#rates. Throws specsim::Error, naming the tau
 // and why, where the rate is outside [0, 1] or the shape cannot emit that tau.
 [[nodiscard]] MeasuredTau tau_from_draft_acceptance_rate(double rate, const DraftShape& shape);

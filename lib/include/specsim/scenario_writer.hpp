@@ -34,7 +34,7 @@ struct ScenarioInit {
   std::optional<long long> context;  // unset: 2048 tokens in each request's KV cache, an assumption
   std::optional<double> accept;      // first draft position's acceptance; unset: 0.7, an assumption
   // Or the acceptance as the engine measured it (at most one of the three): tau, or the average over
-  // drafted tokens (vLLM's "Avg Draft acceptance rate", SGLang's accept rate; docs/acceptance.md#rates).
+  // drafted tokens (vLLM's "Avg Draft acceptance rate", accepted / drafted; docs/acceptance.md#rates).
   std::optional<double> accept_length;
   std::optional<double> draft_acceptance_rate;
   // The measured plain rate over the batch, as a file writes it ("82tok/s"): measurements.baseline,
