@@ -85,6 +85,8 @@ def main():
     parser.add_argument("--update", action="store_true", help="rewrite tests/golden/ from the binary")
     update = parser.parse_args().update
     cases = commands()
+    if not os.access(BIN, os.X_OK):
+        sys.exit(f"golden: no specsim binary at {BIN}: build it, or set SPECSIM_BIN (nothing was changed)")
     GOLDEN.mkdir(exist_ok=True)
     if update:
         for old in [p for suffix in SUFFIXES for p in GOLDEN.glob(f"*{suffix}")]:

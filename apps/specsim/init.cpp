@@ -50,6 +50,11 @@ std::string command_line(const InitOptions& o) {
   if (i.draft_acceptance_rate) cmd += " --draft-acceptance-rate " + units::format_fixed(*i.draft_acceptance_rate, 3);
   if (!i.plain_rate.empty()) cmd += " --plain-rate " + i.plain_rate;
   if (i.plain_end_to_end) cmd += " --plain-end-to-end";
+  if (i.prompt_tokens) cmd += " --prompt-tokens " + std::to_string(*i.prompt_tokens);
+  if (i.output_tokens) cmd += " --output-tokens " + std::to_string(*i.output_tokens);
+  if (i.num_steps) cmd += " --num-steps " + std::to_string(*i.num_steps);
+  if (i.eagle_topk) cmd += " --topk " + std::to_string(*i.eagle_topk);
+  if (i.num_draft_tokens) cmd += " --num-draft-tokens " + std::to_string(*i.num_draft_tokens);
   if (!i.name.empty()) cmd += " --name " + i.name;
   return cmd;
 }
@@ -129,6 +134,48 @@ void run_init(const InitOptions& o, Io& io) {
   io.out << "wrote " << o.output << "; next: specsim predict --scenario " << o.output << "\n";
 }
 
+// What a published run states beside the deployment: its acceptance (at most one form), its plain
+// rate with the benchmark's lengths, and the draft's shape.
+void add_published_run_options(CLI::App* sub, InitOptions* opts) {
+  auto* accept = sub->add_option("--accept", opts->accept, "First draft position's acceptance (default 0.7, an assumption)")
+                     ->check(CLI::Range(0.0, 1.0));
+  auto* length = sub->add_option("--accept-length", opts->init.accept_length,
+                                 "Measured tokens per cycle (tau, bonus token included), in place of --accept")
+                     ->check(CLI::Range(1.0, 1e6));
+  auto* rate = sub->add_option("--draft-acceptance-rate", opts->init.draft_acceptance_rate,
+                               "Accepted over drafted tokens at the written draft shape (vLLM's 'Avg Draft "
+                               "acceptance rate'; SGLang's 'accept rate' is tau / num_draft_tokens), in place of --accept")
+                   ->check(CLI::Range(0.0, 1.0));
+  accept->excludes(length)->excludes(rate);
+  length->excludes(rate);
+  auto* plain = sub->add_option("--plain-rate", opts->init.plain_rate,
+                                "Measured plain-decoding rate over the batch, units as in files (82tok/s): "
+                                "measurements.baseline, which calibrates the host time per step")
+                    ->check(non_empty());
+  auto* end_to_end =
+      sub->add_flag("--plain-end-to-end", opts->init.plain_end_to_end,
+                    "The plain rate is output tokens over wall time, prefill included (a benchmark's output throughput)")
+          ->needs(plain);
+  auto* prompt = sub->add_option("--prompt-tokens", opts->init.prompt_tokens,
+                                 "That benchmark's mean prompt tokens per request (with --output-tokens): prices the "
+                                 "prefill the end-to-end rate holds")
+                     ->check(CLI::Range(1LL, 100'000'000LL))
+                     ->needs(end_to_end);
+  sub->add_option("--output-tokens", opts->init.output_tokens,
+                  "That benchmark's mean output tokens per request (with --prompt-tokens)")
+      ->check(CLI::Range(1LL, 100'000'000LL))
+      ->needs(end_to_end)
+      ->needs(prompt);
+  prompt->needs("--output-tokens");
+  sub->add_option("--num-steps", opts->init.num_steps,
+                  "Draft steps per cycle as published (K, num_speculative_tokens; default 3, an assumption)")
+      ->check(CLI::Range(1, 64));
+  sub->add_option("--topk", opts->init.eagle_topk, "Tree branching per step (default 1: a chain)")->check(CLI::Range(1, 64));
+  sub->add_option("--num-draft-tokens", opts->init.num_draft_tokens,
+                  "Draft tokens verified per cycle (a tree's; a chain's is num_steps + 1)")
+      ->check(CLI::Range(1, 4096));
+}
+
 }  // namespace
 
 void setup_init(CLI::App& app, Io& io) {
@@ -171,24 +218,7 @@ void setup_init(CLI::App& app, Io& io) {
       ->check(CLI::Range(1, 1'000'000));
   sub->add_option("--context", opts->context, "Tokens in each request's KV cache (default 2048, an assumption)")
       ->check(CLI::Range(0LL, 100'000'000LL));
-  auto* accept = sub->add_option("--accept", opts->accept, "First draft position's acceptance (default 0.7, an assumption)")
-                     ->check(CLI::Range(0.0, 1.0));
-  auto* length = sub->add_option("--accept-length", opts->init.accept_length,
-                                 "Measured tokens per cycle (tau, bonus token included), in place of --accept")
-                     ->check(CLI::Range(1.0, 1e6));
-  auto* rate = sub->add_option("--draft-acceptance-rate", opts->init.draft_acceptance_rate,
-                               "Accepted over drafted tokens at the written draft shape (vLLM's 'Avg Draft "
-                               "acceptance rate'; SGLang's 'accept rate' is tau / num_draft_tokens), in place of --accept")
-                   ->check(CLI::Range(0.0, 1.0));
-  accept->excludes(length)->excludes(rate);
-  length->excludes(rate);
-  auto* plain = sub->add_option("--plain-rate", opts->init.plain_rate,
-                                "Measured plain-decoding rate over the batch, units as in files (82tok/s): "
-                                "measurements.baseline, which calibrates the host time per step")
-                    ->check(non_empty());
-  sub->add_flag("--plain-end-to-end", opts->init.plain_end_to_end,
-                "The plain rate is output tokens over wall time, prefill included (a benchmark's output throughput)")
-      ->needs(plain);
+  add_published_run_options(sub, opts.get());
   sub->add_option("--name", opts->init.name, "Scenario name (default: the output file's stem, else from the inputs)");
   sub->add_option("-o,--output", opts->output, "Scenario file to write (default: print it); never replaces a file "
                                                "without --force");

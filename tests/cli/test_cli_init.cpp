@@ -54,6 +54,27 @@ TEST_CASE("cli init: the file written passes check and predict", "[cli][init]") 
   CHECK_THAT(printed.out, Contains("kind: scenario\n"));
 }
 
+// A published run as a new user has it: K, the accept length the engine printed, the plain rate of
+// the same benchmark with its lengths. The command is in the file; predict reads the shape back.
+TEST_CASE("cli init: a published run's shape, acceptance and benchmark lengths", "[cli][init]") {
+  TempDir dir("specsim-init-published");
+  const std::string file = (dir.path / "published.yaml").string();
+  auto args = kInit;
+  args.insert(args.end(), {"--num-steps", "2", "--accept-length", "2.4", "--plain-rate", "60tok/s", "--plain-end-to-end",
+                           "--prompt-tokens", "1000", "--output-tokens", "500", "-o", file});
+  const auto r = run(args);
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const std::string text = slurp(file);
+  CHECK_THAT(text, Contains("--accept-length 2.400 --plain-rate 60tok/s --plain-end-to-end --prompt-tokens 1000 "
+                            "--output-tokens 500 --num-steps 2`"));
+  const auto predict = run({"predict", "--scenario", file, "--json"});
+  INFO(predict.err);
+  REQUIRE(predict.code == 0);
+  CHECK_THAT(predict.out, Contains("\"num_steps\": 2"));  // speculation{} carries the shape
+  CHECK_THAT(predict.out, Contains("\"num_draft_tokens\": 3"));
+}
+
 TEST_CASE("cli init: what it says of an engine's defaults comes from that engine's file", "[cli][init]") {
   // vLLM's and SGLang's files give their reasons (models/engines/*.yaml `init:`); TensorRT-LLM's
   // gives none, and its scenario names no other engine.
@@ -116,6 +137,14 @@ TEST_CASE("cli init: bad input exits 1 naming the option and writes nothing", "[
       {{"init", "--model", "llama-3.1-8b", "--draft", "llama-3.1-8b-eagle3", "--topology", "8x-h200-nvswitch", "--tp", "1",
         "--engine", "lmdeploy"},
        "--engine: engine.name: unknown engine 'lmdeploy'"},
+      // A tree needs its verified tokens; the loader would otherwise take num_steps + 1.
+      {{"init", "--model", "llama-3.1-8b", "--draft", "llama-3.1-8b-eagle3", "--topology", "8x-h200-nvswitch", "--tp", "1",
+        "--num-steps", "4", "--topk", "4"},
+       "--num-draft-tokens: speculation.num_draft_tokens: required with a tree (top-k 4)"},
+      // tau 6 from 3 steps: more than the cycle can emit, named at the acceptance option.
+      {{"init", "--model", "llama-3.1-8b", "--draft", "llama-3.1-8b-eagle3", "--topology", "8x-h200-nvswitch", "--tp", "1",
+        "--num-steps", "3", "--accept-length", "6"},
+       "--accept-length: acceptance.tokens_per_cycle: = 6: must lie in [1, speculation.num_steps + 1] = [1, 4]"},
   };
   for (const Case& c : cases) {
     auto args = c.args;
@@ -138,6 +167,18 @@ TEST_CASE("cli init: bad input exits 1 naming the option and writes nothing", "[
   const auto missing = run({"init", "--model", "llama-3.1-8b"});
   CHECK(missing.code == specsim::cli::kExitUsage);
   CHECK_THAT(missing.err, Contains("--topology is required"));
+  // Benchmark lengths price an end-to-end rate's prefill: both, and only beside --plain-end-to-end.
+  for (const auto& [extra, message] :
+       std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--plain-rate", "100tok/s", "--prompt-tokens", "1000", "--output-tokens", "200"}, "--prompt-tokens requires --plain-end-to-end"},
+           {{"--plain-rate", "100tok/s", "--plain-end-to-end", "--prompt-tokens", "1000"}, "--prompt-tokens requires --output-tokens"},
+           {{"--num-steps", "0"}, "--num-steps"}}) {
+    auto bad = kInit;
+    bad.insert(bad.end(), extra.begin(), extra.end());
+    const auto usage = run(bad);
+    CHECK(usage.code == specsim::cli::kExitUsage);
+    CHECK_THAT(usage.err, Contains(message));
+  }
   // --method takes the methods init writes, and nothing else.
   const auto method = run({"init", "--model", "qwen3-8b", "--method", "medusa", "--topology", "1x-b200", "--tp", "1"});
   CHECK(method.code == specsim::cli::kExitUsage);

@@ -157,6 +157,67 @@ TEST_CASE("init: a published plain rate and the engine's own acceptance are writ
   CHECK_THAT(error_of(unitless), StartsWith("--plain-rate: measurements.baseline.tokens_per_s: expected a rate with unit"));
 }
 
+// A published run states its draft shape (K, a tree's top-k and tokens) and, for a benchmark's
+// end-to-end rate, its prompt and output lengths: init writes them as given, and refuses the shapes
+// the loader would otherwise settle on its own.
+TEST_CASE("init: a published draft shape and benchmark lengths are written as given", "[init]") {
+  ScenarioInit tree = llama_8b_one_h200();
+  tree.num_steps = 4;
+  tree.eagle_topk = 4;
+  tree.num_draft_tokens = 16;
+  tree.accept_length = 2.553;
+  const std::string text = specsim::render_scenario_init(tree);
+  CHECK_THAT(text, Contains("num_steps: 4") && Contains("# --num-steps: as published"));
+  CHECK_THAT(text, Contains("eagle_topk: 4") && Contains("# --topk: as published"));
+  CHECK_THAT(text, Contains("num_draft_tokens: 16") && Contains("# --num-draft-tokens: as published"));
+  const specsim::Scenario s = specsim::load_scenario_text(text, "init.yaml");
+  CHECK(s.speculation.shape.num_steps == 4);
+  CHECK(s.speculation.shape.eagle_topk == 4);
+  CHECK(s.speculation.shape.num_draft_tokens == 16);
+
+  // A chain: K alone, its tokens K + 1; the rate read at that shape (1 + 0.691 x 2 at K = 2).
+  ScenarioInit chain = llama_8b_one_h200();
+  chain.num_steps = 2;
+  chain.draft_acceptance_rate = 0.691;
+  const specsim::Scenario c = specsim::load_scenario_text(specsim::render_scenario_init(chain), "init.yaml");
+  CHECK(c.speculation.shape.num_draft_tokens == 3);
+  CHECK(std::get<specsim::MeasuredTau>(c.acceptance.kind).tokens_per_cycle == Approx(2.382));
+
+  ScenarioInit wrong_chain = llama_8b_one_h200();
+  wrong_chain.num_steps = 3;
+  wrong_chain.num_draft_tokens = 9;
+  CHECK_THAT(error_of(wrong_chain),
+             StartsWith("--num-draft-tokens: speculation.num_draft_tokens: 9 with a chain of 3 steps, which verifies 4"));
+  ScenarioInit bare_tree = llama_8b_one_h200();
+  bare_tree.eagle_topk = 4;
+  CHECK_THAT(error_of(bare_tree), StartsWith("--num-draft-tokens: speculation.num_draft_tokens: required with a tree"));
+  ScenarioInit too_wide = tree;
+  too_wide.num_draft_tokens = 400;  // 4 steps of top-4 offer 1 + 4 + 3 x 16 = 53 candidates
+  CHECK_THAT(error_of(too_wide), StartsWith("--num-draft-tokens: speculation.num_draft_tokens: = 400: must lie in [2,") &&
+                                 Contains("= [2, 53] for num_steps = 4, eagle_topk = 4"));
+  ScenarioInit block;
+  block.model = "qwen3-8b";
+  block.draft = "qwen3-8b-dflash-b16";
+  block.topology = "8x-h200-nvswitch";
+  block.tp = 1;
+  block.num_steps = 3;
+  CHECK_THAT(error_of(block), StartsWith("--num-steps: speculation: method dflash drafts one block"));
+
+  ScenarioInit bench = llama_8b_one_h200();
+  bench.plain_rate = "133tok/s";
+  bench.plain_end_to_end = true;
+  bench.prompt_tokens = 1000;
+  bench.output_tokens = 250;
+  const std::string e2e = specsim::render_scenario_init(bench);
+  CHECK_THAT(e2e, Contains("prompt_tokens: 1000") && Contains("# --prompt-tokens"));
+  const specsim::Scenario b = specsim::load_scenario_text(e2e, "init.yaml");
+  CHECK(b.measurements.baseline_prompt_tokens == 1000);
+  CHECK(b.measurements.baseline_output_tokens == 250);
+  ScenarioInit half = bench;
+  half.output_tokens.reset();
+  CHECK_THAT(error_of(half), StartsWith("--prompt-tokens: measurements.baseline"));
+}
+
 TEST_CASE("init: vLLM, a measured table at another rank count, and the engine's own sequencing", "[init]") {
   ScenarioInit init;
   init.model = "qwen3-30b-a3b";

@@ -37,12 +37,22 @@ struct ScenarioInit {
   // drafted tokens (vLLM's "Avg Draft acceptance rate", accepted / drafted; docs/acceptance.md#rates).
   std::optional<double> accept_length;
   std::optional<double> draft_acceptance_rate;
+  // The draft's shape as published (a paper's or benchmark's K, top-k, draft tokens verified): each
+  // replaces the launch's value and init's assumption (3 steps, a chain). Unset num_draft_tokens of a
+  // chain is num_steps + 1. Block drafters (dflash) take none of them.
+  std::optional<int> num_steps;
+  std::optional<int> eagle_topk;
+  std::optional<int> num_draft_tokens;
   // The measured plain rate over the batch, as a file writes it ("82tok/s"): measurements.baseline,
   // which calibrates the host time per step. "" = none yet.
   std::string plain_rate;
   // The plain rate is end to end (output tokens / wall time, prefill included: a benchmark's
   // output throughput): measurements.baseline.includes_prefill.
   bool plain_end_to_end = false;
+  // That end-to-end benchmark's mean prompt and output tokens per request (both or neither):
+  // measurements.baseline.prompt_tokens / output_tokens, which price the prefill the rate holds.
+  std::optional<long long> prompt_tokens;
+  std::optional<long long> output_tokens;
   std::string name;     // scenario name; "" = "<model>-<draft>-<topology>-tp<tp>"
   std::string command;  // the command line that asked for it, recorded in the file's `source:`
   // What a launch line and its environment state (`init --from-command`, `--env`): its values

@@ -163,10 +163,22 @@ std::string scenario_option(const ScenarioInit& init, const std::string& key_pat
   if (key_path.rfind("acceptance", 0) == 0) {
     return init.accept_length ? "--accept-length" : init.draft_acceptance_rate ? "--draft-acceptance-rate" : "--accept";
   }
+  // The more specific keys first: the first prefix that matches names the option.
   static const std::pair<const char*, const char*> kOptions[] = {
-      {"model", "--model"},          {"draft", "--draft"},         {"topology", "--topology"},
-      {"gpu", "--gpu"},              {"engine", "--engine"},       {"parallel", "--tp"},
-      {"workload.batch", "--batch"}, {"workload.context", "--context"}, {"speculation", "--method"},
+      {"model", "--model"},
+      {"draft", "--draft"},
+      {"topology", "--topology"},
+      {"gpu", "--gpu"},
+      {"engine", "--engine"},
+      {"parallel", "--tp"},
+      {"workload.batch", "--batch"},
+      {"workload.context", "--context"},
+      {"speculation.num_steps", "--num-steps"},
+      {"speculation.eagle_topk", "--topk"},
+      {"speculation.num_draft_tokens", "--num-draft-tokens"},
+      {"speculation", "--method"},
+      {"measurements.baseline.prompt_tokens", "--prompt-tokens"},
+      {"measurements.baseline.output_tokens", "--output-tokens"},
       {"measurements.baseline", "--plain-rate"},
   };
   for (const auto& [key, option] : kOptions) {
@@ -493,22 +505,55 @@ std::string init_engine(const EnginePrior& engine, const ScenarioInit& init) {
   return y;
 }
 
-// The draft's shape as the launch states it; assumptions where it is silent.
-std::string launch_speculation(const ScenarioInit& init) {
-  std::string y = "\nspeculation:\n" + launch_entry(init, "speculation.method");
-  const std::string steps = launch_value(init, "speculation.num_steps");
-  const std::string topk = launch_value(init, "speculation.eagle_topk");
-  y += steps.empty() ? entry("num_steps", std::to_string(kAssumedSteps), "assumption: the launch does not say", 2)
-                     : launch_entry(init, "speculation.num_steps");
-  y += topk.empty() ? entry("eagle_topk", "1", "assumption: a chain (the launch does not say)", 2)
-                    : launch_entry(init, "speculation.eagle_topk");
-  const int k = steps.empty() ? kAssumedSteps : std::stoi(steps);
-  if ((topk.empty() || topk == "1") && launch_value(init, "speculation.num_draft_tokens") != std::to_string(k + 1)) {
-    y += entry("num_draft_tokens", std::to_string(k + 1), "chain: num_steps + 1", 2);
-  } else {
-    y += launch_entry(init, "speculation.num_draft_tokens");
+// A draft-shape key as stated: init's own option (--num-steps, --topk, --num-draft-tokens), else
+// the launch's value with its flag; an empty value where neither says.
+struct StatedValue {
+  std::string value;
+  std::string origin;
+};
+
+StatedValue stated_shape(const ScenarioInit& init, const std::string& key) {
+  const std::optional<int>& given = key == "speculation.num_steps"    ? init.num_steps
+                                    : key == "speculation.eagle_topk" ? init.eagle_topk
+                                                                      : init.num_draft_tokens;
+  if (given) return {std::to_string(*given), scenario_option(init, key) + ": as published"};
+  return {launch_value(init, key), launch_origin(init, key)};
+}
+
+bool shape_given(const ScenarioInit& init) { return init.num_steps || init.eagle_topk || init.num_draft_tokens; }
+
+// The draft's shape as the options and the launch state it; assumptions where both are silent. A
+// chain's draft tokens are num_steps + 1 unless an option says otherwise (the loader then says
+// whether that shape exists).
+std::string stated_speculation(const ScenarioInit& init) {
+  const StatedValue steps = stated_shape(init, "speculation.num_steps");
+  const StatedValue topk = stated_shape(init, "speculation.eagle_topk");
+  const StatedValue tokens = stated_shape(init, "speculation.num_draft_tokens");
+  const auto silent = [&](const std::string& option) {
+    return init.launch ? std::string("the launch does not say") : option + " not given";
+  };
+  std::string y = steps.value.empty()
+                      ? entry("num_steps", std::to_string(kAssumedSteps), "assumption: " + silent("--num-steps"), 2)
+                      : entry("num_steps", scalar(steps.value), steps.origin, 2);
+  y += topk.value.empty() ? entry("eagle_topk", "1", "assumption: a chain (" + silent("--topk") + ")", 2)
+                          : entry("eagle_topk", scalar(topk.value), topk.origin, 2);
+  const int k = steps.value.empty() ? kAssumedSteps : std::stoi(steps.value);
+  const bool chain = topk.value.empty() || topk.value == "1";
+  // What the loader would otherwise settle silently: a chain's token count, a tree's missing one.
+  if (chain && init.num_draft_tokens && *init.num_draft_tokens != k + 1) {
+    throw Error({"--num-draft-tokens", 0, 0}, "speculation.num_draft_tokens",
+                std::to_string(*init.num_draft_tokens) + " with a chain of " + std::to_string(k) + " steps, which verifies " +
+                    std::to_string(k + 1) + ": give --topk for a tree, or leave --num-draft-tokens out");
   }
-  return y + launch_entry(init, "speculation.parallel_drafting");
+  if (!chain && tokens.value.empty()) {
+    throw Error({"--num-draft-tokens", 0, 0}, "speculation.num_draft_tokens",
+                "required with a tree (top-k " + topk.value + "): the draft tokens the engine keeps and verifies "
+                "(SGLang's --speculative-num-draft-tokens)");
+  }
+  if (chain && !init.num_draft_tokens && tokens.value != std::to_string(k + 1)) {
+    return y + entry("num_draft_tokens", std::to_string(k + 1), "chain: num_steps + 1", 2);
+  }
+  return tokens.value.empty() ? y : y + entry("num_draft_tokens", scalar(tokens.value), tokens.origin, 2);
 }
 
 // A block drafter's block: the one it was trained on, which SGLang reads from the draft's config
@@ -527,12 +572,22 @@ std::string init_block(const TransformerSpec& draft, const EnginePrior& engine) 
 std::string init_speculation(const std::string& method, const TransformerSpec& draft, const EnginePrior& engine,
                              const ScenarioInit& init) {
   const SpeculationMethod& m = init_method(method);
-  if (!launch_value(init, "speculation.method").empty() && !m.drafts_block) return launch_speculation(init);
+  if (m.drafts_block && shape_given(init)) {
+    const char* option = init.num_steps ? "--num-steps" : init.eagle_topk ? "--topk" : "--num-draft-tokens";
+    throw Error({option, 0, 0}, "speculation", "method " + method + " drafts one block of the drafter's trained size, "
+                "not steps or a tree: leave " + option + " out (`specsim predict --set speculation.block_size=N` "
+                "tries another block)");
+  }
+  if (!launch_value(init, "speculation.method").empty() && !m.drafts_block) {
+    return "\nspeculation:\n" + launch_entry(init, "speculation.method") + stated_speculation(init) +
+           launch_entry(init, "speculation.parallel_drafting");
+  }
   std::string why = "--method";
   if (m.needs_draft_file()) why = std::string("--draft is ") + draft_file_kind(m.source);
   if (!launch_value(init, "speculation.method").empty()) why = launch_origin(init, "speculation.method");
   std::string y = "\nspeculation:\n" + entry("method", method, why, 2);
   if (m.drafts_block) return y + init_block(draft, engine);
+  if (shape_given(init)) return y + stated_speculation(init);
   const std::string recipes = engine.init.chain.empty() ? "" : " (" + engine.init.chain + ")";
   y += comment(std::string("Assumption: a chain of ") + std::to_string(kAssumedSteps) + " draft tokens" + recipes +
                    ". `specsim sweep --vary speculation.num_steps=1..6` shows which depth pays on this box.",
@@ -679,6 +734,8 @@ std::string init_measurements(const ScenarioInit& init, const InitParts& parts) 
                "output token (docs/model.md#prefill)",
                4);
   }
+  if (init.prompt_tokens) y += entry("prompt_tokens", std::to_string(*init.prompt_tokens), "--prompt-tokens: mean per request", 4);
+  if (init.output_tokens) y += entry("output_tokens", std::to_string(*init.output_tokens), "--output-tokens: mean per request", 4);
   return y;
 }
 

@@ -379,14 +379,12 @@ nlohmann::json model_error_json(const std::optional<ModelError>& e) {
           {"rows", e->rows},       {"sources", e->sources},         {"origin", e->origin}};
 }
 
-nlohmann::json prediction_json(const CycleModel& model, const Prediction& p) {
-  const Scenario& s = model.scenario();
-  const Calibration& cal = model.calibration();
-  nlohmann::json drafts = nlohmann::json::array();
-  for (const auto& d : p.drafts) drafts.push_back(forward_json(d));
+// What was predicted, after every --set: the scenario's name, how the ranks are laid out (the
+// dimensions a what-if may change, docs/schema.md parallel.*), the batch, the context and the
+// draft's shape.
+nlohmann::json predicted_setting_json(const Scenario& s) {
   nlohmann::json j;
   j["scenario"] = s.name;
-  // How the ranks are laid out: the dimensions a what-if may change (docs/schema.md, parallel.*).
   j["parallel"] = {{"tp", s.parallel.tp},
                    {"pp", s.parallel.pp},
                    {"draft_ranks", s.parallel.draft_ranks()},
@@ -394,6 +392,20 @@ nlohmann::json prediction_json(const CycleModel& model, const Prediction& p) {
                    {"moe_a2a", to_string(s.parallel.moe_a2a)},
                    {"attention_dp", s.parallel.attention_dp},
                    {"attention_tp", s.parallel.attention_tp()}};
+  j["workload"] = {{"batch", s.batch}, {"context_tokens", s.context_tokens}};
+  j["speculation"] = {{"method", s.speculation.method},
+                      {"num_steps", s.speculation.shape.num_steps},
+                      {"eagle_topk", s.speculation.shape.eagle_topk},
+                      {"num_draft_tokens", s.speculation.shape.num_draft_tokens}};
+  return j;
+}
+
+nlohmann::json prediction_json(const CycleModel& model, const Prediction& p) {
+  const Scenario& s = model.scenario();
+  const Calibration& cal = model.calibration();
+  nlohmann::json drafts = nlohmann::json::array();
+  for (const auto& d : p.drafts) drafts.push_back(forward_json(d));
+  nlohmann::json j = predicted_setting_json(s);
   j["baseline"] = {{"tokens_per_s", p.baseline_tokens_per_s},
                    {"step_s", p.baseline_step_s},
                    {"forward_s", p.decode.total_s()},
