@@ -100,6 +100,25 @@ TEST_CASE("cli: an engine's average and per-position rates are read as the engin
   CHECK(run({"predict", "--accept-unconditional", "0.5", "--accept", "0.5"}).code == specsim::cli::kExitUsage);
 }
 
+// --accept on a scenario without a depth profile: the rate is read per position (the point) and the
+// band spans vLLM's average too, saying so in text and JSON; a measured tau has one reading.
+TEST_CASE("cli: one acceptance rate shows both of its readings", "[cli][acceptance]") {
+  const auto json = run({"predict", "--scenario", "llama-3.1-8b-eagle3-1x-h200", "--accept", "0.691", "--json"});
+  INFO(json.err);
+  REQUIRE(json.code == 0);
+  const auto j = nlohmann::json::parse(json.out);
+  const int k = j["speculation"]["num_steps"].get<int>();
+  const auto& reading = j["speculative"]["band"]["acceptance_second_reading"];
+  CHECK_THAT(reading["tokens_per_cycle"].get<double>(), WithinRel(1.0 + 0.691 * k, 1e-9));
+  CHECK(reading["weight"].get<double>() == 0.5);
+  CHECK(j["speculative"]["band"]["p90_tokens_per_s"].get<double>() > j["speculative"]["tokens_per_s"].get<double>());
+  const auto text = run({"predict", "--scenario", "llama-3.1-8b-eagle3-1x-h200", "--accept", "0.691"});
+  CHECK_THAT(text.out, Contains("the acceptance rate has two readings") && Contains("--accept-length"));
+  const auto measured = run({"predict", "--scenario", "llama-3.1-8b-eagle3-1x-h200", "--accept-length", "2.5", "--json"});
+  REQUIRE(measured.code == 0);
+  CHECK_FALSE(nlohmann::json::parse(measured.out)["speculative"]["band"].contains("acceptance_second_reading"));
+}
+
 TEST_CASE("cli: bad input gives one line naming the option, file or key, and a non-zero exit", "[cli][invalid]") {
   const auto accept = run({"predict", "--accept", "1.5"});
   CHECK(accept.code == specsim::cli::kExitUsage);

@@ -54,6 +54,24 @@ TEST_CASE("an engine's average over drafted tokens is tau at the draft shape", "
   CHECK_THROWS(specsim::tau_from_draft_acceptance_rate(std::nan(""), chain_of(3)));
 }
 
+// One rate and no profile: its second public reading is that average (1 + rate x K on a chain of K).
+TEST_CASE("a single rate's second reading is the average over drafted tokens", "[acceptance]") {
+  using specsim::Acceptance;
+  const Acceptance single{specsim::ConstantChain{0.691, {}}, {}};
+  // vLLM's line above read the second way: 1 + 0.691 x 3 = 3.073, against the chain's
+  // 1 + 0.691 + 0.691^2 + 0.691^3 = 2.498 of the first reading.
+  REQUIRE(specsim::averaged_rate_reading(single, chain_of(3)));
+  CHECK_THAT(*specsim::averaged_rate_reading(single, chain_of(3)), WithinRel(3.073, 1e-12));
+  CHECK_THAT(specsim::chain_tokens_per_cycle(std::vector<double>{0.691, 0.691, 0.691}), WithinRel(2.4984, 1e-4));
+  // K = 1: both readings are 1 + rate, so there is one.
+  CHECK_FALSE(specsim::averaged_rate_reading(single, chain_of(1)));
+  // A profile says the rate is the first position's; a tree's averages differ by engine.
+  CHECK_FALSE(specsim::averaged_rate_reading(Acceptance{specsim::ConstantChain{0.691, {1.0, 0.5}}, {}}, chain_of(3)));
+  CHECK_FALSE(specsim::averaged_rate_reading(single, DraftShape{3, 4, 8}));
+  CHECK_FALSE(specsim::averaged_rate_reading(Acceptance{specsim::MeasuredTau{3.07}, {}}, chain_of(3)));
+  CHECK_FALSE(specsim::averaged_rate_reading(Acceptance{specsim::ConditionalChain{{0.9, 0.8}}, {}}, chain_of(3)));
+}
+
 TEST_CASE("tokens per cycle for every acceptance kind", "[acceptance]") {
   SECTION("constant") {
     const Acceptance m{specsim::ConstantChain{0.8, {}}, {}};

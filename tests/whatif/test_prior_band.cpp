@@ -201,9 +201,11 @@ TEST_CASE("prior band: each drawn prior's spread reaches the band, and collapsed
     }
     return rows;
   };
-  // The engine terms set, so that only the registry's rows spread the band; between them the four
-  // deployments leave every drawn row open (tests/model/test_priors.cpp).
-  const std::vector<std::string> engine = {"host.spec_extra_per_cycle=1ms", "host.draft_step_overhead=0.1ms"};
+  // The engine terms set and tau measured (one rate alone has a second reading), so that only the
+  // registry's rows spread the band; between them the four deployments leave every drawn row open
+  // (tests/model/test_priors.cpp).
+  const std::vector<std::string> engine = {"host.spec_extra_per_cycle=1ms", "host.draft_step_overhead=0.1ms",
+                                           "acceptance.tokens_per_cycle=2.5"};
   const std::vector<std::pair<std::string, std::vector<std::string>>> deployments = {
       {"llama-3.1-8b-eagle3-1x-h200", with(engine, {"engine.verify_mode=piecewise"})},
       {"llama-3.3-70b-eagle3-4x-h100-nvswitch", engine},
@@ -229,4 +231,34 @@ TEST_CASE("prior band: each drawn prior's spread reaches the band, and collapsed
     }
     CHECK(drawn_somewhere);
   }
+}
+
+// One rate with no profile has two public readings (averaged_rate_reading): each position's
+// conditional rate, the point, and vLLM's accepted / drafted. With every other term set the band is
+// those two predictions, half of the draws each: p10 the first, p90 the second.
+TEST_CASE("prior band: a single acceptance rate spans its two readings", "[prior_band][acceptance]") {
+  const auto all_set = with(kComputeSet, {"host.draft_step_overhead=0.1ms", "host.spec_extra_per_cycle=1ms",
+                                          "acceptance.accept=0.6"});
+  const specsim::CycleModel model(specsim::load_scenario(kRow, all_set, kRoot));
+  const auto p = model.predict();
+  // The point: a constant chain of 3 at 0.6, 1 + 0.6 + 0.36 + 0.216.
+  REQUIRE_THAT(p.tokens_per_cycle, WithinRel(2.176, 1e-9));
+  const auto band = specsim::prior_band(model, p, 4000, 3);
+  REQUIRE(band.terms == std::vector<std::string>{"acceptance read as accepted / drafted"});
+  REQUIRE(band.averaged_rate_tokens_per_cycle);
+  CHECK_THAT(*band.averaged_rate_tokens_per_cycle, WithinRel(1.0 + 0.6 * 3, 1e-9));  // 2.8
+  const double batch = model.scenario().batch;
+  CHECK_THAT(band.p10_tokens_per_s, WithinRel(p.spec_tokens_per_s, 1e-9));
+  CHECK_THAT(band.p90_tokens_per_s, WithinRel(batch * 2.8 / model.cycle_s(2.8), 1e-9));
+  CHECK(band.p90_tokens_per_s > 1.2 * band.p10_tokens_per_s);
+
+  // A measured tau, or a rate with a profile, says which it is: no second reading, no spread.
+  const specsim::CycleModel measured(specsim::load_scenario(
+      kRow, with(kComputeSet, {"host.draft_step_overhead=0.1ms", "host.spec_extra_per_cycle=1ms"}), kRoot));
+  const auto plain = specsim::prior_band(measured, measured.predict(), 4000, 3);
+  CHECK_FALSE(plain.averaged_rate_tokens_per_cycle);
+  CHECK(plain.terms.empty());
+  const specsim::CycleModel profiled(specsim::load_scenario(
+      kRow, with(all_set, {"acceptance.depth_profile=[1.0, 0.6, 0.4]"}), kRoot));
+  CHECK_FALSE(specsim::prior_band(profiled, profiled.predict(), 4000, 3).averaged_rate_tokens_per_cycle);
 }

@@ -12,6 +12,7 @@
 // description.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -130,6 +131,17 @@ void validate(const Acceptance& acceptance, const DraftShape& shape);
 // 1 + rate x (num_draft_tokens - 1), docs/acceptance.md#rates. Throws specsim::Error, naming the tau
 // and why, where the rate is outside [0, 1] or the shape cannot emit that tau.
 [[nodiscard]] MeasuredTau tau_from_draft_acceptance_rate(double rate, const DraftShape& shape);
+
+// A single rate given with no depth profile (`acceptance.accept` alone, `--accept A`) is read as
+// every position's conditional rate (Leviathan's alpha). A published "acceptance rate" is as often
+// vLLM's average over the drafted tokens (accepted / drafted), which on a chain of K steps is tau =
+// 1 + rate x K (docs/acceptance.md#rates). The weight a prediction's band gives that second reading:
+// no public figure says which a user's number is, so the two weigh the same.
+inline constexpr double kAveragedRateReadingWeight = 0.5;
+// The second reading's tau on `shape`: a chain of 2 or more steps given one rate and no profile;
+// nullopt elsewhere (K = 1, where the two coincide; a profile, which says what the rate is; a tree,
+// whose averages the engines define apart; a per-position list or a measured tau).
+[[nodiscard]] std::optional<double> averaged_rate_reading(const Acceptance& acceptance, const DraftShape& shape);
 
 // Whether `acceptance` is priced as SGLang's tree on `shape`: every kind but a measured tau, once
 // the shape branches (eagle_topk > 1). A measured tau already says what a cycle emits.

@@ -53,6 +53,9 @@ struct PredictionBand {
   double priors_p90_tokens_per_s = 0.0;
   std::optional<ModelError> model_error;  // drawn on top of the priors (with_model_error)
   std::vector<double> draws;              // the sampled tokens/s, sorted; empty = no spread
+  // A single acceptance rate's second reading (averaged_rate_reading, acceptance.hpp): the tau the
+  // band draws in kAveragedRateReadingWeight of its samples; empty where the rate has one reading.
+  std::optional<double> averaged_rate_tokens_per_cycle;
 };
 
 inline constexpr int kDefaultBandSamples = 4000;

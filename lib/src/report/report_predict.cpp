@@ -29,6 +29,17 @@ std::string sigma_text(const ModelError& e) {
   return "sigma " + fixed(e.sigma_below, 3) + " below, " + fixed(e.sigma_above, 3) + " above";
 }
 
+// Where the acceptance was one rate with two readings (averaged_rate_reading): both taus, and what
+// settles it.
+std::string acceptance_readings_text(const PredictionBand& band, double point_tokens_per_cycle) {
+  if (!band.averaged_rate_tokens_per_cycle) return "";
+  return "    the acceptance rate has two readings, which the band spans: each position's conditional rate "
+         "(tau " + fixed(point_tokens_per_cycle, 2) + ", the point) or accepted / drafted, vLLM's 'Avg Draft "
+         "acceptance rate' (tau " + fixed(*band.averaged_rate_tokens_per_cycle, 2) + ", " +
+         fixed(100.0 * kAveragedRateReadingWeight, 0) + "% of the draws);\n    the engine's mean acceptance length "
+         "settles it (--accept-length, or --draft-acceptance-rate for vLLM's average)\n";
+}
+
 std::string band_text(const PredictionBand& band) {
   // Both tails 0: set to the priors alone.
   const bool error =
@@ -218,7 +229,8 @@ std::string figures_text(const CycleModel& model, const Prediction& p) {
   }
   os << row("  host", format_duration(p.baseline_host_s), format_duration(p.spec_host_s));
   os << "\n";
-  os << band_text(prediction_band(model, p));
+  const PredictionBand band = prediction_band(model, p);
+  os << band_text(band) << acceptance_readings_text(band, p.tokens_per_cycle);
   os << "  speedup " << fixed(p.speedup, 3) << "x;  break-even at " << fixed(p.breakeven_tokens_per_cycle, 2)
      << " tokens per cycle (this cycle emits " << fixed(p.tokens_per_cycle, 2) << ")\n";
   if (const std::string above = speedup_above_tau(model.scenario(), p); !above.empty()) os << "  " << above << "\n";
@@ -435,6 +447,12 @@ nlohmann::json prediction_json(const CycleModel& model, const Prediction& p) {
                               {"priors_p10_tokens_per_s", band.priors_p10_tokens_per_s},
                               {"priors_p90_tokens_per_s", band.priors_p90_tokens_per_s},
                               {"model_error", model_error_json(band.model_error)}};
+  if (band.averaged_rate_tokens_per_cycle) {
+    j["speculative"]["band"]["acceptance_second_reading"] = {
+        {"reading", "accepted / drafted (vLLM's Avg Draft acceptance rate)"},
+        {"tokens_per_cycle", *band.averaged_rate_tokens_per_cycle},
+        {"weight", kAveragedRateReadingWeight}};
+  }
   j["speedup"] = p.speedup;
   if (const std::string above = speedup_above_tau(model.scenario(), p); !above.empty()) j["speedup_above_tau"] = above;
   j["breakeven_tokens_per_cycle"] = p.breakeven_tokens_per_cycle;

@@ -270,6 +270,14 @@ PredictionBand prior_band(const CycleModel& model, const Prediction& p, std::spa
   std::sort(listed.begin(), listed.end(),
             [](const OpenTerm* a, const OpenTerm* b) { return a->row->listed < b->row->listed; });
   for (const OpenTerm* term : listed) band.terms.emplace_back(term->row->label);
+  // A single acceptance rate read the second way: that tau, and the cycle the model prices for it.
+  const std::optional<double> averaged = averaged_rate_reading(s.acceptance, s.speculation.shape);
+  double averaged_delta_s = 0.0;
+  if (averaged) {
+    band.terms.emplace_back("acceptance read as accepted / drafted");
+    band.averaged_rate_tokens_per_cycle = averaged;
+    averaged_delta_s = model.cycle_s(*averaged) - model.cycle_s(p.tokens_per_cycle);
+  }
   if (band.terms.empty() || samples <= 0) {
     band.p10_tokens_per_s = band.p50_tokens_per_s = band.p90_tokens_per_s = p.spec_tokens_per_s;
     band.priors_p10_tokens_per_s = band.priors_p90_tokens_per_s = p.spec_tokens_per_s;
@@ -301,7 +309,12 @@ PredictionBand prior_band(const CycleModel& model, const Prediction& p, std::spa
           cycle_s += term.held_s;
         }
       }
-      rates.push_back(emitted / cycle_s);
+      // The generator is drawn for the reading only where there is one: other bands keep their draws.
+      if (averaged && uniform(g) < kAveragedRateReadingWeight) {
+        rates.push_back(s.batch * *averaged / (cycle_s + averaged_delta_s));
+      } else {
+        rates.push_back(emitted / cycle_s);
+      }
     }
   }
   band.samples = samples;
