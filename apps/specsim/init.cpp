@@ -52,6 +52,7 @@ std::string command_line(const InitOptions& o) {
   if (i.plain_end_to_end) cmd += " --plain-end-to-end";
   if (i.prompt_tokens) cmd += " --prompt-tokens " + std::to_string(*i.prompt_tokens);
   if (i.output_tokens) cmd += " --output-tokens " + std::to_string(*i.output_tokens);
+  if (!i.plain_tpot.empty()) cmd += " --plain-tpot " + i.plain_tpot;
   if (i.num_steps) cmd += " --num-steps " + std::to_string(*i.num_steps);
   if (i.eagle_topk) cmd += " --topk " + std::to_string(*i.eagle_topk);
   if (i.num_draft_tokens) cmd += " --num-draft-tokens " + std::to_string(*i.num_draft_tokens);
@@ -167,6 +168,11 @@ void add_published_run_options(CLI::App* sub, InitOptions* opts) {
       ->needs(end_to_end)
       ->needs(prompt);
   prompt->needs("--output-tokens");
+  sub->add_option("--plain-tpot", opts->init.plain_tpot,
+                  "That benchmark's mean time per output token of one request (vllm bench serve's Mean TPOT, "
+                  "7.1ms): splits the end-to-end residual into host per step and prefill")
+      ->check(non_empty())
+      ->needs(end_to_end);
   sub->add_option("--num-steps", opts->init.num_steps,
                   "Draft steps per cycle as published (K, num_speculative_tokens; default 3, an assumption)")
       ->check(CLI::Range(1, 64));

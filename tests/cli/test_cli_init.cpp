@@ -61,13 +61,14 @@ TEST_CASE("cli init: a published run's shape, acceptance and benchmark lengths",
   const std::string file = (dir.path / "published.yaml").string();
   auto args = kInit;
   args.insert(args.end(), {"--num-steps", "2", "--accept-length", "2.4", "--plain-rate", "60tok/s", "--plain-end-to-end",
-                           "--prompt-tokens", "1000", "--output-tokens", "500", "-o", file});
+                           "--prompt-tokens", "1000", "--output-tokens", "500", "--plain-tpot", "16ms", "-o", file});
   const auto r = run(args);
   INFO(r.err);
   REQUIRE(r.code == 0);
   const std::string text = slurp(file);
   CHECK_THAT(text, Contains("--accept-length 2.400 --plain-rate 60tok/s --plain-end-to-end --prompt-tokens 1000 "
-                            "--output-tokens 500 --num-steps 2`"));
+                            "--output-tokens 500 --plain-tpot 16ms --num-steps 2`"));
+  CHECK_THAT(text, Contains("tpot: 16ms"));
   const auto predict = run({"predict", "--scenario", file, "--json"});
   INFO(predict.err);
   REQUIRE(predict.code == 0);
@@ -172,6 +173,7 @@ TEST_CASE("cli init: bad input exits 1 naming the option and writes nothing", "[
        std::vector<std::pair<std::vector<std::string>, std::string>>{
            {{"--plain-rate", "100tok/s", "--prompt-tokens", "1000", "--output-tokens", "200"}, "--prompt-tokens requires --plain-end-to-end"},
            {{"--plain-rate", "100tok/s", "--plain-end-to-end", "--prompt-tokens", "1000"}, "--prompt-tokens requires --output-tokens"},
+           {{"--plain-rate", "100tok/s", "--plain-tpot", "7ms"}, "--plain-tpot requires --plain-end-to-end"},
            {{"--num-steps", "0"}, "--num-steps"}}) {
     auto bad = kInit;
     bad.insert(bad.end(), extra.begin(), extra.end());

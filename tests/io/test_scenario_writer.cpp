@@ -213,6 +213,15 @@ TEST_CASE("init: a published draft shape and benchmark lengths are written as gi
   const specsim::Scenario b = specsim::load_scenario_text(e2e, "init.yaml");
   CHECK(b.measurements.baseline_prompt_tokens == 1000);
   CHECK(b.measurements.baseline_output_tokens == 250);
+  // vllm bench serve prints Mean TPOT beside the output throughput: 7.5 ms per token of one request
+  // at batch 1, within the end-to-end step 1 / 133 tok/s = 7.52 ms.
+  ScenarioInit tpot = bench;
+  tpot.plain_tpot = "7.5ms";
+  const specsim::Scenario t = specsim::load_scenario_text(specsim::render_scenario_init(tpot), "init.yaml");
+  REQUIRE(t.measurements.baseline_tpot_s);
+  CHECK_THAT(*t.measurements.baseline_tpot_s, Catch::Matchers::WithinRel(7.5e-3, 1e-12));
+  tpot.plain_tpot = "9ms";  // longer than the end-to-end step: refused at the option
+  CHECK_THAT(error_of(tpot), StartsWith("--plain-tpot: measurements.baseline.tpot: = 9 ms is longer than"));
   ScenarioInit half = bench;
   half.output_tokens.reset();
   CHECK_THAT(error_of(half), StartsWith("--prompt-tokens: measurements.baseline"));

@@ -53,6 +53,10 @@ struct ScenarioInit {
   // measurements.baseline.prompt_tokens / output_tokens, which price the prefill the rate holds.
   std::optional<long long> prompt_tokens;
   std::optional<long long> output_tokens;
+  // That benchmark's mean time per output token of one request (vllm bench serve's Mean TPOT), as a
+  // file writes it ("7.1ms"): measurements.baseline.tpot, which splits the end-to-end residual into
+  // host time per step and prefill per output token. "" = not given.
+  std::string plain_tpot;
   std::string name;     // scenario name; "" = "<model>-<draft>-<topology>-tp<tp>"
   std::string command;  // the command line that asked for it, recorded in the file's `source:`
   // What a launch line and its environment state (`init --from-command`, `--env`): its values

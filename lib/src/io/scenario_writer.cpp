@@ -179,6 +179,7 @@ std::string scenario_option(const ScenarioInit& init, const std::string& key_pat
       {"speculation", "--method"},
       {"measurements.baseline.prompt_tokens", "--prompt-tokens"},
       {"measurements.baseline.output_tokens", "--output-tokens"},
+      {"measurements.baseline.tpot", "--plain-tpot"},
       {"measurements.baseline", "--plain-rate"},
   };
   for (const auto& [key, option] : kOptions) {
@@ -736,6 +737,9 @@ std::string init_measurements(const ScenarioInit& init, const InitParts& parts) 
   }
   if (init.prompt_tokens) y += entry("prompt_tokens", std::to_string(*init.prompt_tokens), "--prompt-tokens: mean per request", 4);
   if (init.output_tokens) y += entry("output_tokens", std::to_string(*init.output_tokens), "--output-tokens: mean per request", 4);
+  if (!init.plain_tpot.empty()) {
+    y += entry("tpot", scalar(init.plain_tpot), "--plain-tpot: the same run's mean time per output token", 4);
+  }
   return y;
 }
 
