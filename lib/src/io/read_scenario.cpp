@@ -169,33 +169,29 @@ void read_bounded(YamlReader& r, const std::string& key) {
 }
 
 
-// Every bound of kScenarioBounds that the document breaks, each with its file:line or `--set`.
-std::vector<Error> bound_problems(const YamlReader& root) {
-  std::vector<Error> out;
-  for (const Bound& b : kScenarioBounds) {
-    const std::string key = b.key;
-    // Readers are rebuilt, never assigned: assigning a YAML::Node rebinds the document it points into.
-    std::optional<YamlReader> at(std::in_place, root);
-    std::size_t start = 0;
-    bool present = true;
-    for (std::size_t dot = key.find('.'); dot != std::string::npos; dot = key.find('.', start)) {
-      const std::string part = key.substr(start, dot - start);
-      if (!at->has(part) || !at->node()[part].IsMap()) {
-        present = false;
-        break;
-      }
-      YamlReader next = at->child(part);
-      at.reset();
-      at.emplace(std::move(next));
-      start = dot + 1;
-    }
-    if (!present || !at->has(key.substr(start))) continue;
+// The bound `key` checked where the document has it, from reader `r` (a copy of the one above) at
+// the part beginning at `start`; each part on the way must be a map. Readers are built by
+// descending, never assigned (assigning a YAML::Node rebinds the document it points into).
+void check_bound_below(YamlReader r, const std::string& key, std::size_t start, std::vector<Error>& out) {
+  const std::size_t dot = key.find('.', start);
+  if (dot == std::string::npos) {
+    if (!r.has(key.substr(start))) return;
     try {
-      read_bounded(*at, key);
+      read_bounded(r, key);
     } catch (const Error& e) {
       out.push_back(e);
     }
+    return;
   }
+  const std::string part = key.substr(start, dot - start);
+  if (!r.has(part) || !r.node()[part].IsMap()) return;
+  check_bound_below(r.child(part), key, dot + 1, out);
+}
+
+// Every bound of kScenarioBounds that the document breaks, each with its file:line or `--set`.
+std::vector<Error> bound_problems(const YamlReader& root) {
+  std::vector<Error> out;
+  for (const Bound& b : kScenarioBounds) check_bound_below(root, b.key, 0, out);
   return out;
 }
 
