@@ -339,7 +339,8 @@ MeasuredTau tau_from_draft_acceptance_rate(double rate, const DraftShape& shape)
 std::optional<double> averaged_rate_reading(const Acceptance& acceptance, const DraftShape& shape) {
   const auto* single = std::get_if<ConstantChain>(&acceptance.kind);
   if (!single || !single->depth_profile.empty() || shape.eagle_topk != 1 || shape.num_steps < 2) return std::nullopt;
-  return 1.0 + single->accept * shape.num_steps;
+  // On a chain the rate's tau is always one the draft can emit.
+  return tau_from_draft_acceptance_rate(single->accept, shape).tokens_per_cycle;
 }
 
 std::vector<double> positional_vector_from_accept(double accept_rate, int ranks,
