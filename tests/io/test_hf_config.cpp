@@ -292,6 +292,30 @@ TEST_CASE("hf: gpt_oss: alternating 128-token windows, sinks, MXFP4 experts only
   CHECK_THAT(m.attended_context(8192), WithinRel(4160.0, 1e-12));
 }
 
+TEST_CASE("catalogue gpt-oss-120b is that config with 5.1B active, and the SpecForge head fits it and gpt-oss-20b", "[hf]") {
+  const auto m = specsim::load_model(kRoot.resolve(specsim::DataKind::kModel, "gpt-oss-120b"));
+  CHECK(m.name == "gpt-oss-120b");
+  CHECK_THAT(m.total_params(), WithinRel(hf("gpt-oss-120b.config.json").total_params(), 1e-12));
+  // Active: 36 x (26,542,080 + 4 x 24,883,200) + the LM head 579,133,440 = 5,117,829,120 (card: 5.1B);
+  // specsim's count also holds the 579,133,440 embedding table, of which a token reads one row.
+  CHECK_THAT(m.active_params() - 201088.0 * 2880, WithinRel(5117829120.0, 1e-6));
+  // The head of SpecForge's dense gpt-oss config: attention with the midlayer's 2H qkv input
+  // 2 x 2880 x 80 x 64 + 4096 x 2880 = 41,287,680; MLP 3 x 2880 x 17280 = 149,299,200; fc 3 x 2880^2 =
+  // 24,883,200; LM head 32,000 x 2880 = 92,160,000: 307,630,080 without the target's embedding.
+  for (const char* name : {"gpt-oss-120b-eagle3-specforge", "gpt-oss-20b-eagle3-specforge"}) {
+    const auto d = specsim::load_model(kRoot.resolve(specsim::DataKind::kModel, name));
+    REQUIRE(d.eagle3);
+    CHECK(d.eagle3->draft_vocab_size == 32000);
+    CHECK_THAT(d.total_params(), WithinRel(307630080.0, 1e-6));
+  }
+  const auto s = specsim::load_scenario(
+      std::string(SPECSIM_SOURCE_DIR) +
+          "/validation/hf-dogacel-specdrift-gpt-oss-h100/specdrift-gpt-oss-120b-eagle3-h100-bs8-3-1-4.yaml",
+      {}, kRoot);
+  CHECK(s.draft.eagle3->target == "gpt-oss-120b");
+  CHECK(s.engine.spec_version == "v2");
+}
+
 TEST_CASE("hf: llama4: chunked attention on 3 of 4 layers, Maverick interleaves MoE and dense", "[hf]") {
   const auto scout = hf("llama-4-scout.config.json");
   CHECK(scout.dense_layers == 0);  // interleave_moe_layer_step 1

@@ -430,6 +430,7 @@ struct ValidationSplit {
   std::string file;
   std::map<std::string, std::string> set_of;  // source -> "fit" or "check"
   std::set<std::string> not_scored;           // sources none of whose rows is scored
+  std::set<std::string> added;                // found after the freeze (`added:`): check, not the rule's
   // The set of a source: the listed one, or "check" for one found after the split was frozen.
   [[nodiscard]] std::string set_of_source(const std::string& source) const {
     const auto it = set_of.find(source);

@@ -71,6 +71,7 @@ ValidationSplit load_validation_split(const std::string& path) {
       entry.optional_names("interconnects");
       entry.finish();
       if (!split.set_of.emplace(id, set).second) sources.fail(id, "lists a source twice");
+      if (!frozen) split.added.insert(id);
     }
   };
   read_sources("sources", true);
