@@ -316,6 +316,40 @@ TEST_CASE("catalogue gpt-oss-120b is that config with 5.1B active, and the SpecF
   CHECK(s.engine.spec_version == "v2");
 }
 
+TEST_CASE("catalogue targets are their checkpoints' configs, and SpecForge heads fit their targets", "[hf]") {
+  // models/llm/NAME.yaml holds the config.json tested above under a header: the same model, read by name.
+  for (const auto& [name, config] : std::vector<std::pair<std::string, std::string>>{
+           {"llama-4-scout", "llama-4-scout.config.json"},
+           {"llama-4-maverick", "llama-4-maverick.config.json"},
+           {"kimi-k2-instruct", "kimi-k2-instruct.config.json"},
+           {"minimax-m2.5", "minimax-m2.5.config.json"},
+           {"qwen3-next-80b-a3b", "qwen3-next-80b-a3b.config.json"},
+           {"mixtral-8x7b", "mixtral-8x7b.config.json"}}) {
+    INFO(name);
+    const auto m = specsim::load_model(kRoot.resolve(specsim::DataKind::kModel, name));
+    const auto tested = hf(config);
+    CHECK(m.name == name);
+    CHECK_THAT(m.total_params(), WithinRel(tested.total_params(), 1e-12));
+    CHECK_THAT(m.active_params(), WithinRel(tested.active_params(), 1e-12));
+    CHECK(m.mtp_layers == tested.mtp_layers);
+  }
+  // Scout's head: attention with the 2H qkv input 2 x 5120 x (40 + 16) x 128 + 5120 x 5120 = 99,614,720;
+  // MLP 3 x 5120 x 32768 = 503,316,480; fc 3 x 5120^2 = 78,643,200; LM head 32,000 x 5120 = 163,840,000.
+  const auto scout = specsim::load_model(kRoot.resolve(specsim::DataKind::kModel, "llama-4-scout-eagle3-specforge"));
+  REQUIRE(scout.eagle3);
+  CHECK(scout.eagle3->draft_vocab_size == 32000);
+  CHECK_THAT(scout.total_params(), WithinRel(99614720.0 + 503316480.0 + 78643200.0 + 163840000.0, 1e-9));
+  const std::string scenario = std::string(SPECSIM_SOURCE_DIR) + "/models/scenarios/llama-3.1-8b-eagle3-1x-h200.yaml";
+  for (const auto& [target, head] : std::vector<std::pair<std::string, std::string>>{
+           {"llama-4-scout", "llama-4-scout-eagle3-specforge"},
+           {"qwen3-235b-a22b", "qwen3-235b-a22b-eagle3-specforge"},
+           {"kimi-k2-instruct", "kimi-k2.5-eagle3"}}) {
+    INFO(target);
+    const auto s = specsim::load_scenario(scenario, {"model=" + target, "draft=" + head, "parallel.tp=1"}, kRoot);
+    CHECK(s.draft.hidden_size == s.model.hidden_size);
+  }
+}
+
 TEST_CASE("hf: llama4: chunked attention on 3 of 4 layers, Maverick interleaves MoE and dense", "[hf]") {
   const auto scout = hf("llama-4-scout.config.json");
   CHECK(scout.dense_layers == 0);  // interleave_moe_layer_step 1
