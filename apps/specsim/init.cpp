@@ -56,6 +56,7 @@ std::string command_line(const InitOptions& o) {
   if (i.num_steps) cmd += " --num-steps " + std::to_string(*i.num_steps);
   if (i.eagle_topk) cmd += " --topk " + std::to_string(*i.eagle_topk);
   if (i.num_draft_tokens) cmd += " --num-draft-tokens " + std::to_string(*i.num_draft_tokens);
+  if (!i.spec_version.empty()) cmd += " --spec-version " + i.spec_version;
   if (!i.name.empty()) cmd += " --name " + i.name;
   return cmd;
 }
@@ -180,6 +181,11 @@ void add_published_run_options(CLI::App* sub, InitOptions* opts) {
   sub->add_option("--num-draft-tokens", opts->init.num_draft_tokens,
                   "Draft tokens verified per cycle (a tree's; a chain's is num_steps + 1)")
       ->check(CLI::Range(1, 4096));
+  sub->add_option("--spec-version", opts->init.spec_version,
+                  "The engine's speculative worker where its file prices versions apart: SGLang v1, or v2 "
+                  "(SGLANG_ENABLE_SPEC_V2, the default of its 2026 builds); default: the launch's environment, else "
+                  "the engine file's default (engine.spec_version, docs/schema.md#engine)")
+      ->check(CLI::IsMember({"v1", "v2"}));
 }
 
 }  // namespace

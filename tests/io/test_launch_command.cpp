@@ -359,3 +359,50 @@ TEST_CASE("engine.moe_backend is read as vLLM spells it: auto is the engine's ch
     CHECK_THAT(std::string(e.what()), Contains("x.yaml:12:") && Contains("moe_backend") && Contains("'flashinfer_cutlass'"));
   }
 }
+
+TEST_CASE("SGLANG_ENABLE_SPEC_V2 and init --spec-version pick SGLang's worker, whose per-cycle prior the file prices") {
+  const std::string launch =
+      "python -m sglang.launch_server --model-path openai/gpt-oss-120b --speculative-algorithm EAGLE3 "
+      "--speculative-draft-model-path <path-to-gpt-oss-120b-eagle3-specforge> --speculative-num-steps 3 "
+      "--speculative-eagle-topk 1 --speculative-num-draft-tokens 4 --tp-size 1";
+  // models/engines/sglang.yaml: v1 (the file's default) 2 ms per cycle, v2 0.9 ms (SGLang PR #11398).
+  const auto v2 = scenario_from("export SGLANG_ENABLE_SPEC_V2=1\n" + launch, "8x-h100-nvswitch");
+  CHECK(v2.engine.spec_version == "v2");
+  CHECK(v2.host.spec_extra_per_cycle_s == Approx(0.9e-3));
+  const auto v1 = scenario_from("SGLANG_ENABLE_SPEC_V2=false " + launch, "8x-h100-nvswitch");
+  CHECK(v1.engine.spec_version == "v1");
+  CHECK(v1.host.spec_extra_per_cycle_s == Approx(2e-3));
+  // --emit writes the variable back, and the line it writes reads as the same version.
+  const auto emitted = specsim::emit_launch(v2, specsim::Engine::kSglang);
+  CHECK_THAT(emitted.script, Contains("export SGLANG_ENABLE_SPEC_V2=1"));
+  CHECK(specsim::read_launch_command(emitted.script).values.at("engine.spec_version") == "v2");
+  // On another engine's launch the variable is listed, not applied.
+  specsim::LaunchReading vllm = specsim::read_launch_command("SGLANG_ENABLE_SPEC_V2=1 vllm serve openai/gpt-oss-120b");
+  CHECK(vllm.values.count("engine.spec_version") == 0);
+  REQUIRE(vllm.unmodelled.size() == 1);
+  CHECK_THAT(vllm.unmodelled[0], Contains("SGLANG_ENABLE_SPEC_V2=1") && Contains("an SGLang setting on a vllm launch"));
+
+  // init: --spec-version writes the key; unstated, a comment names the default it takes and the
+  // file loads as v1; on an engine whose file prices no versions the option is refused.
+  const specsim::test::TempDir dir("specsim_spec_version_init");
+  const std::vector<std::string> args = {"init", "--model", "gpt-oss-120b", "--draft", "gpt-oss-120b-eagle3-specforge",
+                                         "--topology", "8x-h100-nvswitch", "--tp", "1"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = args;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return specsim::test::run(a);
+  };
+  const auto stated = with({"--engine", "sglang", "--spec-version", "v2", "-o", (dir.path / "v2.yaml").string()});
+  REQUIRE(stated.code == 0);
+  CHECK(specsim::load_scenario((dir.path / "v2.yaml").string()).engine.spec_version == "v2");
+  const auto unstated = with({"--engine", "sglang"});
+  REQUIRE(unstated.code == 0);
+  CHECK_THAT(unstated.out, Contains("spec_version: not stated, so the engine file's default v1"));
+  CHECK(specsim::load_scenario_text(unstated.out, "<init>").host.spec_extra_per_cycle_s == Approx(2e-3));
+  const auto refused = with({"--engine", "vllm", "--spec-version", "v2"});
+  CHECK(refused.code != 0);
+  CHECK_THAT(refused.err, Contains("--spec-version") && Contains("models/engines/vllm.yaml prices no speculative worker versions"));
+  const auto unknown = with({"--engine", "sglang", "--spec-version", "v3"});
+  CHECK(unknown.code != 0);
+  CHECK_THAT(unknown.err, Contains("--spec-version"));
+}

@@ -48,9 +48,10 @@ struct LaunchReading {
 // shell file that is no assignment, and for a .py file that sets none.
 [[nodiscard]] std::vector<std::pair<std::string, std::string>> read_env_file(const std::string& path);
 
-// The NCCL variables of `env` applied to `r` (NCCL_ALGO, NCCL_PROTO, NCCL_MIN/MAX_NCHANNELS to
-// comm keys; every other variable listed in `unmodelled`), each origin `where` ("sitecustomize.py").
-// A later call wins over an earlier one.
+// The variables of `env` applied to `r`: NCCL's (NCCL_ALGO, NCCL_PROTO, NCCL_P2P_LEVEL,
+// NCCL_MIN/MAX_NCHANNELS) to comm keys, SGLang's SGLANG_ENABLE_SPEC_V2 to engine.spec_version; every
+// other variable listed in `unmodelled`, each origin `where` ("sitecustomize.py"). A later call wins
+// over an earlier one.
 void apply_environment(LaunchReading& r, const std::vector<std::pair<std::string, std::string>>& env,
                        const std::string& where);
 

@@ -57,6 +57,10 @@ struct ScenarioInit {
   // file writes it ("7.1ms"): measurements.baseline.tpot, which splits the end-to-end residual into
   // host time per step and prefill per output token. "" = not given.
   std::string plain_tpot;
+  // The engine's speculative worker version (engine.spec_version: SGLang v1, or v2 =
+  // SGLANG_ENABLE_SPEC_V2, the default of its 2026 builds). "" = the launch's environment, else the
+  // engine file's default_spec_version, which the file then names in a comment.
+  std::string spec_version;
   std::string name;     // scenario name; "" = "<model>-<draft>-<topology>-tp<tp>"
   std::string command;  // the command line that asked for it, recorded in the file's `source:`
   // What a launch line and its environment state (`init --from-command`, `--env`): its values

@@ -639,13 +639,31 @@ bool apply_nccl(LaunchReading& r, const std::string& key, const std::string& val
   return false;
 }
 
+// SGLANG_ENABLE_SPEC_V2 picks SGLang's speculative worker (engine.spec_version): on, the overlap
+// worker v2; off, the synchronous v1. False when it is another variable or a value not read as on/off.
+bool apply_sglang_spec_version(LaunchReading& r, const std::string& key, const std::string& value,
+                               const std::string& origin) {
+  if (key != "SGLANG_ENABLE_SPEC_V2") return false;
+  const std::string v = lower(value);
+  const bool on = v == "1" || v == "true" || v == "yes" || v == "on";
+  const bool off = v == "0" || v == "false" || v == "no" || v == "off";
+  if (!on && !off) return false;
+  if (r.engine != Engine::kSglang) {
+    r.unmodelled.push_back(origin + ": an SGLang setting on a " + std::string(to_string(r.engine)) + " launch");
+    return true;
+  }
+  r.values["engine.spec_version"] = on ? "v2" : "v1";
+  r.origins["engine.spec_version"] = origin;
+  return true;
+}
+
 }  // namespace
 
 void apply_environment(LaunchReading& r, const std::vector<std::pair<std::string, std::string>>& env,
                        const std::string& where) {
   for (const auto& [key, value] : env) {
     const std::string origin = key + "=" + value + " (" + where + ")";
-    if (apply_nccl(r, key, value, origin)) continue;
+    if (apply_nccl(r, key, value, origin) || apply_sglang_spec_version(r, key, value, origin)) continue;
     r.unmodelled.push_back(origin + (key.starts_with("NCCL_") ? ": no scenario key holds this NCCL setting"
                                                                : ": not an NCCL setting specsim models"));
   }

@@ -469,6 +469,28 @@ std::string launch_modes(const ScenarioInit& init) {
   return y;
 }
 
+// The speculative worker version: --spec-version, else the launch's SGLANG_ENABLE_SPEC_V2; where
+// neither says and the engine file prices versions apart, a comment naming the default it takes.
+// --spec-version on an engine whose file has no versions is refused at the option.
+std::string init_spec_version(const EnginePrior& engine, const ScenarioInit& init) {
+  if (engine.cycle_overhead_by_version.empty()) {
+    if (!init.spec_version.empty()) {
+      throw Error({"--spec-version", 0, 0}, "spec_version",
+                  init.spec_version + ": models/engines/" + engine.name + ".yaml prices no speculative worker versions");
+    }
+    return "";
+  }
+  if (!init.spec_version.empty()) return entry("spec_version", init.spec_version, "--spec-version", 2);
+  if (!launch_value(init, "engine.spec_version").empty()) return launch_entry(init, "engine.spec_version");
+  std::string others;
+  for (const auto& [version, term] : engine.cycle_overhead_by_version) others += (others.empty() ? "" : ", ") + version;
+  return comment("spec_version: not stated, so the engine file's default " + engine.default_spec_version +
+                     " prices the speculative worker; set " + others +
+                     " (init --spec-version) where the build runs it (models/engines/" + engine.name +
+                     ".yaml says which builds run which).",
+                 2);
+}
+
 // Launch modes and the draft cycle's shape, as the engine runs them by default.
 std::string init_engine(const EnginePrior& engine, const ScenarioInit& init) {
   std::string y = "\nengine:\n";
@@ -494,6 +516,7 @@ std::string init_engine(const EnginePrior& engine, const ScenarioInit& init) {
     y += entry("verify_mode", "graph", "assumption (above)", 2);
     y += entry("draft_mode", "graph", "assumption (above)", 2);
   }
+  y += init_spec_version(engine, init);
   if (!engine.init.first_draft.empty()) {
     y += comment(engine.init.first_draft, 2);
     y += entry("extend_yields_first_draft", "true", "(above)", 2);

@@ -221,6 +221,9 @@ LaunchCommand sglang_command(const Scenario& s, int batch, bool speculate) {
   const Engine e = Engine::kSglang;
   LaunchCommand c;
   c.env = nccl_env(s);
+  // The overlap worker (engine.spec_version v2) is turned on by this variable in the builds that do
+  // not run it by default; v1, the older builds' default, needs none.
+  if (speculate && s.engine.spec_version == "v2") c.env.emplace_back("SGLANG_ENABLE_SPEC_V2", "1");
   c.argv = {"python", "-m", "sglang.launch_server", flag(e, LaunchSetting::kModel), weights(s.model)};
   sglang_parallel(s, c.argv);
   if (speculate) sglang_speculation(s, c.argv);
