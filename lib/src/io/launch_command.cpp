@@ -205,9 +205,12 @@ struct Raw {
   int line = 0;
 };
 
+void set(LaunchReading& r, const std::string& key, const std::string& value, const std::string& origin) {
+  r.values[key] = value;
+  r.origins[key] = origin;
+}
 void set(Raw& raw, const std::string& key, const std::string& value, const std::string& origin) {
-  raw.r.values[key] = value;
-  raw.r.origins[key] = origin;
+  set(raw.r, key, value, origin);
 }
 
 std::string method_from(Engine engine, const std::string& value, const std::string& what, int line) {
@@ -618,8 +621,7 @@ std::string lower(std::string s) {
 bool apply_nccl(LaunchReading& r, const std::string& key, const std::string& value, const std::string& origin) {
   const std::string v = lower(value);
   auto put = [&](const std::string& k, const std::string& val) {
-    r.values[k] = val;
-    r.origins[k] = origin;
+    set(r, k, val, origin);
     return true;
   };
   if (key == "NCCL_ALGO" && (v == "ring" || v == "tree")) return put("comm.nccl_algo", v);
@@ -652,8 +654,7 @@ bool apply_sglang_spec_version(LaunchReading& r, const std::string& key, const s
     r.unmodelled.push_back(origin + ": an SGLang setting on a " + std::string(to_string(r.engine)) + " launch");
     return true;
   }
-  r.values["engine.spec_version"] = on ? "v2" : "v1";
-  r.origins["engine.spec_version"] = origin;
+  set(r, "engine.spec_version", on ? "v2" : "v1", origin);
   return true;
 }
 
