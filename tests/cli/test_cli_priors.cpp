@@ -35,6 +35,16 @@ TEST_CASE("priors: the text lists every prior with its value, spread, what it fe
   for (const specsim::EngineTerm& t : specsim::engine_terms()) {
     CHECK_THAT(r.out, Contains("  " + std::string(t.label) + " (" + std::string(t.key) + "): "));
   }
+  // The readings: each with what settles it, and in JSON in the registry's order.
+  for (const specsim::CalibrationReading& reading : specsim::calibration_readings()) {
+    CHECK_THAT(r.out, Contains("  " + std::string(reading.label) + " (" + std::string(reading.key) +
+                               "): the point reads " + std::string(reading.point)));
+    CHECK_THAT(r.out, Contains("; settled by " + std::string(reading.settles)));
+  }
+  const auto j = nlohmann::ordered_json::parse(specsim::test::run({"priors", "--json"}).out);
+  REQUIRE(j["readings"].size() == specsim::calibration_readings().size());
+  CHECK(j["readings"][0]["key"] == "end_to_end_residual");
+  CHECK(j["readings"][0]["weight"].get<double>() == 0.5);
 }
 
 TEST_CASE("priors: JSON holds each row's numbers exactly, CSV a row per prior", "[cli][priors]") {

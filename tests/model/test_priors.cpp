@@ -82,6 +82,28 @@ TEST_CASE("priors: every row says where it comes from, and its value lies in its
   for (const specsim::EngineTerm& t : specsim::engine_terms()) CHECK(labels.insert(t.label).second);
 }
 
+TEST_CASE("priors: every calibration reading names its source, what settles it and a weight in (0, 1)",
+          "[priors]") {
+  std::set<std::string_view> labels;
+  for (const specsim::Prior& p : specsim::priors()) labels.insert(p.label);
+  for (const specsim::CalibrationReading& r : specsim::calibration_readings()) {
+    INFO(r.key);
+    CHECK(labels.insert(r.label).second);  // the band lists it among the priors' labels
+    CHECK_FALSE(r.point.empty());
+    CHECK_FALSE(r.other.empty());
+    CHECK_FALSE(r.settles.empty());
+    CHECK(r.weight > 0.0);
+    CHECK(r.weight < 1.0);
+    REQUIRE(r.open != nullptr);
+    REQUIRE(r.set != nullptr);
+    const std::string source(r.source);
+    const auto hash = source.find(".md#");
+    REQUIRE(hash != std::string::npos);
+    const std::string page = read_text(std::filesystem::path(SPECSIM_SOURCE_DIR) / source.substr(0, hash + 3));
+    CHECK(page.find("id=\"" + source.substr(hash + 4) + "\"") != std::string::npos);
+  }
+}
+
 TEST_CASE("priors: the named values are the rows' own", "[priors]") {
   CHECK(&specsim::kPriorBandwidthEfficiency == &row_of("compute.bandwidth_efficiency").estimate);
   CHECK(&specsim::kPriorKvVerifyRatio == &row_of("compute.kv_verify_ratio").estimate);

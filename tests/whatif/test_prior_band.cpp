@@ -129,8 +129,11 @@ TEST_CASE("prior band: collectives priced by NCCL's model carry its spread, a me
   // measured (the host time recalibrates to the plain step each draw).
   const std::string row = std::string(SPECSIM_SOURCE_DIR) +
                           "/validation/specforge-issue-339-2xh100/sf339-qwen3-30b-a3b-eagle3-tp2-bs1-3-1-4.yaml";
+  // Its plain rate is end to end: the residual's second reading is switched off too.
   const std::vector<std::string> set = with(kComputeSet, {"host.draft_step_overhead=0.1ms", "host.spec_extra_per_cycle=1ms"});
-  const specsim::CycleModel model(specsim::load_scenario(row, set, kRoot));
+  specsim::Scenario s = specsim::load_scenario(row, set, kRoot);
+  s.rules.end_to_end_band_readings = false;
+  const specsim::CycleModel model(std::move(s));
   const auto p = model.predict();
   const auto band = specsim::prior_band(model, p);
   REQUIRE(band.terms == std::vector<std::string>{"all-reduce prior"});
@@ -261,4 +264,42 @@ TEST_CASE("prior band: a single acceptance rate spans its two readings", "[prior
   const specsim::CycleModel profiled(specsim::load_scenario(
       kRow, with(all_set, {"acceptance.depth_profile=[1.0, 0.6, 0.4]"}), kRoot));
   CHECK_FALSE(specsim::prior_band(profiled, profiled.predict(), 4000, 3).averaged_rate_tokens_per_cycle);
+}
+
+// An end-to-end plain rate with no TPOT leaves a residual that is per-request time (the point: paid
+// per output token, tau times a cycle) or per-step host work (paid once a cycle): with every prior
+// set the band is those two predictions, half of the draws each (docs/model.md#end-to-end-readings).
+TEST_CASE("prior band: an end-to-end plain rate with no TPOT spans its two readings", "[prior_band][calibration]") {
+  // vLLM PR #16035: Llama-3-8B + EAGLE, K = 2, one H100; its rate is output tokens / wall time.
+  const std::string row = std::string(SPECSIM_SOURCE_DIR) + "/validation/vllm-pr-16035-llama3-8b/vllm16035-llama3-8b-eagle1-k2-bs1.yaml";
+  const auto all_set = with(kComputeSet, {"host.draft_step_overhead=0.1ms", "host.spec_extra_per_cycle=1ms"});
+  const specsim::Scenario s = specsim::load_scenario(row, all_set, kRoot);
+  REQUIRE(s.measurements.baseline_includes_prefill);
+  const specsim::CycleModel model(s);
+  const auto& cal = model.calibration();
+  REQUIRE(cal.end_to_end_unsplit_s > 0.0);
+  const auto p = model.predict();
+  const auto band = specsim::prior_band(model, p, 4000, 3);
+  REQUIRE(band.terms == std::vector<std::string>{"end-to-end residual read as per-step host work"});
+  // The other reading: the residual per step, up to vLLM's plain_step_host p90 (2 ms), which holds it.
+  specsim::Scenario per_step = s;
+  per_step.rules.end_to_end_residual_per_request = false;
+  const double other = specsim::CycleModel(per_step).predict().spec_tokens_per_s;
+  CHECK(other > 1.05 * p.spec_tokens_per_s);
+  CHECK_THAT(band.p10_tokens_per_s, WithinRel(p.spec_tokens_per_s, 1e-9));
+  CHECK_THAT(band.p90_tokens_per_s, WithinRel(other, 1e-9));
+  // The report says so, and names the measurement that would settle it.
+  const auto warned = std::find_if(cal.warnings.begin(), cal.warnings.end(), [](const std::string& w) {
+    return w.find("two readings") != std::string::npos && w.find("mean TPOT would settle it") != std::string::npos;
+  });
+  CHECK(warned != cal.warnings.end());
+
+  // A measured TPOT tells the two apart: no second reading. Nor where the rule is off.
+  const specsim::CycleModel with_tpot(specsim::load_scenario(row, with(all_set, {"measurements.baseline.tpot=7ms"}), kRoot));
+  CHECK(with_tpot.calibration().end_to_end_unsplit_s == 0.0);
+  CHECK(specsim::prior_band(with_tpot, with_tpot.predict(), 4000, 3).terms.empty());
+  specsim::Scenario off = s;
+  off.rules.end_to_end_band_readings = false;
+  const specsim::CycleModel point_only(std::move(off));
+  CHECK(specsim::prior_band(point_only, point_only.predict(), 4000, 3).terms.empty());
 }

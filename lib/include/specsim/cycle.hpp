@@ -57,6 +57,11 @@ struct Calibration {
   // tails): a speculative cycle pays it once per token it emits (x tau), the rest once per cycle.
   // The whole residual without a measured TPOT, the end-to-end step less the TPOT with one.
   double host_per_output_token_s = 0.0;
+  // The part of host_per_output_token_s that rules.end_to_end_residual_per_request placed there: what
+  // an end-to-end rate with no TPOT leaves beyond the forward and the priced prefill. Per-step host
+  // work is its other reading (calibration_readings(), "end_to_end_residual"); 0 where nothing was
+  // read that way.
+  double end_to_end_unsplit_s = 0.0;
   // The engine's speculative overheads (HostSettings): set by the scenario or the engine's prior.
   CalibratedValue spec_extra_per_cycle_s;
   CalibratedValue draft_step_overhead_s;

@@ -64,6 +64,25 @@ struct Prior {
 // goes after them, so that it moves no other row's dimension.
 [[nodiscard]] std::span<const Prior> priors();
 
+// A measurement with two readings that no prior describes: the calibration takes one for the point
+// (a ModelRules switch as shipped), and the band draws the other in a share `weight` of its draws,
+// on a dimension of the hypercube after the priors' (one per reading open on the scenario, so that a
+// scenario without it keeps its draws). `set` switches a scenario to the other reading.
+struct CalibrationReading {
+  std::string_view key;       // a name for reports and tests, e.g. "end_to_end_residual"
+  std::string_view label;     // how a band lists it among its terms
+  std::string_view point;     // the reading the point takes
+  std::string_view other;     // the reading `set` switches to
+  std::string_view settles;   // the measurement that would tell the two apart
+  std::string_view source;    // the page of docs/ that states both readings, with its anchor
+  double weight;              // the share of the band's draws that take the other reading
+  bool (*open)(const Scenario&, const Calibration&) = nullptr;
+  void (*set)(Scenario&) = nullptr;
+};
+
+// Every reading, in the order the band takes their dimensions.
+[[nodiscard]] std::span<const CalibrationReading> calibration_readings();
+
 // The registry's values by name, for the code that prices with them (each refers to its row).
 extern const PriorValue& kPriorBandwidthEfficiency;        // compute.bandwidth_efficiency
 extern const PriorValue& kPriorKvVerifyRatio;              // compute.kv_verify_ratio

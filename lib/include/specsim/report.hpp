@@ -138,11 +138,12 @@ struct ForwardTable {
 // in that key order. CSV: a row per token count.
 [[nodiscard]] std::string render_forward(const ForwardTable& table, Format format);
 
-// Every registered prior (priors.hpp) and the engine terms a band draws (prior_band.hpp), as
-// `specsim priors` prints them. Text: a block per prior (value, p10-p90, what it feeds, any cut or
-// second reading, its source), then a line per engine term. JSON: {"priors": [{key, label, value,
-// p10, p90, unit, drawn, draw_min?, draw_max?, second_reading?: {label, weight}, feeds, source,
-// evidence}], "engine_terms": [{label, key, charged}]}, in that key order. CSV: a row per prior.
+// Every registered prior (priors.hpp), the calibration's readings and the engine terms a band draws
+// (prior_band.hpp), as `specsim priors` prints them. Text: a block per prior (value, p10-p90, what it
+// feeds, any cut or second reading, its source), then a line per reading and per engine term. JSON:
+// {"priors": [{key, label, value, p10, p90, unit, drawn, draw_min?, draw_max?, second_reading?:
+// {label, weight}, feeds, source, evidence}], "readings": [{key, label, point, other, weight,
+// settles, source}], "engine_terms": [{label, key, charged}]}, in that key order. CSV: a row per prior.
 [[nodiscard]] std::string render_priors(Format format);
 
 // What engine logs say about acceptance (specsim acceptance). CSV: one row, the per-position rates

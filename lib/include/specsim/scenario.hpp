@@ -145,6 +145,9 @@ struct ModelRules {
   // separates them: on, all of it is per-request time (batch tails, unpriced prefill), paid per
   // output token; off, per-step host work up to the engine's host prior p90, the rest per request.
   bool end_to_end_residual_per_request = true;
+  // Where that rule read a residual as per-request time, the band draws the other reading (per-step
+  // host work) in half its draws (calibration_readings(), priors.hpp); off, the point's reading alone.
+  bool end_to_end_band_readings = true;
   // A plain step shorter than the modelled forward raises a prior efficiency, at most to 100%.
   bool efficiency_to_short_step = true;
   // A plain step leaving more than the engine's host prior p90 lowers a prior efficiency, at

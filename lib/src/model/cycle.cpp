@@ -123,6 +123,7 @@ bool any_forward_in(const Scenario& s, Pred in_mode) {
 std::vector<std::pair<std::string, bool ModelRules::*>> model_rule_names() {
   return {{"prefill-per-output-token", &ModelRules::prefill_per_output_token},
           {"end-to-end-residual-per-request", &ModelRules::end_to_end_residual_per_request},
+          {"end-to-end-band-readings", &ModelRules::end_to_end_band_readings},
           {"efficiency-to-short-step", &ModelRules::efficiency_to_short_step},
           {"efficiency-to-long-step", &ModelRules::efficiency_to_long_step},
           {"host-prior-without-step", &ModelRules::host_prior_without_step},
@@ -742,11 +743,21 @@ void CycleModel::charge_prefill_per_token(const Scenario& s, double host) {
                                                                   : rest;
   const double per_request = prefill_share + (rest - per_step);
   cal.host_per_output_token_s = per_request;
+  if (s.rules.end_to_end_residual_per_request) cal.end_to_end_unsplit_s = rest;
   cal.host_decode_s.origin += "; measured end to end: " + how +
                               (s.rules.end_to_end_residual_per_request ? std::string("no TPOT to separate per-step work")
                                                                        : "per-step host work up to the engine's prior p90") +
                               ", " + units::format_duration(per_step) + " per step; per request (prefill, batch tails), " +
                               units::format_duration(per_request) + " per output token (x tau per cycle)";
+  if (s.rules.end_to_end_residual_per_request && rest > 0.0) {
+    cal.warnings.push_back("the plain rate is end to end with no TPOT: the " + units::format_duration(rest) +
+                           " per step it leaves beyond the modelled forward" + (how.empty() ? "" : " and the priced prefill") +
+                           " has two readings, per-request time (prefill, batch tails), which speculation does not "
+                           "shorten, or per-step host work, which a cycle pays once for tau tokens. The point takes the "
+                           "first" + (s.rules.end_to_end_band_readings ? ", the band draws both" : "") +
+                           " (docs/model.md#end-to-end-readings); the plain benchmark's mean TPOT would settle it" +
+                           (how.empty() ? " (its mean prompt and output lengths would price the prefill part)" : ""));
+  }
   if (bounded && rest - per_step > 0.0) {
     cal.warnings.push_back("the plain rate is end to end and leaves " + units::format_duration(rest) +
                            " per step beyond the modelled forward" + (how.empty() ? "" : " and the priced prefill") +

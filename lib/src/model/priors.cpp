@@ -202,6 +202,25 @@ constexpr std::array kPriors = std::to_array<Prior>({
      .draw_max = 1.0},
 });
 
+// An end-to-end plain rate with no TPOT leaves a residual beyond the forward (and the priced prefill)
+// that is either per-request time (prefill, batch tails: paid per output token, x tau per cycle) or
+// per-step host work (paid once per cycle). No public measurement favours either on a given engine,
+// so they weigh the same (docs/model.md#end-to-end-readings).
+constexpr std::array kReadings = std::to_array<CalibrationReading>({
+    {.key = "end_to_end_residual",
+     .label = "end-to-end residual read as per-step host work",
+     .point = "per-request time (prefill, batch tails), paid per output token",
+     .other = "per-step host work up to the engine's plain_step_host p90, the rest per request",
+     .settles = "the plain benchmark's mean TPOT",
+     .source = "docs/model.md#end-to-end-readings",
+     .weight = 0.5,
+     .open = [](const Scenario& s, const Calibration& cal) {
+       return s.rules.end_to_end_band_readings && s.rules.end_to_end_residual_per_request &&
+              cal.end_to_end_unsplit_s > 0.0;
+     },
+     .set = [](Scenario& s) { s.rules.end_to_end_residual_per_request = false; }},
+});
+
 // The row of `key`, found while compiling: a key no row has does not compile.
 consteval const PriorValue& estimate_of(std::string_view key) {
   for (const Prior& p : kPriors) {
@@ -221,6 +240,8 @@ const char* to_string(PriorUnit unit) {
 }
 
 std::span<const Prior> priors() { return kPriors; }
+
+std::span<const CalibrationReading> calibration_readings() { return kReadings; }
 
 constinit const PriorValue& kPriorBandwidthEfficiency = estimate_of("compute.bandwidth_efficiency");
 constinit const PriorValue& kPriorKvVerifyRatio = estimate_of("compute.kv_verify_ratio");

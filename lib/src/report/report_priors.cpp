@@ -48,6 +48,16 @@ nlohmann::ordered_json priors_json() {
   nlohmann::ordered_json j;
   j["priors"] = nlohmann::ordered_json::array();
   for (const Prior& p : priors()) j["priors"].push_back(prior_json(p));
+  j["readings"] = nlohmann::ordered_json::array();
+  for (const CalibrationReading& r : calibration_readings()) {
+    j["readings"].push_back({{"key", r.key},
+                             {"label", r.label},
+                             {"point", r.point},
+                             {"other", r.other},
+                             {"weight", r.weight},
+                             {"settles", r.settles},
+                             {"source", r.source}});
+  }
   j["engine_terms"] = nlohmann::ordered_json::array();
   for (const EngineTerm& t : engine_terms()) {
     j["engine_terms"].push_back({{"label", t.label}, {"key", t.key}, {"charged", t.charged}});
@@ -73,6 +83,12 @@ std::string priors_text() {
   std::string text = "specsim priors: " + std::to_string(priors().size()) +
                      " figures used where a scenario neither sets nor measures them (lib/src/model/priors.cpp)\n";
   for (const Prior& p : priors()) text += "\n" + prior_text(p);
+  text += "\nreadings: a measurement with two readings; the point takes one, the band draws the other\n";
+  for (const CalibrationReading& r : calibration_readings()) {
+    text += "  " + std::string(r.label) + " (" + std::string(r.key) + "): the point reads " + std::string(r.point) +
+            "; " + units::format_fixed(100.0 * r.weight, 0) + "% of draws read " + std::string(r.other) +
+            "; settled by " + std::string(r.settles) + " (" + std::string(r.source) + ")\n";
+  }
   text += "\nengine terms: each engine's own value and p10-p90, in models/engines/ENGINE.yaml\n";
   for (const EngineTerm& t : engine_terms()) {
     text += "  " + std::string(t.label) + " (" + std::string(t.key) + "): " + std::string(t.charged) + "\n";

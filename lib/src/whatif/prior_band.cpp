@@ -108,7 +108,10 @@ struct OpenPrior {
 // takes one, and one more for its second reading, whether or not the scenario leaves it open.
 struct OpenPriors {
   std::vector<OpenPrior> rows;
+  // The calibration readings open on the scenario, each with its dimension after the priors'.
+  std::vector<std::pair<const CalibrationReading*, std::size_t>> readings;
   std::size_t dimensions = 0;
+  [[nodiscard]] bool empty() const { return rows.empty() && readings.empty(); }
 };
 
 OpenPriors open_priors(std::span<const Prior> rows, const Scenario& s, const Calibration& cal) {
@@ -120,6 +123,10 @@ OpenPriors open_priors(std::span<const Prior> rows, const Scenario& s, const Cal
       out.rows.push_back({&row, out.dimensions, reading});
     }
     out.dimensions += row.second_reading ? 2 : 1;
+  }
+  // Only an open reading takes a dimension: a scenario without one keeps the draws it had.
+  for (const CalibrationReading& reading : calibration_readings()) {
+    if (reading.open(s, cal)) out.readings.emplace_back(&reading, out.dimensions++);
   }
   return out;
 }
@@ -133,13 +140,17 @@ double value_at(const OpenPrior& prior, const HypercubePoint& u) {
   return drawn;
 }
 
-// `s` with the open priors at one point, in the scenario and in the one calibration runs on.
-Scenario with_priors_at(const Scenario& s, const std::vector<OpenPrior>& open, const HypercubePoint& u) {
+// `s` with the open priors and readings at one point, in the scenario and in the one calibration
+// runs on.
+Scenario with_priors_at(const Scenario& s, const OpenPriors& open, const HypercubePoint& u) {
   std::vector<double> values;
-  values.reserve(open.size());
-  for (const OpenPrior& prior : open) values.push_back(value_at(prior, u));
+  values.reserve(open.rows.size());
+  for (const OpenPrior& prior : open.rows) values.push_back(value_at(prior, u));
   const auto apply = [&](Scenario& x) {
-    for (std::size_t i = 0; i < open.size(); ++i) open[i].row->set(x, values[i]);
+    for (std::size_t i = 0; i < open.rows.size(); ++i) open.rows[i].row->set(x, values[i]);
+    for (const auto& [reading, dimension] : open.readings) {
+      if (u[dimension] < reading->weight) reading->set(x);
+    }
   };
   Scenario out = s;
   apply(out);
@@ -160,12 +171,12 @@ struct ComputeShift {
 
 std::vector<ComputeShift> compute_shifts(const CycleModel& model, const Prediction& p, const OpenPriors& priors,
                                          int strata, std::mt19937_64& g) {
-  if (priors.rows.empty()) return {ComputeShift{0.0, model.step_host_s()}};
+  if (priors.empty()) return {ComputeShift{0.0, model.step_host_s()}};
   const double own_s = model.cycle_s(p.tokens_per_cycle) - model.calibration().unhidden_host_s;
   std::vector<ComputeShift> shifts;
   shifts.reserve(std::size_t(strata));
   for (const HypercubePoint& u : latin_hypercube(strata, priors.dimensions, g)) {
-    const CycleModel drawn(with_priors_at(model.scenario(), priors.rows, u));
+    const CycleModel drawn(with_priors_at(model.scenario(), priors, u));
     shifts.push_back({drawn.cycle_s(p.tokens_per_cycle) - drawn.calibration().unhidden_host_s - own_s,
                       drawn.step_host_s()});
   }
@@ -263,6 +274,7 @@ PredictionBand prior_band(const CycleModel& model, const Prediction& p, std::spa
     band.terms.emplace_back(prior.row->label);
     if (prior.reading) band.terms.emplace_back(prior.row->second_reading->label);
   }
+  for (const auto& [reading, dimension] : open.readings) band.terms.emplace_back(reading->label);
   std::vector<const OpenTerm*> listed;
   for (const OpenTerm& term : terms) {
     if (term.drawn) listed.push_back(&term);
