@@ -128,6 +128,31 @@ TEST_CASE("model error: its two rules, each source once and the small-sample fac
   CHECK_THAT(by_row->residual_p90, WithinAbs(0.20, 1e-12));
 }
 
+TEST_CASE("model error: each tail takes off the priors' spread on its own side", "[model_error]") {
+  // The ten rows above, each with a prior band that only reaches up: p10 at the point (100 tok/s),
+  // p90 at 100 exp(2 z_0.9 x 0.05), as a second reading that only raises a prediction draws it. The
+  // symmetric rms is still 0.05 (the band's ln width over 2 z_0.9), but below the point the priors
+  // spread nothing and above it 2 x 0.05 = 0.1 (ln(p90 / point) / z_0.9):
+  // below: 0.15 / 1.281552 x 1.471356 = 0.172216, less 0 = 0.172216;
+  // above: sqrt((0.20 / 1.281552 x 1.471356)^2 - 0.1^2) = sqrt(0.229622^2 - 0.01) = 0.206702.
+  std::vector<specsim::ValidationRow> rows;
+  for (int i = 0; i < 10; ++i) {
+    specsim::ValidationRow r = row(-0.20 + 0.05 * i, 0.05, "s" + std::to_string(i % 3));
+    r.prior_band_p10_tokens_per_s = 100.0;
+    r.prior_band_p90_tokens_per_s = 100.0 * std::exp(2.0 * kZ90 * 0.05);
+    rows.push_back(r);
+  }
+  std::vector<const specsim::ValidationRow*> ptrs;
+  for (const auto& r : rows) ptrs.push_back(&r);
+  const auto e = specsim::model_error_of(ptrs);
+  REQUIRE(e.has_value());
+  CHECK_THAT(e->prior_sigma_rms, WithinRel(0.05, 1e-9));
+  CHECK_THAT(e->prior_sigma_below_rms, WithinAbs(0.0, 1e-12));
+  CHECK_THAT(e->prior_sigma_above_rms, WithinRel(0.1, 1e-9));
+  CHECK_THAT(e->sigma_below, WithinRel(0.172216, 1e-5));
+  CHECK_THAT(e->sigma_above, WithinRel(0.206702, 1e-5));
+}
+
 TEST_CASE("model error: the band widens by exp(+-z90 sigma) and keeps the priors' band", "[model_error][prior_band]") {
   // Every prior set: no prior spread, so the band is the prediction times exp(sigma z) alone:
   // p10/p90 = point x exp(-+1.28155 x 0.1) = point x 0.8797 / 1.1367 (4000 draws: within 1%).

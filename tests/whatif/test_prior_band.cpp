@@ -130,7 +130,8 @@ TEST_CASE("prior band: collectives priced by NCCL's model carry its spread, a me
   const std::string row = std::string(SPECSIM_SOURCE_DIR) +
                           "/validation/specforge-issue-339-2xh100/sf339-qwen3-30b-a3b-eagle3-tp2-bs1-3-1-4.yaml";
   // Its plain rate is end to end: the residual's second reading is switched off too.
-  const std::vector<std::string> set = with(kComputeSet, {"host.draft_step_overhead=0.1ms", "host.spec_extra_per_cycle=1ms"});
+  const std::vector<std::string> set = with(
+      kComputeSet, {"host.draft_step_overhead=0.1ms", "host.spec_extra_per_cycle=1ms", "compute.routing_skew=1"});
   specsim::Scenario s = specsim::load_scenario(row, set, kRoot);
   s.rules.end_to_end_band_readings = false;
   const specsim::CycleModel model(std::move(s));
@@ -302,4 +303,40 @@ TEST_CASE("prior band: an end-to-end plain rate with no TPOT spans its two readi
   off.rules.end_to_end_band_readings = false;
   const specsim::CycleModel point_only(std::move(off));
   CHECK(specsim::prior_band(point_only, point_only.predict(), 4000, 3).terms.empty());
+}
+
+// An MoE target's verify reads the experts its tokens touch; the point counts them as if each token
+// of a request routed independently (skew 1, the most), the band down to Cohere's measured sharing
+// (skew 0.54, docs/references/models.md#distinct-experts). With every other term set, the band's
+// p90 is at most the prediction at 0.54 and above the point; a dense target or a set skew has none.
+TEST_CASE("prior band: an MoE target's routing skew spans independent routing and the measured sharing",
+          "[prior_band][moe]") {
+  // gpt-oss-20b + EAGLE-3 on one H100 (32 experts, top-4): no collectives; a TPOT (3 ms, within its
+  // 3.28 ms end-to-end step) leaves its plain rate one reading.
+  const std::string row = std::string(SPECSIM_SOURCE_DIR) +
+                          "/validation/hf-dogacel-specdrift-gpt-oss-h100/specdrift-gpt-oss-20b-eagle3-h100-bs1-3-1-4.yaml";
+  const auto all_set = with(kComputeSet, {"host.draft_step_overhead=0.1ms", "host.spec_extra_per_cycle=1ms",
+                                          "measurements.baseline.tpot=3ms"});
+  specsim::Scenario s = specsim::load_scenario(row, all_set, kRoot);
+  const specsim::CycleModel model(s);
+  const auto p = model.predict();
+  const auto band = specsim::prior_band(model, p, 4000, 3);
+  REQUIRE(band.terms == std::vector<std::string>{"routing skew"});
+  const auto rate_at = [&](const std::string& skew) {
+    return specsim::CycleModel(specsim::load_scenario(row, with(all_set, {"compute.routing_skew=" + skew}), kRoot))
+        .predict()
+        .spec_tokens_per_s;
+  };
+  // Fewer experts touched, a cheaper verify: the correlated end is the faster one.
+  const double correlated = rate_at("0.54");
+  REQUIRE(correlated > p.spec_tokens_per_s);
+  CHECK(band.p10_tokens_per_s >= p.spec_tokens_per_s * (1 - 1e-9));
+  CHECK(band.p90_tokens_per_s > p.spec_tokens_per_s);
+  CHECK(band.p90_tokens_per_s <= correlated * (1 + 1e-9));
+  // Set, or the rule off: the point's skew in every draw.
+  const specsim::CycleModel set(specsim::load_scenario(row, with(all_set, {"compute.routing_skew=1"}), kRoot));
+  CHECK(specsim::prior_band(set, set.predict(), 4000, 3).terms.empty());
+  s.rules.routing_skew_spread = false;
+  const specsim::CycleModel off(std::move(s));
+  CHECK(specsim::prior_band(off, off.predict(), 4000, 3).terms.empty());
 }

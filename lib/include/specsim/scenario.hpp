@@ -171,6 +171,9 @@ struct ModelRules {
   // Routed experts on a GPU and dtype the engine's file names (behaviour.expert_kernel) stream at
   // the prior compute.expert_bandwidth_efficiency; off, at the dense bandwidth efficiency.
   bool expert_kernel_prior = true;
+  // The band draws the routing skew of an MoE target between Cohere's measured correlation (0.54)
+  // and independent routing (1, the point); off, the skew is the point's 1 in every draw.
+  bool routing_skew_spread = true;
   [[nodiscard]] bool operator==(const ModelRules&) const = default;
 };
 [[nodiscard]] std::vector<std::pair<std::string, bool ModelRules::*>> model_rule_names();
@@ -338,6 +341,10 @@ struct ModelError {
   double residual_p50 = 0.0;
   double residual_p90 = 0.0;
   double prior_sigma_rms = 0.0;  // the rows' own prior bands as a ln sigma, root mean square
+  // The same, each tail apart: ln(point / priors' p10) / z_0.9 and ln(priors' p90 / point) / z_0.9
+  // (a prior spread that only raises a prediction, such as a second reading, widens the upper one).
+  double prior_sigma_below_rms = 0.0;
+  double prior_sigma_above_rms = 0.0;
   // t_0.9(sources - 1) / z_0.9: the residuals' spread is estimated from `sources` sources, and a band
   // for one more takes Student's t where a known spread would take the normal. 1 = not applied.
   double small_sample_factor = 1.0;

@@ -32,6 +32,8 @@ ModelError detail::load_model_error_file(const std::string& path) {
   }
   // ln units: a sigma of 1 would put the model's own p90 at 13x its p10, not an error a prediction can carry.
   e.prior_sigma_rms = r.number("prior_sigma_rms", 0.0, 1.0);
+  e.prior_sigma_below_rms = r.optional_number("prior_sigma_below_rms", e.prior_sigma_rms, 0.0, 1.0);
+  e.prior_sigma_above_rms = r.optional_number("prior_sigma_above_rms", e.prior_sigma_rms, 0.0, 1.0);
   // t_0.9 over z_0.9 runs from 1 (infinitely many sources) to 2.4 (two sources).
   e.small_sample_factor = r.optional_number("small_sample_factor", 1.0, 1.0, 3.0);
   e.sigma = r.number("sigma", 0.0, 1.0);

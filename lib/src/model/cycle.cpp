@@ -131,7 +131,8 @@ std::vector<std::pair<std::string, bool ModelRules::*>> model_rule_names() {
           {"spec-per-request", &ModelRules::spec_per_request},
           {"model-error-per-source", &ModelRules::model_error_per_source},
           {"model-error-small-sample", &ModelRules::model_error_small_sample},
-          {"expert-kernel-prior", &ModelRules::expert_kernel_prior}};
+          {"expert-kernel-prior", &ModelRules::expert_kernel_prior},
+          {"routing-skew-spread", &ModelRules::routing_skew_spread}};
 }
 
 namespace {

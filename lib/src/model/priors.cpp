@@ -200,6 +200,26 @@ constexpr std::array kPriors = std::to_array<Prior>({
          },
      // An efficiency above 100% is never drawn: there the model's bytes would be wrong.
      .draw_max = 1.0},
+    // How much the tokens of one request share experts (compute.routing_skew: each further token
+    // counts as `skew` independent draws). The point is 1, independent routing, the upper bound on
+    // experts read; Cohere measured that four verified tokens load ~2.5x one token's experts and
+    // two ~1.62x, a skew of 0.54 and 0.65 on a 128-expert, top-8 layer
+    // (docs/references/models.md#distinct-experts). p10 0.54, p90 the point.
+    {.key = "compute.routing_skew",
+     .label = "routing skew",
+     .estimate = {1.0, 0.54, 1.0},
+     .unit = PriorUnit::kDimensionless,
+     .source = "docs/references/models.md#distinct-experts",
+     .evidence = "four verified tokens of one request load ~2.5x one token's experts, not 4x (Cohere, production MoE "
+                  "models): a skew of 0.54; independent routing is 1",
+     .feeds = "the distinct experts a forward of several tokens per request reads (MoE targets); drawn where "
+              "nothing set, fitted or measured it",
+     .open = [](const Scenario& s, const Calibration& cal) {
+       return s.rules.routing_skew_spread && s.model.moe.has_value() && s.compute.profile.empty() &&
+              cal.routing_skew.is_prior();
+     },
+     .set = [](Scenario& s, double skew) { s.compute.routing_skew = skew; },
+     .draw_max = 1.0},
 });
 
 // An end-to-end plain rate with no TPOT leaves a residual beyond the forward (and the priced prefill)

@@ -84,6 +84,8 @@ nlohmann::json model_error_json(const ModelError& e) {
           {"residual_p50", e.residual_p50},
           {"residual_p90", e.residual_p90},
           {"prior_sigma_rms", e.prior_sigma_rms},
+          {"prior_sigma_below_rms", e.prior_sigma_below_rms},
+          {"prior_sigma_above_rms", e.prior_sigma_above_rms},
           {"small_sample_factor", e.small_sample_factor},
           {"rows", e.rows},
           {"sources", e.sources},
@@ -94,7 +96,8 @@ std::string model_error_line(const ModelError& e) {
   return "  specsim's error beyond the priors over the fit set's " + std::to_string(e.rows) + " rows (" +
          std::to_string(e.sources) + " sources, each counted once): ln(measured/predicted) p10 " + fixed(e.residual_p10, 3) + ", p50 " +
          fixed(e.residual_p50, 3) + ", p90 " + fixed(e.residual_p90, 3) + "; priors' sigma (rms) " +
-         fixed(e.prior_sigma_rms, 3) + "; small-sample factor " + fixed(e.small_sample_factor, 3) +
+         fixed(e.prior_sigma_rms, 3) + " (below " + fixed(e.prior_sigma_below_rms, 3) + ", above " +
+         fixed(e.prior_sigma_above_rms, 3) + "); small-sample factor " + fixed(e.small_sample_factor, 3) +
          " (Student's t, " + std::to_string(e.sources - 1) + " degrees of freedom); model error sigma below " +
          fixed(e.sigma_below, 3) + ", above " +
          fixed(e.sigma_above, 3) + "\n  (a fit row's band uses the fit set without its own source; a check row's, the whole fit set)\n";

@@ -372,13 +372,19 @@ std::optional<ModelError> model_error_of(const std::vector<const ValidationRow*>
   std::map<std::string, int> sources;
   for (const ValidationRow* r : rows) ++sources[r->source.source];
   if (int(rows.size()) < kMinModelErrorRows || int(sources.size()) < kMinModelErrorSources) return std::nullopt;
+  const double z90 = boost::math::quantile(boost::math::normal(), 0.9);
   std::vector<std::pair<double, double>> residuals;
-  double prior_var = 0.0;
+  double prior_var = 0.0, prior_var_below = 0.0, prior_var_above = 0.0;
   for (const ValidationRow* r : rows) {
-    residuals.emplace_back(std::log(r->measured_spec_tokens_per_s / r->predicted_spec_tokens_per_s),
+    const double point = r->predicted_spec_tokens_per_s;
+    residuals.emplace_back(std::log(r->measured_spec_tokens_per_s / point),
                            rules.model_error_per_source ? 1.0 / sources.at(r->source.source) : 1.0);
     const double s = ln_sigma_through(r->prior_band_p10_tokens_per_s, r->prior_band_p90_tokens_per_s);
     prior_var += s * s;
+    const double below = std::max(0.0, std::log(point / r->prior_band_p10_tokens_per_s)) / z90;
+    const double above = std::max(0.0, std::log(r->prior_band_p90_tokens_per_s / point)) / z90;
+    prior_var_below += below * below;
+    prior_var_above += above * above;
   }
   ModelError e;
   e.rows = int(rows.size());
@@ -388,23 +394,24 @@ std::optional<ModelError> model_error_of(const std::vector<const ValidationRow*>
   e.residual_p50 = source_weighted_rank(residuals, 0.5);
   e.residual_p90 = source_weighted_rank(residuals, 0.9);
   e.prior_sigma_rms = std::sqrt(prior_var / double(rows.size()));
+  e.prior_sigma_below_rms = std::sqrt(prior_var_below / double(rows.size()));
+  e.prior_sigma_above_rms = std::sqrt(prior_var_above / double(rows.size()));
   // The spread is estimated from e.sources sources: a band for one more source takes Student's t
   // with sources - 1 degrees of freedom at its 0.9 point where a known spread would take z_0.9.
-  const double z90 = boost::math::quantile(boost::math::normal(), 0.9);
   if (rules.model_error_small_sample) {
     e.small_sample_factor =
         boost::math::quantile(boost::math::students_t_distribution<double>(double(e.sources - 1)), 0.9) / z90;
   }
-  const auto beyond_priors = [&](double s) {
+  const auto beyond_priors = [&](double s, double prior) {
     const double total = s * e.small_sample_factor;
-    return std::sqrt(std::max(0.0, total * total - e.prior_sigma_rms * e.prior_sigma_rms));
+    return std::sqrt(std::max(0.0, total * total - prior * prior));
   };
   // The residuals are logs already: their spread is the log-normal's through exp(p10), exp(p90).
-  e.sigma = beyond_priors(ln_sigma_through(std::exp(e.residual_p10), std::exp(e.residual_p90)));
+  e.sigma = beyond_priors(ln_sigma_through(std::exp(e.residual_p10), std::exp(e.residual_p90)), e.prior_sigma_rms);
   // Each tail on its own: the residuals' p10 (p90) as the split normal's lower (upper) z_0.9 point,
-  // measured from 0 (the point is not moved by the bias), less the priors' spread.
-  e.sigma_below = beyond_priors(std::max(0.0, -e.residual_p10) / z90);
-  e.sigma_above = beyond_priors(std::max(0.0, e.residual_p90) / z90);
+  // measured from 0 (the point is not moved by the bias), less the priors' spread on that side.
+  e.sigma_below = beyond_priors(std::max(0.0, -e.residual_p10) / z90, e.prior_sigma_below_rms);
+  e.sigma_above = beyond_priors(std::max(0.0, e.residual_p90) / z90, e.prior_sigma_above_rms);
   e.origin = std::to_string(e.rows) + " rows of " + std::to_string(e.sources) + " sources";
   return e;
 }
@@ -436,7 +443,10 @@ std::string model_error_yaml(const ModelError& e) {
      << "small_sample_factor: " << f(e.small_sample_factor) << "\n"
      << "sigma: " << f(e.sigma) << "\n"
      << "# The band's two tails apart (a split normal): the residuals' p10 and p90, each measured from 0\n"
-     << "# as a z_0.9 point, times the factor, less the priors' spread the same way.\n"
+     << "# as a z_0.9 point, times the factor, less the priors' spread on the same side (the rows' ln(point\n"
+     << "# / prior p10) and ln(prior p90 / point) over z_0.9, root mean square).\n"
+     << "prior_sigma_below_rms: " << f(e.prior_sigma_below_rms) << "\n"
+     << "prior_sigma_above_rms: " << f(e.prior_sigma_above_rms) << "\n"
      << "sigma_below: " << f(e.sigma_below) << "\n"
      << "sigma_above: " << f(e.sigma_above) << "\n";
   if (e.gain_pairs > 0) {
