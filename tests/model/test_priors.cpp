@@ -115,11 +115,13 @@ TEST_CASE("priors: the named values are the rows' own", "[priors]") {
   CHECK(&specsim::kPriorAllToAllLatencyS == &row_of("comm.all_to_all_latency").estimate);
   CHECK(&specsim::kPriorNgramLookupPerTokenS == &row_of("host.ngram_lookup_per_token").estimate);
   CHECK(&specsim::kPriorExpertBandwidthEfficiency == &row_of("compute.expert_bandwidth_efficiency").estimate);
+  CHECK(&specsim::kPriorRoutingSkew == &row_of("compute.routing_skew").estimate);
   // A scenario that states none of them starts from them.
   const specsim::ComputeSettings compute;
   CHECK(compute.bandwidth_efficiency == specsim::kPriorBandwidthEfficiency.value);
   CHECK(compute.kv_verify_ratio == specsim::kPriorKvVerifyRatio.value);
   CHECK(compute.multi_token_step_s == specsim::kPriorMultiTokenStepS.value);
+  CHECK(compute.routing_skew == specsim::kPriorRoutingSkew.value);
   CHECK(specsim::HostSettings{}.ngram_lookup_per_token_s == specsim::kPriorNgramLookupPerTokenS.value);
 }
 

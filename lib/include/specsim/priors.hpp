@@ -94,5 +94,6 @@ extern const PriorValue& kPriorPiecewiseGpuPerAttentionS;  // compute.piecewise_
 extern const PriorValue& kPriorAllToAllLatencyS;           // comm.all_to_all_latency
 extern const PriorValue& kPriorNgramLookupPerTokenS;       // host.ngram_lookup_per_token
 extern const PriorValue& kPriorExpertBandwidthEfficiency;  // compute.expert_bandwidth_efficiency
+extern const PriorValue& kPriorRoutingSkew;                 // compute.routing_skew
 
 }  // namespace specsim

@@ -195,8 +195,9 @@ struct ComputeSettings {
   std::optional<double> eager_overlap_exponent;
   double graph_launch_s = 5e-6;                // one CUDA-graph replay launch per forward
   // 1 = uniform routing; < 1 = the tokens of one forward share experts more than uniform routing
-  // says (E_touched uses 1 + (q - 1) * skew tokens). Empty = calibrate.
-  std::optional<double> routing_skew = 1.0;
+  // says (E_touched uses 1 + (q - 1) * skew tokens). Default: the prior's point, independent
+  // routing (kPriorRoutingSkew; the band draws its spread). Empty = calibrate.
+  std::optional<double> routing_skew = kPriorRoutingSkew.value;
 
   // Compute profile (calibration/profiles/*.yaml, kind compute_profile) whose fitted values replaced
   // the defaults above and below; the scenario's own keys still win. Empty = none.

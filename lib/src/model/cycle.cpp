@@ -295,8 +295,9 @@ void CycleModel::calibrate_measured(const Calibration* without_overrides) {
     }
     std::string dropped;
     if (calibration_.routing_skew.origin.rfind("calibrated", 0) == 0) {
-      calibration_.routing_skew = {1.0, "prior: 1 (uniform routing; the skew calibrated on " + basis.model.name +
-                                            " describes that model's routing, not " + scenario_.model.name + "'s)"};
+      calibration_.routing_skew = {kPriorRoutingSkew.value, "prior: 1 (uniform routing; the skew calibrated on " +
+                                                                basis.model.name + " describes that model's routing, not " +
+                                                                scenario_.model.name + "'s)"};
       dropped = "; its routing skew is dropped (prior 1)";
     }
     if (!carried.empty() || !dropped.empty()) {
@@ -614,7 +615,7 @@ void CycleModel::calibrate_compute(const Scenario& s) {
   cal.bandwidth_efficiency = {s.compute.bandwidth_efficiency.value_or(kPriorBandwidthEfficiency.value),
                               origin("compute.bandwidth_efficiency", profile,
                                      "prior: 84% of datasheet bandwidth (BF16 GEMV at M <= 64, docs/references/measured-compute.md#gemm-efficiency)")};
-  cal.routing_skew = {s.compute.routing_skew.value_or(1.0),
+  cal.routing_skew = {s.compute.routing_skew.value_or(kPriorRoutingSkew.value),
                       origin("compute.routing_skew", profile, "prior: 1 (uniform routing)")};
   cal.expert_bandwidth_efficiency = expert_efficiency_of(s, origin);
   if (std::string w = expert_backend_warning(s); !w.empty()) cal.warnings.push_back(std::move(w));

@@ -273,5 +273,6 @@ constinit const PriorValue& kPriorPiecewiseGpuPerAttentionS = estimate_of("compu
 constinit const PriorValue& kPriorAllToAllLatencyS = estimate_of("comm.all_to_all_latency");
 constinit const PriorValue& kPriorNgramLookupPerTokenS = estimate_of("host.ngram_lookup_per_token");
 constinit const PriorValue& kPriorExpertBandwidthEfficiency = estimate_of("compute.expert_bandwidth_efficiency");
+constinit const PriorValue& kPriorRoutingSkew = estimate_of("compute.routing_skew");
 
 }  // namespace specsim
