@@ -5,7 +5,10 @@
 // The terms with a spread: the rows of the priors' registry that a scenario leaves open (priors.hpp:
 // the bandwidth efficiency, the verify's KV efficiency ratio, the multi-token step, the eager
 // launch terms and the piecewise GPU wait where a forward is launched from the host, the all-reduce
-// prior's ratio where no table was measured, the all-to-all latency), and the engine's speculative
+// prior's ratio where no table was measured, the all-to-all latency, an MoE target's routing skew),
+// the calibration's readings of a measurement with two (priors.hpp's calibration_readings(): an
+// end-to-end plain rate's residual per request or per step, each in its share of the draws; and
+// the plain step's host or GPU reading beside the bandwidth efficiency), and the engine's speculative
 // overheads (engine_terms() below, read from models/engines): the cycle overhead c and the
 // per-draft-forward overhead d, the per-request term q at a batch over one, and a synchronous step's
 // host time h where a synchronous cycle follows an async plain step (adding max(0, h - h_step),
