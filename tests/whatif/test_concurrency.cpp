@@ -11,6 +11,7 @@
 #include "specsim/cycle.hpp"
 #include "specsim/error.hpp"
 #include "specsim/load.hpp"
+#include "specsim/prior_band.hpp"
 #include "specsim/whatif.hpp"
 
 using Catch::Matchers::Contains;
@@ -112,6 +113,77 @@ TEST_CASE("concurrency: per request = 1/T_step and tau/T_cycle, aggregate = c x 
     // Acceptance is per request: the same tau at every level.
     CHECK_THAT(l.tokens_per_cycle, WithinRel(tau, 1e-12));
   }
+}
+
+TEST_CASE("concurrency: each level carries predict's band at batch = c, the transfers none", "[concurrency][band]") {
+  const auto cp = home_levels(kLevelsText);
+  for (const auto& l : cp.levels) {
+    INFO("concurrency " << l.concurrency);
+    REQUIRE(l.has_band());
+    // The same draws as `predict --set workload.batch=c` shows (prediction_band, seeds 1 and 2).
+    const specsim::CycleModel at_c(
+        specsim::load_scenario(kHome, {"workload.batch=" + std::to_string(l.concurrency)}, kRoot));
+    const auto p = at_c.predict();
+    const auto band = specsim::prediction_band(at_c, p);
+    CHECK(l.spec_p10_aggregate_tokens_per_s == band.p10_tokens_per_s);
+    CHECK(l.spec_p90_aggregate_tokens_per_s == band.p90_tokens_per_s);
+    CHECK(l.spec_p10_aggregate_tokens_per_s < l.spec_aggregate_tokens_per_s);
+    CHECK(l.spec_p90_aggregate_tokens_per_s > l.spec_aggregate_tokens_per_s);
+  }
+  // At c = 1 the band is predict's on the file: 43.3 - 60.5 tok/s around 54.6 (README's home figures).
+  CHECK_THAT(cp.levels[0].spec_p10_aggregate_tokens_per_s, WithinRel(43.3, 0.01));
+  CHECK_THAT(cp.levels[0].spec_p90_aggregate_tokens_per_s, WithinRel(60.5, 0.01));
+  // The corpus's batch transfers compare plain rates only: no band is drawn there.
+  const auto skipped = specsim::predict_concurrency(
+      specsim::load_scenario(kHome, {"workload.concurrency=" + kLevelsText}, kRoot), specsim::LevelBands::kSkip);
+  for (const auto& l : skipped.levels) {
+    CHECK_FALSE(l.has_band());
+    CHECK(l.spec_aggregate_tokens_per_s == cp.levels[&l - skipped.levels.data()].spec_aggregate_tokens_per_s);
+  }
+}
+
+TEST_CASE("concurrency: an end-to-end plain rate warns that its residual is charged unchanged at every level",
+          "[concurrency][warning]") {
+  // SpecForge issue 339 (Qwen3-30B-A3B, 2x H100, batch 1): the plain rate is output tokens over wall
+  // time with no TPOT or lengths. Its 480 us per output token beyond the forward is read at batch 1.
+  const std::string row = std::string(SPECSIM_SOURCE_DIR) + "/validation/specforge-issue-339-2xh100/sf339-qwen3-30b-a3b-eagle3-tp2-bs1-3-1-4.yaml";
+  const auto levels = [&](const std::string& list) {
+    return specsim::predict_concurrency(specsim::load_scenario(row, {"workload.concurrency=" + list}, kRoot));
+  };
+  const auto count = [](const std::vector<std::string>& ws, const std::string& part) {
+    return std::count_if(ws.begin(), ws.end(), [&](const std::string& w) { return w.find(part) != std::string::npos; });
+  };
+  const auto far = levels("1,32");
+  // The calibration's own warning (the two readings), once for both levels, then the transfer's.
+  CHECK(count(far.warnings, "the plain rate is end to end with no TPOT") == 1);
+  CHECK(count(far.warnings, "is end to end (prefill included): 480 us per output token") == 1);
+  CHECK(count(far.warnings, "charged unchanged at every level") == 1);
+  CHECK(count(far.warnings, "or the plain benchmark's mean TPOT with its prompt and output lengths") == 1);
+  CHECK_THAT(far.warnings.back(), Contains("docs/validation.md#batch-transfer"));
+  // A concurrency sweep carries the same calibration to each level, with the same warnings.
+  const auto sweep = specsim::sweep_by_concurrency(row, {"workload.concurrency=1,32"}, {}, kRoot);
+  CHECK(sweep.warnings == far.warnings);
+  const auto swept = run({"sweep", "--scenario", row, "--concurrency", "1,32", "--json"});
+  REQUIRE(swept.code == 0);
+  CHECK(nlohmann::json::parse(swept.out)["warnings"] == far.warnings);
+  CHECK_THAT(run({"sweep", "--scenario", row, "--concurrency", "1,32"}).out,
+             Contains("\n  warning: the plain rate at batch 1 is end to end (prefill included)"));
+  // Only the measured batch: nothing is carried anywhere.
+  const auto here = levels("1");
+  CHECK(count(here.warnings, "charged unchanged at every level") == 0);
+  CHECK(count(here.warnings, "the plain rate is end to end with no TPOT") == 1);
+
+  // With the plain benchmark's TPOT (vLLM scripts, Qwen3-32B, batch 1: 34.17 ms) the residual is
+  // prefill and tails alone, and only a rate at a level settles it.
+  const auto tpot = specsim::predict_concurrency(specsim::load_scenario(
+      std::string(SPECSIM_SOURCE_DIR) + "/validation/vllm-scripts-qwen3-32b-h100/vscripts-qwen3-32b-draft1.7b-k3-c1-mtbench.yaml",
+      {"workload.concurrency=1,16"}, kRoot));
+  REQUIRE(count(tpot.warnings, "charged unchanged at every level") == 1);
+  CHECK(count(tpot.warnings, "(prefill, batch tails) read at batch 1") == 1);
+  CHECK(count(tpot.warnings, "the plain rate measured at one of the levels would settle it") == 1);
+
+  // A plain step time (the home scenario's 82 tok/s is a decode rate): no transfer warning.
+  CHECK(count(home_levels(kLevelsText).warnings, "charged unchanged") == 0);
 }
 
 TEST_CASE("concurrency: on the home scenario each request gets slower as c rises", "[concurrency]") {
@@ -238,9 +310,23 @@ TEST_CASE("concurrency CLI: predict and sweep views, the option wins over the fi
   CHECK(pj["concurrency"][1]["concurrency"] == 4);
   CHECK_THAT(pj["concurrency"][1]["speculative"]["aggregate_tokens_per_s"].get<double>(),
              WithinRel(4 * pj["concurrency"][1]["speculative"]["per_request_tokens_per_s"].get<double>(), 1e-12));
+  // Each level's band, and the calibration's warning (the home plain step's two readings).
+  for (const auto& level : pj["concurrency"]) {
+    CHECK(level["speculative"]["p10_aggregate_tokens_per_s"].get<double>() <
+          level["speculative"]["aggregate_tokens_per_s"].get<double>());
+    CHECK(level["speculative"]["p90_aggregate_tokens_per_s"].get<double>() >
+          level["speculative"]["aggregate_tokens_per_s"].get<double>());
+  }
+  REQUIRE(pj.contains("warnings"));
+  CHECK_THAT(pj["warnings"][0].get<std::string>(), Contains("leaves 4.52 ms beyond the modelled forward at batch 1"));
   const auto pt = run({"predict", "--concurrency", "1,4"});
   CHECK_THAT(pt.out, Contains("calibrated at batch 1 (workload.batch, where the measurements were taken), reused"));
-  CHECK_THAT(pt.out, Contains("plain tok/s/req  spec tok/s/req"));
+  CHECK_THAT(pt.out, Contains("plain tok/s/req  spec tok/s/req  plain tok/s  spec tok/s  spec p10-p90"));
+  CHECK_THAT(pt.out, Contains("  43-60 "));
+  CHECK_THAT(pt.out, Contains("spec p10-p90: predict's band at each level"));
+  CHECK_THAT(pt.out, Contains("warning: the measured plain step (12.2 ms) leaves 4.52 ms"));
+  const auto pc = run({"predict", "--concurrency", "1,4", "--format", "csv"});
+  CHECK_THAT(pc.out, Contains("speculative.p10_aggregate_tokens_per_s,speculative.p90_aggregate_tokens_per_s"));
 
   // The acceptance criterion of issue 16: best K per concurrency, `concurrency[].best` in JSON. On
   // the home scenario 64 requests of 4096 tokens do not fit (kLevels above): best is null there.

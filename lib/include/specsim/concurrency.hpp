@@ -33,7 +33,12 @@ struct ConcurrencyLevel {
   double plain_aggregate_tokens_per_s = 0.0;
   double spec_aggregate_tokens_per_s = 0.0;
   double speedup = 0.0;
+  // The speculative rate's p10-p90 over the batch at this level: predict's band (prediction_band,
+  // prior_band.hpp) of the level's model, on the one calibration. 0 where the band was not asked for.
+  double spec_p10_aggregate_tokens_per_s = 0.0;
+  double spec_p90_aggregate_tokens_per_s = 0.0;
   [[nodiscard]] bool feasible() const { return infeasible.empty(); }
+  [[nodiscard]] bool has_band() const { return spec_p90_aggregate_tokens_per_s > 0.0; }
   [[nodiscard]] double plain_per_request_tokens_per_s() const { return plain_aggregate_tokens_per_s / concurrency; }
   [[nodiscard]] double spec_per_request_tokens_per_s() const { return spec_aggregate_tokens_per_s / concurrency; }
 };
@@ -44,14 +49,29 @@ struct ConcurrencyPrediction {
   // The lowest level from which on speculation no longer beats plain decoding at any feasible
   // level; empty when it pays at the highest feasible level or no level is feasible.
   std::optional<int> stops_paying_at;
+  // What the one calibration warns of (Calibration::warnings: it holds at every level), then what
+  // carrying it to other batches leaves unpriced (transfer_warnings).
+  std::vector<std::string> warnings;
 };
+
+// Whether predict_concurrency draws each level's band (predict's p10-p90): the CLI does; the corpus's
+// batch transfers, which compare plain rates only, do not.
+enum class LevelBands { kDraw, kSkip };
 
 // `s` at batch = c for each c of s.concurrency, in ascending order, on one calibration. A level that
 // does not fit in memory is marked infeasible when it is one of several; a single level that does
 // not fit is an error, as for predict (require_memory_fit). Throws specsim::Error for an empty list,
 // a level < 1, a repeated level, and a `--set workload.batch` patch (the levels set the batch; the
 // calibration batch is the file's).
-[[nodiscard]] ConcurrencyPrediction predict_concurrency(const Scenario& s);
+[[nodiscard]] ConcurrencyPrediction predict_concurrency(const Scenario& s, LevelBands bands = LevelBands::kDraw);
+
+// What reusing `calibration` (made at `calibrated_batch`) at the batches `levels` leaves unpriced, for
+// people: an end-to-end plain rate's residual beyond the forward (prefill, batch tails, or host work)
+// is read at the measured batch and charged unchanged at every level, while its prefill part grows
+// with the batch and its tails shrink (docs/validation.md#batch-transfer). Empty where every level
+// is the measured batch or the plain rate is a step time.
+[[nodiscard]] std::vector<std::string> transfer_warnings(const Scenario& s, const Calibration& calibration,
+                                                         int calibrated_batch, const std::vector<int>& levels);
 
 // The best draft shape at one level: sweep() over the axes at workload.batch = c.
 struct ConcurrencyBest {
@@ -75,6 +95,7 @@ struct ConcurrencySweep {
   std::vector<ConcurrencyBest> levels;  // ascending concurrency; the levels done when interrupted
   std::optional<int> stops_paying_at;   // as in ConcurrencyPrediction, with each level's best shape
   bool interrupted = false;             // `stop` was set: the levels after the last done are missing
+  std::vector<std::string> warnings;    // as in ConcurrencyPrediction: the calibration's, the transfer's
 };
 
 // Every evaluation a concurrency sweep makes (levels x buckets x grid points) stops here, as one

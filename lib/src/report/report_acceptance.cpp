@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "report/csv.hpp"
+#include "report/text.hpp"
 #include "specsim/report.hpp"
 #include "specsim/units.hpp"
 
@@ -55,7 +56,7 @@ std::string acceptance_text(const AcceptanceSummary& s) {
     out += "\n";
   }
   if (s.throughput_tokens_per_s) out += "  throughput                " + fixed(*s.throughput_tokens_per_s, 2) + " tok/s\n";
-  for (const auto& w : s.warnings) out += "  warning: " + w + "\n";
+  out += text::warning_lines(s.warnings);
   for (const auto& n : s.notes) out += "  note: " + n + "\n";
   return out;
 }

@@ -9,6 +9,7 @@
 #include <variant>
 
 #include "report/csv.hpp"
+#include "report/text.hpp"
 #include "specsim/memory_fit.hpp"
 #include "specsim/prior_band.hpp"
 #include "specsim/report.hpp"
@@ -521,19 +522,29 @@ std::string concurrency_text(const std::string& scenario, const ConcurrencyPredi
     out += "  acceptance per request, the same at every level: " + fixed(l.tokens_per_cycle, 3) + " tokens per cycle\n";
     break;
   }
-  out += "  concurrency  plain tok/s/req  spec tok/s/req  plain tok/s  spec tok/s  speedup  memory per GPU\n";
-  char buf[256];
+  out += "  concurrency  plain tok/s/req  spec tok/s/req  plain tok/s  spec tok/s  spec p10-p90     speedup  memory per GPU\n";
+  char buf[320];
+  bool banded = false;
   for (const auto& l : cp.levels) {
     if (!l.feasible()) {
       std::snprintf(buf, sizeof buf, "  %11d  INFEASIBLE: ", l.concurrency);
       out += buf + l.infeasible + "\n";
       continue;
     }
-    std::snprintf(buf, sizeof buf, "  %11d  %15.1f  %14.1f  %11.1f  %10.1f  %6.3fx  %s of %s\n", l.concurrency,
+    char band[64] = "-";
+    if (l.has_band()) {
+      std::snprintf(band, sizeof band, "%.0f-%.0f", l.spec_p10_aggregate_tokens_per_s, l.spec_p90_aggregate_tokens_per_s);
+      banded = true;
+    }
+    std::snprintf(buf, sizeof buf, "  %11d  %15.1f  %14.1f  %11.1f  %10.1f  %-15s %6.3fx  %s of %s\n", l.concurrency,
                   l.plain_per_request_tokens_per_s(), l.spec_per_request_tokens_per_s(),
-                  l.plain_aggregate_tokens_per_s, l.spec_aggregate_tokens_per_s, l.speedup,
+                  l.plain_aggregate_tokens_per_s, l.spec_aggregate_tokens_per_s, band, l.speedup,
                   gigabytes(l.memory.used_bytes()).c_str(), gigabytes(l.memory.capacity_bytes).c_str());
     out += buf;
+  }
+  if (banded) {
+    out += "  spec p10-p90: predict's band at each level (the priors' spread and specsim's error on public "
+           "deployments it was not fitted to), over the batch\n";
   }
   out += "  " + payoff_summary(cp) + "\n";
   return out;
@@ -553,6 +564,10 @@ nlohmann::json concurrency_json(const std::string& scenario, const ConcurrencyPr
                           {"aggregate_tokens_per_s", l.spec_aggregate_tokens_per_s},
                           {"cycle_s", l.cycle_s},
                           {"tokens_per_cycle", l.tokens_per_cycle}};
+      if (l.has_band()) {
+        j["speculative"]["p10_aggregate_tokens_per_s"] = l.spec_p10_aggregate_tokens_per_s;
+        j["speculative"]["p90_aggregate_tokens_per_s"] = l.spec_p90_aggregate_tokens_per_s;
+      }
       j["speedup"] = l.speedup;
     }
     levels.push_back(std::move(j));
@@ -563,12 +578,6 @@ nlohmann::json concurrency_json(const std::string& scenario, const ConcurrencyPr
           {"payoff", payoff_summary(cp)},
           {"concurrency", levels},
           {"stops_paying_at", cp.stops_paying_at ? nlohmann::json(*cp.stops_paying_at) : nlohmann::json()}};
-}
-
-std::string warning_lines(const std::vector<std::string>& warnings) {
-  std::string out;
-  for (const auto& w : warnings) out += "  warning: " + w + "\n";
-  return out;
 }
 
 }  // namespace
@@ -624,7 +633,7 @@ std::string render_prediction(const CycleModel& model, const Prediction& p, Form
                               const std::optional<MonteCarloRun>& monte_carlo) {
   if (format == Format::kText) {
     return figures_text(model, p) + memory_text(memory_fit(model.scenario())) + calibration_text(model, p) +
-           warning_lines(warnings) + (monte_carlo ? monte_carlo_text(*monte_carlo) : "");
+           text::warning_lines(warnings) + (monte_carlo ? monte_carlo_text(*monte_carlo) : "");
   }
   nlohmann::json j = prediction_json(model, p);
   if (monte_carlo) j["monte_carlo"] = monte_carlo_json(*monte_carlo);
@@ -634,14 +643,18 @@ std::string render_prediction(const CycleModel& model, const Prediction& p, Form
 }
 
 std::string render_concurrency(const std::string& scenario, const ConcurrencyPrediction& p, Format format,
-                               const std::vector<std::string>& warnings) {
-  if (format == Format::kText) return concurrency_text(scenario, p) + warning_lines(warnings);
+                               const std::vector<std::string>& input_warnings) {
+  // The inputs' warnings, then the calibration's and the transfer's (ConcurrencyPrediction::warnings).
+  std::vector<std::string> warnings = input_warnings;
+  warnings.insert(warnings.end(), p.warnings.begin(), p.warnings.end());
+  if (format == Format::kText) return concurrency_text(scenario, p) + text::warning_lines(warnings);
   nlohmann::json j = concurrency_json(scenario, p);
   if (!warnings.empty()) j["warnings"] = warnings;
   if (format == Format::kJson) return j.dump(2) + "\n";
   return csv_table({"concurrency", "feasible", "infeasible", "plain.per_request_tokens_per_s",
                     "plain.aggregate_tokens_per_s", "plain.step_s", "speculative.per_request_tokens_per_s",
-                    "speculative.aggregate_tokens_per_s", "speculative.cycle_s", "speculative.tokens_per_cycle",
+                    "speculative.aggregate_tokens_per_s", "speculative.p10_aggregate_tokens_per_s",
+                    "speculative.p90_aggregate_tokens_per_s", "speculative.cycle_s", "speculative.tokens_per_cycle",
                     "speedup", "memory.capacity_bytes", "memory.used_bytes", "memory.fits"},
                    j["concurrency"]);
 }

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "report/csv.hpp"
+#include "report/text.hpp"
 #include "specsim/error.hpp"
 #include "specsim/report.hpp"
 
@@ -175,12 +176,14 @@ nlohmann::json concurrency_sweep_json(const ConcurrencySweep& cs) {
     }
     levels.push_back(std::move(j));
   }
-  return {{"keys", cs.keys},
-          {"calibrated_at_batch", cs.calibrated_batch},
-          {"note", calibration_note(cs.calibrated_batch)},
-          {"payoff", payoff_summary(cs)},
-          {"concurrency", levels},
-          {"stops_paying_at", cs.stops_paying_at ? nlohmann::json(*cs.stops_paying_at) : nlohmann::json()}};
+  nlohmann::json out{{"keys", cs.keys},
+                     {"calibrated_at_batch", cs.calibrated_batch},
+                     {"note", calibration_note(cs.calibrated_batch)},
+                     {"payoff", payoff_summary(cs)},
+                     {"concurrency", levels},
+                     {"stops_paying_at", cs.stops_paying_at ? nlohmann::json(*cs.stops_paying_at) : nlohmann::json()}};
+  if (!cs.warnings.empty()) out["warnings"] = cs.warnings;
+  return out;
 }
 
 // The table of one sweep's levels (header, a row per level, where speculation stops paying),
@@ -218,7 +221,8 @@ std::string joined(const std::vector<std::string>& keys) {
 
 std::string concurrency_sweep_text(const ConcurrencySweep& cs) {
   return "specsim sweep: the best " + joined(cs.keys) + " per concurrency level\n" + "  " +
-         calibration_note(cs.calibrated_batch) + "\n" + concurrency_levels_text(cs, "  ");
+         calibration_note(cs.calibrated_batch) + "\n" + concurrency_levels_text(cs, "  ") +
+         text::warning_lines(cs.warnings);
 }
 
 // One table per bucket of condition values, under a line naming them.
@@ -233,7 +237,14 @@ std::string workload_sweep_text(const std::vector<ConcurrencySweep>& buckets) {
     }
     out += "  " + title + "\n" + concurrency_levels_text(b, "    ");
   }
-  return out;
+  // Each bucket's calibration warns on its own workload; a warning they share is said once.
+  std::vector<std::string> warnings;
+  for (const auto& b : buckets) {
+    for (const auto& w : b.warnings) {
+      if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
+    }
+  }
+  return out + text::warning_lines(warnings);
 }
 
 // {"condition_keys", "keys", "calibrated_at_batch", "note", "buckets": [each bucket's sweep JSON with

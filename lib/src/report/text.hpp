@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "specsim/units.hpp"
 
@@ -18,6 +19,13 @@ inline std::string pad(std::string s, std::size_t width) {
 inline std::string percent(double fraction, int digits) {
   if (!std::isfinite(fraction)) return "n/a";
   return units::format_fixed(100.0 * fraction, digits) + "%";
+}
+
+// Each warning on a line of its own, as the text reports end: "  warning: ...\n".
+inline std::string warning_lines(const std::vector<std::string>& warnings) {
+  std::string out;
+  for (const auto& w : warnings) out += "  warning: " + w + "\n";
+  return out;
 }
 
 }  // namespace specsim::text

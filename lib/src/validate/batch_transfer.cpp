@@ -56,7 +56,7 @@ std::vector<BatchTransfer> derive_batch_transfers(const std::vector<std::string>
     Scenario s = loaded[from];
     s.concurrency.clear();
     for (auto it = std::next(by_batch.begin()); it != by_batch.end(); ++it) s.concurrency.push_back(it->first);
-    const ConcurrencyPrediction p = predict_concurrency(s);
+    const ConcurrencyPrediction p = predict_concurrency(s, LevelBands::kSkip);
     for (const ConcurrencyLevel& level : p.levels) {
       if (!level.feasible()) continue;
       const ValidationRow& to = rows[by_batch.at(level.concurrency)];

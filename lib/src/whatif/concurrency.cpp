@@ -5,8 +5,10 @@
 
 #include "specsim/cycle.hpp"
 #include "specsim/error.hpp"
+#include "specsim/prior_band.hpp"
 #include "specsim/scenario_fields.hpp"
 #include "specsim/scenario_rules.hpp"
+#include "specsim/units.hpp"
 
 namespace specsim {
 
@@ -57,7 +59,8 @@ Scenario at_batch(const Scenario& s, const std::shared_ptr<const Scenario>& meas
 }
 
 ConcurrencyLevel predict_level(const Scenario& s, const std::shared_ptr<const Scenario>& measured,
-                               const Calibration& calibration, int c, bool only_level) {
+                               const Calibration& calibration, int c, bool only_level, LevelBands bands,
+                               std::vector<std::string>& warnings) {
   ConcurrencyLevel level;
   level.concurrency = c;
   Scenario at = at_batch(s, measured, c);
@@ -68,7 +71,20 @@ ConcurrencyLevel predict_level(const Scenario& s, const std::shared_ptr<const Sc
     level.infeasible = describe_overflow(at, level.memory);
     return level;
   }
-  const Prediction p = CycleModel(std::move(at), calibration).predict();
+  const CycleModel model(std::move(at), calibration);
+  const Prediction p = model.predict();
+  // The calibration's warnings, and what the level's own box adds to them (a collective beyond its
+  // measured table, ...): each said once for all the levels.
+  for (const std::string& w : model.calibration().warnings) {
+    if (std::find(warnings.begin(), warnings.end(), w) == warnings.end()) warnings.push_back(w);
+  }
+  if (bands == LevelBands::kDraw) {
+    const PredictionBand band = prediction_band(model, p);
+    if (!band.draws.empty()) {
+      level.spec_p10_aggregate_tokens_per_s = band.p10_tokens_per_s;
+      level.spec_p90_aggregate_tokens_per_s = band.p90_tokens_per_s;
+    }
+  }
   level.plain_step_s = p.baseline_step_s;
   level.cycle_s = p.cycle_s;
   level.tokens_per_cycle = p.tokens_per_cycle;
@@ -113,7 +129,28 @@ std::string calibration_note(int calibrated_batch) {
 std::string payoff_summary(const ConcurrencyPrediction& p) { return payoff_of(p.levels, p.stops_paying_at); }
 std::string payoff_summary(const ConcurrencySweep& s) { return payoff_of(s.levels, s.stops_paying_at); }
 
-ConcurrencyPrediction predict_concurrency(const Scenario& s) {
+std::vector<std::string> transfer_warnings(const Scenario& s, const Calibration& calibration, int calibrated_batch,
+                                           const std::vector<int>& levels) {
+  const Scenario& basis = s.as_measured ? *s.as_measured : s;
+  const bool elsewhere =
+      std::any_of(levels.begin(), levels.end(), [&](int c) { return c != calibrated_batch; });
+  const double per_token_s = calibration.host_per_output_token_s;
+  if (!elsewhere || !basis.measurements.baseline_includes_prefill || per_token_s <= 0.0) return {};
+  const std::string b = std::to_string(calibrated_batch);
+  const Measurements& m = basis.measurements;
+  const std::string settle =
+      m.baseline_tpot_s ? "the plain rate measured at one of the levels would settle it"
+                        : "the plain rate measured at one of the levels, or the plain benchmark's mean TPOT with its "
+                          "prompt and output lengths, would settle it";
+  return {"the plain rate at batch " + b + " is end to end (prefill included): " +
+          units::format_duration(per_token_s) + " per output token of it is time beyond the forwards (prefill, batch "
+          "tails" + (m.baseline_tpot_s ? std::string() : std::string(", or host work")) + ") read at batch " + b +
+          " and charged unchanged at every level. At another batch its prefill part grows with the batch and its "
+          "tails shrink, which the levels do not price, so their plain and speculative rates carry more error than "
+          "the band holds (docs/validation.md#batch-transfer); " + settle};
+}
+
+ConcurrencyPrediction predict_concurrency(const Scenario& s, LevelBands bands) {
   const std::vector<int> levels = checked_levels(s);
   reject_batch_patch(s);
   ConcurrencyPrediction out;
@@ -121,7 +158,11 @@ ConcurrencyPrediction predict_concurrency(const Scenario& s) {
   // Calibrated once, where the measurements were taken; every level reuses it.
   const Calibration calibration = calibrate(s);
   const auto measured = s.as_measured ? s.as_measured : std::make_shared<const Scenario>(s);
-  for (const int c : levels) out.levels.push_back(predict_level(s, measured, calibration, c, levels.size() == 1));
+  for (const int c : levels) {
+    out.levels.push_back(predict_level(s, measured, calibration, c, levels.size() == 1, bands, out.warnings));
+  }
+  if (out.warnings.empty()) out.warnings = calibration.warnings;  // no level fits: the measurement's own
+  for (auto& w : transfer_warnings(s, calibration, out.calibrated_batch, levels)) out.warnings.push_back(std::move(w));
   out.stops_paying_at =
       first_level_not_paying(out.levels, [](const ConcurrencyLevel& l) { return l.speedup > 1.0; });
   return out;
@@ -153,6 +194,11 @@ ConcurrencySweep sweep_by_concurrency(const std::string& scenario, const std::ve
   if (axes.empty()) axes.push_back(default_concurrency_axis(base));
   ConcurrencySweep out;
   out.calibrated_batch = calibrated_batch(base);
+  // Every point's calibration is this one (sweep() calibrates on the file's scenario): its warnings
+  // and the transfer's hold at each level, whatever the grid sets.
+  const Calibration calibration = calibrate(base);
+  out.warnings = calibration.warnings;
+  for (auto& w : transfer_warnings(base, calibration, out.calibrated_batch, levels)) out.warnings.push_back(std::move(w));
   for (const auto& a : axes) {
     if (a.key == kBatchKey) {
       throw Error({"--vary", 0, 0}, a.key, "conflicts with workload.concurrency: each level sets the batch");
