@@ -109,6 +109,34 @@ TEST_CASE("rules: a long batch-1 step has two readings, unless the measured veri
   CHECK_THAT(home.predict().verify.compute_s, WithinRel(5e-3, 1e-6));
 }
 
+TEST_CASE("rules: the two readings' warning says how far a plain step at 8x the batch tells them apart",
+          "[rules]") {
+  // Under both readings a step at batch 8B is F(8B; eta) + (step - F(B; eta)): the readings differ
+  // there by how much faster the forward grows at the GPU reading's efficiency. Weights are read once
+  // per step, so a dense target's forward grows alike under both. vLLM Qwen3-32B at batch 1:
+  // [F(8; 74%) - F(1; 74%)] - [F(8; 84%) - F(1; 84%)], the KV and attention growth only.
+  const std::string dense = kCorpus + "/vllm-scripts-qwen3-32b-h100/vscripts-qwen3-32b-draft1.7b-k3-c1-mtbench.yaml";
+  const auto d = model_of(dense);
+  REQUIRE(d.calibration().plain_step_readings.size() == 2);
+  const auto apart_of = [](const specsim::Calibration& cal) {
+    for (const auto& w : cal.warnings) {
+      const auto at = w.find("A plain step at batch ");
+      if (at != std::string::npos) return w.substr(at);
+    }
+    return std::string();
+  };
+  CHECK_THAT(apart_of(d.calibration()), StartsWith("A plain step at batch 8 would come out "));
+  CHECK_THAT(apart_of(d.calibration()), Contains(" us (0.1%) apart under the two"));
+  CHECK_THAT(apart_of(d.calibration()), Contains("a profile's kernel sum, or one measured speculative run"));
+  // gpt-oss-120b on one H100 (SGLang, batch 1): its experts follow the bandwidth efficiency, and 8
+  // requests touch more of them than one, so the GPU reading's step at batch 8 is 0.58 ms (6.3%) longer.
+  const auto moe = model_of(kCorpus + "/hf-dogacel-specdrift-gpt-oss-h100/specdrift-gpt-oss-120b-eagle3-h100-bs1-3-1-4.yaml");
+  CHECK_THAT(apart_of(moe.calibration()), StartsWith("A plain step at batch 8 would come out 579 us (6.3%) apart"));
+  // A measured batch of 4 is told apart at 32 (GPUStack, Qwen3-8B FP8 on one H100, TPOT at 4).
+  const auto c4 = model_of(kCorpus + "/gpustack-qwen3-8b-h100/gpustack-qwen3-8b-fp8-h100-c4-s2-k1-chain.yaml");
+  CHECK_THAT(apart_of(c4.calibration()), StartsWith("A plain step at batch 32 would come out "));
+}
+
 TEST_CASE("rules: without a measured plain step the host time is the engine's prior, labelled", "[rules]") {
   const auto without_step = [](const specsim::ModelRules& rules) {
     specsim::Scenario s = specsim::load_scenario(kBs32, {}, kRoot);

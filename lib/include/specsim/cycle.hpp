@@ -247,7 +247,8 @@ class CycleModel {
   void host_without_step(const Scenario& s);
   void charge_prefill_per_token(const Scenario& s, double host);
   [[nodiscard]] std::string heaviest_part(const Scenario& s) const;
-  [[nodiscard]] double decode_at_efficiency(const Scenario& s, double eta) const;
+  // The plain decode forward at bandwidth efficiency `eta`, at the scenario's batch or at `batch`.
+  [[nodiscard]] double decode_at_efficiency(const Scenario& s, double eta, int batch = 0) const;
   void use_efficiency(const Scenario& s, double eta);
   // host.spec_extra_per_cycle from measurements.speculative when it is not held out.
   void calibrate_engine_cycle();

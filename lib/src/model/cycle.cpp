@@ -769,6 +769,9 @@ void CycleModel::charge_prefill_per_token(const Scenario& s, double host) {
   }
 }
 
+// The larger batch a plain step's two readings are told apart at, as a multiple of the measured one.
+constexpr int kSecondBatchFactor = 8;
+
 // At batch 1 a measured plain step holds the forward and the engine's host work. When it leaves more
 // host time than the engine's prior allows (its p90), it has two readings: host work that does not
 // grow with the verify's width, or weight streaming slower than the prior efficiency says, which
@@ -825,9 +828,21 @@ double CycleModel::fit_forward_to_host_prior(const Scenario& s, double step, dou
   }
   const bool gpu = s.rules.efficiency_to_long_step;
   cal.plain_step_readings = {{from, host}, {eta, gpu_host}};
+  // What a plain step at a larger batch would tell: host time stays, and the slower streaming adds
+  // only as much again as the step reads more (experts touched, KV), so the two readings' steps
+  // there differ by their forwards' growth apart. Weights read once per step grow by nothing.
+  const int other = kSecondBatchFactor * s.batch;
+  const double apart_s = (decode_at_efficiency(s, eta, other) - decode_s(eta)) -
+                         (decode_at_efficiency(s, from, other) - decode_s(from));
+  const double other_step_s = decode_at_efficiency(s, from, other) + host;
   cal.warnings.push_back(beyond + ": two readings, " + host_reading + "; or " + gpu_reading + ". The point takes the " +
-                         (gpu ? "second" : "first") + ", the band spans both; the plain step at a second batch size "
-                         "(host time stays, GPU time grows) or a profile's kernel sum would settle it");
+                         (gpu ? "second" : "first") + ", the band spans both. A plain step at batch " +
+                         std::to_string(other) + " would come out " + units::format_duration(apart_s) + " (" +
+                         units::format_fixed(100.0 * apart_s / other_step_s, 1) +
+                         "%) apart under the two (the slower streaming grows with a step only as far as it reads more: experts "
+                         "touched, KV); a "
+                         "profile's kernel sum, or one measured speculative run (measurements.speculative with "
+                         "held_out: false), would settle it");
   if (!gpu) return host;
   cal.bandwidth_efficiency = {eta, "calibrated: " + what + units::format_duration(step) +
                                        " less the engine's host prior " + units::format_duration(prior.value_s) +
@@ -885,11 +900,13 @@ double CycleModel::fit_forward_to_step(const Scenario& s, double step, double mo
   return std::max(0.0, step - decode_s(eta));
 }
 
-// The plain decode forward with the target read at bandwidth efficiency `eta`.
-double CycleModel::decode_at_efficiency(const Scenario& s, double eta) const {
-  const ComputeModel m(s.model, s.gpu, s.parallel.tp, s.batch, s.context_tokens, s.compute, eta,
+// The plain decode forward with the target read at bandwidth efficiency `eta`, at `batch` requests
+// (0: the scenario's).
+double CycleModel::decode_at_efficiency(const Scenario& s, double eta, int batch) const {
+  const int b = batch > 0 ? batch : s.batch;
+  const ComputeModel m(s.model, s.gpu, s.parallel.tp, b, s.context_tokens, s.compute, eta,
                        calibration_.routing_skew.value, rank_placement(s.parallel));
-  return forward(m, s.model, ForwardOf::kTarget, s.batch, s.engine.decode_mode, "decode").total_s();
+  return forward(m, s.model, ForwardOf::kTarget, b, s.engine.decode_mode, "decode").total_s();
 }
 
 // Target and draft priced at a calibrated bandwidth efficiency.
