@@ -305,13 +305,24 @@ TEST_CASE("report: validate's CSV is a row per corpus row, then per calibrated r
     items.push_back({{"table", "pairs"}, {"set", p["set"]}, {"name", p["after"]}, {"source", {{"id", p["source"]}}},
                      {"pair", p}});
   }
-  // Then a line per batch transfer: the predicted row, its batch and plain rates, the transfer beside.
+  // Then a line per batch transfer: the predicted row, its batch and plain rates, the transfer beside,
+  // and where it has one its speculative side in the rows' own columns (error: the spec error).
   for (const auto& t : j["batch_transfers"]) {
-    items.push_back({{"table", "batch transfers"}, {"set", t["set"]}, {"name", t["to_row"]},
-                     {"source", {{"id", t["source"]}}}, {"batch", t["to_batch"]},
-                     {"measured", {{"plain_tokens_per_s", t["measured_plain_tokens_per_s"]}}},
-                     {"predicted", {{"plain_tokens_per_s", t["predicted_plain_tokens_per_s"]}}},
-                     {"transfer", {{"from_row", t["from_row"]}, {"from_batch", t["from_batch"]}, {"error", t["error"]}}}});
+    nlohmann::json item{{"table", "batch transfers"}, {"set", t["set"]}, {"name", t["to_row"]},
+                        {"source", {{"id", t["source"]}}}, {"batch", t["to_batch"]},
+                        {"measured", {{"plain_tokens_per_s", t["measured_plain_tokens_per_s"]}}},
+                        {"predicted", {{"plain_tokens_per_s", t["predicted_plain_tokens_per_s"]}}},
+                        {"transfer", {{"from_row", t["from_row"]}, {"from_batch", t["from_batch"]}, {"error", t["error"]}}}};
+    if (t.contains("speculative")) {
+      const auto& sp = t["speculative"];
+      item["measured"]["spec_tokens_per_s"] = sp["measured_tokens_per_s"];
+      item["predicted"]["spec_tokens_per_s"] = sp["predicted_tokens_per_s"];
+      item["band"] = {{"p10_tokens_per_s", sp["p10_tokens_per_s"]},
+                      {"p90_tokens_per_s", sp["p90_tokens_per_s"]},
+                      {"measured_inside", sp["measured_inside"]}};
+      item["error"] = sp["error"];
+    }
+    items.push_back(std::move(item));
   }
   // inputs_not_measured is the text's letters (C, S, P per input), which the JSON spells out as inputs[].
   const KeysOf keys_of = [](const std::string& h) {

@@ -10,7 +10,9 @@
 
 #include "cli_run.hpp"
 #include "specsim/concurrency.hpp"
+#include "specsim/cycle.hpp"
 #include "specsim/load.hpp"
+#include "specsim/prior_band.hpp"
 #include "specsim/report.hpp"
 #include "specsim/validate_corpus.hpp"
 
@@ -59,6 +61,39 @@ TEST_CASE("batch transfer: the lowest batch's plain run predicts the higher batc
   CHECK(group(report.batch_transfer_summaries, "all").points == 1);
 }
 
+TEST_CASE("batch transfer: the higher batch's speculative rate on the lowest batch's calibration, with its band",
+          "[batch_transfer][band]") {
+  const auto report = specsim::validate_corpus(specsim::find_validation_rows({kRows}, kRoot), {}, kRoot);
+  REQUIRE(report.batch_transfers.size() == 1);
+  const auto& t = report.batch_transfers[0];
+  REQUIRE(t.has_spec());
+  // a-chain4-bs8's own speculative run (its acceptance, 4 steps, batch 8), calibrated on a-chain2's
+  // plain run at batch 1: the row's scenario with the lower row's file as the one measured.
+  specsim::Scenario to = specsim::load_validation_row(kRows + "/run-a/a-chain4-bs8.yaml", kRoot);
+  to.as_measured = std::make_shared<const specsim::Scenario>(
+      specsim::load_scenario(kRows + "/run-a/a-chain2.yaml", {}, kRoot));
+  to.model_error.reset();
+  const specsim::CycleModel model(std::move(to));
+  const auto p = model.predict();
+  CHECK(t.measured_spec_tokens_per_s == *model.scenario().measurements.speculative_tokens_per_s);
+  CHECK_THAT(t.predicted_spec_tokens_per_s, WithinRel(p.spec_tokens_per_s, 1e-12));
+  CHECK_THAT(t.spec_error(), WithinRel(p.spec_tokens_per_s / t.measured_spec_tokens_per_s - 1.0, 1e-12));
+  // Two fit sources leave too few rows for a model error (kMinModelErrorRows): the band is the
+  // priors' alone, as predict's would be, and it holds the point.
+  const auto band = specsim::prior_band(model, p);
+  CHECK(t.spec_p10_tokens_per_s == band.p10_tokens_per_s);
+  CHECK(t.spec_p90_tokens_per_s == band.p90_tokens_per_s);
+  CHECK(t.spec_p10_tokens_per_s < t.predicted_spec_tokens_per_s);
+  CHECK(t.spec_p90_tokens_per_s > t.predicted_spec_tokens_per_s);
+  const auto& fit = group(report.batch_transfer_summaries, "fit");
+  CHECK(fit.spec_points == 1);
+  CHECK_THAT(fit.spec_median_abs_error, WithinRel(std::fabs(t.spec_error()), 1e-12));
+  CHECK(fit.spec_in_band == (t.spec_in_band() ? 1 : 0));
+  CHECK_THAT(fit.spec_median_band_width,
+             WithinRel((t.spec_p90_tokens_per_s - t.spec_p10_tokens_per_s) / t.predicted_spec_tokens_per_s, 1e-12));
+  CHECK(group(report.batch_transfer_summaries, "check").spec_points == 0);
+}
+
 TEST_CASE("batch transfer: rows at another context or measured another way never transfer", "[batch_transfer]") {
   const std::string bs8 = specsim::test::read_text(kRows + "/run-a/a-chain4-bs8.yaml");
   for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
@@ -90,6 +125,11 @@ TEST_CASE("batch transfer: text, JSON and CSV carry every transfer and the summa
   CHECK_THAT(j["batch_transfers"][0]["error"].get<double>(), WithinRel(report.batch_transfers[0].error(), 1e-12));
   REQUIRE(j["batch_transfer_summary"].size() == 3);
   CHECK(j["batch_transfer_summary"][1]["group"] == "fit");
+  const auto& spec = j["batch_transfers"][0]["speculative"];
+  CHECK_THAT(spec["error"].get<double>(), WithinRel(report.batch_transfers[0].spec_error(), 1e-12));
+  CHECK(spec["measured_inside"] == report.batch_transfers[0].spec_in_band());
+  CHECK(j["batch_transfer_summary"][1]["speculative"]["points"] == 1);
+  CHECK_THAT(text, Contains("spec: points  median |error|    bias   band (width)"));
   const std::string csv = specsim::render_validation(report, specsim::Format::kCsv);
   CHECK_THAT(csv, Contains("batch transfers,fit,a-chain4-bs8,run-a,"));
 }

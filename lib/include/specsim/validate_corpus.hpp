@@ -281,6 +281,19 @@ struct BatchTransfer {
   double measured_plain_tokens_per_s = 0.0;   // to_row's
   double predicted_plain_tokens_per_s = 0.0;
   [[nodiscard]] double error() const { return predicted_plain_tokens_per_s / measured_plain_tokens_per_s - 1.0; }
+  // The speculative rate at to_row's batch, as predict --concurrency gives it from from_row's plain
+  // run: to_row's scenario (its acceptance, draft shape and the settings of its speculative run),
+  // calibrated on from_row's plain measurement, with predict's band (the priors' spread, widened by
+  // specsim's error on the fit set's rows of other sources). 0 where to_row is not scored.
+  double measured_spec_tokens_per_s = 0.0;
+  double predicted_spec_tokens_per_s = 0.0;
+  double spec_p10_tokens_per_s = 0.0;
+  double spec_p90_tokens_per_s = 0.0;
+  [[nodiscard]] bool has_spec() const { return measured_spec_tokens_per_s > 0.0 && predicted_spec_tokens_per_s > 0.0; }
+  [[nodiscard]] double spec_error() const { return predicted_spec_tokens_per_s / measured_spec_tokens_per_s - 1.0; }
+  [[nodiscard]] bool spec_in_band() const {
+    return measured_spec_tokens_per_s >= spec_p10_tokens_per_s && measured_spec_tokens_per_s <= spec_p90_tokens_per_s;
+  }
 };
 
 struct BatchTransferSummary {
@@ -291,12 +304,20 @@ struct BatchTransferSummary {
   double worst_abs_error = 0.0;
   std::string worst_point;  // "from_row -> to_row"
   double mean_signed_error = 0.0;  // > 0: the plain rate at the higher batch over-predicted
+  // The speculative rate at the higher batch (BatchTransfer::spec_error), over the points that have one.
+  int spec_points = 0;
+  double spec_median_abs_error = 0.0;
+  double spec_mean_signed_error = 0.0;
+  int spec_in_band = 0;
+  double spec_median_band_width = 0.0;  // (p90 - p10) / predicted
 };
 
 // Every deployment of `files` measured at two or more batches, each higher batch predicted from the
 // lowest (the rows' files as loaded, the settings their speculative runs changed left out: the
 // plain run is the file's). `rows` are the files' predicted rows, in the same order: their names,
-// batches, sets, measured plain rates and plain-run settings.
+// batches, sets, measured plain and speculative rates and plain-run settings. Each scored higher
+// batch also gets its speculative rate and band (BatchTransfer::predicted_spec_tokens_per_s), the
+// band widened by model_error_of the fit set's scored rows from other sources than its own.
 [[nodiscard]] std::vector<BatchTransfer> derive_batch_transfers(const std::vector<std::string>& files,
                                                                 const std::vector<ValidationRow>& rows,
                                                                 const std::vector<InterventionKey>& keys,
@@ -395,6 +416,11 @@ inline constexpr int kMinModelErrorSources = 3;
                                                        const ModelRules& rules = {});
 // The model error as models/model-error.yaml holds it (load_model_error reads it back).
 [[nodiscard]] std::string model_error_yaml(const ModelError& e);
+
+// A validation row's scenario as validate predicts it: the file, with the settings its speculative
+// run changed (validation.applied) patched in over the file as written (the plain run, as_measured),
+// under `rules`. Throws specsim::Error naming the file and the key a row must carry.
+[[nodiscard]] Scenario load_validation_row(const std::string& file, const DataDir& data, const ModelRules& rules = {});
 
 [[nodiscard]] ErrorSummary summarize_errors(const std::string& group, const std::vector<const ValidationRow*>& rows);
 

@@ -268,26 +268,43 @@ std::string batch_transfer_text(const ValidationReport& report) {
   if (report.batch_transfers.empty()) return "";
   std::ostringstream os;
   os << "\nbatch transfer: the plain rate at a higher batch of one deployment, predicted from its lowest batch "
-        "as predict --concurrency does (calibrated there, reused); acceptance plays no part\n\n";
-  char buf[512];
-  std::snprintf(buf, sizeof buf, "  %-5s %-50s %11s %10s %10s %8s\n", "set", "predicted row (from its lowest batch)",
-                "batch", "measured", "predicted", "error");
+        "as predict --concurrency does (calibrated there, reused); then the speculative rate there, with the "
+        "higher batch's acceptance and draft shape, and its band\n\n";
+  char buf[640];
+  std::snprintf(buf, sizeof buf, "  %-5s %-50s %11s %10s %10s %8s   %10s %10s %8s  %s\n", "set",
+                "predicted row (from its lowest batch)", "batch", "plain", "predicted", "error", "spec", "predicted",
+                "error", "p10-p90");
   os << buf;
   for (const auto& t : report.batch_transfers) {
     const std::string batches = std::to_string(t.from_batch) + " -> " + std::to_string(t.to_batch);
-    std::snprintf(buf, sizeof buf, "  %-5s %-50s %11s %10s %10s %8s\n", t.set.empty() ? "apart" : t.set.c_str(),
+    std::string spec = "   (not scored)";
+    if (t.has_spec()) {
+      char s[160];
+      std::snprintf(s, sizeof s, "   %10s %10s %8s  %s-%s %s", fixed(t.measured_spec_tokens_per_s, 1).c_str(),
+                    fixed(t.predicted_spec_tokens_per_s, 1).c_str(), percent(t.spec_error()).c_str(),
+                    fixed(t.spec_p10_tokens_per_s, 0).c_str(), fixed(t.spec_p90_tokens_per_s, 0).c_str(),
+                    t.spec_in_band() ? "in" : "out");
+      spec = s;
+    }
+    std::snprintf(buf, sizeof buf, "  %-5s %-50s %11s %10s %10s %8s%s\n", t.set.empty() ? "apart" : t.set.c_str(),
                   t.to_row.c_str(), batches.c_str(), fixed(t.measured_plain_tokens_per_s, 1).c_str(),
-                  fixed(t.predicted_plain_tokens_per_s, 1).c_str(), percent(t.error()).c_str());
+                  fixed(t.predicted_plain_tokens_per_s, 1).c_str(), percent(t.error()).c_str(), spec.c_str());
     os << buf;
   }
-  os << "\n  " << std::string(6, ' ') << "points  sources  median |error|   worst |error|   bias\n";
+  os << "\n  " << std::string(6, ' ')
+     << "points  sources  median |error|   worst |error|   bias    spec: points  median |error|    bias   band (width)\n";
   for (const auto& s : report.batch_transfer_summaries) {
-    std::snprintf(buf, sizeof buf, "  %-6s %6d  %7d  %14s  %14s  %6s   worst: %s\n", s.group.c_str(), s.points,
-                  s.sources, (fixed(100.0 * s.median_abs_error, 1) + "%").c_str(),
+    std::snprintf(buf, sizeof buf, "  %-6s %6d  %7d  %14s  %14s  %6s   %12d  %14s  %6s   %d/%d (%s)   worst: %s\n",
+                  s.group.c_str(), s.points, s.sources, (fixed(100.0 * s.median_abs_error, 1) + "%").c_str(),
                   (fixed(100.0 * s.worst_abs_error, 1) + "%").c_str(), percent(s.mean_signed_error).c_str(),
-                  s.worst_point.c_str());
+                  s.spec_points, (fixed(100.0 * s.spec_median_abs_error, 1) + "%").c_str(),
+                  percent(s.spec_mean_signed_error).c_str(), s.spec_in_band, s.spec_points,
+                  (fixed(100.0 * s.spec_median_band_width, 0) + "%").c_str(), s.worst_point.c_str());
     os << buf;
   }
+  os << "  spec: the speculative rate at the higher batch on the lowest batch's calibration, with the higher "
+        "batch's own acceptance; band: measurements inside its p10-p90 (predict's band, widened by specsim's "
+        "error on the fit set's other sources), width its median (p90 - p10) / predicted\n";
   return os.str();
 }
 
@@ -300,13 +317,26 @@ nlohmann::json batch_transfer_json(const ValidationReport& report) {
                                     {"measured_plain_tokens_per_s", t.measured_plain_tokens_per_s},
                                     {"predicted_plain_tokens_per_s", t.predicted_plain_tokens_per_s},
                                     {"error", t.error()}});
+    if (t.has_spec()) {
+      j["batch_transfers"].back()["speculative"] = {{"measured_tokens_per_s", t.measured_spec_tokens_per_s},
+                                                    {"predicted_tokens_per_s", t.predicted_spec_tokens_per_s},
+                                                    {"p10_tokens_per_s", t.spec_p10_tokens_per_s},
+                                                    {"p90_tokens_per_s", t.spec_p90_tokens_per_s},
+                                                    {"error", t.spec_error()},
+                                                    {"measured_inside", t.spec_in_band()}};
+    }
   }
   j["batch_transfer_summary"] = nlohmann::json::array();
   for (const auto& s : report.batch_transfer_summaries) {
     j["batch_transfer_summary"].push_back({{"group", s.group}, {"points", s.points}, {"sources", s.sources},
                                            {"median_abs_error", s.median_abs_error},
                                            {"worst_abs_error", s.worst_abs_error}, {"worst_point", s.worst_point},
-                                           {"mean_signed_error", s.mean_signed_error}});
+                                           {"mean_signed_error", s.mean_signed_error},
+                                           {"speculative", {{"points", s.spec_points},
+                                                            {"median_abs_error", s.spec_median_abs_error},
+                                                            {"mean_signed_error", s.spec_mean_signed_error},
+                                                            {"in_band", s.spec_in_band},
+                                                            {"median_band_width", s.spec_median_band_width}}}});
   }
   return j;
 }
@@ -422,12 +452,22 @@ std::string validation_csv(const ValidationReport& report) {
                     {"pair", p}});
   }
   // Each batch transfer as its own line: `name` the predicted row, `batch` its batch.
+  // The speculative side, where the row is scored, in the rows' own columns (error: its spec error).
   for (const auto& t : report.batch_transfers) {
-    rows.push_back({{"table", "batch transfers"}, {"set", t.set.empty() ? "not scored" : t.set}, {"name", t.to_row},
-                    {"source", {{"id", t.source}}}, {"batch", t.to_batch},
-                    {"measured", {{"plain_tokens_per_s", t.measured_plain_tokens_per_s}}},
-                    {"predicted", {{"plain_tokens_per_s", t.predicted_plain_tokens_per_s}}},
-                    {"transfer", {{"from_row", t.from_row}, {"from_batch", t.from_batch}, {"error", t.error()}}}});
+    nlohmann::json row{{"table", "batch transfers"}, {"set", t.set.empty() ? "not scored" : t.set}, {"name", t.to_row},
+                       {"source", {{"id", t.source}}}, {"batch", t.to_batch},
+                       {"measured", {{"plain_tokens_per_s", t.measured_plain_tokens_per_s}}},
+                       {"predicted", {{"plain_tokens_per_s", t.predicted_plain_tokens_per_s}}},
+                       {"transfer", {{"from_row", t.from_row}, {"from_batch", t.from_batch}, {"error", t.error()}}}};
+    if (t.has_spec()) {
+      row["measured"]["spec_tokens_per_s"] = t.measured_spec_tokens_per_s;
+      row["predicted"]["spec_tokens_per_s"] = t.predicted_spec_tokens_per_s;
+      row["band"] = {{"p10_tokens_per_s", t.spec_p10_tokens_per_s},
+                     {"p90_tokens_per_s", t.spec_p90_tokens_per_s},
+                     {"measured_inside", t.spec_in_band()}};
+      row["error"] = t.spec_error();
+    }
+    rows.push_back(std::move(row));
   }
   return csv_table({"table", "set", "name", "source.id", "source.url", "engine", "interconnect", "gpu", "model", "moe", "tp",
                     "batch", "tree", "num_steps", "num_draft_tokens", "measured.plain_tokens_per_s",

@@ -368,6 +368,10 @@ double source_weighted_rank(std::vector<std::pair<double, double>> residual_weig
 
 }  // namespace
 
+Scenario load_validation_row(const std::string& file, const DataDir& data, const ModelRules& rules) {
+  return load_row(file, data, rules);
+}
+
 std::optional<ModelError> model_error_of(const std::vector<const ValidationRow*>& rows, const ModelRules& rules) {
   std::map<std::string, int> sources;
   for (const ValidationRow* r : rows) ++sources[r->source.source];
