@@ -28,6 +28,18 @@ def test_predict_is_predict_json():
     assert got["speculative"]["tokens_per_s"] > 0
 
 
+def test_predict_at_concurrency_levels_carries_each_band_and_the_transfer_warning():
+    # A SpecForge row measured end to end at batch 1: each level has predict's band, and carrying
+    # the batch-1 residual to 16 is said, as `predict --concurrency` says it.
+    row = str(ROOT / "validation/specforge-issue-339-2xh100/sf339-qwen3-30b-a3b-eagle3-tp2-bs1-3-1-4.yaml")
+    got = specsim.predict(specsim.load(row, set={"workload.concurrency": "1,16"}))
+    assert got == cli_json("predict", "--scenario", row, "--concurrency", "1,16")
+    for level in got["concurrency"]:
+        spec = level["speculative"]
+        assert spec["p10_aggregate_tokens_per_s"] < spec["aggregate_tokens_per_s"] < spec["p90_aggregate_tokens_per_s"]
+    assert any("charged unchanged at every level" in w for w in got["warnings"])
+
+
 def test_expert_kernel_prior_and_a_set_value_reach_python():
     # vLLM's NVFP4 experts on RTX PRO 6000s take the engine file's expert-kernel prior; a value set
     # from Python wins, as --set's does, and the band lists the prior only where it applies.
