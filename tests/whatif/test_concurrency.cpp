@@ -173,17 +173,73 @@ TEST_CASE("concurrency: an end-to-end plain rate warns that its residual is char
   CHECK(count(here.warnings, "charged unchanged at every level") == 0);
   CHECK(count(here.warnings, "the plain rate is end to end with no TPOT") == 1);
 
-  // With the plain benchmark's TPOT (vLLM scripts, Qwen3-32B, batch 1: 34.17 ms) the residual is
-  // prefill and tails alone, and only a rate at a level settles it.
-  const auto tpot = specsim::predict_concurrency(specsim::load_scenario(
-      std::string(SPECSIM_SOURCE_DIR) + "/validation/vllm-scripts-qwen3-32b-h100/vscripts-qwen3-32b-draft1.7b-k3-c1-mtbench.yaml",
-      {"workload.concurrency=1,16"}, kRoot));
-  REQUIRE(count(tpot.warnings, "charged unchanged at every level") == 1);
-  CHECK(count(tpot.warnings, "(prefill, batch tails) read at batch 1") == 1);
-  CHECK(count(tpot.warnings, "the plain rate measured at one of the levels would settle it") == 1);
+  // With the stated lengths and no TPOT (PR 10, MiniMax-M2.7 NVFP4 on 2 RTX PRO 6000, 2048 prompt and
+  // 512 output tokens): the priced prefill, 320 us per output token at batch 1, is scaled to each
+  // level; the rest, 516 us, is carried as read.
+  const std::string pr10 =
+      std::string(SPECSIM_SOURCE_DIR) + "/validation/rtx6kpro-pr10-minimax-m27-2x/pr10-minimax-m27-nvfp4-eagle3-tp2-c1-random2k512.yaml";
+  const auto priced = specsim::predict_concurrency(specsim::load_scenario(pr10, {"workload.concurrency=1,8"}, kRoot));
+  CHECK(count(priced.warnings, "of the 837 us per output token it holds beyond the forwards, the stated prompts' "
+                               "prefill (320 us) is scaled to each level's batch, and the rest (516 us: batch tails, "
+                               "or host work) is read at batch 1 and charged unchanged at every level") == 1);
+  CHECK(count(priced.warnings, "or the plain benchmark's mean TPOT, would settle it") == 1);
+  // With the plain benchmark's TPOT as well (vLLM scripts, Qwen3-32B, batch 1: 34.17 ms against an
+  // end-to-end 34.25 ms), the 100 us per output token it leaves is all the priced prefill: scaled,
+  // nothing is carried as read, and nothing is said.
+  const std::string vscripts =
+      std::string(SPECSIM_SOURCE_DIR) + "/validation/vllm-scripts-qwen3-32b-h100/vscripts-qwen3-32b-draft1.7b-k3-c1-mtbench.yaml";
+  const auto tpot = specsim::predict_concurrency(specsim::load_scenario(vscripts, {"workload.concurrency=1,16"}, kRoot));
+  CHECK(count(tpot.warnings, "charged unchanged at every level") == 0);
+  // Without its lengths, the same residual is batch tails and prefill unpriced: carried as read, and
+  // only a rate at a level settles it.
+  const specsim::test::TempDir tmp("specsim-concurrency-tpot");
+  const auto file = tmp.path / "no-lengths.yaml";
+  std::string text = specsim::test::read_text(vscripts);
+  for (const std::string key : {"    prompt_tokens:", "    output_tokens:"}) {
+    const auto at = text.find(key);
+    REQUIRE(at != std::string::npos);
+    text.erase(at, text.find('\n', at) + 1 - at);
+  }
+  std::ofstream(file) << text;
+  const auto unpriced =
+      specsim::predict_concurrency(specsim::load_scenario(file.string(), {"workload.concurrency=1,16"}, kRoot));
+  REQUIRE(count(unpriced.warnings, "charged unchanged at every level") == 1);
+  CHECK(count(unpriced.warnings, "(prefill, batch tails) read at batch 1") == 1);
+  CHECK(count(unpriced.warnings, "the plain rate measured at one of the levels would settle it") == 1);
 
   // A plain step time (the home scenario's 82 tok/s is a decode rate): no transfer warning.
   CHECK(count(home_levels(kLevelsText).warnings, "charged unchanged") == 0);
+}
+
+TEST_CASE("concurrency: the priced prefill of an end-to-end rate grows with the level's batch", "[concurrency][rules]") {
+  // vLLM scripts, Qwen3-32B on one H100 at batch 1: the end-to-end step (34.25 ms) less the TPOT
+  // (34.17 ms) leaves ~100 us per output token, all of it the stated prompt's prefill (76 tokens over
+  // 256 output tokens). At batch 16 each step carries 16 / 256 prefills instead of 1 / 256: the
+  // charge per output token is 16 times, 1.5 ms more per step; with the rule off it stays.
+  const std::string row =
+      std::string(SPECSIM_SOURCE_DIR) + "/validation/vllm-scripts-qwen3-32b-h100/vscripts-qwen3-32b-draft1.7b-k3-c1-mtbench.yaml";
+  const auto at = [&](int batch, bool rule) {
+    specsim::Scenario s = specsim::load_scenario(row, {"workload.batch=" + std::to_string(batch)}, kRoot);
+    s.rules.prefill_scales_with_batch = rule;
+    return specsim::CycleModel(std::move(s));
+  };
+  const auto one = at(1, true);
+  const double prefill = one.calibration().prefill_per_output_token_s;
+  CHECK(one.calibration().calibrated_batch == 1);
+  CHECK(prefill == one.calibration().host_per_output_token_s);  // the whole residual is priced prefill
+  CHECK_THAT(prefill, WithinRel(1.0e-4, 0.05));
+  CHECK(at(1, false).calibration().host_decode_s.value == one.calibration().host_decode_s.value);
+  const auto sixteen = at(16, true);
+  const auto kept = at(16, false);
+  CHECK_THAT(sixteen.calibration().host_per_output_token_s, WithinRel(16.0 * prefill, 1e-12));
+  CHECK_THAT(sixteen.calibration().host_decode_s.value - kept.calibration().host_decode_s.value,
+             WithinRel(15.0 * prefill, 1e-9));
+  CHECK_THAT(sixteen.calibration().host_decode_s.origin, Contains("at batch 16 the priced prefill"));
+  CHECK(sixteen.predict().baseline_tokens_per_s < kept.predict().baseline_tokens_per_s);
+  // The speculative cycle pays the per-output-token part tau times: it grows by 15 x prefill x tau.
+  const auto p = sixteen.predict();
+  const auto q = kept.predict();
+  CHECK_THAT(p.cycle_s - q.cycle_s, WithinRel(15.0 * prefill * p.tokens_per_cycle, 1e-9));
 }
 
 TEST_CASE("concurrency: on the home scenario each request gets slower as c rises", "[concurrency]") {

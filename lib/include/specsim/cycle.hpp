@@ -62,6 +62,11 @@ struct Calibration {
   // work is its other reading (calibration_readings(), "end_to_end_residual"); 0 where nothing was
   // read that way.
   double end_to_end_unsplit_s = 0.0;
+  // The part of host_per_output_token_s that is the priced prefill (the stated prompt's forward over
+  // the output tokens) at calibrated_batch, where the measurements were taken. At another batch c a
+  // model charges it c / calibrated_batch times (rules.prefill_scales_with_batch).
+  double prefill_per_output_token_s = 0.0;
+  int calibrated_batch = 1;
   // The engine's speculative overheads (HostSettings): set by the scenario or the engine's prior.
   CalibratedValue spec_extra_per_cycle_s;
   CalibratedValue draft_step_overhead_s;
@@ -246,6 +251,8 @@ class CycleModel {
   double fit_forward_to_host_prior(const Scenario& s, double step, double host);
   void host_without_step(const Scenario& s);
   void charge_prefill_per_token(const Scenario& s, double host);
+  [[nodiscard]] double prefill_s(const Scenario& s) const;
+  void scale_prefill_to_batch(const Scenario& s);
   [[nodiscard]] std::string heaviest_part(const Scenario& s) const;
   // The plain decode forward at bandwidth efficiency `eta`, at the scenario's batch or at `batch`.
   [[nodiscard]] double decode_at_efficiency(const Scenario& s, double eta, int batch = 0) const;

@@ -174,6 +174,10 @@ struct ModelRules {
   // The band draws the routing skew of an MoE target between Cohere's measured correlation (0.54)
   // and independent routing (1, the point); off, the skew is the point's 1 in every draw.
   bool routing_skew_spread = true;
+  // Carried to another batch (predict --concurrency), the prefill an end-to-end plain rate holds and
+  // its stated lengths price grows with the batch: each step of c requests carries c / O prefills of
+  // a prompt, so the priced share per output token scales by c / B; off, it stays as read at B.
+  bool prefill_scales_with_batch = true;
   [[nodiscard]] bool operator==(const ModelRules&) const = default;
 };
 [[nodiscard]] std::vector<std::pair<std::string, bool ModelRules::*>> model_rule_names();

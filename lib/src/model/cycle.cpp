@@ -132,7 +132,8 @@ std::vector<std::pair<std::string, bool ModelRules::*>> model_rule_names() {
           {"model-error-per-source", &ModelRules::model_error_per_source},
           {"model-error-small-sample", &ModelRules::model_error_small_sample},
           {"expert-kernel-prior", &ModelRules::expert_kernel_prior},
-          {"routing-skew-spread", &ModelRules::routing_skew_spread}};
+          {"routing-skew-spread", &ModelRules::routing_skew_spread},
+          {"prefill-scales-with-batch", &ModelRules::prefill_scales_with_batch}};
 }
 
 namespace {
@@ -337,6 +338,7 @@ void CycleModel::apply_calibration() {
                                                                     prior && prior->spec_per_request ? &*prior->spec_per_request : nullptr));
   }
   eager_origins(s, calibration_);
+  scale_prefill_to_batch(s);
   comm_ = CommModel::build(s, calibration_.eager_overhead_per_op_s.value, 2.0 * s.compute.kernel_floor_s);
   calibration_.comm_calibrated = comm_.calibrated();
   calibration_.comm_source = comm_.source();
@@ -684,9 +686,15 @@ void CycleModel::calibrate_host(const Scenario& s) {
   const double modelled = step - host;
   cal.host_decode_s = {host, "calibrated: measured step " + units::format_duration(step) + " minus the modelled forward " +
                                  units::format_duration(modelled)};
+  cal.calibrated_batch = s.batch;
   if (m.baseline_tpot_s) {
     const double per_token = end_to_end - step;
     cal.host_per_output_token_s = per_token;
+    // Of what the TPOT leaves per output token, the stated prompt's prefill is the part a batch
+    // scales (scale_prefill_to_batch); the rest is batch tails.
+    if (s.rules.prefill_per_output_token && m.baseline_output_tokens > 0) {
+      cal.prefill_per_output_token_s = std::min(per_token, prefill_s(s) / m.baseline_output_tokens);
+    }
     cal.host_decode_s.value += per_token;
     cal.host_decode_s.origin = "calibrated: measured TPOT " + units::format_duration(step) +
                                " minus the modelled forward " + units::format_duration(modelled) +
@@ -722,6 +730,31 @@ void CycleModel::host_without_step(const Scenario& s) {
 // steps that emit the output: T_fwd(B x P) / O per step, docs/model.md#prefill), per-step host work
 // up to the engine's plain_step_host prior p90 (a step's scheduling and sampling cannot take more),
 // and what is left per request. Without the prior, all of what is left is per step.
+// The prefill an end-to-end plain run holds per step: one forward over the batch's prompts (batch x
+// the stated mean prompt) spread over the stated mean output tokens. 0 without both lengths.
+double CycleModel::prefill_s(const Scenario& s) const {
+  const Measurements& m = s.measurements;
+  if (!(m.baseline_prompt_tokens > 0 && m.baseline_output_tokens > 0)) return 0.0;
+  return forward(target_, s.model, ForwardOf::kTarget, s.batch * m.baseline_prompt_tokens, LaunchMode::kGraph, "prefill")
+      .total_s();
+}
+
+// At another batch than the measured one, the priced prefill per output token grows with the batch
+// (rules.prefill_scales_with_batch): c requests carry c / O prefills per step where B carried B / O.
+void CycleModel::scale_prefill_to_batch(const Scenario& s) {
+  Calibration& cal = calibration_;
+  const double per_token = cal.prefill_per_output_token_s;
+  if (!s.rules.prefill_scales_with_batch || per_token <= 0.0 || s.batch == cal.calibrated_batch) return;
+  const double extra = per_token * (double(s.batch) / cal.calibrated_batch - 1.0);
+  cal.host_per_output_token_s += extra;
+  cal.host_decode_s.value += extra;
+  cal.host_decode_s.origin += "; at batch " + std::to_string(s.batch) + " the priced prefill, " +
+                              units::format_duration(per_token) + " per output token at batch " +
+                              std::to_string(cal.calibrated_batch) + ", is " +
+                              units::format_duration(per_token + extra) + " (x " + std::to_string(s.batch) + " / " +
+                              std::to_string(cal.calibrated_batch) + ")";
+}
+
 void CycleModel::charge_prefill_per_token(const Scenario& s, double host) {
   Calibration& cal = calibration_;
   const Measurements& m = s.measurements;
@@ -729,12 +762,11 @@ void CycleModel::charge_prefill_per_token(const Scenario& s, double host) {
   double prefill_share = 0.0;
   std::string how;
   if (m.baseline_prompt_tokens > 0 && m.baseline_output_tokens > 0) {
-    const double prompt = s.batch * m.baseline_prompt_tokens;
-    const double prefill_s =
-        forward(target_, s.model, ForwardOf::kTarget, prompt, LaunchMode::kGraph, "prefill").total_s();
-    prefill_share = std::min(host, prefill_s / m.baseline_output_tokens);
+    const double prefill = prefill_s(s);
+    prefill_share = std::min(host, prefill / m.baseline_output_tokens);
+    cal.prefill_per_output_token_s = prefill_share;
     how = "prefill of " + units::format_fixed(m.baseline_prompt_tokens, 0) + " prompt tokens per request (" +
-          units::format_duration(prefill_s) + " for the batch) over " + units::format_fixed(m.baseline_output_tokens, 0) +
+          units::format_duration(prefill) + " for the batch) over " + units::format_fixed(m.baseline_output_tokens, 0) +
           " output tokens, " + units::format_duration(prefill_share) + "; ";
   }
   const double rest = host - prefill_share;

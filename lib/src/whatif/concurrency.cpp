@@ -136,18 +136,34 @@ std::vector<std::string> transfer_warnings(const Scenario& s, const Calibration&
       std::any_of(levels.begin(), levels.end(), [&](int c) { return c != calibrated_batch; });
   const double per_token_s = calibration.host_per_output_token_s;
   if (!elsewhere || !basis.measurements.baseline_includes_prefill || per_token_s <= 0.0) return {};
+  // The stated prompts' prefill is scaled to each level (CycleModel::scale_prefill_to_batch); what
+  // is left is carried as read.
+  const double scaled_s = s.rules.prefill_scales_with_batch ? calibration.prefill_per_output_token_s : 0.0;
+  const double unchanged_s = per_token_s - scaled_s;
+  if (unchanged_s <= 0.0) return {};
   const std::string b = std::to_string(calibrated_batch);
   const Measurements& m = basis.measurements;
   const std::string settle =
       m.baseline_tpot_s ? "the plain rate measured at one of the levels would settle it"
-                        : "the plain rate measured at one of the levels, or the plain benchmark's mean TPOT with its "
-                          "prompt and output lengths, would settle it";
-  return {"the plain rate at batch " + b + " is end to end (prefill included): " +
-          units::format_duration(per_token_s) + " per output token of it is time beyond the forwards (prefill, batch "
-          "tails" + (m.baseline_tpot_s ? std::string() : std::string(", or host work")) + ") read at batch " + b +
-          " and charged unchanged at every level. At another batch its prefill part grows with the batch and its "
-          "tails shrink, which the levels do not price, so their plain and speculative rates carry more error than "
-          "the band holds (docs/validation.md#batch-transfer); " + settle};
+                        : "the plain rate measured at one of the levels, or the plain benchmark's mean TPOT" +
+                              std::string(scaled_s > 0.0 ? "" : " with its prompt and output lengths") +
+                              ", would settle it";
+  const std::string what = std::string(scaled_s > 0.0 ? "batch tails" : "prefill, batch tails") +
+                           (m.baseline_tpot_s ? "" : ", or host work");
+  const std::string head =
+      scaled_s > 0.0 ? "the plain rate at batch " + b + " is end to end (prefill included): of the " +
+                           units::format_duration(per_token_s) + " per output token it holds beyond the forwards, the "
+                           "stated prompts' prefill (" + units::format_duration(scaled_s) +
+                           ") is scaled to each level's batch, and the rest (" + units::format_duration(unchanged_s) +
+                           ": " + what + ") is read at batch " + b + " and charged unchanged at every level"
+                     : "the plain rate at batch " + b + " is end to end (prefill included): " +
+                           units::format_duration(per_token_s) + " per output token of it is time beyond the forwards (" +
+                           what + ") read at batch " + b + " and charged unchanged at every level";
+  const std::string why = scaled_s > 0.0 ? ". At another batch its tails take another share, which the levels do not price"
+                                         : ". At another batch its prefill part grows with the batch and its tails shrink, "
+                                           "which the levels do not price";
+  return {head + why + ", so their plain and speculative rates carry more error than the band holds "
+          "(docs/validation.md#batch-transfer); " + settle};
 }
 
 ConcurrencyPrediction predict_concurrency(const Scenario& s, LevelBands bands) {
