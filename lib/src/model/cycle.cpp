@@ -723,15 +723,8 @@ void CycleModel::host_without_step(const Scenario& s) {
                                       " (models/engines/" + prior->name + ".yaml; no baseline measurement)"};
 }
 
-// An end-to-end plain rate holds, besides the steps, each request's prefill and the batch's tails
-// (requests finishing apart): time paid once per request, which speculation does not shorten, so per
-// output token (x tau per cycle). Its residual beyond the modelled forward is split: prefill of the
-// stated prompt priced from the target's forward (one forward of B x P tokens spread over the O
-// steps that emit the output: T_fwd(B x P) / O per step, docs/model.md#prefill), per-step host work
-// up to the engine's plain_step_host prior p90 (a step's scheduling and sampling cannot take more),
-// and what is left per request. Without the prior, all of what is left is per step.
-// The prefill an end-to-end plain run holds per step: one forward over the batch's prompts (batch x
-// the stated mean prompt) spread over the stated mean output tokens. 0 without both lengths.
+// The prefill an end-to-end plain run holds: one forward over the batch's prompts (batch x the
+// stated mean prompt), which the O output steps share. 0 without both lengths.
 double CycleModel::prefill_s(const Scenario& s) const {
   const Measurements& m = s.measurements;
   if (!(m.baseline_prompt_tokens > 0 && m.baseline_output_tokens > 0)) return 0.0;
@@ -755,6 +748,13 @@ void CycleModel::scale_prefill_to_batch(const Scenario& s) {
                               std::to_string(cal.calibrated_batch) + ")";
 }
 
+// An end-to-end plain rate holds, besides the steps, each request's prefill and the batch's tails
+// (requests finishing apart): time paid once per request, which speculation does not shorten, so per
+// output token (x tau per cycle). Its residual beyond the modelled forward is split: prefill of the
+// stated prompt priced from the target's forward (one forward of B x P tokens spread over the O
+// steps that emit the output: T_fwd(B x P) / O per step, docs/model.md#prefill), per-step host work
+// up to the engine's plain_step_host prior p90 (a step's scheduling and sampling cannot take more),
+// and what is left per request. Without the prior, all of what is left is per step.
 void CycleModel::charge_prefill_per_token(const Scenario& s, double host) {
   Calibration& cal = calibration_;
   const Measurements& m = s.measurements;
@@ -871,10 +871,9 @@ double CycleModel::fit_forward_to_host_prior(const Scenario& s, double step, dou
                          (gpu ? "second" : "first") + ", the band spans both. A plain step at batch " +
                          std::to_string(other) + " would come out " + units::format_duration(apart_s) + " (" +
                          units::format_fixed(100.0 * apart_s / other_step_s, 1) +
-                         "%) apart under the two (the slower streaming grows with a step only as far as it reads more: experts "
-                         "touched, KV); a "
-                         "profile's kernel sum, or one measured speculative run (measurements.speculative with "
-                         "held_out: false), would settle it");
+                         "%) apart under the two (the slower streaming grows with a step only as far as it "
+                         "reads more: experts touched, KV); a profile's kernel sum, or one measured speculative run "
+                         "(measurements.speculative with held_out: false), would settle it");
   if (!gpu) return host;
   cal.bandwidth_efficiency = {eta, "calibrated: " + what + units::format_duration(step) +
                                        " less the engine's host prior " + units::format_duration(prior.value_s) +
