@@ -1,13 +1,15 @@
 // How long one prediction takes once the scenario is loaded and calibrated (aim: under 1 us),
 // and how long loading + calibration take; a 10^5-point sweep of draft settings (aim: under 1 s)
 // (threads: wall time) and 10^5 Monte Carlo cycles of an SGLang (5,4,8) tree (aim: under 50 ms), which the unit tests
-// used to time (CI builds Debug, so the budgets live here).
+// used to time (CI builds Debug, so the budgets live here); predict --concurrency's four levels with
+// and without each level's band (aim: under 100 ms with them, what an interactive command can take).
 #include <benchmark/benchmark.h>
 
 #include <string>
 #include <vector>
 
 #include "specsim/acceptance.hpp"
+#include "specsim/concurrency.hpp"
 #include "specsim/cycle.hpp"
 #include "specsim/load.hpp"
 #include "specsim/monte_carlo.hpp"
@@ -49,6 +51,15 @@ void BM_LoadAndCalibrate(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_LoadAndCalibrate)->Unit(benchmark::kMillisecond);
+
+// The home scenario at 1, 4, 16 and 32 requests: one calibration, four levels; Arg(1) draws each
+// level's band (prediction_band: 64 recalibrations and 4000 draws a level), Arg(0) skips it.
+void BM_PredictConcurrency(benchmark::State& state) {
+  const specsim::Scenario s = specsim::load_scenario(specsim::kDefaultScenario, {"workload.concurrency=1,4,16,32"}, data());
+  const auto bands = state.range(0) ? specsim::LevelBands::kDraw : specsim::LevelBands::kSkip;
+  for (auto _ : state) benchmark::DoNotOptimize(specsim::predict_concurrency(s, bands).levels.back().speedup);
+}
+BENCHMARK(BM_PredictConcurrency)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
 
 void BM_Sweep(benchmark::State& state) {
   // 8 x 4 x 63 x 50 = 100800 points, all on the fast path (one calibration).
