@@ -66,10 +66,11 @@ enum class LevelBands { kDraw, kSkip };
 [[nodiscard]] ConcurrencyPrediction predict_concurrency(const Scenario& s, LevelBands bands = LevelBands::kDraw);
 
 // What reusing `calibration` (made at `calibrated_batch`) at the batches `levels` leaves unpriced, for
-// people: an end-to-end plain rate's residual beyond the forward (prefill, batch tails, or host work)
-// is read at the measured batch and charged unchanged at every level, while its prefill part grows
-// with the batch and its tails shrink (docs/validation.md#batch-transfer). Empty where every level
-// is the measured batch or the plain rate is a step time.
+// people: of an end-to-end plain rate's residual beyond the forward, the prefill its stated lengths
+// price is scaled to each level (rules.prefill_scales_with_batch), and the rest (batch tails, and
+// without lengths the prefill, or host work) is read at the measured batch and charged unchanged
+// (docs/validation.md#batch-transfer). Empty where every level is the measured batch, the plain rate
+// is a step time, or nothing is left unscaled.
 [[nodiscard]] std::vector<std::string> transfer_warnings(const Scenario& s, const Calibration& calibration,
                                                          int calibrated_batch, const std::vector<int>& levels);
 

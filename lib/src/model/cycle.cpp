@@ -864,9 +864,9 @@ double CycleModel::fit_forward_to_host_prior(const Scenario& s, double step, dou
   // only as much again as the step reads more (experts touched, KV), so the two readings' steps
   // there differ by their forwards' growth apart. Weights read once per step grow by nothing.
   const int other = kSecondBatchFactor * s.batch;
-  const double apart_s = (decode_at_efficiency(s, eta, other) - decode_s(eta)) -
-                         (decode_at_efficiency(s, from, other) - decode_s(from));
-  const double other_step_s = decode_at_efficiency(s, from, other) + host;
+  const double host_reading_other_s = decode_at_efficiency(s, from, other);
+  const double apart_s = (decode_at_efficiency(s, eta, other) - decode_s(eta)) - (host_reading_other_s - decode_s(from));
+  const double other_step_s = host_reading_other_s + host;
   cal.warnings.push_back(beyond + ": two readings, " + host_reading + "; or " + gpu_reading + ". The point takes the " +
                          (gpu ? "second" : "first") + ", the band spans both. A plain step at batch " +
                          std::to_string(other) + " would come out " + units::format_duration(apart_s) + " (" +
