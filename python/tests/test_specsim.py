@@ -3,6 +3,7 @@
 numbers. Run by ctest (python/CMakeLists.txt) with PYTHONPATH=<build>/python and SPECSIM_BIN set to
 the specsim built beside the module."""
 import json
+import math
 import os
 import pathlib
 import subprocess
@@ -37,6 +38,11 @@ def test_predict_at_concurrency_levels_carries_each_band_and_the_transfer_warnin
     for level in got["concurrency"]:
         spec = level["speculative"]
         assert spec["p10_aggregate_tokens_per_s"] < spec["aggregate_tokens_per_s"] < spec["p90_aggregate_tokens_per_s"]
+    # At 16 the band also draws the error of carrying batch 1's calibration there: the committed
+    # file's per-unit-ln sigma times ln 16; at the measured batch nothing.
+    per_ln = got["concurrency"][1]["speculative"]["band_transfer_sigma"] / math.log(16)
+    assert got["concurrency"][0]["speculative"]["band_transfer_sigma"] == 0
+    assert 0.01 < per_ln < 0.5
     assert any("charged unchanged at every level" in w for w in got["warnings"])
 
 

@@ -206,7 +206,8 @@ TEST_CASE("report: predict at concurrency levels is a row per level", "[report][
                {"concurrency", "feasible", "infeasible", "plain.per_request_tokens_per_s",
                 "plain.aggregate_tokens_per_s", "plain.step_s", "speculative.per_request_tokens_per_s",
                 "speculative.aggregate_tokens_per_s", "speculative.p10_aggregate_tokens_per_s",
-                "speculative.p90_aggregate_tokens_per_s", "speculative.cycle_s", "speculative.tokens_per_cycle",
+                "speculative.p90_aggregate_tokens_per_s", "speculative.band_transfer_sigma", "speculative.cycle_s",
+                    "speculative.tokens_per_cycle",
                 "speedup", "memory.capacity_bytes", "memory.used_bytes", "memory.fits"},
                j["concurrency"]);
 }

@@ -163,6 +163,25 @@ TEST_CASE("rules: validate --ablate flips each rule and reports the check set ap
     CHECK(rule["as_shipped"][0]["group"] == "check");
     CHECK(rule["flipped"][0]["group"] == "check");
     CHECK(rule["as_shipped"][2]["group"] == "leave-source-out");
+    // The batch transfers' speculative side, check and fit, both ways.
+    REQUIRE(rule["batch_transfers"]["as_shipped"].size() == 2);
+    REQUIRE(rule["batch_transfers"]["flipped"].size() == 2);
+    CHECK(rule["batch_transfers"]["as_shipped"][0]["group"] == "batch transfers check");
+    CHECK(rule["batch_transfers"]["flipped"][1]["group"] == "batch transfers fit");
+  }
+  // The transfer error moves no row, only the bands of rates carried to another batch: wider, and
+  // holding at least as many measurements.
+  const auto transfer = std::find_if(j["rules"].begin(), j["rules"].end(),
+                                     [](const auto& x) { return x["rule"] == "batch-transfer-error"; });
+  REQUIRE(transfer != j["rules"].end());
+  CHECK((*transfer)["check_verdict"] == "no effect");
+  for (int set : {0, 1}) {
+    const auto& on = (*transfer)["batch_transfers"]["as_shipped"][set];
+    const auto& off = (*transfer)["batch_transfers"]["flipped"][set];
+    INFO(on["group"]);
+    CHECK(on["median_abs_error"] == off["median_abs_error"]);
+    CHECK(on["median_band_width"].get<double>() > off["median_band_width"].get<double>());
+    CHECK(on["in_band"].get<int>() >= off["in_band"].get<int>());
   }
   // Charging an end-to-end residual per request is what the fit set chose; it holds on the check set.
   const auto it = std::find_if(j["rules"].begin(), j["rules"].end(),

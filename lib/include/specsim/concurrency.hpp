@@ -37,6 +37,9 @@ struct ConcurrencyLevel {
   // prior_band.hpp) of the level's model, on the one calibration. 0 where the band was not asked for.
   double spec_p10_aggregate_tokens_per_s = 0.0;
   double spec_p90_aggregate_tokens_per_s = 0.0;
+  // What the band draws for carrying the calibration to this level (PredictionBand::transfer_sigma):
+  // a ln sigma added to each tail; 0 at the measured batch.
+  double spec_band_transfer_sigma = 0.0;
   [[nodiscard]] bool feasible() const { return infeasible.empty(); }
   [[nodiscard]] bool has_band() const { return spec_p90_aggregate_tokens_per_s > 0.0; }
   [[nodiscard]] double plain_per_request_tokens_per_s() const { return plain_aggregate_tokens_per_s / concurrency; }

@@ -67,6 +67,7 @@ struct Calibration {
   // model charges it c / calibrated_batch times (rules.prefill_scales_with_batch).
   double prefill_per_output_token_s = 0.0;
   int calibrated_batch = 1;
+  bool batch_measured = false;  // calibrated_batch is a measured plain run's batch (else the default)
   // The engine's speculative overheads (HostSettings): set by the scenario or the engine's prior.
   CalibratedValue spec_extra_per_cycle_s;
   CalibratedValue draft_step_overhead_s;

@@ -55,6 +55,11 @@ struct PredictionBand {
   double priors_p10_tokens_per_s = 0.0;
   double priors_p90_tokens_per_s = 0.0;
   std::optional<ModelError> model_error;  // drawn on top of the priors (with_model_error)
+  // Where the prediction is at another batch than its plain run's (prediction_band): the batch
+  // measured, and the ln sigma its transfer adds to each tail of model_error in quadrature (already
+  // inside model_error's sigmas). 0: no transfer.
+  int transfer_from_batch = 0;
+  double transfer_sigma = 0.0;
   std::vector<double> draws;              // the sampled tokens/s, sorted; empty = no spread
   // A single acceptance rate's second reading (averaged_rate_reading, acceptance.hpp): the tau the
   // band draws in kAveragedRateReadingWeight of its samples; empty where the rate has one reading.
@@ -114,7 +119,14 @@ struct EngineTerm {
 [[nodiscard]] PredictionBand with_model_error(PredictionBand priors, double point_tokens_per_s, const ModelError& error,
                                               std::uint64_t seed = 2);
 
-// What predict shows: prior_band, widened by the scenario's model error where it carries one.
+// `error` for a prediction at `batch` from a plain run measured at `measured_batch`: each tail's
+// sigma and the transfer's, error.transfer_sigma_per_ln_batch x |ln(batch / measured_batch)|, added
+// in quadrature (docs/validation.md#batch-transfer). The same batch, or no transfer error known:
+// `error` as it is.
+[[nodiscard]] ModelError with_batch_transfer(ModelError error, int batch, int measured_batch);
+
+// What predict shows: prior_band, widened by the scenario's model error where it carries one, and
+// at another batch than the measured one (rules.batch_transfer_error) by the transfer's error too.
 [[nodiscard]] PredictionBand prediction_band(const CycleModel& model, const Prediction& p);
 
 }  // namespace specsim

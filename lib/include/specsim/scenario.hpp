@@ -178,6 +178,10 @@ struct ModelRules {
   // its stated lengths price grows with the batch: each step of c requests carries c / O prefills of
   // a prompt, so the priced share per output token scales by c / B; off, it stays as read at B.
   bool prefill_scales_with_batch = true;
+  // Carried to another batch than the one its plain run was measured at, a prediction's band also
+  // draws the fit set's batch-transfer error (ModelError::transfer_sigma_per_ln_batch) times
+  // |ln(batch / measured batch)|; off, the band is the measured batch's.
+  bool batch_transfer_error = true;
   [[nodiscard]] bool operator==(const ModelRules&) const = default;
 };
 [[nodiscard]] std::vector<std::pair<std::string, bool ModelRules::*>> model_rule_names();
@@ -361,6 +365,13 @@ struct ModelError {
   int gain_pairs = 0;
   double gain_residual_p10 = 0.0;
   double gain_residual_p90 = 0.0;
+  // The error of a rate carried from the batch its plain run was measured at to another
+  // (docs/validation.md#batch-transfer): a ln sigma per unit |ln(batch / measured batch)|, beyond
+  // the band a prediction at the measured batch carries, over the fit set's speculative batch
+  // transfers (each source counted once). 0 points: none known, and the band is not widened.
+  int transfer_points = 0;
+  int transfer_sources = 0;
+  double transfer_sigma_per_ln_batch = 0.0;
 };
 
 // A change whose predicted after / before ratio is `ratio`, under a gain error whose ln residuals

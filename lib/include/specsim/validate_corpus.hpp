@@ -289,6 +289,10 @@ struct BatchTransfer {
   double predicted_spec_tokens_per_s = 0.0;
   double spec_p10_tokens_per_s = 0.0;
   double spec_p90_tokens_per_s = 0.0;
+  // The band as a prediction at the measured batch carries it (the priors and the fit set's row
+  // error), before the transfer's own error (transfer_error_of) widens it to spec_p10/p90.
+  double spec_own_p10_tokens_per_s = 0.0;
+  double spec_own_p90_tokens_per_s = 0.0;
   [[nodiscard]] bool has_spec() const { return measured_spec_tokens_per_s > 0.0 && predicted_spec_tokens_per_s > 0.0; }
   [[nodiscard]] double spec_error() const { return predicted_spec_tokens_per_s / measured_spec_tokens_per_s - 1.0; }
   [[nodiscard]] bool spec_in_band() const {
@@ -317,12 +321,31 @@ struct BatchTransferSummary {
 // plain run is the file's). `rows` are the files' predicted rows, in the same order: their names,
 // batches, sets, measured plain and speculative rates and plain-run settings. Each scored higher
 // batch also gets its speculative rate and band (BatchTransfer::predicted_spec_tokens_per_s), the
-// band widened by model_error_of the fit set's scored rows from other sources than its own.
+// band widened by model_error_of the fit set's scored rows from other sources than its own, then
+// (rules.batch_transfer_error) by transfer_error_of the fit set's transfers from other sources.
 [[nodiscard]] std::vector<BatchTransfer> derive_batch_transfers(const std::vector<std::string>& files,
                                                                 const std::vector<ValidationRow>& rows,
                                                                 const std::vector<InterventionKey>& keys,
                                                                 const DataDir& data = DataDir(),
                                                                 const ModelRules& rules = {});
+// The least a transfer error is measured on: one slope, estimated by moments, from this many
+// speculative transfers of kMinModelErrorSources sources.
+inline constexpr int kMinTransferErrorPoints = 5;
+struct TransferError {
+  int points = 0;
+  int sources = 0;
+  double sigma_per_ln_batch = 0.0;
+};
+// The error a rate carried to another batch adds (ModelError::transfer_sigma_per_ln_batch), over the
+// fit set's transfers with a speculative side, those of `without_source` left out: with r_i =
+// ln(measured / predicted), s_i the ln sigma of the transfer's own band on r_i's side
+// (spec_own_p10/p90 as a z_0.9 point) and d_i = |ln(to_batch / from_batch)|, each weighted 1 / its
+// source's points, sigma^2 = max(0, sum w (r^2 - s^2)) / sum w d^2 (the moments of r ~ N(0, s^2 +
+// sigma^2 d^2)), times t_0.9(sources - 1) / z_0.9 where rules.model_error_small_sample. Empty below
+// kMinTransferErrorPoints points or kMinModelErrorSources sources.
+[[nodiscard]] std::optional<TransferError> transfer_error_of(const std::vector<BatchTransfer>& transfers,
+                                                             const std::string& without_source,
+                                                             const ModelRules& rules = {});
 // "check", "fit" and "all" (every transfer, a not-scored source's too).
 [[nodiscard]] std::vector<BatchTransferSummary> summarize_batch_transfers(const std::vector<BatchTransfer>& transfers);
 
@@ -386,6 +409,10 @@ struct RuleAblation {
   bool shipped = true;  // the rule's state in the model as it ships
   std::vector<ErrorSummary> as_shipped;  // "check", "fit", "leave-source-out"
   std::vector<ErrorSummary> flipped;     // the same with the rule flipped
+  // The batch transfers' summaries, "check" and "fit" (their speculative side: median |error|, band),
+  // as shipped and flipped: a rule that moves no row can move a rate carried to another batch.
+  std::vector<BatchTransferSummary> transfers_as_shipped;
+  std::vector<BatchTransferSummary> transfers_flipped;
 };
 // Every rule of model_rule_names() flipped in turn over `files` (each a full validate_corpus run).
 [[nodiscard]] std::vector<RuleAblation> ablate_rules(const std::vector<std::string>& files,

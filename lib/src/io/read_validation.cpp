@@ -46,6 +46,12 @@ ModelError detail::load_model_error_file(const std::string& path) {
     if (e.gain_residual_p10 > e.gain_residual_p90) g->fail("p10", "must not exceed p90");
     g->finish();
   }
+  if (auto t = r.optional_child("batch_transfer")) {
+    e.transfer_points = int(t->integer("points", 1, 1000000));
+    e.transfer_sources = int(t->integer("sources", 1, e.transfer_points));
+    e.transfer_sigma_per_ln_batch = t->number("sigma_per_ln_batch", 0.0, 1.0);
+    t->finish();
+  }
   r.finish();
   return e;
 }

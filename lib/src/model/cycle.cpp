@@ -133,7 +133,8 @@ std::vector<std::pair<std::string, bool ModelRules::*>> model_rule_names() {
           {"model-error-small-sample", &ModelRules::model_error_small_sample},
           {"expert-kernel-prior", &ModelRules::expert_kernel_prior},
           {"routing-skew-spread", &ModelRules::routing_skew_spread},
-          {"prefill-scales-with-batch", &ModelRules::prefill_scales_with_batch}};
+          {"prefill-scales-with-batch", &ModelRules::prefill_scales_with_batch},
+          {"batch-transfer-error", &ModelRules::batch_transfer_error}};
 }
 
 namespace {
@@ -687,6 +688,7 @@ void CycleModel::calibrate_host(const Scenario& s) {
   cal.host_decode_s = {host, "calibrated: measured step " + units::format_duration(step) + " minus the modelled forward " +
                                  units::format_duration(modelled)};
   cal.calibrated_batch = s.batch;
+  cal.batch_measured = true;
   if (m.baseline_tpot_s) {
     const double per_token = end_to_end - step;
     cal.host_per_output_token_s = per_token;

@@ -61,6 +61,11 @@ std::string band_text(const PredictionBand& band) {
        << " in ln tok/s beyond the priors, " << e.rows << " fit-set rows of " << e.sources << " sources: " << e.origin
        << ")";
   }
+  if (band.transfer_sigma > 0.0) {
+    os << ",\n    of which " << fixed(band.transfer_sigma, 3) << " on each tail (in quadrature) is for carrying batch "
+       << band.transfer_from_batch << "'s calibration to this batch (" << fixed(e.transfer_sigma_per_ln_batch, 3) << " per unit ln of the batch "
+       << "ratio, over " << e.transfer_points << " fit-set batch transfers of " << e.transfer_sources << " sources)";
+  }
   if (terms.empty()) {
     os << "; no prior is open\n";
   } else {
@@ -388,8 +393,10 @@ const std::vector<CsvColumn>& monte_carlo_columns() {
 // The band's model error: each tail's sigma and where it came from; null where the band has none.
 nlohmann::json model_error_json(const std::optional<ModelError>& e) {
   if (!e) return nullptr;
-  return {{"sigma", e->sigma},     {"sigma_below", e->sigma_below}, {"sigma_above", e->sigma_above},
-          {"rows", e->rows},       {"sources", e->sources},         {"origin", e->origin}};
+  nlohmann::json j = {{"sigma", e->sigma},     {"sigma_below", e->sigma_below}, {"sigma_above", e->sigma_above},
+                      {"rows", e->rows},       {"sources", e->sources},         {"origin", e->origin}};
+  if (e->transfer_points > 0) j["transfer_sigma_per_ln_batch"] = e->transfer_sigma_per_ln_batch;
+  return j;
 }
 
 // What was predicted, after every --set: the scenario's name, how the ranks are laid out (the
@@ -448,6 +455,10 @@ nlohmann::json prediction_json(const CycleModel& model, const Prediction& p) {
                               {"priors_p10_tokens_per_s", band.priors_p10_tokens_per_s},
                               {"priors_p90_tokens_per_s", band.priors_p90_tokens_per_s},
                               {"model_error", model_error_json(band.model_error)}};
+  if (band.transfer_sigma > 0.0) {
+    j["speculative"]["band"]["batch_transfer"] = {{"from_batch", band.transfer_from_batch},
+                                                  {"sigma", band.transfer_sigma}};
+  }
   if (band.averaged_rate_tokens_per_cycle) {
     j["speculative"]["band"]["acceptance_second_reading"] = {
         {"reading", "accepted / drafted (vLLM's Avg Draft acceptance rate)"},
@@ -545,6 +556,14 @@ std::string concurrency_text(const std::string& scenario, const ConcurrencyPredi
   if (banded) {
     out += "  spec p10-p90: predict's band at each level (the priors' spread and specsim's error on public "
            "deployments it was not fitted to), over the batch\n";
+    const bool transfer = std::any_of(cp.levels.begin(), cp.levels.end(),
+                                      [](const ConcurrencyLevel& l) { return l.spec_band_transfer_sigma > 0.0; });
+    if (transfer) {
+      out += "    at a level away from batch " + std::to_string(cp.calibrated_batch) +
+             ", each tail also draws specsim's error on carrying a calibration to another batch\n"
+             "    (models/model-error.yaml batch_transfer: per unit ln of the batch ratio, from the fit set's "
+             "transfers)\n";
+    }
   }
   out += "  " + payoff_summary(cp) + "\n";
   return out;
@@ -567,6 +586,7 @@ nlohmann::json concurrency_json(const std::string& scenario, const ConcurrencyPr
       if (l.has_band()) {
         j["speculative"]["p10_aggregate_tokens_per_s"] = l.spec_p10_aggregate_tokens_per_s;
         j["speculative"]["p90_aggregate_tokens_per_s"] = l.spec_p90_aggregate_tokens_per_s;
+        j["speculative"]["band_transfer_sigma"] = l.spec_band_transfer_sigma;
       }
       j["speedup"] = l.speedup;
     }
@@ -654,7 +674,8 @@ std::string render_concurrency(const std::string& scenario, const ConcurrencyPre
   return csv_table({"concurrency", "feasible", "infeasible", "plain.per_request_tokens_per_s",
                     "plain.aggregate_tokens_per_s", "plain.step_s", "speculative.per_request_tokens_per_s",
                     "speculative.aggregate_tokens_per_s", "speculative.p10_aggregate_tokens_per_s",
-                    "speculative.p90_aggregate_tokens_per_s", "speculative.cycle_s", "speculative.tokens_per_cycle",
+                    "speculative.p90_aggregate_tokens_per_s", "speculative.band_transfer_sigma", "speculative.cycle_s",
+                    "speculative.tokens_per_cycle",
                     "speedup", "memory.capacity_bytes", "memory.used_bytes", "memory.fits"},
                    j["concurrency"]);
 }

@@ -89,7 +89,11 @@ nlohmann::json model_error_json(const ModelError& e) {
           {"small_sample_factor", e.small_sample_factor},
           {"rows", e.rows},
           {"sources", e.sources},
-          {"origin", e.origin}};
+          {"origin", e.origin},
+          {"batch_transfer", e.transfer_points > 0 ? nlohmann::json{{"points", e.transfer_points},
+                                                                    {"sources", e.transfer_sources},
+                                                                    {"sigma_per_ln_batch", e.transfer_sigma_per_ln_batch}}
+                                                  : nlohmann::json(nullptr)}};
 }
 
 std::string model_error_line(const ModelError& e) {
@@ -100,7 +104,13 @@ std::string model_error_line(const ModelError& e) {
          fixed(e.prior_sigma_above_rms, 3) + "); small-sample factor " + fixed(e.small_sample_factor, 3) +
          " (Student's t, " + std::to_string(e.sources - 1) + " degrees of freedom); model error sigma below " +
          fixed(e.sigma_below, 3) + ", above " +
-         fixed(e.sigma_above, 3) + "\n  (a fit row's band uses the fit set without its own source; a check row's, the whole fit set)\n";
+         fixed(e.sigma_above, 3) + "\n  (a fit row's band uses the fit set without its own source; a check row's, the whole fit set)\n" +
+         (e.transfer_points > 0
+              ? "  a rate carried to another batch: " + fixed(e.transfer_sigma_per_ln_batch, 3) +
+                    " more per unit ln of the batch ratio, in quadrature, over the fit set's " +
+                    std::to_string(e.transfer_points) + " batch transfers of " + std::to_string(e.transfer_sources) +
+                    " sources (each transfer's band uses those of other sources)\n"
+              : "");
 }
 
 nlohmann::json row_json(const ValidationRow& r) {
@@ -520,8 +530,25 @@ std::string ablation_text(const std::vector<RuleAblation>& rules) {
       b.group = b.group + " flipped";
       os << summary_line(a) << summary_line(b);
     }
+    for (std::size_t i = 0; i < r.transfers_as_shipped.size() && i < r.transfers_flipped.size(); ++i) {
+      const auto line = [](const BatchTransferSummary& s) {
+        return fixed(100.0 * s.spec_median_abs_error, 1) + "% median |error|, " + std::to_string(s.spec_in_band) + "/" +
+               std::to_string(s.spec_points) + " in band (width " + fixed(100.0 * s.spec_median_band_width, 0) + "%)";
+      };
+      os << "  batch transfers " << r.transfers_as_shipped[i].group << " (speculative): as shipped "
+         << line(r.transfers_as_shipped[i]) << "; flipped " << line(r.transfers_flipped[i]) << "\n";
+    }
   }
   return os.str();
+}
+
+nlohmann::json transfer_ablation_json(const BatchTransferSummary& s) {
+  return {{"group", "batch transfers " + s.group},
+          {"rows", s.spec_points},
+          {"median_abs_error", s.spec_median_abs_error},
+          {"mean_signed_error", s.spec_mean_signed_error},
+          {"in_band", s.spec_in_band},
+          {"median_band_width", s.spec_median_band_width}};
 }
 
 nlohmann::json ablation_json(const std::vector<RuleAblation>& rules) {
@@ -531,11 +558,15 @@ nlohmann::json ablation_json(const std::vector<RuleAblation>& rules) {
     nlohmann::json a = nlohmann::json::array(), b = nlohmann::json::array();
     for (const auto& s : r.as_shipped) a.push_back(summary_json(s));
     for (const auto& s : r.flipped) b.push_back(summary_json(s));
+    nlohmann::json ta = nlohmann::json::array(), tb = nlohmann::json::array();
+    for (const auto& s : r.transfers_as_shipped) ta.push_back(transfer_ablation_json(s));
+    for (const auto& s : r.transfers_flipped) tb.push_back(transfer_ablation_json(s));
     j["rules"].push_back({{"rule", r.rule},
                           {"shipped", r.shipped},
                           {"check_verdict", verdict(r.as_shipped.front(), r.flipped.front())},
                           {"as_shipped", a},
-                          {"flipped", b}});
+                          {"flipped", b},
+                          {"batch_transfers", {{"as_shipped", ta}, {"flipped", tb}}}});
   }
   return j;
 }
@@ -546,6 +577,18 @@ std::string ablation_csv(const std::vector<RuleAblation>& rules) {
     for (std::size_t i = 0; i < r.as_shipped.size(); ++i) {
       for (const auto& [state, s] : {std::pair{"as shipped", &r.as_shipped[i]}, std::pair{"flipped", &r.flipped[i]}}) {
         nlohmann::json row = summary_json(*s);
+        row["rule"] = r.rule;
+        row["shipped"] = r.shipped;
+        row["state"] = state;
+        rows.push_back(std::move(row));
+      }
+    }
+    // The batch transfers' speculative side, a row per set and state: sign and the priors' band are
+    // not measured there and stay empty.
+    for (std::size_t i = 0; i < r.transfers_as_shipped.size() && i < r.transfers_flipped.size(); ++i) {
+      for (const auto& [state, s] : {std::pair{"as shipped", &r.transfers_as_shipped[i]},
+                                     std::pair{"flipped", &r.transfers_flipped[i]}}) {
+        nlohmann::json row = transfer_ablation_json(*s);
         row["rule"] = r.rule;
         row["shipped"] = r.shipped;
         row["state"] = state;

@@ -1,5 +1,8 @@
 // A plain rate predicted at another batch of one deployment (validate_corpus.hpp, BatchTransfer;
 // docs/validation.md#batch-transfer).
+#include <boost/math/distributions/normal.hpp>
+#include <boost/math/distributions/students_t.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -35,8 +38,10 @@ std::string deployment_key(const ValidationRow& row, const Scenario& s, const st
 // The speculative side of a transfer: `to_file`'s speculative run predicted on the calibration of
 // `from` (a row's file as written: its plain run), as predict --concurrency carries a calibration to
 // another level, and its band: the priors' spread, widened by `error` where there is one.
-void predict_spec_transfer(BatchTransfer& t, const std::string& to_file, const Scenario& from, const DataDir& data,
-                           const ModelRules& rules, const std::optional<ModelError>& error) {
+// Returns the priors' band, which the transfer's own error widens later.
+PredictionBand predict_spec_transfer(BatchTransfer& t, const std::string& to_file, const Scenario& from,
+                                     const DataDir& data, const ModelRules& rules,
+                                     const std::optional<ModelError>& error) {
   Scenario to = load_validation_row(to_file, data, rules);
   to.as_measured = std::make_shared<const Scenario>(from);
   to.model_error.reset();
@@ -44,10 +49,11 @@ void predict_spec_transfer(BatchTransfer& t, const std::string& to_file, const S
   const Prediction p = model.predict();
   t.measured_spec_tokens_per_s = *model.scenario().measurements.speculative_tokens_per_s;
   t.predicted_spec_tokens_per_s = p.spec_tokens_per_s;
-  PredictionBand band = prior_band(model, p);
-  if (error) band = with_model_error(std::move(band), p.spec_tokens_per_s, *error);
-  t.spec_p10_tokens_per_s = band.p10_tokens_per_s;
-  t.spec_p90_tokens_per_s = band.p90_tokens_per_s;
+  PredictionBand priors = prior_band(model, p);
+  const PredictionBand band = error ? with_model_error(priors, p.spec_tokens_per_s, *error) : priors;
+  t.spec_own_p10_tokens_per_s = t.spec_p10_tokens_per_s = band.p10_tokens_per_s;
+  t.spec_own_p90_tokens_per_s = t.spec_p90_tokens_per_s = band.p90_tokens_per_s;
+  return priors;
 }
 
 // specsim's error on the fit set's scored rows from other sources than `source` (as a row's band
@@ -81,6 +87,7 @@ std::vector<BatchTransfer> derive_batch_transfers(const std::vector<std::string>
   }
   std::vector<BatchTransfer> out;
   std::map<std::string, std::optional<ModelError>> errors;  // by source
+  std::map<std::size_t, PredictionBand> priors;               // by index in out, where scored
   for (const auto& [key, by_batch] : deployments) {
     if (by_batch.size() < 2) continue;
     const std::size_t from = by_batch.begin()->second;
@@ -103,15 +110,69 @@ std::vector<BatchTransfer> derive_batch_transfers(const std::vector<std::string>
       if (to.scored()) {
         auto [it, fresh] = errors.try_emplace(to.source.source);
         if (fresh) it->second = error_without(to.source.source, rows, rules);
-        predict_spec_transfer(t, files[by_batch.at(level.concurrency)], loaded[from], data, rules, it->second);
+        priors.emplace(out.size(), predict_spec_transfer(t, files[by_batch.at(level.concurrency)], loaded[from],
+                                                         data, rules, it->second));
       }
       out.push_back(std::move(t));
+    }
+  }
+  // Each band widened by the transfer error of the fit set's other sources, measured on the bands
+  // above (the measured batch's error alone: transfer_error_of reads spec_own_p10/p90, which this
+  // leaves as they are), as a row's band is by their row error.
+  if (rules.batch_transfer_error) {
+    std::map<std::string, std::optional<TransferError>> transfer_errors;  // by source
+    for (const auto& [i, band] : priors) {
+      BatchTransfer& t = out[i];
+      const std::optional<ModelError>& error = errors.at(t.source);
+      auto [it, fresh] = transfer_errors.try_emplace(t.source);
+      if (fresh) it->second = transfer_error_of(out, t.source, rules);
+      if (!error || !it->second) continue;
+      ModelError e = *error;
+      e.transfer_sigma_per_ln_batch = it->second->sigma_per_ln_batch;
+      const PredictionBand b =
+          with_model_error(band, t.predicted_spec_tokens_per_s, with_batch_transfer(e, t.to_batch, t.from_batch));
+      t.spec_p10_tokens_per_s = b.p10_tokens_per_s;
+      t.spec_p90_tokens_per_s = b.p90_tokens_per_s;
     }
   }
   std::sort(out.begin(), out.end(), [](const BatchTransfer& a, const BatchTransfer& b) {
     return std::tie(a.source, a.from_row, a.to_batch) < std::tie(b.source, b.from_row, b.to_batch);
   });
   return out;
+}
+
+std::optional<TransferError> transfer_error_of(const std::vector<BatchTransfer>& transfers,
+                                               const std::string& without_source, const ModelRules& rules) {
+  std::map<std::string, int> sources;
+  std::vector<const BatchTransfer*> pool;
+  for (const BatchTransfer& t : transfers) {
+    if (t.set != "fit" || !t.has_spec() || t.source == without_source || t.to_batch == t.from_batch) continue;
+    pool.push_back(&t);
+    ++sources[t.source];
+  }
+  if (int(pool.size()) < kMinTransferErrorPoints || int(sources.size()) < kMinModelErrorSources) return std::nullopt;
+  const double z90 = boost::math::quantile(boost::math::normal(), 0.9);
+  double excess = 0.0, distance = 0.0;
+  for (const BatchTransfer* t : pool) {
+    const double w = 1.0 / sources.at(t->source);
+    const double r = std::log(t->measured_spec_tokens_per_s / t->predicted_spec_tokens_per_s);
+    // The band's own sigma on the residual's side.
+    const double own = (r < 0.0 ? std::log(t->predicted_spec_tokens_per_s / t->spec_own_p10_tokens_per_s)
+                                : std::log(t->spec_own_p90_tokens_per_s / t->predicted_spec_tokens_per_s)) /
+                       z90;
+    const double d = std::log(double(t->to_batch) / t->from_batch);
+    excess += w * (r * r - own * own);
+    distance += w * d * d;
+  }
+  TransferError e;
+  e.points = int(pool.size());
+  e.sources = int(sources.size());
+  e.sigma_per_ln_batch = std::sqrt(std::max(0.0, excess) / distance);
+  if (rules.model_error_small_sample) {
+    e.sigma_per_ln_batch *=
+        boost::math::quantile(boost::math::students_t_distribution<double>(double(e.sources - 1)), 0.9) / z90;
+  }
+  return e;
 }
 
 std::vector<BatchTransferSummary> summarize_batch_transfers(const std::vector<BatchTransfer>& transfers) {

@@ -462,6 +462,16 @@ std::string model_error_yaml(const ModelError& e) {
        << "  p10: " << f(e.gain_residual_p10) << "\n"
        << "  p90: " << f(e.gain_residual_p90) << "\n";
   }
+  if (e.transfer_points > 0) {
+    os << "# A rate carried from the batch its plain run was measured at to another (predict --concurrency,\n"
+       << "# docs/validation.md#batch-transfer): over the fit set's speculative batch transfers, the ln sigma\n"
+       << "# per unit |ln(batch / measured batch)| beyond the band each carries at its own batch (each source\n"
+       << "# counted once), times the small-sample factor of its sources; added to both tails in quadrature.\n"
+       << "batch_transfer:\n"
+       << "  points: " << e.transfer_points << "\n"
+       << "  sources: " << e.transfer_sources << "\n"
+       << "  sigma_per_ln_batch: " << f(e.transfer_sigma_per_ln_batch) << "\n";
+  }
   return os.str();
 }
 
@@ -518,6 +528,16 @@ void attach_model_error(ValidationReport& report, const ModelRules& rules) {
                                  std::to_string(report.model_error->sources) + " sources";
   }
   report.model_error_note = widen_by_other_sources(targets, fit, rules);
+}
+
+// The transfer error of the fit set's transfers, beside the model error (transfer_error_of).
+void attach_transfer_error(ValidationReport& report, const ModelRules& rules) {
+  if (!report.model_error || !rules.batch_transfer_error) return;
+  const auto e = transfer_error_of(report.batch_transfers, "", rules);
+  if (!e) return;
+  report.model_error->transfer_points = e->points;
+  report.model_error->transfer_sources = e->sources;
+  report.model_error->transfer_sigma_per_ln_batch = e->sigma_per_ln_batch;
 }
 
 // The gain error of the fit set's pairs, beside the model error (gain_residual_band); too few pairs
@@ -711,6 +731,7 @@ ValidationReport validate_corpus(const std::vector<std::string>& files, const Va
   report.pair_summaries = summarize_pairs(report.pairs, report.rankings);
   report.batch_transfers = derive_batch_transfers(files, report.rows, keys, data, options.rules);
   report.batch_transfer_summaries = summarize_batch_transfers(report.batch_transfers);
+  attach_transfer_error(report, options.rules);
   if (options.calibrate_on.empty()) return report;
 
   // Rows by source, in file order.
@@ -732,12 +753,20 @@ std::vector<RuleAblation> ablate_rules(const std::vector<std::string>& files, co
   const auto out_of_sample = [](const ValidationReport& r) {
     return std::vector<ErrorSummary>(r.summaries.begin(), r.summaries.begin() + 3);  // check, fit, leave-source-out
   };
-  const std::vector<ErrorSummary> shipped = out_of_sample(validate_corpus(files, plain, data));
+  const auto transfers = [](const ValidationReport& r) {
+    std::vector<BatchTransferSummary> out;
+    std::copy_if(r.batch_transfer_summaries.begin(), r.batch_transfer_summaries.end(), std::back_inserter(out),
+                 [](const BatchTransferSummary& s) { return s.group == "check" || s.group == "fit"; });
+    return out;
+  };
+  const ValidationReport shipped = validate_corpus(files, plain, data);
   std::vector<RuleAblation> out;
   for (const auto& [name, member] : model_rule_names()) {
     ValidateOptions flipped = plain;
     flipped.rules.*member = !(plain.rules.*member);
-    out.push_back({name, plain.rules.*member, shipped, out_of_sample(validate_corpus(files, flipped, data))});
+    const ValidationReport other = validate_corpus(files, flipped, data);
+    out.push_back({name, plain.rules.*member, out_of_sample(shipped), out_of_sample(other), transfers(shipped),
+                   transfers(other)});
   }
   return out;
 }

@@ -83,6 +83,7 @@ ConcurrencyLevel predict_level(const Scenario& s, const std::shared_ptr<const Sc
     if (!band.draws.empty()) {
       level.spec_p10_aggregate_tokens_per_s = band.p10_tokens_per_s;
       level.spec_p90_aggregate_tokens_per_s = band.p90_tokens_per_s;
+      level.spec_band_transfer_sigma = band.transfer_sigma;
     }
   }
   level.plain_step_s = p.baseline_step_s;
@@ -162,8 +163,9 @@ std::vector<std::string> transfer_warnings(const Scenario& s, const Calibration&
   const std::string why = scaled_s > 0.0 ? ". At another batch its tails take another share, which the levels do not price"
                                          : ". At another batch its prefill part grows with the batch and its tails shrink, "
                                            "which the levels do not price";
-  return {head + why + ", so their plain and speculative rates carry more error than the band holds "
-          "(docs/validation.md#batch-transfer); " + settle};
+  return {head + why + ", so their plain and speculative rates can carry more error than the band holds (its "
+          "transfer term is measured on the fit set's batch transfers, which the check set's exceed: "
+          "docs/validation.md#batch-transfer); " + settle};
 }
 
 ConcurrencyPrediction predict_concurrency(const Scenario& s, LevelBands bands) {

@@ -360,10 +360,38 @@ PredictionBand with_model_error(PredictionBand priors, double point_tokens_per_s
   return band;
 }
 
+namespace {
+
+// What carrying a calibration from `measured_batch` to `batch` adds to each tail, in ln tok/s.
+double transfer_sigma(const ModelError& error, int batch, int measured_batch) {
+  if (batch <= 0 || measured_batch <= 0 || batch == measured_batch) return 0.0;
+  return error.transfer_sigma_per_ln_batch * std::fabs(std::log(double(batch) / measured_batch));
+}
+
+}  // namespace
+
+ModelError with_batch_transfer(ModelError error, int batch, int measured_batch) {
+  const double t = transfer_sigma(error, batch, measured_batch);
+  if (!(t > 0.0)) return error;
+  error.sigma = std::hypot(error.sigma, t);
+  error.sigma_below = std::hypot(error.sigma_below, t);
+  error.sigma_above = std::hypot(error.sigma_above, t);
+  return error;
+}
+
 PredictionBand prediction_band(const CycleModel& model, const Prediction& p) {
   PredictionBand band = prior_band(model, p);
-  const auto& error = model.scenario().model_error;
-  return error ? with_model_error(std::move(band), p.spec_tokens_per_s, *error) : band;
+  const Scenario& s = model.scenario();
+  if (!s.model_error) return band;
+  const Calibration& cal = model.calibration();
+  const bool transfer = s.rules.batch_transfer_error && cal.batch_measured && s.batch != cal.calibrated_batch &&
+                        s.model_error->transfer_sigma_per_ln_batch > 0.0;
+  if (!transfer) return with_model_error(std::move(band), p.spec_tokens_per_s, *s.model_error);
+  band = with_model_error(std::move(band), p.spec_tokens_per_s,
+                          with_batch_transfer(*s.model_error, s.batch, cal.calibrated_batch));
+  band.transfer_from_batch = cal.calibrated_batch;
+  band.transfer_sigma = transfer_sigma(*s.model_error, s.batch, cal.calibrated_batch);
+  return band;
 }
 
 }  // namespace specsim
