@@ -266,6 +266,29 @@ sigma: 0.08
   refused("sigma: 0.08", "sigma: 0.08\ngain_residual_ln: {pairs: 0, p10: -0.1, p90: 0.1}", "gain_residual_ln.pairs");
   // Student's t over the normal at 0.9 lies in [1, 2.4] (two sources give 2.4).
   refused("sigma: 0.08", "sigma: 0.08\nsmall_sample_factor: 0.9", "small_sample_factor");
+  // The batch-transfer error (docs/validation.md#transfer-error): its sources among its points, a
+  // sigma per unit ln batch below 1, nothing else.
+  const std::string transfer = "sigma: 0.08\nbatch_transfer: {points: 10, sources: 8, sigma_per_ln_batch: 0.07}";
+  {
+    TempFile f(good + "batch_transfer: {points: 10, sources: 8, sigma_per_ln_batch: 0.07}\n");
+    const auto e = specsim::load_model_error(f.path.string());
+    CHECK(e.transfer_points == 10);
+    CHECK(e.transfer_sources == 8);
+    CHECK(e.transfer_sigma_per_ln_batch == 0.07);
+  }
+  {
+    TempFile f(good);
+    CHECK(specsim::load_model_error(f.path.string()).transfer_points == 0);  // none known
+  }
+  const auto refused_transfer = [&](const std::string& from, const std::string& to, const std::string& key) {
+    std::string block = transfer;
+    block.replace(block.find(from), from.size(), to);
+    refused("sigma: 0.08", block, key);
+  };
+  refused_transfer("sources: 8", "sources: 11", "batch_transfer.sources");
+  refused_transfer("sigma_per_ln_batch: 0.07", "sigma_per_ln_batch: 1.5", "batch_transfer.sigma_per_ln_batch");
+  refused_transfer("points: 10", "points: 0", "batch_transfer.points");
+  refused_transfer("0.07}", "0.07, slope: 1}", "batch_transfer.slope");
   {
     TempFile f(good + "small_sample_factor: 1.064\n");
     CHECK(specsim::load_model_error(f.path.string()).small_sample_factor == 1.064);
