@@ -101,8 +101,9 @@ ScenarioInit read_launch(const InitOptions& o, Io& io) {
   LaunchReading reading = read_launch_command(o.from_command);
   if (!o.env_file.empty()) apply_environment(reading, read_env_file(o.env_file), o.env_file);
   init = init_from_launch(init, reading);
-  for (const auto& u : reading.unmodelled) io.err << "specsim: warning: not modelled: " << u << "\n";
+  for (const auto& u : init.launch->unmodelled) io.err << "specsim: warning: not modelled: " << u << "\n";
   for (const auto& a : reading.adjusted) io.err << "specsim: warning: the engine adjusts " << a << "\n";
+  for (const auto& r : init.launch->read_as) io.err << "specsim: note: " << r << "\n";
   return init;
 }
 

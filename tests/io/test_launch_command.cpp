@@ -228,6 +228,47 @@ TEST_CASE("a launch's weights that name no known model ask for --model") {
   const auto given = specsim::test::run({"init", "--from-command", command, "--model", "llama-3.1-8b", "--topology", "8x-h100-nvswitch"});
   CHECK(given.code == 0);
   CHECK_THAT(given.out, Contains("model: llama-3.1-8b"));
+  // Said, in the file and on stderr: the weights are priced as the named file's.
+  CHECK_THAT(given.err, Contains("warning: not modelled: the launch's weights '/models/some-finetune' are priced as "
+                                 "--model llama-3.1-8b"));
+  CHECK_THAT(given.out, Contains("# - the launch's weights '/models/some-finetune' are priced as --model llama-3.1-8b"));
+}
+
+TEST_CASE("a hub id that is a known model plus a quantized build's suffix says what --model would price") {
+  const std::string command = "vllm serve Qwen/Qwen3-235B-A22B-FP8 --tensor-parallel-size 8";
+  const auto r = specsim::test::run({"init", "--from-command", command, "--method", "ngram", "--topology", "8x-h100-nvswitch"});
+  CHECK(r.code == 1);
+  // models/llm/qwen3-235b-a22b.yaml stores BF16 weights: passing it for the FP8 build would price
+  // twice the bytes, so the error says so and names what prices the build's own.
+  CHECK_THAT(r.err, Contains("it reads as qwen3-235b-a22b with '-fp8', a build models/llm does not hold") &&
+                        Contains("qwen3-235b-a22b.yaml stores bf16 experts and bf16 dense layers") &&
+                        Contains("config.json with its quantization_config") && Contains("pass --model NAME"));
+  const auto given = specsim::test::run({"init", "--from-command", command, "--method", "ngram", "--model",
+                                         "qwen3-235b-a22b", "--topology", "8x-h100-nvswitch"});
+  CHECK(given.code == 0);
+  CHECK_THAT(given.err, Contains("warning: not modelled: the launch's weights 'Qwen/Qwen3-235B-A22B-FP8' are priced as "
+                                 "--model qwen3-235b-a22b: it reads as qwen3-235b-a22b with '-fp8'"));
+}
+
+TEST_CASE("a hub id that is a known model plus a tuned build's suffix reads as that model, and says so") {
+  for (const std::string id : {"meta-llama/Llama-3.1-8B-Instruct", "Qwen/Qwen3-235B-A22B-Instruct-2507"}) {
+    INFO(id);
+    const std::string command = "vllm serve " + id + " --tensor-parallel-size 8";
+    const auto r = specsim::test::run({"init", "--from-command", command, "--method", "ngram", "--topology",
+                                       "8x-h100-nvswitch"});
+    REQUIRE(r.code == 0);
+    const std::string known = id.find("Llama") != std::string::npos ? "llama-3.1-8b" : "qwen3-235b-a22b";
+    CHECK_THAT(r.out, Contains("model: " + known));
+    CHECK_THAT(r.err, Contains("note: the launch's weights '" + id + "' are read as models/llm/" + known + ".yaml"));
+    CHECK_THAT(r.out, Contains("# Read as:"));
+  }
+  // A draft head's name is never read as a target's build.
+  const std::string eagle = "vllm serve meta-llama/Llama-3.1-8B-Instruct --speculative-config "
+                            "'{\"method\":\"eagle3\",\"model\":\"some/Llama-3.1-8B-Instruct-head\",\"num_speculative_tokens\":3}'";
+  const auto head = specsim::test::run({"init", "--from-command", eagle, "--topology", "8x-h100-nvswitch"});
+  CHECK(head.code == 1);
+  CHECK_THAT(head.err, Contains("the launch's draft 'some/Llama-3.1-8B-Instruct-head' is no models/llm name") &&
+                           !Contains("it reads as"));
 }
 
 TEST_CASE("a plain launch without speculative flags asks for --method, and --method mtp then predicts it") {

@@ -33,6 +33,9 @@ struct LaunchReading {
   // Settings the engine changes from what the launch says, each as given with what the engine runs
   // (SGLang's chain draft tokens); the values above hold what it runs.
   std::vector<std::string> adjusted;
+  // How a name of the launch was read where no file has it (init_from_launch: weights read as a known
+  // model's file), each with why.
+  std::vector<std::string> read_as;
   std::string command;  // the launch command, one line, as the shell would split it
 };
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "specsim/error.hpp"
+#include "specsim/load.hpp"
 #include "specsim/memory_fit.hpp"
 #include "specsim/model_spec.hpp"
 #include "specsim/topo_import.hpp"
@@ -790,6 +791,10 @@ std::string init_launch(const ScenarioInit& init) {
     y += comment("Adjusted by the engine (the scenario holds what it runs):");
     for (const auto& a : init.launch->adjusted) y += comment("- " + a);
   }
+  if (!init.launch->read_as.empty()) {
+    y += comment("Read as:");
+    for (const auto& r : init.launch->read_as) y += comment("- " + r);
+  }
   if (init.launch->unmodelled.empty()) return y + "\n";
   y += comment("Not modelled (no scenario key holds these; specsim predicts as if they were absent):");
   for (const auto& u : init.launch->unmodelled) y += comment("- " + u);
@@ -849,14 +854,59 @@ std::string weights_name(const std::string& given, const DataDir& data) {
   return std::find(names.begin(), names.end(), stem) != names.end() ? stem : "";
 }
 
+// The known model a launch's weights are a tuned build of, where their name is its name plus a
+// suffix every part of which names a tuning or a release ("-Instruct", "-Instruct-2507", "-Chat",
+// "-it", "-Base"): the same shape and stored dtypes. "" otherwise (a quantized build, "-FP8", is not).
+std::string tuned_build_of(const std::string& given, const DataDir& data) {
+  std::string stem = fs::path(given).filename().string();
+  for (char& c : stem) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const auto& n : data.names(DataKind::kModel)) {
+    if (stem.size() <= n.size() + 1 || !stem.starts_with(n + "-")) continue;
+    std::istringstream parts(stem.substr(n.size() + 1));
+    bool tuned = true;
+    for (std::string part; std::getline(parts, part, '-');) {
+      const bool release = part.size() == 4 && std::all_of(part.begin(), part.end(), ::isdigit);
+      tuned = tuned && (release || part == "instruct" || part == "chat" || part == "it" || part == "base" ||
+                        part == "thinking");
+    }
+    if (tuned) return n;
+  }
+  return "";
+}
+
+// Where a launch's weights are a known model's name with a build's suffix ("Qwen/Qwen3-235B-A22B-FP8":
+// qwen3-235b-a22b and "fp8"), what a user who passes that name gets: the known file's weight dtypes,
+// which the build's may not be, and what prices its own. "" where no known name is a prefix of the
+// weights' name.
+std::string near_known_model(const std::string& given, const std::string& option, const DataDir& data) {
+  std::string stem = fs::path(given).filename().string();
+  for (char& c : stem) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string near;
+  for (const auto& n : data.names(DataKind::kModel)) {
+    if (stem.size() > n.size() + 1 && stem.starts_with(n + "-") && n.size() > near.size()) near = n;
+  }
+  if (near.empty()) return "";
+  const TransformerSpec m = load_model(data.resolve(DataKind::kModel, near));
+  const std::string stored = m.moe ? std::string(to_string(m.weights.experts)) + " experts and " +
+                                         to_string(m.weights.dense_mlp) + " dense layers"
+                                   : std::string(to_string(m.weights.dense_mlp)) + " weights";
+  return "it reads as " + near + " with '-" + stem.substr(near.size() + 1) + "', a build models/llm does not hold; " +
+         near + ".yaml stores " + stored + ", which that build's weights may not be (a quantized build reads "
+         "fewer bytes a step); its checkpoint directory (config.json with its quantization_config) as " + option +
+         " prices its own weights";
+}
+
 std::string resolve_weights(const std::string& given, const char* what, const char* option, const DataDir& data) {
   const std::string name = weights_name(given, data);
   if (!name.empty()) return name;
   std::string known;
   for (const auto& n : data.names(DataKind::kModel)) known += (known.empty() ? "" : ", ") + n;
+  std::string near = std::string(what) == "model" ? near_known_model(given, option, data) : "";
+  if (!near.empty()) near = "; " + near;
   throw Error({"--from-command", 0, 0}, what,
               "the launch's " + std::string(what) + " '" + given + "' is no models/llm name, `<path-to-NAME>` "
-              "placeholder or checkpoint directory with config.json here: pass " + option + " NAME (known: " + known + ")");
+              "placeholder or checkpoint directory with config.json here" + near + ": pass " + option +
+                  " NAME (known: " + known + ")");
 }
 
 }  // namespace
@@ -865,8 +915,24 @@ ScenarioInit init_from_launch(ScenarioInit init, const LaunchReading& launch, co
   init.engine = to_string(launch.engine);
   if (auto it = launch.values.find("parallel.tp"); it != launch.values.end() && init.tp == 0) init.tp = std::stoi(it->second);
   if (init.tp == 0) init.tp = 1;
-  if (init.model.empty()) init.model = resolve_weights(launch.model, "model", "--model", data);
+  const bool model_given = !init.model.empty();
+  const std::string tuned = weights_name(launch.model, data).empty() ? tuned_build_of(launch.model, data) : "";
+  if (!model_given) init.model = tuned.empty() ? resolve_weights(launch.model, "model", "--model", data) : tuned;
   init.launch = launch;
+  if (!model_given && !tuned.empty()) {
+    init.launch->read_as.push_back("the launch's weights '" + launch.model + "' are read as models/llm/" + tuned +
+                                    ".yaml: a tuned build of it, the same shape and stored dtypes (--model NAME "
+                                    "names another file)");
+  }
+  // --model in place of weights no models/llm name stands for: said, with what the file stores.
+  if (model_given && !launch.model.empty() && weights_name(launch.model, data).empty() && tuned != init.model) {
+    const std::string near = near_known_model(launch.model, "--model", data);
+    init.launch->unmodelled.push_back(
+        "the launch's weights '" + launch.model + "' are priced as --model " + init.model + ": " +
+        (near.empty() ? "models/llm has no file of that name, and a build with other weights than the file's "
+                        "reads other bytes a step"
+                      : near));
+  }
   if (init.draft.empty() && needs_draft(init)) {
     const std::string method = init_method_name(init);
     if (method.empty() && launch.draft.empty()) {
