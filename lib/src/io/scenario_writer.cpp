@@ -843,13 +843,19 @@ std::vector<std::string> init_methods() { return speculation_method_names(); }
 
 namespace {
 
+// The last part of a launch's weights, lower-cased: "Qwen/Qwen3-8B" -> "qwen3-8b".
+std::string lower_stem(const std::string& given) {
+  std::string stem = fs::path(given).filename().string();
+  for (char& c : stem) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return stem;
+}
+
 // The models/llm name or checkpoint directory a launch's weights stand for; "" when none.
 std::string weights_name(const std::string& given, const DataDir& data) {
   if (given.starts_with("<path-to-") && given.ends_with(">")) return given.substr(9, given.size() - 10);
   std::error_code ec;
   if (fs::is_directory(given, ec) && fs::exists(fs::path(given) / "config.json", ec)) return given;
-  std::string stem = fs::path(given).filename().string();
-  for (char& c : stem) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string stem = lower_stem(given);
   const auto names = data.names(DataKind::kModel);
   return std::find(names.begin(), names.end(), stem) != names.end() ? stem : "";
 }
@@ -858,8 +864,7 @@ std::string weights_name(const std::string& given, const DataDir& data) {
 // suffix every part of which names a tuning or a release ("-Instruct", "-Instruct-2507", "-Chat",
 // "-it", "-Base"): the same shape and stored dtypes. "" otherwise (a quantized build, "-FP8", is not).
 std::string tuned_build_of(const std::string& given, const DataDir& data) {
-  std::string stem = fs::path(given).filename().string();
-  for (char& c : stem) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string stem = lower_stem(given);
   for (const auto& n : data.names(DataKind::kModel)) {
     if (stem.size() <= n.size() + 1 || !stem.starts_with(n + "-")) continue;
     std::istringstream parts(stem.substr(n.size() + 1));
@@ -879,8 +884,7 @@ std::string tuned_build_of(const std::string& given, const DataDir& data) {
 // which the build's may not be, and what prices its own. "" where no known name is a prefix of the
 // weights' name.
 std::string near_known_model(const std::string& given, const std::string& option, const DataDir& data) {
-  std::string stem = fs::path(given).filename().string();
-  for (char& c : stem) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string stem = lower_stem(given);
   std::string near;
   for (const auto& n : data.names(DataKind::kModel)) {
     if (stem.size() > n.size() + 1 && stem.starts_with(n + "-") && n.size() > near.size()) near = n;
