@@ -870,7 +870,7 @@ std::string tuned_build_of(const std::string& given, const DataDir& data) {
     std::istringstream parts(stem.substr(n.size() + 1));
     bool tuned = true;
     for (std::string part; std::getline(parts, part, '-');) {
-      const bool release = part.size() == 4 && std::all_of(part.begin(), part.end(), ::isdigit);
+      const bool release = part.size() == 4 && std::all_of(part.begin(), part.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
       tuned = tuned && (release || part == "instruct" || part == "chat" || part == "it" || part == "base" ||
                         part == "thinking");
     }
