@@ -920,7 +920,8 @@ ScenarioInit init_from_launch(ScenarioInit init, const LaunchReading& launch, co
   if (auto it = launch.values.find("parallel.tp"); it != launch.values.end() && init.tp == 0) init.tp = std::stoi(it->second);
   if (init.tp == 0) init.tp = 1;
   const bool model_given = !init.model.empty();
-  const std::string tuned = weights_name(launch.model, data).empty() ? tuned_build_of(launch.model, data) : "";
+  const bool known_weights = !weights_name(launch.model, data).empty();
+  const std::string tuned = known_weights ? "" : tuned_build_of(launch.model, data);
   if (!model_given) init.model = tuned.empty() ? resolve_weights(launch.model, "model", "--model", data) : tuned;
   init.launch = launch;
   if (!model_given && !tuned.empty()) {
@@ -929,7 +930,7 @@ ScenarioInit init_from_launch(ScenarioInit init, const LaunchReading& launch, co
                                     "names another file)");
   }
   // --model in place of weights no models/llm name stands for: said, with what the file stores.
-  if (model_given && !launch.model.empty() && weights_name(launch.model, data).empty() && tuned != init.model) {
+  if (model_given && !launch.model.empty() && !known_weights && tuned != init.model) {
     const std::string near = near_known_model(launch.model, "--model", data);
     init.launch->unmodelled.push_back(
         "the launch's weights '" + launch.model + "' are priced as --model " + init.model + ": " +

@@ -384,13 +384,11 @@ PredictionBand prediction_band(const CycleModel& model, const Prediction& p) {
   const Scenario& s = model.scenario();
   if (!s.model_error) return band;
   const Calibration& cal = model.calibration();
-  const bool transfer = s.rules.batch_transfer_error && cal.batch_measured && s.batch != cal.calibrated_batch &&
-                        s.model_error->transfer_sigma_per_ln_batch > 0.0;
-  if (!transfer) return with_model_error(std::move(band), p.spec_tokens_per_s, *s.model_error);
-  band = with_model_error(std::move(band), p.spec_tokens_per_s,
-                          with_batch_transfer(*s.model_error, s.batch, cal.calibrated_batch));
-  band.transfer_from_batch = cal.calibrated_batch;
-  band.transfer_sigma = transfer_sigma(*s.model_error, s.batch, cal.calibrated_batch);
+  // Where nothing was measured, or the rule is off, the prediction is taken at its own batch.
+  const int measured = s.rules.batch_transfer_error && cal.batch_measured ? cal.calibrated_batch : s.batch;
+  band = with_model_error(std::move(band), p.spec_tokens_per_s, with_batch_transfer(*s.model_error, s.batch, measured));
+  band.transfer_sigma = transfer_sigma(*s.model_error, s.batch, measured);
+  if (band.transfer_sigma > 0.0) band.transfer_from_batch = measured;
   return band;
 }
 
