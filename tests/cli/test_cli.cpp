@@ -222,6 +222,31 @@ TEST_CASE("cli: predict refuses a deployment that does not fit in GPU memory", "
                               "141.1 GB") && Contains("activations 2.0 GB") && Contains("engine reserve 8.6 GB"));
 }
 
+TEST_CASE("cli: predict on two RTX 3090s over PCIe without P2P", "[cli][hardware]") {
+  // models/gpu/rtx-3090.yaml: 24,576 MiB (nvidia-smi), 936 GB/s; models/topology/2x-rtx-3090-pcie4.yaml: the pair
+  // meets at the host bridge (PHB) and the stock GeForce driver grants no P2P.
+  const auto on = [&](const std::string& topology, const std::string& tp) {
+    const auto r = run({"predict", "--scenario", "llama-3.1-8b-eagle3-1x-h200", "--set", "topology=" + topology, "--set",
+                        "parallel.tp=" + tp, "--json"});
+    REQUIRE(r.code == 0);
+    return nlohmann::json::parse(r.out);
+  };
+  const auto tp2 = on("2x-rtx-3090-pcie4", "2");
+  CHECK(tp2["memory"]["gpu"] == "rtx-3090");
+  CHECK_THAT(tp2["memory"]["capacity_bytes"].get<double>(), WithinRel(24576.0 * 1024 * 1024, 1e-12));
+  CHECK(tp2["memory"]["fits"] == true);
+  CHECK_THAT(tp2["calibration"]["comm_source"].get<std::string>(),
+             Contains("PHB ring: SHM through host memory (the topology has p2p off)") && Contains("uncalibrated"));
+  CHECK(tp2["baseline"]["comm_s"].get<double>() > 0.0);
+  // At batch 1 a Llama-3.1-8B step streams its weights: one RTX 3090 (936 GB/s) against one RTX 4090
+  // (1,008 GB/s) at the same efficiency prior takes 1008 / 936 = 1.077 times as long, less the fixed
+  // per-kernel costs both share (within 1%).
+  const auto one_3090 = on("2x-rtx-3090-pcie4", "1");
+  const auto one_4090 = on("8x-rtx-4090-pcie4-nop2p", "1");
+  CHECK_THAT(one_3090["baseline"]["compute_s"].get<double>() / one_4090["baseline"]["compute_s"].get<double>(),
+             WithinRel(1008.0 / 936.0, 0.01));
+}
+
 TEST_CASE("cli: predict shows the memory per GPU in text and JSON", "[cli][memory]") {
   const auto text = run({"predict", "--accept", "0.747"});
   REQUIRE(text.code == 0);
