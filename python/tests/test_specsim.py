@@ -27,6 +27,11 @@ def test_predict_is_predict_json():
     got = specsim.predict(specsim.load(KIMI))
     assert got == cli_json("predict", "--scenario", KIMI)
     assert got["speculative"]["tokens_per_s"] > 0
+    # The call a plan acts on: pays or loses only where the whole band clears the plain rate.
+    band, plain = got["speculative"]["band"], got["baseline"]["tokens_per_s"]
+    expected = ("pays" if band["p10_tokens_per_s"] > plain else
+                "loses" if band["p90_tokens_per_s"] < plain else "too close to call")
+    assert got["speculative"]["call"] == expected
 
 
 def test_predict_at_concurrency_levels_carries_each_band_and_the_transfer_warning():

@@ -257,6 +257,10 @@ TEST_CASE("cli: predict shows the memory per GPU in text and JSON", "[cli][memor
   const auto j = nlohmann::json::parse(json.out);
   CHECK(j["memory"]["fits"] == true);
   CHECK(j["memory"]["gpu"] == "rtx-pro-6000-server");
+  // The call on the home case: the whole band (43.3-60.5 tok/s) lies below plain decoding's 82.0.
+  CHECK_THAT(text.out, Contains("speculation loses: the p10-p90 band (43.3 - 60.5 tok/s) lies wholly below plain "
+                                "decoding's 82.0 tok/s"));
+  CHECK(j["speculative"]["call"] == "loses");
   CHECK_THAT(j["memory"]["capacity_bytes"].get<double>(), WithinRel(97887.0 * 1024 * 1024, 1e-12));
   double sum = 0.0;
   for (const auto& p : j["memory"]["parts"]) sum += p["bytes"].get<double>();

@@ -139,7 +139,7 @@ const std::vector<std::string> kPredictHeader = {
     "speculative.cycle_s", "speculative.tokens_per_cycle", "speculative.draft_s", "speculative.verify_s",
     "speculative.verify_compute_s", "speculative.verify_comm_s", "speculative.verify_allreduce_count",
     "speculative.verify_allreduce_each_s", "speculative.host_s", "speculative.band.p10_tokens_per_s",
-    "speculative.band.p50_tokens_per_s", "speculative.band.p90_tokens_per_s", "speedup",
+    "speculative.band.p50_tokens_per_s", "speculative.band.p90_tokens_per_s", "speculative.call", "speedup",
     "breakeven_tokens_per_cycle", "dominant.part", "dominant.share", "calibration.comm_calibrated",
     "memory.capacity_bytes", "memory.used_bytes", "memory.fits", "warnings"};
 
@@ -206,9 +206,9 @@ TEST_CASE("report: predict at concurrency levels is a row per level", "[report][
                {"concurrency", "feasible", "infeasible", "plain.per_request_tokens_per_s",
                 "plain.aggregate_tokens_per_s", "plain.step_s", "speculative.per_request_tokens_per_s",
                 "speculative.aggregate_tokens_per_s", "speculative.p10_aggregate_tokens_per_s",
-                "speculative.p90_aggregate_tokens_per_s", "speculative.band_transfer_sigma", "speculative.cycle_s",
-                    "speculative.tokens_per_cycle",
-                "speedup", "memory.capacity_bytes", "memory.used_bytes", "memory.fits"},
+                "speculative.p90_aggregate_tokens_per_s", "speculative.band_transfer_sigma", "speculative.call",
+                "speculative.cycle_s", "speculative.tokens_per_cycle", "speedup", "memory.capacity_bytes",
+                "memory.used_bytes", "memory.fits"},
                j["concurrency"]);
 }
 
@@ -337,7 +337,7 @@ TEST_CASE("report: validate's CSV is a row per corpus row, then per calibrated r
        "band.p90_tokens_per_s", "band.measured_inside", "band.priors.p10_tokens_per_s", "band.priors.p90_tokens_per_s",
        "band.priors.measured_inside", "band.model_error.sigma_below", "band.model_error.sigma_above", "error",
        "measured.speedup", "predicted.speedup",
-       "sign_right", "inputs_not_measured", "calibrated_on", "pair.setting", "pair.intervention", "pair.before",
+       "sign_right", "call", "call_right", "inputs_not_measured", "calibrated_on", "pair.setting", "pair.intervention", "pair.before",
        "pair.change", "pair.measured_gain", "pair.predicted_gain", "pair.sign_right", "pair.gain_band.p10",
        "pair.gain_band.p90", "pair.called", "pair.band_holds", "transfer.from_row", "transfer.from_batch",
        "transfer.error"},

@@ -197,6 +197,52 @@ TEST_CASE("validate: a negative fitted per-cycle term is carried to other rows a
   CHECK(negative_notes(chain3.row) == 0);
 }
 
+TEST_CASE("validate: a row is called only where its band clears the plain rate", "[validate][call]") {
+  const auto report = specsim::validate_corpus(specsim::find_validation_rows({kRows}, kRoot), {}, kRoot);
+  int called = 0, right = 0;
+  for (const auto& r : report.rows) {
+    INFO(r.name);
+    const bool clear = r.band_p10_tokens_per_s > r.predicted_plain_tokens_per_s ||
+                       r.band_p90_tokens_per_s < r.predicted_plain_tokens_per_s;
+    CHECK(r.called() == clear);
+    if (r.called()) {
+      ++called;
+      const bool pays = r.band_p10_tokens_per_s > r.predicted_plain_tokens_per_s;
+      CHECK(r.call_right() == (pays == (r.measured_speedup() > 1.0)));
+      right += r.call_right() ? 1 : 0;
+    } else {
+      CHECK_FALSE(r.call_right());
+    }
+  }
+  // b-chain3 lost (120 against 140 plain tok/s) where the point says it pays (sign wrong); its band
+  // holds the plain rate, so predict commits to neither.
+  const auto b = std::find_if(report.rows.begin(), report.rows.end(), [](const auto& r) { return r.name == "b-chain3"; });
+  REQUIRE(b != report.rows.end());
+  CHECK_FALSE(b->sign_right());
+  CHECK(b->call() == specsim::SpeculationCall::kTooClose);
+  const auto& lso = report.summaries[2];
+  REQUIRE(lso.group == "leave-source-out");
+  CHECK(lso.called == called);
+  CHECK(lso.called_right == right);
+  const auto j = nlohmann::json::parse(specsim::render_validation(report, specsim::Format::kJson));
+  CHECK(j["summary"][2]["called"] == called);
+  CHECK(j["rows"][3]["call"] == "too close to call");
+  CHECK(j["rows"][3]["call_right"].is_null());
+
+  // The guard: a call that turns wrong is a regression, whatever the sign count does.
+  const BaselineFile baseline(report, "specsim-validate-call-baseline");
+  const std::string f = baseline.write(j);
+  specsim::ValidationReport worse = report;
+  worse.summaries[2].called += 1;  // one more committed call, and it is wrong
+  const auto out = specsim::regressions_against(worse, f);
+  CHECK(std::any_of(out.begin(), out.end(), [](const std::string& w) {
+    return w.find("leave-source-out: wrong calls among those predict commits to 1, baseline 0") != std::string::npos;
+  }));
+  nlohmann::json bad = j;
+  bad["summary"][2]["called_right"] = called + 1;
+  baseline.refused(bad, "summary[2].called_right", "at most");
+}
+
 TEST_CASE("validate: the regression guard compares against a committed summary", "[validate]") {
   const auto report = specsim::validate_corpus(specsim::find_validation_rows({kRows}, kRoot), {}, kRoot);
   const BaselineFile baseline(report, "specsim-validate-baseline");
@@ -218,6 +264,8 @@ TEST_CASE("validate: the regression guard compares against a committed summary",
   nlohmann::json fewer = same;
   fewer["summary"][2]["rows"] = 3;
   fewer["summary"][2]["sign_right"] = 0;
+  fewer["summary"][2]["called"] = 0;
+  fewer["summary"][2]["called_right"] = 0;
   fewer["summary"][2]["in_band"] = 0;
   CHECK_THAT(specsim::regressions_against(report, baseline.write(fewer)).at(0), Contains("4 rows, the baseline has 3"));
 

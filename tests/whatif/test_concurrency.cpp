@@ -380,6 +380,9 @@ TEST_CASE("concurrency CLI: predict and sweep views, the option wins over the fi
   CHECK_THAT(pt.out, Contains("plain tok/s/req  spec tok/s/req  plain tok/s  spec tok/s  spec p10-p90"));
   CHECK_THAT(pt.out, Contains("  43-60 "));
   CHECK_THAT(pt.out, Contains("spec p10-p90: predict's band at each level"));
+  // Each level's call: the whole band below the plain rate at both (43-60 against 82.0 tok/s at 1).
+  CHECK_THAT(pt.out, Contains("speedup  call   memory per GPU") && Contains("0.665x  loses"));
+  for (const auto& level : pj["concurrency"]) CHECK(level["speculative"]["call"] == "loses");
   CHECK_THAT(pt.out, Contains("warning: the measured plain step (12.2 ms) leaves 4.52 ms"));
   const auto pc = run({"predict", "--concurrency", "1,4", "--format", "csv"});
   CHECK_THAT(pc.out, Contains("speculative.p10_aggregate_tokens_per_s,speculative.p90_aggregate_tokens_per_s"));

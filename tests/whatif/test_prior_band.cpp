@@ -340,3 +340,24 @@ TEST_CASE("prior band: an MoE target's routing skew spans independent routing an
   const specsim::CycleModel off(std::move(s));
   CHECK(specsim::prior_band(off, off.predict(), 4000, 3).terms.empty());
 }
+
+TEST_CASE("speculation call: pays or loses only where the whole band clears the plain rate", "[prior_band][call]") {
+  using specsim::SpeculationCall;
+  using specsim::speculation_call;
+  // The home case as predicted: 43.3-60.5 tok/s against 82.0 plain.
+  CHECK(speculation_call(43.3, 60.5, 82.0) == SpeculationCall::kLoses);
+  CHECK(speculation_call(214.6, 307.0, 141.4) == SpeculationCall::kPays);
+  // A band that holds the plain rate, or touches it, commits to nothing.
+  CHECK(speculation_call(409.0, 615.0, 507.5) == SpeculationCall::kTooClose);
+  CHECK(speculation_call(82.0, 90.0, 82.0) == SpeculationCall::kTooClose);
+  CHECK(specsim::to_string(SpeculationCall::kTooClose) == "too close to call");
+  // A band without spread calls on the point; a point equal to the plain rate is too close.
+  specsim::PredictionBand point;
+  point.p10_tokens_per_s = point.p90_tokens_per_s = 0.0;
+  CHECK(speculation_call(point, 95.0, 82.0) == SpeculationCall::kPays);
+  CHECK(speculation_call(point, 82.0, 82.0) == SpeculationCall::kTooClose);
+  specsim::PredictionBand wide;
+  wide.p10_tokens_per_s = 70.0;
+  wide.p90_tokens_per_s = 100.0;
+  CHECK(speculation_call(wide, 95.0, 82.0) == SpeculationCall::kTooClose);  // the point alone would say pays
+}

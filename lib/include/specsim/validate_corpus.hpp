@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "specsim/load.hpp"
+#include "specsim/prior_band.hpp"
 #include "specsim/scenario.hpp"
 
 namespace specsim {
@@ -108,6 +109,14 @@ struct ValidationRow {
     return predicted_spec_tokens_per_s / predicted_plain_tokens_per_s;
   }
   [[nodiscard]] bool sign_right() const { return (predicted_speedup() > 1.0) == (measured_speedup() > 1.0); }
+  // Whether speculation pays as predict calls it (speculation_call): the band against the plain rate.
+  [[nodiscard]] SpeculationCall call() const {
+    return speculation_call(band_p10_tokens_per_s, band_p90_tokens_per_s, predicted_plain_tokens_per_s);
+  }
+  [[nodiscard]] bool called() const { return call() != SpeculationCall::kTooClose; }
+  [[nodiscard]] bool call_right() const {
+    return called() && (call() == SpeculationCall::kPays) == (measured_speedup() > 1.0);
+  }
   [[nodiscard]] bool in_band() const {
     return band_p10_tokens_per_s <= measured_spec_tokens_per_s && measured_spec_tokens_per_s <= band_p90_tokens_per_s;
   }
@@ -125,6 +134,8 @@ struct ErrorSummary {
   std::string worst_row;
   double mean_signed_error = 0.0;  // bias: > 0 over-predicts
   int sign_right = 0;
+  int called = 0;         // rows whose band clears the plain rate (ValidationRow::called)
+  int called_right = 0;   // of those, the rows where speculation pays or loses as called
   int in_band = 0;        // rows whose measurement lies inside the predicted p10-p90 band
   int in_prior_band = 0;  // the same for the priors' band alone
   double median_band_width = 0.0;  // the rows' median (p90 - p10) / predicted
@@ -466,7 +477,8 @@ struct RegressionMargins {
   double gain_error_points = 1.0;  // one point of median |predicted - measured gain|
   int pair_sign = 1;               // pairs whose gain sign may turn wrong
   int pair_band = 2;               // pairs whose measured gain may leave rank's band
-  // and no sign rank commits to (its band clear of 0) may turn wrong.
+  // and no sign rank commits to (its band clear of 0) may turn wrong, nor a call predict commits to
+  // (a row's band clear of its plain rate, ValidationRow::called).
 };
 
 // The groups a baseline must hold: the guard judges the out-of-sample figures.

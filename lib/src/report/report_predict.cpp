@@ -41,6 +41,24 @@ std::string acceptance_readings_text(const PredictionBand& band, double point_to
          "settles it (--accept-length, or --draft-acceptance-rate for vLLM's average)\n";
 }
 
+// The call a user acts on (speculation_call): whether the band clears plain decoding.
+std::string call_text(const PredictionBand& band, double spec_tokens_per_s, double plain_tokens_per_s) {
+  const bool spread = band.p90_tokens_per_s > band.p10_tokens_per_s;
+  const SpeculationCall call = speculation_call(band, spec_tokens_per_s, plain_tokens_per_s);
+  const std::string what = spread ? "the p10-p90 band (" + fixed(band.p10_tokens_per_s, 1) + " - " +
+                                        fixed(band.p90_tokens_per_s, 1) + " tok/s)"
+                                  : "the point (" + fixed(spec_tokens_per_s, 1) + " tok/s, no band)";
+  const std::string plain = "plain decoding's " + fixed(plain_tokens_per_s, 1) + " tok/s";
+  const std::string lies = spread ? " lies wholly " : " is ";
+  switch (call) {
+    case SpeculationCall::kPays: return "  speculation pays: " + what + lies + "above " + plain + "\n";
+    case SpeculationCall::kLoses: return "  speculation loses: " + what + lies + "below " + plain + "\n";
+    case SpeculationCall::kTooClose: break;
+  }
+  return "  too close to call: " + (spread ? what + " holds " : what + " equals ") + plain +
+         "; a measured speculative run on this box settles it\n";
+}
+
 std::string band_text(const PredictionBand& band) {
   // Both tails 0: set to the priors alone.
   const bool error =
@@ -240,6 +258,7 @@ std::string figures_text(const CycleModel& model, const Prediction& p) {
   os << "  speedup " << fixed(p.speedup, 3) << "x;  break-even at " << fixed(p.breakeven_tokens_per_cycle, 2)
      << " tokens per cycle (this cycle emits " << fixed(p.tokens_per_cycle, 2) << ")\n";
   if (const std::string above = speedup_above_tau(model.scenario(), p); !above.empty()) os << "  " << above << "\n";
+  os << call_text(band, p.spec_tokens_per_s, p.baseline_tokens_per_s);
   os << "  dominant: " << p.dominant << ", " << fixed(100.0 * p.dominant_share, 0) << "% of the cycle\n";
   if (!p.conditional_rates.empty()) {
     os << "  acceptance by position (conditional):";
@@ -399,6 +418,27 @@ nlohmann::json model_error_json(const std::optional<ModelError>& e) {
   return j;
 }
 
+// predict's band in JSON: its percentiles, the priors drawn, the model error and what widened it.
+nlohmann::json band_json(const PredictionBand& band) {
+  nlohmann::json b = {{"p10_tokens_per_s", band.p10_tokens_per_s},
+                       {"p50_tokens_per_s", band.p50_tokens_per_s},
+                       {"p90_tokens_per_s", band.p90_tokens_per_s},
+                       {"samples", band.samples},
+                       {"priors", band.terms},
+                       {"priors_p10_tokens_per_s", band.priors_p10_tokens_per_s},
+                       {"priors_p90_tokens_per_s", band.priors_p90_tokens_per_s},
+                       {"model_error", model_error_json(band.model_error)}};
+  if (band.transfer_sigma > 0.0) {
+    b["batch_transfer"] = {{"from_batch", band.transfer_from_batch}, {"sigma", band.transfer_sigma}};
+  }
+  if (band.averaged_rate_tokens_per_cycle) {
+    b["acceptance_second_reading"] = {{"reading", "accepted / drafted (vLLM's Avg Draft acceptance rate)"},
+                                      {"tokens_per_cycle", *band.averaged_rate_tokens_per_cycle},
+                                      {"weight", kAveragedRateReadingWeight}};
+  }
+  return b;
+}
+
 // What was predicted, after every --set: the scenario's name, how the ranks are laid out (the
 // dimensions a what-if may change, docs/schema.md parallel.*), the batch, the context and the
 // draft's shape.
@@ -447,24 +487,8 @@ nlohmann::json prediction_json(const CycleModel& model, const Prediction& p) {
                       {"parallel_drafting", s.speculation.parallel_drafting},
                       {"drafts", drafts}};
   const PredictionBand band = prediction_band(model, p);
-  j["speculative"]["band"] = {{"p10_tokens_per_s", band.p10_tokens_per_s},
-                              {"p50_tokens_per_s", band.p50_tokens_per_s},
-                              {"p90_tokens_per_s", band.p90_tokens_per_s},
-                              {"samples", band.samples},
-                              {"priors", band.terms},
-                              {"priors_p10_tokens_per_s", band.priors_p10_tokens_per_s},
-                              {"priors_p90_tokens_per_s", band.priors_p90_tokens_per_s},
-                              {"model_error", model_error_json(band.model_error)}};
-  if (band.transfer_sigma > 0.0) {
-    j["speculative"]["band"]["batch_transfer"] = {{"from_batch", band.transfer_from_batch},
-                                                  {"sigma", band.transfer_sigma}};
-  }
-  if (band.averaged_rate_tokens_per_cycle) {
-    j["speculative"]["band"]["acceptance_second_reading"] = {
-        {"reading", "accepted / drafted (vLLM's Avg Draft acceptance rate)"},
-        {"tokens_per_cycle", *band.averaged_rate_tokens_per_cycle},
-        {"weight", kAveragedRateReadingWeight}};
-  }
+  j["speculative"]["band"] = band_json(band);
+  j["speculative"]["call"] = to_string(speculation_call(band, p.spec_tokens_per_s, p.baseline_tokens_per_s));
   j["speedup"] = p.speedup;
   if (const std::string above = speedup_above_tau(model.scenario(), p); !above.empty()) j["speedup_above_tau"] = above;
   j["breakeven_tokens_per_cycle"] = p.breakeven_tokens_per_cycle;
@@ -509,7 +533,7 @@ std::vector<CsvColumn> prediction_columns(bool with_monte_carlo) {
       "speculative.cycle_s", "speculative.tokens_per_cycle", "speculative.draft_s", "speculative.verify_s",
       "speculative.verify_compute_s", "speculative.verify_comm_s", "speculative.verify_allreduce_count",
       "speculative.verify_allreduce_each_s", "speculative.host_s", "speculative.band.p10_tokens_per_s",
-      "speculative.band.p50_tokens_per_s", "speculative.band.p90_tokens_per_s", "speedup",
+      "speculative.band.p50_tokens_per_s", "speculative.band.p90_tokens_per_s", "speculative.call", "speedup",
       "breakeven_tokens_per_cycle", "dominant.part", "dominant.share", "calibration.comm_calibrated",
       "memory.capacity_bytes", "memory.used_bytes", "memory.fits", "warnings"};
   if (with_monte_carlo) {
@@ -533,7 +557,7 @@ std::string concurrency_text(const std::string& scenario, const ConcurrencyPredi
     out += "  acceptance per request, the same at every level: " + fixed(l.tokens_per_cycle, 3) + " tokens per cycle\n";
     break;
   }
-  out += "  concurrency  plain tok/s/req  spec tok/s/req  plain tok/s  spec tok/s  spec p10-p90     speedup  memory per GPU\n";
+  out += "  concurrency  plain tok/s/req  spec tok/s/req  plain tok/s  spec tok/s  spec p10-p90     speedup  call   memory per GPU\n";
   char buf[320];
   bool banded = false;
   for (const auto& l : cp.levels) {
@@ -543,19 +567,24 @@ std::string concurrency_text(const std::string& scenario, const ConcurrencyPredi
       continue;
     }
     char band[64] = "-";
+    std::string call = "-";
     if (l.has_band()) {
       std::snprintf(band, sizeof band, "%.0f-%.0f", l.spec_p10_aggregate_tokens_per_s, l.spec_p90_aggregate_tokens_per_s);
       banded = true;
+      const SpeculationCall c = speculation_call(l.spec_p10_aggregate_tokens_per_s, l.spec_p90_aggregate_tokens_per_s,
+                                                 l.plain_aggregate_tokens_per_s);
+      call = c == SpeculationCall::kTooClose ? "close" : std::string(to_string(c));
     }
-    std::snprintf(buf, sizeof buf, "  %11d  %15.1f  %14.1f  %11.1f  %10.1f  %-15s %6.3fx  %s of %s\n", l.concurrency,
-                  l.plain_per_request_tokens_per_s(), l.spec_per_request_tokens_per_s(),
-                  l.plain_aggregate_tokens_per_s, l.spec_aggregate_tokens_per_s, band, l.speedup,
+    std::snprintf(buf, sizeof buf, "  %11d  %15.1f  %14.1f  %11.1f  %10.1f  %-15s %6.3fx  %-5s  %s of %s\n",
+                  l.concurrency, l.plain_per_request_tokens_per_s(), l.spec_per_request_tokens_per_s(),
+                  l.plain_aggregate_tokens_per_s, l.spec_aggregate_tokens_per_s, band, l.speedup, call.c_str(),
                   gigabytes(l.memory.used_bytes()).c_str(), gigabytes(l.memory.capacity_bytes).c_str());
     out += buf;
   }
   if (banded) {
     out += "  spec p10-p90: predict's band at each level (the priors' spread and specsim's error on public "
-           "deployments it was not fitted to), over the batch\n";
+           "deployments it was not fitted to), over the batch;\n"
+           "  call: pays or loses where the whole band is above or below plain decoding, else close (too close to call)\n";
     const bool transfer = std::any_of(cp.levels.begin(), cp.levels.end(),
                                       [](const ConcurrencyLevel& l) { return l.spec_band_transfer_sigma > 0.0; });
     if (transfer) {
@@ -587,6 +616,8 @@ nlohmann::json concurrency_json(const std::string& scenario, const ConcurrencyPr
         j["speculative"]["p10_aggregate_tokens_per_s"] = l.spec_p10_aggregate_tokens_per_s;
         j["speculative"]["p90_aggregate_tokens_per_s"] = l.spec_p90_aggregate_tokens_per_s;
         j["speculative"]["band_transfer_sigma"] = l.spec_band_transfer_sigma;
+        j["speculative"]["call"] = to_string(speculation_call(
+            l.spec_p10_aggregate_tokens_per_s, l.spec_p90_aggregate_tokens_per_s, l.plain_aggregate_tokens_per_s));
       }
       j["speedup"] = l.speedup;
     }
@@ -674,9 +705,8 @@ std::string render_concurrency(const std::string& scenario, const ConcurrencyPre
   return csv_table({"concurrency", "feasible", "infeasible", "plain.per_request_tokens_per_s",
                     "plain.aggregate_tokens_per_s", "plain.step_s", "speculative.per_request_tokens_per_s",
                     "speculative.aggregate_tokens_per_s", "speculative.p10_aggregate_tokens_per_s",
-                    "speculative.p90_aggregate_tokens_per_s", "speculative.band_transfer_sigma", "speculative.cycle_s",
-                    "speculative.tokens_per_cycle",
-                    "speedup", "memory.capacity_bytes", "memory.used_bytes", "memory.fits"},
+                    "speculative.p90_aggregate_tokens_per_s", "speculative.band_transfer_sigma", "speculative.call",
+                    "speculative.cycle_s", "speculative.tokens_per_cycle", "speedup", "memory.capacity_bytes", "memory.used_bytes", "memory.fits"},
                    j["concurrency"]);
 }
 

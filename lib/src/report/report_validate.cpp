@@ -41,38 +41,39 @@ std::string row_line(const ValidationRow& r) {
   char buf[512];
   const std::string band = fixed(r.band_p10_tokens_per_s, 0) + "-" + fixed(r.band_p90_tokens_per_s, 0) +
                            (r.in_band() ? " in" : " out");
-  std::snprintf(buf, sizeof buf, "  %-5s %-50s %-7s %-13s %3d %5d %-10s %8s %8s %8s %-15s %8s %6s %6s %-4s %s\n",
+  const std::string call = !r.called() ? "close" : r.call_right() ? "ok" : "WRONG";
+  std::snprintf(buf, sizeof buf, "  %-5s %-50s %-7s %-13s %3d %5d %-10s %8s %8s %8s %-15s %8s %6s %6s %-5s %-5s %s\n",
                 r.scored() ? r.set.c_str() : "apart", r.name.c_str(), r.engine.c_str(), r.gpu.c_str(), r.tp, r.batch, shape(r).c_str(),
                 fixed(r.measured_plain_tokens_per_s, 1).c_str(), fixed(r.measured_spec_tokens_per_s, 1).c_str(),
                 fixed(r.predicted_spec_tokens_per_s, 1).c_str(), band.c_str(), percent(r.error()).c_str(),
                 fixed(r.measured_speedup(), 2).c_str(), fixed(r.predicted_speedup(), 2).c_str(),
-                r.sign_right() ? "ok" : "WRONG", origins_code(r).c_str());
+                r.sign_right() ? "ok" : "WRONG", call.c_str(), origins_code(r).c_str());
   return buf;
 }
 
 std::string header_line() {
   char buf[512];
-  std::snprintf(buf, sizeof buf, "  %-5s %-50s %-7s %-13s %3s %5s %-10s %8s %8s %8s %-15s %8s %6s %6s %-4s %s\n", "set",
+  std::snprintf(buf, sizeof buf, "  %-5s %-50s %-7s %-13s %3s %5s %-10s %8s %8s %8s %-15s %8s %6s %6s %-5s %-5s %s\n", "set",
                 "row",
                 "engine", "gpu", "tp", "batch", "draft", "plain", "spec", "pred", "p10-p90", "error", "x meas",
-                "x pred", "sign", "inputs not measured");
+                "x pred", "sign", "call", "inputs not measured");
   return buf;
 }
 
 std::string summary_line(const ErrorSummary& s) {
   char buf[512];
-  std::snprintf(buf, sizeof buf, "  %-28s %4d %9s %9s %9s   %3d/%-3d %5s  %3d/%-3d %6s  %3d/%-3d   %s\n",
+  std::snprintf(buf, sizeof buf, "  %-28s %4d %9s %9s %9s   %3d/%-3d %5s  %3d/%-3d  %3d/%-3d %6s  %3d/%-3d   %s\n",
                 s.group.c_str(), s.rows, fixed(100.0 * s.median_abs_error, 1).c_str(),
                 fixed(100.0 * s.worst_abs_error, 1).c_str(), percent(s.mean_signed_error).c_str(), s.sign_right, s.rows,
-                (fixed(100.0 * s.sign_accuracy(), 0) + "%").c_str(), s.in_band, s.rows,
+                (fixed(100.0 * s.sign_accuracy(), 0) + "%").c_str(), s.called_right, s.called, s.in_band, s.rows,
                 (fixed(100.0 * s.median_band_width, 0) + "%").c_str(), s.in_prior_band, s.rows, s.worst_row.c_str());
   return buf;
 }
 
 std::string summary_header() {
   char buf[256];
-  std::snprintf(buf, sizeof buf, "  %-28s %4s %9s %9s %9s   %-7s %5s  %-7s %6s  %-7s   %s\n", "", "rows", "median|e|",
-                "worst|e|", "bias", "sign", "", "band", "width", "priors", "worst row");
+  std::snprintf(buf, sizeof buf, "  %-28s %4s %9s %9s %9s   %-7s %5s  %-7s  %-7s %6s  %-7s   %s\n", "", "rows", "median|e|",
+                "worst|e|", "bias", "sign", "", "called", "band", "width", "priors", "worst row");
   return buf;
 }
 
@@ -157,6 +158,8 @@ nlohmann::json row_json(const ValidationRow& r) {
                     {"model_error", r.model_error ? model_error_json(*r.model_error) : nlohmann::json(nullptr)}}},
           {"error", r.error()},
           {"sign_right", r.sign_right()},
+          {"call", to_string(r.call())},
+          {"call_right", r.called() ? nlohmann::json(r.call_right()) : nlohmann::json(nullptr)},
           {"inputs", inputs},
           {"warnings", r.warnings}};
 }
@@ -176,6 +179,8 @@ nlohmann::json summary_json(const ErrorSummary& s) {
           {"mean_signed_error", s.mean_signed_error},
           {"sign_right", s.sign_right},
           {"sign_accuracy", s.sign_accuracy()},
+          {"called", s.called},
+          {"called_right", s.called_right},
           {"in_band", s.in_band},
           {"in_prior_band", s.in_prior_band},
           {"median_band_width", s.median_band_width}};
@@ -365,7 +370,9 @@ std::string validation_text(const ValidationReport& report) {
   os << "\n  plain/spec/pred: tokens/s over the batch; p10-p90: the prediction's band from the priors' spread\n"
      << "  and specsim's error on the other sources' rows, and whether the measurement lies in it;\n"
      << "  error = pred/spec - 1; x = speedup over plain decoding; sign: whether speculation pays,\n"
-     << "  predicted vs measured; inputs: C calibrated, S set, P prior\n";
+     << "  predicted vs measured; call: predict's call (pays or loses where the whole band clears the plain\n"
+     << "  rate) against the measurement, close where the band holds the plain rate (too close to call);\n"
+     << "  inputs: C calibrated, S set, P prior\n";
   // The rows' warnings before the summaries, which end the report where a terminal shows them.
   bool any_warning = false;
   for (const auto& r : report.rows) {
@@ -391,8 +398,9 @@ std::string validation_text(const ValidationReport& report) {
   os << "\n" << summary_header();
   for (const auto& s : report.summaries) os << summary_line(s);
   if (report.not_scored) os << "\n" << summary_line(*report.not_scored);
-  os << "\n  band: measurements inside the p10-p90 band; width: its median (p90 - p10) / predicted; priors:\n"
-     << "  inside the priors' band alone; leave-source-out: every scored row, no band fitted on its own source\n";
+  os << "\n  called: rows whose band clears the plain rate (right of called); band: measurements inside the\n"
+     << "  p10-p90 band; width: its median (p90 - p10) / predicted; priors: inside the priors' band alone;\n"
+     << "  leave-source-out: every scored row, no band fitted on its own source\n";
   if (report.calibration) {
     const CalibrationRun& c = *report.calibration;
     os << "\ncalibrated " << c.mode << ": the per-cycle engine term fitted on one measured speculative run "
@@ -485,7 +493,7 @@ std::string validation_csv(const ValidationReport& report) {
                     "band.p10_tokens_per_s", "band.p90_tokens_per_s", "band.measured_inside",
                     "band.priors.p10_tokens_per_s", "band.priors.p90_tokens_per_s", "band.priors.measured_inside",
                     "band.model_error.sigma_below", "band.model_error.sigma_above", "error",
-                    "measured.speedup", "predicted.speedup", "sign_right", "inputs_not_measured", "calibrated_on",
+                    "measured.speedup", "predicted.speedup", "sign_right", "call", "call_right", "inputs_not_measured", "calibrated_on",
                     "pair.setting", "pair.intervention", "pair.before", "pair.change", "pair.measured_gain",
                     "pair.predicted_gain", "pair.sign_right", "pair.gain_band.p10", "pair.gain_band.p90",
                     "pair.called", "pair.band_holds", "transfer.from_row", "transfer.from_batch", "transfer.error"},
@@ -597,7 +605,8 @@ std::string ablation_csv(const std::vector<RuleAblation>& rules) {
     }
   }
   return csv_table({"rule", "shipped", "state", "group", "rows", "median_abs_error", "worst_abs_error", "worst_row",
-                    "mean_signed_error", "sign_right", "in_band", "in_prior_band", "median_band_width"},
+                    "mean_signed_error", "sign_right", "called", "called_right", "in_band", "in_prior_band",
+                    "median_band_width"},
                    rows);
 }
 

@@ -23,6 +23,7 @@ struct BaselineGroup {
   double median = 0.0;
   double worst = 0.0;
   int sign = 0;
+  std::optional<int> called, called_right;
   std::optional<int> in_band;
   std::optional<double> band_width;
 };
@@ -71,6 +72,11 @@ BaselineGroup read_group(const nlohmann::json& b, const std::string& file, std::
   g.worst = e.number("worst_abs_error");
   if (g.median > g.worst) e.fail("median_abs_error", "is above the group's worst |error|");
   g.sign = e.count("sign_right", g.rows, of_rows);
+  if (b.contains("called")) g.called = e.count("called", g.rows, of_rows);
+  if (b.contains("called_right")) {
+    if (!g.called) e.fail("called_right", "needs `called`");
+    g.called_right = e.count("called_right", *g.called, "the " + std::to_string(*g.called) + " rows called");
+  }
   if (b.contains("in_band")) g.in_band = e.count("in_band", g.rows, of_rows);
   if (b.contains("median_band_width")) g.band_width = e.number("median_band_width");
   return g;
@@ -273,6 +279,11 @@ std::vector<std::string> regressions_against(const ValidationReport& report, con
     if (it->sign_right < b.sign - margins.sign_rows) {
       out.push_back(b.group + ": speedup sign right in " + std::to_string(it->sign_right) + " rows, baseline " +
                     std::to_string(b.sign));
+    }
+    if (b.called && b.called_right && it->called - it->called_right > *b.called - *b.called_right) {
+      out.push_back(b.group + ": wrong calls among those predict commits to " +
+                    std::to_string(it->called - it->called_right) + ", baseline " +
+                    std::to_string(*b.called - *b.called_right));
     }
     if (b.in_band && it->in_band < *b.in_band - margins.band_rows) {
       out.push_back(b.group + ": measurement inside the p10-p90 band in " + std::to_string(it->in_band) +

@@ -490,6 +490,8 @@ ErrorSummary summarize_errors(const std::string& group, const std::vector<const 
       s.worst_row = r->name;
     }
     if (r->sign_right()) ++s.sign_right;
+    if (r->called()) ++s.called;
+    if (r->call_right()) ++s.called_right;
     if (r->in_band()) ++s.in_band;
     if (r->in_prior_band()) ++s.in_prior_band;
     widths.push_back(r->band_width());
