@@ -383,6 +383,12 @@ TEST_CASE("concurrency CLI: predict and sweep views, the option wins over the fi
   // Each level's call: the whole band below the plain rate at both (43-60 against 82.0 tok/s at 1).
   CHECK_THAT(pt.out, Contains("speedup  call   memory per GPU") && Contains("0.665x  loses"));
   for (const auto& level : pj["concurrency"]) CHECK(level["speculative"]["call"] == "loses");
+  // At 16 the point (466.4 against 467.8 plain tok/s) still loses, but the band (331-600) holds the
+  // plain rate: the verdict says so.
+  const auto p16 = nlohmann::json::parse(run({"predict", "--concurrency", "1,4,16", "--json"}).out);
+  CHECK(p16["concurrency"][2]["speculative"]["call"] == "too close to call");
+  CHECK(p16["payoff"] == "speculation does not pay at any feasible level: plain decoding is faster; too close to "
+                         "call at concurrency 16 (the band holds the plain rate)");
   CHECK_THAT(pt.out, Contains("warning: the measured plain step (12.2 ms) leaves 4.52 ms"));
   const auto pc = run({"predict", "--concurrency", "1,4", "--format", "csv"});
   CHECK_THAT(pc.out, Contains("speculative.p10_aggregate_tokens_per_s,speculative.p90_aggregate_tokens_per_s"));

@@ -127,7 +127,21 @@ std::string calibration_note(int calibrated_batch) {
          " (workload.batch, where the measurements were taken), reused at every level";
 }
 
-std::string payoff_summary(const ConcurrencyPrediction& p) { return payoff_of(p.levels, p.stops_paying_at); }
+std::string payoff_summary(const ConcurrencyPrediction& p) {
+  // The point's verdict, then the levels whose band holds the plain rate (speculation_call): there
+  // the verdict is within specsim's error.
+  std::string close;
+  for (const auto& l : p.levels) {
+    if (!l.feasible() || !l.has_band()) continue;
+    if (speculation_call(l.spec_p10_aggregate_tokens_per_s, l.spec_p90_aggregate_tokens_per_s,
+                         l.plain_aggregate_tokens_per_s) == SpeculationCall::kTooClose) {
+      close += (close.empty() ? "" : ", ") + std::to_string(l.concurrency);
+    }
+  }
+  const std::string out = payoff_of(p.levels, p.stops_paying_at);
+  if (close.empty()) return out;
+  return out + "; too close to call at concurrency " + close + " (the band holds the plain rate)";
+}
 std::string payoff_summary(const ConcurrencySweep& s) { return payoff_of(s.levels, s.stops_paying_at); }
 
 std::vector<std::string> transfer_warnings(const Scenario& s, const Calibration& calibration, int calibrated_batch,
