@@ -87,6 +87,13 @@ TEST_CASE("cli: an engine's average and per-position rates are read as the engin
   REQUIRE(by_rate.code == 0);
   CHECK(nlohmann::json::parse(ranked.out)["scenario_tokens_per_s"].get<double>() ==
         nlohmann::json::parse(by_rate.out)["speculative"]["tokens_per_s"].get<double>());
+  // rank's "now" carries predict's band of the scenario as it stands and predict's call on it.
+  const auto rj = nlohmann::json::parse(ranked.out), pj = nlohmann::json::parse(by_rate.out);
+  CHECK(rj["scenario_band"]["p10_tokens_per_s"] == pj["speculative"]["band"]["p10_tokens_per_s"]);
+  CHECK(rj["scenario_band"]["p90_tokens_per_s"] == pj["speculative"]["band"]["p90_tokens_per_s"]);
+  CHECK(rj["scenario_call"] == pj["speculative"]["call"]);
+  CHECK_THAT(run({"rank"}).out, Contains("now: speculative 54.6 tok/s (p10-p90 43.3 - 60.5), plain decoding 82.0 "
+                                         "tok/s: speculation loses"));
   const std::string row = std::string(SPECSIM_SOURCE_DIR) +
                           "/validation/specforge-issue-339-2xh100/sf339-qwen3-30b-a3b-eagle3-tp2-bs1-3-1-4.yaml";
   CHECK(run({"rank", "--scenario", row, "--accept", "0.7", "--format", "csv"}).code == 0);

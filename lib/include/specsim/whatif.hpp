@@ -13,6 +13,7 @@
 #include "specsim/interventions.hpp"
 #include "specsim/load.hpp"
 #include "specsim/monte_carlo.hpp"
+#include "specsim/prior_band.hpp"
 
 namespace specsim {
 
@@ -70,6 +71,11 @@ struct RankReport {
   std::string catalogue;  // its name, "+ BOX" when the box's topology file adds interventions
   double baseline_tokens_per_s = 0.0;   // plain decoding
   double scenario_tokens_per_s = 0.0;   // speculative, as the scenario stands
+  // predict's p10-p90 of that rate (prediction_band) and its call against plain decoding
+  // (speculation_call, docs/model.md#the-call).
+  double scenario_p10_tokens_per_s = 0.0;
+  double scenario_p90_tokens_per_s = 0.0;
+  SpeculationCall scenario_call = SpeculationCall::kTooClose;
   // Why the scenario as it stands cannot run (it does not fit in memory); "" when it can. Its
   // figures above are still computed, as the point the interventions start from.
   std::string scenario_infeasible;

@@ -50,6 +50,9 @@ nlohmann::json rank_json(const RankReport& r) {
   j["catalogue"] = r.catalogue;
   j["baseline_tokens_per_s"] = r.baseline_tokens_per_s;
   j["scenario_tokens_per_s"] = r.scenario_tokens_per_s;
+  j["scenario_band"] = {{"p10_tokens_per_s", r.scenario_p10_tokens_per_s},
+                        {"p90_tokens_per_s", r.scenario_p90_tokens_per_s}};
+  j["scenario_call"] = to_string(r.scenario_call);
   j["gain_band_origin"] = r.gain_band_origin.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.gain_band_origin);
   j["too_close_to_top"] = r.too_close_to_top;
   if (!r.scenario_infeasible.empty()) j["scenario_infeasible"] = r.scenario_infeasible;
@@ -107,8 +110,14 @@ std::string plan_lines(const RankReport& r) {
 
 std::string rank_text(const std::string& scenario, const RankReport& r) {
   std::string out = "specsim rank: " + scenario + " with " + r.catalogue + "\n";
-  out += "  now: speculative " + fmt("%.1f", r.scenario_tokens_per_s) + " tok/s, plain decoding " +
-         fmt("%.1f", r.baseline_tokens_per_s) + " tok/s\n";
+  const bool spread = r.scenario_p90_tokens_per_s > r.scenario_p10_tokens_per_s;
+  out += "  now: speculative " + fmt("%.1f", r.scenario_tokens_per_s) + " tok/s" +
+         (spread ? " (p10-p90 " + fmt("%.1f", r.scenario_p10_tokens_per_s) + " - " +
+                       fmt("%.1f", r.scenario_p90_tokens_per_s) + ")"
+                 : std::string()) +
+         ", plain decoding " + fmt("%.1f", r.baseline_tokens_per_s) + " tok/s: " +
+         (r.scenario_call == SpeculationCall::kTooClose ? "" : "speculation ") + std::string(to_string(r.scenario_call)) +
+         "\n";
   if (!r.scenario_infeasible.empty()) out += "  INFEASIBLE as it stands: " + r.scenario_infeasible + "\n";
   out += "\n" + ranked_lines(r);
   if (r.ranked.empty()) {

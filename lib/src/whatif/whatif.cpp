@@ -314,9 +314,14 @@ RankReport rank(const Scenario& loaded, const std::vector<std::string>& patches,
   const Scenario& base = ranker.base().scenario;
   report.catalogue = catalogue.name + (base.topology.interventions.empty() ? "" : " + " + base.topology.name);
   if (const MemoryFit fit = memory_fit(base); !fit.fits()) report.scenario_infeasible = describe_overflow(base, fit);
-  const Prediction now = CycleModel(base, ranker.calibration()).predict();
+  const CycleModel now_model(base, ranker.calibration());
+  const Prediction now = now_model.predict();
   report.baseline_tokens_per_s = now.baseline_tokens_per_s;
   report.scenario_tokens_per_s = now.spec_tokens_per_s;
+  const PredictionBand now_band = prediction_band(now_model, now);
+  report.scenario_p10_tokens_per_s = now_band.p10_tokens_per_s;
+  report.scenario_p90_tokens_per_s = now_band.p90_tokens_per_s;
+  report.scenario_call = speculation_call(now_band, now.spec_tokens_per_s, now.baseline_tokens_per_s);
   const std::vector<Offer> all = offers(catalogue, base, data);
   for (const Offer& o : all) {
     if (Ranker::offered(o, ranker.base())) {
