@@ -2,7 +2,8 @@
 // and how long loading + calibration take; a 10^5-point sweep of draft settings (aim: under 1 s)
 // (threads: wall time) and 10^5 Monte Carlo cycles of an SGLang (5,4,8) tree (aim: under 50 ms), which the unit tests
 // used to time (CI builds Debug, so the budgets live here); predict --concurrency's four levels with
-// and without each level's band (aim: under 100 ms with them, what an interactive command can take).
+// and without each level's band (aim: under 100 ms with them, what an interactive command can take);
+// rank on the home scenario (aim: under 200 ms).
 #include <benchmark/benchmark.h>
 
 #include <string>
@@ -60,6 +61,16 @@ void BM_PredictConcurrency(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(specsim::predict_concurrency(s, bands).levels.back().speedup);
 }
 BENCHMARK(BM_PredictConcurrency)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond);
+
+// `specsim rank` on the home scenario once it is loaded: every catalogue intervention priced, the
+// gain bands, the plan (4 steps) and the scenario's own band and call (aim: under 200 ms, an
+// interactive command).
+void BM_Rank(benchmark::State& state) {
+  const specsim::Scenario s = specsim::load_scenario(specsim::kDefaultScenario, {}, data());
+  const specsim::InterventionCatalogue catalogue = specsim::rank_catalogue(s, "", data());
+  for (auto _ : state) benchmark::DoNotOptimize(specsim::rank(s, {}, catalogue, data()).scenario_call);
+}
+BENCHMARK(BM_Rank)->Unit(benchmark::kMillisecond);
 
 void BM_Sweep(benchmark::State& state) {
   // 8 x 4 x 63 x 50 = 100800 points, all on the fast path (one calibration).
