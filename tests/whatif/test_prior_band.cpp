@@ -344,12 +344,14 @@ TEST_CASE("prior band: an MoE target's routing skew spans independent routing an
 TEST_CASE("speculation call: pays or loses only where the whole band clears the plain rate", "[prior_band][call]") {
   using specsim::SpeculationCall;
   using specsim::speculation_call;
-  // The home case as predicted: 43.3-60.5 tok/s against 82.0 plain.
-  CHECK(speculation_call(43.3, 60.5, 82.0) == SpeculationCall::kLoses);
-  CHECK(speculation_call(214.6, 307.0, 141.4) == SpeculationCall::kPays);
-  // A band that holds the plain rate, or touches it, commits to nothing.
-  CHECK(speculation_call(409.0, 615.0, 507.5) == SpeculationCall::kTooClose);
-  CHECK(speculation_call(82.0, 90.0, 82.0) == SpeculationCall::kTooClose);
+  // Bands and points as predict prints them: the home case (43.3-60.5, point 54.6, against 82.0
+  // plain) and vllm20780-llama31-8b-eagle3-k2-bs1 (214.6-307.0, point 277.4, against 141.4).
+  CHECK(speculation_call(43.3, 60.5, 54.6, 82.0) == SpeculationCall::kLoses);
+  CHECK(speculation_call(214.6, 307.0, 277.4, 141.4) == SpeculationCall::kPays);
+  // A band that holds the plain rate, or touches it, commits to nothing, whatever its point says
+  // (as163-qwen3-30b-a3b-eagle3-tp4-bs4-4-4-16: 409-615, point 514.8, against 507.5).
+  CHECK(speculation_call(409.0, 615.0, 514.8, 507.5) == SpeculationCall::kTooClose);
+  CHECK(speculation_call(82.0, 90.0, 86.0, 82.0) == SpeculationCall::kTooClose);
   CHECK(specsim::to_string(SpeculationCall::kTooClose) == "too close to call");
   // A band without spread calls on the point; a point equal to the plain rate is too close.
   specsim::PredictionBand point;

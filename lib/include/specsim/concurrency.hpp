@@ -17,6 +17,7 @@
 
 #include "specsim/load.hpp"
 #include "specsim/memory_fit.hpp"
+#include "specsim/prior_band.hpp"
 #include "specsim/scenario.hpp"
 #include "specsim/whatif.hpp"
 
@@ -42,6 +43,11 @@ struct ConcurrencyLevel {
   double spec_band_transfer_sigma = 0.0;
   [[nodiscard]] bool feasible() const { return infeasible.empty(); }
   [[nodiscard]] bool has_band() const { return spec_p90_aggregate_tokens_per_s > 0.0; }
+  // predict's call at this level (speculation_call) on the aggregate band against plain decoding.
+  [[nodiscard]] SpeculationCall call() const {
+    return speculation_call(spec_p10_aggregate_tokens_per_s, spec_p90_aggregate_tokens_per_s,
+                            spec_aggregate_tokens_per_s, plain_aggregate_tokens_per_s);
+  }
   [[nodiscard]] double plain_per_request_tokens_per_s() const { return plain_aggregate_tokens_per_s / concurrency; }
   [[nodiscard]] double spec_per_request_tokens_per_s() const { return spec_aggregate_tokens_per_s / concurrency; }
 };

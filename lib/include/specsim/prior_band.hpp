@@ -131,12 +131,11 @@ struct EngineTerm {
 
 // Whether speculation pays against plain decoding, the decision a user acts on: a call only where
 // the whole p10-p90 band of the speculative rate lies on one side of the plain rate; a band that
-// spans it is too close to call (docs/model.md#the-call). A band without spread (p10 = p90) calls
-// on the point.
+// spans it is too close to call (docs/model.md#the-call). A band without spread (p90 <= p10, none
+// drawn) calls on the point `spec_tokens_per_s`.
 enum class SpeculationCall { kPays, kLoses, kTooClose };
 [[nodiscard]] SpeculationCall speculation_call(double p10_tokens_per_s, double p90_tokens_per_s,
-                                               double plain_tokens_per_s);
-// The call on `band` where it has a spread (p90 > p10), else on the point `spec_tokens_per_s`.
+                                               double spec_tokens_per_s, double plain_tokens_per_s);
 [[nodiscard]] SpeculationCall speculation_call(const PredictionBand& band, double spec_tokens_per_s,
                                                double plain_tokens_per_s);
 [[nodiscard]] std::string_view to_string(SpeculationCall call);  // "pays", "loses", "too close to call"

@@ -112,9 +112,8 @@ struct ValidationRow {
   // Whether speculation pays as predict calls it (speculation_call): the band against the plain rate,
   // the point where the band has no spread.
   [[nodiscard]] SpeculationCall call() const {
-    const bool spread = band_p90_tokens_per_s > band_p10_tokens_per_s;
-    return speculation_call(spread ? band_p10_tokens_per_s : predicted_spec_tokens_per_s,
-                            spread ? band_p90_tokens_per_s : predicted_spec_tokens_per_s, predicted_plain_tokens_per_s);
+    return speculation_call(band_p10_tokens_per_s, band_p90_tokens_per_s, predicted_spec_tokens_per_s,
+                            predicted_plain_tokens_per_s);
   }
   [[nodiscard]] bool called() const { return call() != SpeculationCall::kTooClose; }
   [[nodiscard]] bool call_right() const {

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include "specsim/error.hpp"
@@ -860,23 +861,34 @@ std::string weights_name(const std::string& given, const DataDir& data) {
   return std::find(names.begin(), names.end(), stem) != names.end() ? stem : "";
 }
 
+// The longest models/llm name that a launch's weights extend as NAME-SUFFIX ("Qwen/Qwen3-235B-A22B-FP8":
+// qwen3-235b-a22b), and the suffix ("fp8"); both "" where none does.
+std::pair<std::string, std::string> known_prefix(const std::string& given, const DataDir& data) {
+  const std::string stem = lower_stem(given);
+  std::string near;
+  for (const auto& n : data.names(DataKind::kModel)) {
+    if (stem.size() > n.size() + 1 && stem.starts_with(n + "-") && n.size() > near.size()) near = n;
+  }
+  if (near.empty()) return {};
+  return {near, stem.substr(near.size() + 1)};
+}
+
 // The known model a launch's weights are a tuned build of, where their name is its name plus a
 // suffix every part of which names a tuning or a release ("-Instruct", "-Instruct-2507", "-Chat",
 // "-it", "-Base"): the same shape and stored dtypes. "" otherwise (a quantized build, "-FP8", is not).
 std::string tuned_build_of(const std::string& given, const DataDir& data) {
-  const std::string stem = lower_stem(given);
-  for (const auto& n : data.names(DataKind::kModel)) {
-    if (stem.size() <= n.size() + 1 || !stem.starts_with(n + "-")) continue;
-    std::istringstream parts(stem.substr(n.size() + 1));
-    bool tuned = true;
-    for (std::string part; std::getline(parts, part, '-');) {
-      const bool release = part.size() == 4 && std::all_of(part.begin(), part.end(), [](unsigned char c) { return std::isdigit(c) != 0; });
-      tuned = tuned && (release || part == "instruct" || part == "chat" || part == "it" || part == "base" ||
-                        part == "thinking");
+  const auto [name, suffix] = known_prefix(given, data);
+  if (name.empty()) return "";
+  std::istringstream parts(suffix);
+  for (std::string part; std::getline(parts, part, '-');) {
+    const bool release = part.size() == 4 && std::all_of(part.begin(), part.end(), [](unsigned char c) {
+                           return std::isdigit(c) != 0;
+                         });
+    if (!release && part != "instruct" && part != "chat" && part != "it" && part != "base" && part != "thinking") {
+      return "";
     }
-    if (tuned) return n;
   }
-  return "";
+  return name;
 }
 
 // Where a launch's weights are a known model's name with a build's suffix ("Qwen/Qwen3-235B-A22B-FP8":
@@ -884,17 +896,13 @@ std::string tuned_build_of(const std::string& given, const DataDir& data) {
 // which the build's may not be, and what prices its own. "" where no known name is a prefix of the
 // weights' name.
 std::string near_known_model(const std::string& given, const std::string& option, const DataDir& data) {
-  const std::string stem = lower_stem(given);
-  std::string near;
-  for (const auto& n : data.names(DataKind::kModel)) {
-    if (stem.size() > n.size() + 1 && stem.starts_with(n + "-") && n.size() > near.size()) near = n;
-  }
+  const auto [near, suffix] = known_prefix(given, data);
   if (near.empty()) return "";
   const TransformerSpec m = load_model(data.resolve(DataKind::kModel, near));
   const std::string stored = m.moe ? std::string(to_string(m.weights.experts)) + " experts and " +
                                          to_string(m.weights.dense_mlp) + " dense layers"
                                    : std::string(to_string(m.weights.dense_mlp)) + " weights";
-  return "it reads as " + near + " with '-" + stem.substr(near.size() + 1) + "', a build models/llm does not hold; " +
+  return "it reads as " + near + " with '-" + suffix + "', a build models/llm does not hold; " +
          near + ".yaml stores " + stored + ", which that build's weights may not be (a quantized build reads "
          "fewer bytes a step); its checkpoint directory (config.json with its quantization_config) as " + option +
          " prices its own weights";

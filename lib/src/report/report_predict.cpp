@@ -571,9 +571,7 @@ std::string concurrency_text(const std::string& scenario, const ConcurrencyPredi
     if (l.has_band()) {
       std::snprintf(band, sizeof band, "%.0f-%.0f", l.spec_p10_aggregate_tokens_per_s, l.spec_p90_aggregate_tokens_per_s);
       banded = true;
-      const SpeculationCall c = speculation_call(l.spec_p10_aggregate_tokens_per_s, l.spec_p90_aggregate_tokens_per_s,
-                                                 l.plain_aggregate_tokens_per_s);
-      call = c == SpeculationCall::kTooClose ? "close" : std::string(to_string(c));
+      call = l.call() == SpeculationCall::kTooClose ? "close" : std::string(to_string(l.call()));
     }
     std::snprintf(buf, sizeof buf, "  %11d  %15.1f  %14.1f  %11.1f  %10.1f  %-15s %6.3fx  %-5s  %s of %s\n",
                   l.concurrency, l.plain_per_request_tokens_per_s(), l.spec_per_request_tokens_per_s(),
@@ -616,8 +614,7 @@ nlohmann::json concurrency_json(const std::string& scenario, const ConcurrencyPr
         j["speculative"]["p10_aggregate_tokens_per_s"] = l.spec_p10_aggregate_tokens_per_s;
         j["speculative"]["p90_aggregate_tokens_per_s"] = l.spec_p90_aggregate_tokens_per_s;
         j["speculative"]["band_transfer_sigma"] = l.spec_band_transfer_sigma;
-        j["speculative"]["call"] = to_string(speculation_call(
-            l.spec_p10_aggregate_tokens_per_s, l.spec_p90_aggregate_tokens_per_s, l.plain_aggregate_tokens_per_s));
+        j["speculative"]["call"] = to_string(l.call());
       }
       j["speedup"] = l.speedup;
     }

@@ -762,13 +762,14 @@ std::vector<RuleAblation> ablate_rules(const std::vector<std::string>& files, co
     return out;
   };
   const ValidationReport shipped = validate_corpus(files, plain, data);
+  const std::vector<ErrorSummary> shipped_rows = out_of_sample(shipped);
+  const std::vector<BatchTransferSummary> shipped_transfers = transfers(shipped);
   std::vector<RuleAblation> out;
   for (const auto& [name, member] : model_rule_names()) {
     ValidateOptions flipped = plain;
     flipped.rules.*member = !(plain.rules.*member);
     const ValidationReport other = validate_corpus(files, flipped, data);
-    out.push_back({name, plain.rules.*member, out_of_sample(shipped), out_of_sample(other), transfers(shipped),
-                   transfers(other)});
+    out.push_back({name, plain.rules.*member, shipped_rows, out_of_sample(other), shipped_transfers, transfers(other)});
   }
   return out;
 }

@@ -132,9 +132,7 @@ std::string payoff_summary(const ConcurrencyPrediction& p) {
   // the verdict is within specsim's error.
   std::string close;
   for (const auto& l : p.levels) {
-    if (!l.feasible() || !l.has_band()) continue;
-    if (speculation_call(l.spec_p10_aggregate_tokens_per_s, l.spec_p90_aggregate_tokens_per_s,
-                         l.plain_aggregate_tokens_per_s) == SpeculationCall::kTooClose) {
+    if (l.feasible() && l.has_band() && l.call() == SpeculationCall::kTooClose) {
       close += (close.empty() ? "" : ", ") + std::to_string(l.concurrency);
     }
   }

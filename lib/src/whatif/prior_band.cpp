@@ -392,17 +392,16 @@ PredictionBand prediction_band(const CycleModel& model, const Prediction& p) {
   return band;
 }
 
-SpeculationCall speculation_call(double p10_tokens_per_s, double p90_tokens_per_s, double plain_tokens_per_s) {
-  if (p10_tokens_per_s > plain_tokens_per_s) return SpeculationCall::kPays;
-  if (p90_tokens_per_s < plain_tokens_per_s) return SpeculationCall::kLoses;
+SpeculationCall speculation_call(double p10_tokens_per_s, double p90_tokens_per_s, double spec_tokens_per_s,
+                                 double plain_tokens_per_s) {
+  const bool spread = p90_tokens_per_s > p10_tokens_per_s;
+  if ((spread ? p10_tokens_per_s : spec_tokens_per_s) > plain_tokens_per_s) return SpeculationCall::kPays;
+  if ((spread ? p90_tokens_per_s : spec_tokens_per_s) < plain_tokens_per_s) return SpeculationCall::kLoses;
   return SpeculationCall::kTooClose;
 }
 
 SpeculationCall speculation_call(const PredictionBand& band, double spec_tokens_per_s, double plain_tokens_per_s) {
-  if (band.p90_tokens_per_s > band.p10_tokens_per_s) {
-    return speculation_call(band.p10_tokens_per_s, band.p90_tokens_per_s, plain_tokens_per_s);
-  }
-  return speculation_call(spec_tokens_per_s, spec_tokens_per_s, plain_tokens_per_s);
+  return speculation_call(band.p10_tokens_per_s, band.p90_tokens_per_s, spec_tokens_per_s, plain_tokens_per_s);
 }
 
 std::string_view to_string(SpeculationCall call) {
